@@ -1,0 +1,55 @@
+"""The `bootlab` command: one module per verb, each thin (parse, call the library, print).
+
+A verb module exposes `register(subparsers)`, which adds its parser and sets
+`func=run`; `run(args)` returns the exit status.  Exit status 2 means unreadable input
+or bad usage, 1 a failed check, 0 success.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .. import __version__
+
+VERBS = (
+    "analyze",
+    "rt",
+)
+
+
+class UsageError(Exception):
+    """Bad input the user can fix: printed without a traceback, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bootlab",
+        description="Measure, explain, improve and predict embedded Linux boot time.",
+    )
+    parser.add_argument("--version", action="version", version=f"bootlab {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    sub.required = True
+    for name in VERBS:
+        importlib.import_module(f".{name}", __name__).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as err:
+        print(f"bootlab {args.verb}: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"bootlab {args.verb}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""bootlab's own capture format: every console byte, losslessly, with host arrival times.
+
+A text file, one record per line, written and flushed as bytes arrive:
+
+    #bootlab-capture 1 {"zero": "power-on", "started": "2026-11-21T11:23:00+00:00", ...}
+    0.153107012 | SeaBIOS (version 1.16.2-debian-1.16.2-1)\\r
+    3.406905118 ~ Probing EDD (edd=off to disable)... o
+    3.407050200 | \\x1bc\\x1b[?7l\\x1b[2J[    0.000000] Linux version 6.1.0-56-amd64 ...
+    5.145189000 ! ready
+
+The first field is the host monotonic time, in seconds with nanoseconds, of the first
+byte of the record; zero is power-on (or the start of the capture when no power switch
+is used: the header's "zero" says which).  The flag is `|` for a record that ends a console
+line (the line's LF is the record's own newline), `~` for bytes that arrived without
+ending a line (the line continues in the next `~` or `|` record), and `!` for an event
+of the capture itself (power-on, a reconnect gap, the end).  The payload keeps every byte:
+backslash is `\\\\`, CR is `\\r`, other control bytes and bytes that are not valid UTF-8
+are `\\xNN`; valid UTF-8 stays as it is, so the file reads as text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..timeline import Boot, Clock, ConsoleLog, Event, Kind, Mark, SourceInfo
+from .console import Interpreter, Segment
+from .lines import seconds_to_ns
+from .userspace import Patterns
+
+FORMAT = "bootlab-capture"
+MAGIC = b"#bootlab-capture 1"
+RECORD = re.compile(rb"^(?P<t>-?\d+\.\d{9}) (?P<flag>[|~!]) ?(?P<payload>.*)$")
+_ESC = re.compile(rb"\\(x[0-9a-fA-F]{2}|r|\\|n)")
+_NEEDS_ESCAPE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f\\]")
+
+
+def format_time(t_ns: int) -> str:
+    sign = "-" if t_ns < 0 else ""
+    t_ns = abs(t_ns)
+    return f"{sign}{t_ns // 1_000_000_000}.{t_ns % 1_000_000_000:09d}"
+
+
+def escape(data: bytes) -> bytes:
+    """Bytes -> payload: printable text and valid UTF-8 kept, everything else escaped."""
+    if data.isascii() and not _NEEDS_ESCAPE.search(data):
+        return data
+    out = bytearray()
+    i = 0
+    n = len(data)
+    while i < n:
+        b = data[i]
+        if b >= 0x80:
+            length = 2 if 0xC2 <= b <= 0xDF else 3 if 0xE0 <= b <= 0xEF else 4 if 0xF0 <= b <= 0xF4 else 0
+            chunk = data[i:i + length] if length else b""
+            if length and len(chunk) == length:
+                try:
+                    chunk.decode("utf-8")
+                except UnicodeDecodeError:
+                    pass
+                else:
+                    out += chunk
+                    i += length
+                    continue
+            out += b"\\x%02x" % b
+        elif b == 0x0D:
+            out += b"\\r"
+        elif b == 0x5C:
+            out += b"\\\\"
+        elif b == 0x0A:
+            out += b"\\n"
+        elif b < 0x20 and b != 0x09 or b == 0x7F:
+            out += b"\\x%02x" % b
+        else:
+            out.append(b)
+        i += 1
+    return bytes(out)
+
+
+def unescape(payload: bytes) -> bytes:
+    def sub(m: re.Match) -> bytes:
+        code = m.group(1)
+        if code == b"r":
+            return b"\r"
+        if code == b"n":
+            return b"\n"
+        if code == b"\\":
+            return b"\\"
+        return bytes([int(code[1:], 16)])
+
+    return _ESC.sub(sub, payload) if b"\\" in payload else payload
+
+
+def record(t_ns: int, flag: str, payload: bytes) -> bytes:
+    """One record, ready to write (payload already raw bytes, escaped here)."""
+    return format_time(t_ns).encode() + b" " + flag.encode() + b" " + escape(payload) + b"\n"
+
+
+def header(meta: dict) -> bytes:
+    return MAGIC + b" " + json.dumps(meta, sort_keys=True).encode() + b"\n"
+
+
+def sniff(data: bytes) -> float:
+    return 1.0 if data.startswith(MAGIC) else 0.0
+
+
+def iter_records(data: bytes, file: str, boot: Boot):
+    """Yield (lineno, t_ns, flag, raw bytes) for each well-formed record."""
+    for lineno, rawline in enumerate(data.split(b"\n"), 1):
+        if not rawline or rawline.startswith(b"#"):
+            continue
+        m = RECORD.match(rawline)
+        if not m:
+            boot.warn(file, lineno, "not a capture record (damaged line skipped)")
+            continue
+        yield lineno, seconds_to_ns(m.group("t").decode()), m.group("flag").decode(), unescape(m.group("payload"))
+
+
+def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
+    first = data.split(b"\n", 1)[0]
+    try:
+        meta = json.loads(first[len(MAGIC):].decode() or "{}")
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        meta = {}
+        boot.warn(file, 1, "capture header is damaged; reading records anyway")
+    boot.meta.setdefault("host_zero", meta.get("zero", "capture start"))
+    for key in ("baud", "source", "target", "cmdline"):
+        if key in meta:
+            boot.meta.setdefault(f"capture_{key}", meta[key])
+    if meta.get("baud"):
+        boot.meta.setdefault("console_baud", meta["baud"])
+    log = ConsoleLog(file, Clock.HOST, printed=True)
+    interp = Interpreter(boot, file, patterns, log)
+    pending: list[Segment] = []
+    pending_bytes = 0
+    start_line = 0
+    lines = 0
+    for lineno, t, flag, raw in iter_records(data, file, boot):
+        if flag == "!":
+            text = raw.decode("utf-8", "replace")
+            name = Mark.POWER_ON if text == "power-on" else f"capture.{text.split()[0] if text else 'event'}"
+            boot.add(Event(Kind.MARKER, name, Clock.HOST, t, None, file, lineno, attrs={"detail": text}))
+            continue
+        if not pending:
+            start_line = lineno
+        pending.append(Segment(t, raw.decode("utf-8", "replace")))
+        pending_bytes += len(raw)
+        if flag == "|":
+            lines += 1
+            interp.console_line(pending, "".join(s.text for s in pending), start_line, pending_bytes + 1)
+            pending, pending_bytes = [], 0
+    if pending:
+        lines += 1
+        interp.console_line(pending, "".join(s.text for s in pending), start_line, pending_bytes)
+    interp.close()
+    boot.logs.append(log)
+    boot.sources.append(SourceInfo(file, FORMAT, lines, 0))

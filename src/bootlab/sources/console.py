@@ -1,0 +1,159 @@
+"""A serial console transcript: firmware, bootloader, kernel and userspace lines in one log.
+
+This module holds the interpreter every console-shaped source shares (plain transcripts,
+grabserial captures, bootlab captures): it classifies each line (a printk line, a
+bootloader line with or without the vendor's timestamp, a userspace line), feeds the
+recognisers, and links the host clock to the printk clock when both stamp one line.
+
+A plain transcript (`bootlog.txt` from a board's wiki) has no host times: lines before the
+kernel are in file order only, unless the bootloader stamps them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..timeline import Boot, Clock, ConsoleLog, SourceInfo
+from . import firmware, kernel_messages, uboot
+from .initcall import KEYWORDS as INITCALL_KEYWORDS
+from .initcall import InitcallReader
+from .lines import clean, seconds_to_ns, split
+from .userspace import Patterns, UserspaceReader
+
+FORMAT = "console"
+
+# [    1.234567] msg, optionally with a caller id: [  311.349740][    T1] msg
+PRINTK_AT_START = re.compile(r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\](?:\[\s*(?P<caller>[TC]\d+)\])? ?")
+PRINTK_INSIDE = re.compile(r"\[\s*\d+\.\d{6,9}\](?:\[\s*[TC]\d+\])? ")
+
+
+def stamp_ns(m: re.Match) -> int:
+    return int(m.group("sec")) * 1_000_000_000 + int((m.group("frac") + "000")[:9])
+
+
+@dataclass(slots=True)
+class Segment:
+    """Part of a captured line that arrived at one host instant."""
+
+    t: int
+    text: str
+
+
+class Interpreter:
+    """Feeds one log's lines to every recogniser; keeps where in the boot the log is."""
+
+    def __init__(self, boot: Boot, file: str, patterns: Patterns, log: ConsoleLog):
+        self.boot = boot
+        self.file = file
+        self.log = log
+        self.initcalls = InitcallReader(boot, file)
+        self.uboot = uboot.UbootLines(boot, file)
+        self.user = UserspaceReader(boot, file, patterns)
+        self.in_kernel = False
+        self.last_printk: int | None = None
+        self.backwards = 0
+
+    # -- kernel messages ------------------------------------------------------------
+
+    def kernel(self, t: int, msg: str, lineno: int, caller: str | None = None) -> None:
+        """A printk message at printk time t."""
+        if not self.in_kernel:
+            self.in_kernel = True
+        if self.last_printk is not None and t < self.last_printk - 1_000_000_000:
+            self.backwards += 1
+            if self.backwards <= 3:
+                self.boot.warn(self.file, lineno, "printk time goes back by more than 1 s: "
+                               "two boots or two logs interleaved?")
+        self.last_printk = t
+        if any(k in msg for k in INITCALL_KEYWORDS) and self.initcalls.feed(t, msg, lineno):
+            return
+        if kernel_messages.recognise(self.boot, self.file, Clock.PRINTK, t, msg, lineno):
+            return
+        self.user.feed(Clock.PRINTK, t, msg, lineno)
+
+    # -- console lines ----------------------------------------------------------------
+
+    def text(self, clock: str | None, t: int | None, text: str, lineno: int) -> None:
+        """A line without a printk stamp: firmware, bootloader or userspace."""
+        if not text.strip():
+            return
+        if not self.in_kernel:
+            m = uboot.VENDOR_STAMP.match(text)
+            if m:
+                clock, t = Clock.BOOTLOADER, seconds_to_ns(f"{m.group('sec')}.{m.group('frac')}")
+                text = m.group("msg")
+            if firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno):
+                return
+            if self.uboot.feed(clock or Clock.HOST, t, text, lineno):
+                return
+        elif kernel_messages.is_decompressor(text):
+            firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno)
+            return
+        self.user.feed(clock or Clock.HOST, t, text, lineno)
+
+    def console_line(self, segments: list[Segment] | None, raw: str, lineno: int, nbytes: int,
+                     host_t: int | None = None) -> None:
+        """One console line; with segments (host-timed pieces) when it was captured."""
+        if segments is None:
+            text = clean(raw)
+            self._split_and_feed([(host_t, text)], lineno, nbytes)
+        else:
+            self._split_and_feed([(s.t, clean(s.text)) for s in segments], lineno, nbytes)
+
+    def _split_and_feed(self, pieces: list[tuple[int | None, str]], lineno: int, nbytes: int) -> None:
+        host = pieces[0][0]
+        text = "".join(p[1] for p in pieces)
+        # Two logical lines share one physical line when the kernel's first message
+        # follows boot-stub output without a newline ("Probing EDD ... ok[ 0.000000] Linux").
+        cut = 0
+        if "[" in text:
+            m = PRINTK_AT_START.match(text)
+            if not m:
+                inside = PRINTK_INSIDE.search(text)
+                if inside:
+                    cut = inside.start()
+        parts = [text] if not cut else [text[:cut], text[cut:]]
+        offset = 0
+        t_printk = None
+        for part in parts:
+            t_host = _time_at(pieces, offset) if host is not None else None
+            offset += len(part)
+            m = PRINTK_AT_START.match(part)
+            if m:
+                t_printk = stamp_ns(m)
+                msg = part[m.end():]
+                if t_host is not None:
+                    self.boot.anchor(Clock.PRINTK, t_printk, Clock.HOST, t_host, f"{self.file}:{lineno}")
+                self.kernel(t_printk, msg, lineno, m.group("caller"))
+            else:
+                self.text(Clock.HOST if t_host is not None else None, t_host, part, lineno)
+        self.log.append(host if self.log.clock == Clock.HOST else t_printk, text, lineno, nbytes)
+
+    def close(self) -> None:
+        self.initcalls.close(self.last_printk)
+        self.user.close()
+
+
+def _time_at(pieces: list[tuple[int | None, str]], offset: int) -> int | None:
+    """Host time of the piece holding character `offset` of the joined text."""
+    pos = 0
+    for t, text in pieces:
+        if offset < pos + len(text):
+            return t
+        pos += len(text)
+    return pieces[-1][0]
+
+
+def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
+    """A console transcript without host times."""
+    log = ConsoleLog(file, Clock.PRINTK, printed=True)
+    interp = Interpreter(boot, file, patterns, log)
+    n = 0
+    for line in split(data):
+        n += 1
+        interp.console_line(None, line.text, line.lineno, line.nbytes)
+    interp.close()
+    boot.logs.append(log)
+    boot.sources.append(SourceInfo(file, FORMAT, n, 0))
+

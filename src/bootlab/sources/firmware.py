@@ -1,0 +1,51 @@
+"""Console lines printed before the kernel by firmware, GRUB and the kernel's boot stub.
+
+    SeaBIOS (version 1.16.2-debian-1.16.2-1)       firmware starts (x86, QEMU)
+    Booting from ROM...                             QEMU -kernel: the option ROM starts Linux
+    Booting from Hard Disk...                       firmware hands over to a bootloader
+    NOTICE:  BL2: v2.10.0(release):                 Trusted Firmware-A (ARM)
+    Welcome to GRUB! / Loading Linux 6.1.0 ...      GRUB
+    EFI stub: Booting Linux Kernel...               the kernel's EFI stub
+    Probing EDD (edd=off to disable)... ok          x86 real-mode setup code
+    Decompressing Linux... / Uncompressing Linux... the decompressor
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..timeline import Boot, Event, Kind, Mark
+
+SETUP = "kernel.setup"
+DECOMPRESS = "kernel.decompress"
+
+_RULES: tuple[tuple[re.Pattern, str, dict], ...] = (
+    (re.compile(r"^SeaBIOS \(version (?P<version>[^)]+)\)"), Mark.FIRMWARE_START, {"firmware": "SeaBIOS"}),
+    (re.compile(r"^qboot"), Mark.FIRMWARE_START, {"firmware": "qboot"}),
+    (re.compile(r"^NOTICE:\s+BL2: v(?P<version>\S+)"), Mark.FIRMWARE_START, {"firmware": "TF-A"}),
+    (re.compile(r"^(?:sys: 0x|BootROM|F0: [0-9A-F]{4} )"), Mark.FIRMWARE_START, {"firmware": "BootROM"}),
+    (re.compile(r"^Booting from ROM\.\.\."), Mark.KERNEL_LOAD, {"via": "option ROM"}),
+    (re.compile(r"^Booting from (?:Hard Disk|DVD/CD|Floppy)"), "firmware.handover", {}),
+    (re.compile(r"^(?:Welcome to GRUB!|GNU GRUB\s+version)"), Mark.BOOTLOADER_START, {"bootloader": "GRUB"}),
+    (re.compile(r"^\s*Loading Linux "), Mark.KERNEL_LOAD, {"via": "GRUB"}),
+    (re.compile(r"^EFI stub: Booting Linux Kernel"), Mark.KERNEL_LOAD, {"via": "EFI stub"}),
+    (re.compile(r"^Probing EDD \(edd=off to disable\)"), SETUP, {}),
+    (re.compile(r"^(?:Decompressing|Uncompressing) Linux"), DECOMPRESS, {}),
+)
+_FIRST = tuple({"S", "q", "N", "s", "B", "F", "W", "G", " ", "L", "E", "P", "D", "U"})
+
+
+def feed(boot: Boot, file: str, clock: str, t: int | None, text: str, lineno: int) -> bool:
+    if not text or not text.startswith(_FIRST):
+        return False
+    for pattern, name, attrs in _RULES:
+        m = pattern.match(text)
+        if m:
+            found = dict(attrs)
+            if "version" in pattern.groupindex and m.group("version"):
+                found["version"] = m.group("version")
+            if name == Mark.FIRMWARE_START:
+                boot.meta.setdefault("firmware", found.get("firmware"))
+            boot.add(Event(Kind.MARKER, name, clock, t, None, file, lineno, attrs=found or None))
+            return True
+    return False

@@ -1,0 +1,123 @@
+"""Kernel milestones inside printk messages: phase boundaries and facts about the boot.
+
+The kernel-to-userspace boundary is found from any of
+
+    Freeing unused kernel memory: 1476K (ffffffff81f41000 - ffffffff820b2000)   (older)
+    Freeing unused kernel image (initmem) memory: 2824K                        (newer)
+    Write protecting the kernel read-only data: 30720k
+    Run /init as init process
+
+and facts advice needs later are kept in `boot.meta`: kernel version, command line,
+loops_per_jiffy, memory, root filesystem, console.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..timeline import Boot, Event, Kind, Mark
+
+# Milestones that are not phase boundaries but are worth placing on the timeline.
+CALIBRATE = "kernel.calibrate"
+SMP_UP = "kernel.smp-up"
+DEVTMPFS = "kernel.devtmpfs"
+INITRAMFS_UNPACK = "kernel.initramfs-unpack"
+INITRD_FREED = "kernel.initrd-freed"
+ROOT_MOUNTED = "kernel.root-mounted"
+FREE_INITMEM = "kernel.free-initmem"
+WRITE_PROTECT = "kernel.write-protect"
+BANNER = "kernel.banner"
+
+_CALIBRATE = re.compile(r"Calibrating delay (?:loop|using timer specific routine)(?P<skipped> \(skipped\))?.*?(?P<bogo>[\d.]+) BogoMIPS \(lpj=(?P<lpj>\d+)\)")
+_RUN_INIT = re.compile(r"^Run (?P<init>\S+) as init process")
+_MOUNTED = re.compile(r"VFS: Mounted root \((?P<fs>[^)]+) filesystem\)")
+_MEMORY = re.compile(r"^Memory: (?P<avail>\d+)K/(?P<total>\d+)K available")
+_VERSION = re.compile(r"^Linux version (?P<version>\S+)")
+_CONSOLE_BAUD = re.compile(r"console=(?P<dev>tty[A-Za-z]*\d+|ttyAMA\d+|ttymxc\d+),(?P<baud>\d+)")
+_FREEING = re.compile(r"^Freeing unused kernel (?:image \(initmem\) )?memory")
+_COMPRESSED = re.compile(r"^(?:Decompressing|Uncompressing) Linux")
+
+# A message reaches the expressions only if it starts with one of these (fast path).
+PREFIXES = (
+    "Linux version",
+    "Command line:",
+    "Kernel command line:",
+    "Calibrating delay",
+    "smp: Brought up",
+    "devtmpfs: initialized",
+    "Trying to unpack rootfs",
+    "Unpacking initramfs",
+    "Freeing initrd memory",
+    "VFS: Mounted root",
+    "Freeing unused kernel",
+    "Write protecting the kernel",
+    "Run ",
+    "Memory: ",
+)
+
+
+def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno: int) -> bool:
+    """Add the milestone this message marks, if any; True when it was one."""
+    if not msg.startswith(PREFIXES):
+        return False
+
+    def mark(name: str, **attrs) -> None:
+        boot.add(Event(Kind.MARKER, name, clock, t, None, file, lineno, attrs=attrs or None))
+
+    if msg.startswith("Linux version"):
+        m = _VERSION.match(msg)
+        if m:
+            boot.meta.setdefault("kernel_version", m.group("version"))
+            boot.meta.setdefault("kernel_banner", msg)
+        mark(BANNER)
+    elif msg.startswith(("Command line:", "Kernel command line:")):
+        cmdline = msg.split(":", 1)[1].strip()
+        boot.meta.setdefault("cmdline", cmdline)
+        m = _CONSOLE_BAUD.search(cmdline)
+        if m:
+            boot.meta.setdefault("console", m.group("dev"))
+            boot.meta.setdefault("console_baud", int(m.group("baud")))
+    elif msg.startswith("Calibrating delay"):
+        m = _CALIBRATE.search(msg)
+        if m:
+            boot.meta.setdefault("lpj", int(m.group("lpj")))
+            mark(CALIBRATE, lpj=int(m.group("lpj")), skipped=bool(m.group("skipped")))
+        else:
+            mark(CALIBRATE)
+    elif msg.startswith("smp: Brought up"):
+        mark(SMP_UP)
+    elif msg.startswith("devtmpfs: initialized"):
+        mark(DEVTMPFS)
+    elif msg.startswith(("Trying to unpack rootfs", "Unpacking initramfs")):
+        mark(INITRAMFS_UNPACK)
+    elif msg.startswith("Freeing initrd memory"):
+        mark(INITRD_FREED)
+    elif msg.startswith("VFS: Mounted root"):
+        m = _MOUNTED.search(msg)
+        if m:
+            boot.meta.setdefault("rootfs", m.group("fs"))
+        mark(ROOT_MOUNTED, fs=m.group("fs") if m else None)
+    elif msg.startswith("Freeing unused kernel"):
+        if _FREEING.match(msg):
+            mark(FREE_INITMEM)
+        else:
+            return False
+    elif msg.startswith("Write protecting the kernel"):
+        mark(WRITE_PROTECT)
+    elif msg.startswith("Run "):
+        m = _RUN_INIT.match(msg)
+        if not m:
+            return False
+        boot.meta.setdefault("init", m.group("init"))
+        mark(Mark.USERSPACE_START, init=m.group("init"))
+    elif msg.startswith("Memory: "):
+        m = _MEMORY.match(msg)
+        if not m:
+            return False
+        boot.meta.setdefault("memory_kb", int(m.group("total")))
+    return True
+
+
+def is_decompressor(text: str) -> bool:
+    """The boot stub announcing decompression (printed before printk exists)."""
+    return bool(_COMPRESSED.match(text))

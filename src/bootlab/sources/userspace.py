@@ -1,0 +1,129 @@
+"""Userspace on the console or in the kernel log: init, services and the ready marker.
+
+Recognises systemd's console status lines (`[  OK  ] Started X.`, `Starting X...`,
+`[FAILED]`, with or without ANSI colour), the same messages logged as `systemd[1]: ...`
+in the kernel log, bootlab's own markers (`bootlab-mark: NAME`, printed by the reference
+device's init), and the line that says the application is ready.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..timeline import Boot, Event, Kind, Mark
+
+STATUS = re.compile(r"^\[\s*(?P<status>OK|FAILED|TIME|DEPEND|SKIP|\*+\s*)\s*\] (?P<verb>Started|Finished|Reached target|Mounted|Listening on|Created slice|Activated swap|Failed to start|Stopped|Found device|Timed out waiting for|Dependency failed for|Condition check resulted in)? ?(?P<what>.*?)\.?\s*$")
+STARTING = re.compile(r"^\s+(?:Starting|Mounting|Activating swap|Listening on) (?P<what>.*?)\.{0,3}\s*$")
+SYSTEMD_MSG = re.compile(r"^systemd\[1\]: (?P<verb>Starting|Started|Finished|Reached target|Mounting|Mounted|Listening on|Failed to start|Startup finished in|Queued start job for default target) ?(?P<what>.*?)\.{0,3}\s*$")
+BOOTLAB_MARK = re.compile(r"bootlab-mark: (?P<name>[\w.\-]+)(?P<rest>.*)$")
+_UNIT_NAME = re.compile(r"^(?P<unit>[\w@.\\\-:]+\.(?:service|target|mount|socket|device|slice|swap|path|timer|scope|automount)) - ")
+
+# Ready candidates, best first: the first match of the best-ranked pattern ends the boot.
+DEFAULT_READY = (
+    r"\bBOOTLAB[- ]READY\b",
+    r"Startup finished in ",
+    r"Reached target (?:Multi-User System|Graphical Interface|multi-user\.target|graphical\.target)",
+    r"\blogin: ?$",
+    r"Please press Enter to activate this console",
+)
+
+
+@dataclass
+class Patterns:
+    """Which lines mean "application started" and "application ready"."""
+
+    ready: list[re.Pattern] = field(default_factory=lambda: [re.compile(p) for p in DEFAULT_READY])
+    app_start: list[re.Pattern] = field(default_factory=list)
+
+    @classmethod
+    def from_options(cls, ready: str | None = None, app_start: str | None = None) -> "Patterns":
+        patterns = cls()
+        if ready:
+            patterns.ready = [re.compile(ready)]
+        if app_start:
+            patterns.app_start = [re.compile(app_start)]
+        return patterns
+
+
+class UserspaceReader:
+    """Turns status lines into unit spans and markers, for one log."""
+
+    def __init__(self, boot: Boot, file: str, patterns: Patterns):
+        self.boot = boot
+        self.file = file
+        self.patterns = patterns
+        self.starting: dict[str, tuple[str, int | None, int]] = {}  # what -> (clock, t, line)
+        self.services_started = False
+
+    def _mark(self, name: str, clock: str, t: int | None, lineno: int, **attrs) -> None:
+        self.boot.add(Event(Kind.MARKER, name, clock, t, None, self.file, lineno, attrs=attrs or None))
+
+    def feed(self, clock: str, t: int | None, text: str, lineno: int) -> bool:
+        """Interpret one cleaned line (or kernel-log message); True if recognised."""
+        found = False
+        for rank, pattern in enumerate(self.patterns.ready):
+            if pattern.search(text):
+                self._mark(Mark.READY, clock, t, lineno, rank=rank, text=text.strip()[:120])
+                found = True
+                break
+        for pattern in self.patterns.app_start:
+            if pattern.search(text):
+                self._mark(Mark.APP_START, clock, t, lineno)
+                found = True
+        if "bootlab-mark: " in text:
+            m = BOOTLAB_MARK.search(text)
+            if m:
+                self._mark(m.group("name"), clock, t, lineno, detail=m.group("rest").strip() or None)
+                return True
+        if text.startswith("systemd[1]: "):
+            m = SYSTEMD_MSG.match(text)
+            if m:
+                self._status(m.group("verb"), m.group("what"), clock, t, lineno)
+                return True
+            return found
+        if text.startswith("["):
+            m = STATUS.match(text)
+            if m and m.group("verb"):
+                self._status(m.group("verb"), m.group("what"), clock, t, lineno, m.group("status").strip())
+                return True
+        elif text.startswith(" "):
+            m = STARTING.match(text)
+            if m:
+                self._status("Starting", m.group("what"), clock, t, lineno)
+                return True
+        return found
+
+    def _status(self, verb: str, what: str, clock: str, t: int | None, lineno: int, status: str = "OK") -> None:
+        if verb == "Queued start job for default target" or (
+            not self.services_started and verb in ("Starting", "Started", "Mounting", "Listening on")
+        ):
+            if not self.services_started:
+                self._mark(Mark.SERVICES_START, clock, t, lineno)
+                self.services_started = True
+            if verb.startswith("Queued"):
+                return
+        if verb == "Startup finished in":
+            return
+        m = _UNIT_NAME.match(what)
+        unit = m.group("unit") if m else what
+        key = what
+        if verb in ("Starting", "Mounting"):
+            self.starting[key] = (clock, t, lineno)
+            return
+        begun = self.starting.pop(key, None)
+        attrs = {"status": status, "verb": verb}
+        if begun and begun[0] == clock and begun[1] is not None and t is not None:
+            start, dur = begun[1], t - begun[1]
+        else:
+            start, dur = t, None
+        self.boot.add(Event(Kind.UNIT, unit, clock, start, dur, self.file, lineno, unit, attrs=attrs))
+
+    def close(self) -> None:
+        for what, (clock, t, lineno) in self.starting.items():
+            m = _UNIT_NAME.match(what)
+            unit = m.group("unit") if m else what
+            self.boot.add(
+                Event(Kind.UNIT, unit, clock, t, None, self.file, lineno, unit, attrs={"status": "started, never finished"})
+            )
+        self.starting.clear()

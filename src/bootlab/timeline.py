@@ -1,0 +1,384 @@
+"""The boot timeline: the one model every source writes and every analysis reads.
+
+A boot is seen through several clocks (the host's clock at the console, the kernel's
+printk clock, the bootloader's timer, systemd's userspace clock).  Every event keeps the
+time of its own clock; `Boot.align()` finds how the clocks relate, through anchors
+(the same occurrence seen in two clocks), and `Boot.at()` gives an event's time on the
+reference clock, whose zero is power-on when a host capture provides it.
+
+Times are integer nanoseconds, so anchors compare exactly and a million events stay small.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Iterable, Iterator
+
+NS_PER_S = 1_000_000_000
+NS_PER_MS = 1_000_000
+NS_PER_US = 1_000
+
+
+class Clock(StrEnum):
+    HOST = "host"  # host monotonic clock at the console; zero = power-on or capture start
+    PRINTK = "printk"  # kernel local_clock: printk, ftrace, journal monotonic, bootchart uptime
+    BOOTLOADER = "bootloader"  # bootloader timer: U-Boot bootstage, vendor per-line stamps
+    USERSPACE = "userspace"  # systemd-analyze times: zero = start of userspace (PID 1)
+
+
+class Kind(StrEnum):
+    MARKER = "marker"  # a boundary or milestone (see Mark)
+    INITCALL = "initcall"  # a kernel initcall (span)
+    PROBE = "probe"  # a driver probe reported by initcall_debug (span)
+    ASYNC_WAIT = "async_wait"  # a thread waiting for async initcalls (span)
+    LEVEL = "level"  # "entering initcall level: X"
+    STAGE = "stage"  # a bootloader stage (bootstage record, SPL/U-Boot proper)
+    UNIT = "unit"  # a systemd unit activation (span)
+    PROCESS = "process"  # a process seen by bootchart (span)
+    PHASE = "phase"  # a phase duration reported directly by a tool (systemd-analyze time)
+
+
+class Mark(StrEnum):
+    """Boundary markers; their aligned times split the boot into phases."""
+
+    POWER_ON = "power-on"
+    FIRMWARE_START = "firmware.start"  # first firmware output (BootROM, TF-A, SeaBIOS)
+    BOOTLOADER_START = "bootloader.start"  # U-Boot SPL / U-Boot / GRUB banner
+    KERNEL_LOAD = "kernel.load"  # "Starting kernel ...", "Booting from ROM..."
+    KERNEL_START = "kernel.start"  # printk clock zero ("Linux version")
+    INITCALLS_START = "initcalls.start"  # first initcall or "devtmpfs: initialized"
+    USERSPACE_START = "userspace.start"  # "Run /init as init process", "Freeing unused kernel"
+    SERVICES_START = "services.start"  # init starts running services
+    APP_START = "app.start"  # the application is started
+    READY = "ready"  # the application is ready: the end of the boot
+
+
+class Phase(StrEnum):
+    FIRMWARE = "firmware"
+    BOOTLOADER = "bootloader"
+    KERNEL_LOAD = "kernel load/decompress"
+    KERNEL_INIT = "kernel init"
+    INITCALLS = "initcalls"
+    INIT = "rootfs/init"
+    SERVICES = "services"
+    APPLICATION = "application"
+
+
+# Each phase starts at its marker and ends where the next present marker starts.
+PHASE_STARTS: tuple[tuple[Phase, Mark], ...] = (
+    (Phase.FIRMWARE, Mark.POWER_ON),
+    (Phase.BOOTLOADER, Mark.BOOTLOADER_START),
+    (Phase.KERNEL_LOAD, Mark.KERNEL_LOAD),
+    (Phase.KERNEL_INIT, Mark.KERNEL_START),
+    (Phase.INITCALLS, Mark.INITCALLS_START),
+    (Phase.INIT, Mark.USERSPACE_START),
+    (Phase.SERVICES, Mark.SERVICES_START),
+    (Phase.APPLICATION, Mark.APP_START),
+)
+
+
+@dataclass(slots=True)
+class Event:
+    """An instant (dur is None) or a span, in its own clock.
+
+    t is None for an event whose time is unknown (a bootloader line without stamps):
+    its order in the file is still known.
+    """
+
+    kind: str
+    name: str
+    clock: str
+    t: int | None
+    dur: int | None = None
+    file: str | None = None
+    line: int = 0
+    track: str | None = None  # swim lane: "pid 1", a unit, a process
+    phase: str | None = None
+    attrs: dict | None = None
+
+    @property
+    def end(self) -> int | None:
+        if self.t is None:
+            return None
+        return self.t + (self.dur or 0)
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file else "?"
+
+
+@dataclass(slots=True)
+class Diagnostic:
+    """A warning or error about an input, naming file and line."""
+
+    file: str
+    line: int
+    message: str
+    severity: str = "warning"
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.severity}: {self.message}"
+
+
+class ConsoleLog:
+    """The lines of one console or kernel log, kept as columns.
+
+    A boot log can have a million lines; columns keep that small and fast.  `t` is the
+    line's time in `clock` (None when the line carries no time), `nbytes` the bytes the
+    line took on the console, which is what console cost is computed from.
+    """
+
+    __slots__ = ("file", "clock", "printed", "t", "text", "lineno", "nbytes")
+
+    def __init__(self, file: str, clock: str, printed: bool):
+        self.file = file
+        self.clock = clock
+        # printed: the lines went through the console (a capture), rather than being
+        # read back from the ring buffer (dmesg), where quiet lines are also present.
+        self.printed = printed
+        self.t: list[int | None] = []
+        self.text: list[str] = []
+        self.lineno: list[int] = []
+        self.nbytes: list[int] = []
+
+    def append(self, t: int | None, text: str, lineno: int, nbytes: int) -> None:
+        self.t.append(t)
+        self.text.append(text)
+        self.lineno.append(lineno)
+        self.nbytes.append(nbytes)
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+
+@dataclass(slots=True)
+class Anchors:
+    """Evidence that two clocks relate: samples of (t_b - t_a) for the same occurrence.
+
+    `observed` anchors come from a later clock seeing an earlier one (the host capture sees
+    a printk line only after it is printed), so the best estimate of the offset is the
+    smallest difference; `exact` anchors state the relation and are averaged.
+    """
+
+    a: str
+    b: str
+    observed: bool
+    best: int | None = None
+    total: int = 0
+    count: int = 0
+    evidence: str = ""
+
+    def add(self, diff: int, evidence: str) -> None:
+        self.count += 1
+        self.total += diff
+        if self.best is None or (self.observed and diff < self.best):
+            self.best = diff
+            self.evidence = evidence
+
+    def offset(self) -> int:
+        assert self.best is not None
+        return self.best if self.observed else self.total // self.count
+
+
+@dataclass(slots=True)
+class ClockInfo:
+    """How a clock maps onto the reference clock: ref_time = own_time + offset."""
+
+    offset: int
+    method: str  # "reference", "anchors", "sequence"
+    evidence: str = ""
+    anchors: int = 0
+
+
+@dataclass
+class SourceInfo:
+    file: str
+    format: str
+    lines: int = 0
+    events: int = 0
+
+
+@dataclass
+class Boot:
+    """Everything known about one boot, from any number of sources."""
+
+    events: list[Event] = field(default_factory=list)
+    logs: list[ConsoleLog] = field(default_factory=list)
+    sources: list[SourceInfo] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    anchors: dict[tuple[str, str], Anchors] = field(default_factory=dict)
+    clocks: dict[str, ClockInfo] = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)  # kernel version, command line, baud ...
+    reference: str | None = None
+
+    # -- writing ------------------------------------------------------------------
+
+    def add(self, ev: Event) -> Event:
+        self.events.append(ev)
+        return ev
+
+    def warn(self, file: str, line: int, message: str) -> None:
+        self.diagnostics.append(Diagnostic(file, line, message))
+
+    def anchor(self, a: str, t_a: int, b: str, t_b: int, evidence: str, observed: bool = True) -> None:
+        """Record that t_a on clock a is the instant t_b on clock b (or b saw it later)."""
+        key = (a, b)
+        anchors = self.anchors.get(key)
+        if anchors is None:
+            anchors = self.anchors[key] = Anchors(a, b, observed)
+        anchors.add(t_b - t_a, evidence)
+
+    # -- clocks -------------------------------------------------------------------
+
+    def clocks_used(self) -> set[str]:
+        used = {ev.clock for ev in self.events if ev.t is not None}
+        used.update(log.clock for log in self.logs if any(t is not None for t in log.t))
+        return used
+
+    def align(self) -> None:
+        """Map every clock onto the reference clock.
+
+        The host clock is the reference when present: its zero is power-on.  Otherwise the
+        earliest clock in boot order is.  Clocks join the reference through anchors
+        (breadth first); a clock with no anchor is placed after the clocks that run
+        before it in boot order (a lower bound), and a warning says so.
+        """
+        used = self.clocks_used()
+        order = [Clock.HOST, Clock.BOOTLOADER, Clock.PRINTK, Clock.USERSPACE]
+        order += sorted(c for c in used if c not in order)
+        present = [c for c in order if c in used]
+        self.clocks = {}
+        if not present:
+            self.reference = None
+            return
+        self.reference = present[0]
+        self.clocks[self.reference] = ClockInfo(0, "reference")
+        frontier = [self.reference]
+        while frontier:
+            known = frontier.pop(0)
+            for (a, b), anchors in self.anchors.items():
+                if a == known and b not in self.clocks:
+                    # t_b = t_a + d, ref = t_b + off_b  =>  off_a = off_b + d
+                    off = self.clocks[a].offset - anchors.offset()
+                    self.clocks[b] = ClockInfo(off, "anchors", anchors.evidence, anchors.count)
+                elif b == known and a not in self.clocks:
+                    off = self.clocks[b].offset + anchors.offset()
+                    self.clocks[a] = ClockInfo(off, "anchors", anchors.evidence, anchors.count)
+                else:
+                    continue
+                frontier.append(b if a == known else a)
+        for clock in present:
+            if clock in self.clocks:
+                continue
+            # Lower bound: this clock starts after everything already placed ended.
+            latest = self._latest_ref()
+            first = self._earliest(clock)
+            offset = (latest if latest is not None else 0) - (min(first, 0) if first is not None else 0)
+            self.clocks[clock] = ClockInfo(offset, "sequence", "placed after the preceding clock")
+            self.diagnostics.append(
+                Diagnostic(
+                    "<alignment>",
+                    0,
+                    f"no event links the {clock} clock to the {self.reference} clock; "
+                    f"it is placed right after the last {self.reference} event, so the time "
+                    "between them is unknown (capture the console with `bootlab capture` to measure it)",
+                )
+            )
+
+    def _latest_ref(self) -> int | None:
+        latest = None
+        for ev in self.events:
+            at = self.at_end(ev)
+            if at is not None and (latest is None or at > latest):
+                latest = at
+        for log in self.logs:
+            info = self.clocks.get(log.clock)
+            if info is None:
+                continue
+            for t in log.t:
+                if t is not None and (latest is None or t + info.offset > latest):
+                    latest = t + info.offset
+        return latest
+
+    def _earliest(self, clock: str) -> int | None:
+        times = [ev.t for ev in self.events if ev.clock == clock and ev.t is not None]
+        for log in self.logs:
+            if log.clock == clock:
+                times.extend(t for t in log.t if t is not None)
+        return min(times) if times else None
+
+    def at(self, ev: Event) -> int | None:
+        """The event's start on the reference clock, or None if it cannot be placed."""
+        if ev.t is None:
+            return None
+        info = self.clocks.get(ev.clock)
+        return None if info is None else ev.t + info.offset
+
+    def at_end(self, ev: Event) -> int | None:
+        start = self.at(ev)
+        return None if start is None else start + (ev.dur or 0)
+
+    def to_ref(self, clock: str, t: int | None) -> int | None:
+        info = self.clocks.get(clock)
+        return None if info is None or t is None else t + info.offset
+
+    # -- reading ------------------------------------------------------------------
+
+    def of_kind(self, *kinds: str) -> Iterator[Event]:
+        return (ev for ev in self.events if ev.kind in kinds)
+
+    def marks(self, mark: str) -> list[Event]:
+        return [ev for ev in self.events if ev.kind == Kind.MARKER and ev.name == mark]
+
+    def first_mark(self, mark: str) -> Event | None:
+        """The earliest placed occurrence of a marker (the first in file order if untimed)."""
+        best, best_at = None, None
+        for ev in self.marks(mark):
+            at = self.at(ev)
+            if at is None:
+                if best is None:
+                    best = ev
+                continue
+            if best_at is None or at < best_at:
+                best, best_at = ev, at
+        return best
+
+    def dedupe(self) -> None:
+        """Drop structured events that two sources both reported (a capture and a dmesg).
+
+        Events are the same when kind, name, clock and times agree; the first source wins.
+        """
+        seen: set[tuple] = set()
+        kept = []
+        for ev in self.events:
+            key = (ev.kind, ev.name, ev.clock, ev.t, ev.dur, ev.track)
+            if ev.t is not None and key in seen:
+                continue
+            seen.add(key)
+            kept.append(ev)
+        self.events = kept
+
+
+def merge(boots: Iterable[Boot]) -> Boot:
+    """Combine the partial boots read from several files of the same boot."""
+    out = Boot()
+    for boot in boots:
+        out.events.extend(boot.events)
+        out.logs.extend(boot.logs)
+        out.sources.extend(boot.sources)
+        out.diagnostics.extend(boot.diagnostics)
+        for key, anchors in boot.anchors.items():
+            mine = out.anchors.get(key)
+            if mine is None:
+                out.anchors[key] = anchors
+            else:
+                if anchors.best is not None:
+                    mine.count += anchors.count - 1
+                    mine.total += anchors.total - anchors.best
+                    mine.add(anchors.best, anchors.evidence)
+        for key, value in boot.meta.items():
+            out.meta.setdefault(key, value)
+    out.dedupe()
+    out.align()
+    return out
