@@ -176,6 +176,14 @@ class Anchors:
             self.best = diff
             self.evidence = evidence
 
+    def merge(self, other: "Anchors") -> None:
+        self.count += other.count
+        self.total += other.total
+        if other.best is not None and (
+            self.best is None or (self.observed and other.best < self.best)
+        ):
+            self.best, self.evidence = other.best, other.evidence
+
     def offset(self) -> int:
         assert self.best is not None
         return self.best if self.observed else self.total // self.count
@@ -210,6 +218,8 @@ class Boot:
     anchors: dict[tuple[str, str], Anchors] = field(default_factory=dict)
     clocks: dict[str, ClockInfo] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)  # kernel version, command line, baud ...
+    # Sampled values (CPU busy %, disk throughput): name -> (clock, [(t, value)])
+    series: dict[str, tuple[str, list[tuple[int, float]]]] = field(default_factory=dict)
     reference: str | None = None
 
     # -- writing ------------------------------------------------------------------
@@ -347,15 +357,19 @@ class Boot:
     def dedupe(self) -> None:
         """Drop structured events that two sources both reported (a capture and a dmesg).
 
-        Events are the same when kind, name, clock and times agree; the first source wins.
+        Events are the same when kind, name, clock and times agree; the first source's
+        event is kept and gains what the other knew (its attributes).
         """
-        seen: set[tuple] = set()
+        seen: dict[tuple, Event] = {}
         kept = []
         for ev in self.events:
             key = (ev.kind, ev.name, ev.clock, ev.t, ev.dur, ev.track)
-            if ev.t is not None and key in seen:
+            first = seen.get(key) if ev.t is not None else None
+            if first is not None:
+                if ev.attrs:
+                    first.attrs = {**ev.attrs, **(first.attrs or {})}
                 continue
-            seen.add(key)
+            seen[key] = ev
             kept.append(ev)
         self.events = kept
 
@@ -368,15 +382,13 @@ def merge(boots: Iterable[Boot]) -> Boot:
         out.logs.extend(boot.logs)
         out.sources.extend(boot.sources)
         out.diagnostics.extend(boot.diagnostics)
+        out.series.update(boot.series)
         for key, anchors in boot.anchors.items():
             mine = out.anchors.get(key)
             if mine is None:
                 out.anchors[key] = anchors
             else:
-                if anchors.best is not None:
-                    mine.count += anchors.count - 1
-                    mine.total += anchors.total - anchors.best
-                    mine.add(anchors.best, anchors.evidence)
+                mine.merge(anchors)
         for key, value in boot.meta.items():
             out.meta.setdefault(key, value)
     out.dedupe()

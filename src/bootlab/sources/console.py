@@ -66,6 +66,7 @@ class Interpreter:
                 self.boot.warn(self.file, lineno, "printk time goes back by more than 1 s: "
                                "two boots or two logs interleaved?")
         self.last_printk = t
+        self.user.patterns_seen(Clock.PRINTK, t, msg, lineno)
         if any(k in msg for k in INITCALL_KEYWORDS) and self.initcalls.feed(t, msg, lineno):
             return
         if kernel_messages.recognise(self.boot, self.file, Clock.PRINTK, t, msg, lineno):
@@ -78,6 +79,7 @@ class Interpreter:
         """A line without a printk stamp: firmware, bootloader or userspace."""
         if not text.strip():
             return
+        self.user.patterns_seen(clock or Clock.HOST, t, text, lineno)
         if not self.in_kernel:
             m = uboot.VENDOR_STAMP.match(text)
             if m:
@@ -149,11 +151,13 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
     """A console transcript without host times."""
     log = ConsoleLog(file, Clock.PRINTK, printed=True)
     interp = Interpreter(boot, file, patterns, log)
-    n = 0
-    for line in split(data):
-        n += 1
+    lines = list(split(data))
+    for line in lines:
         interp.console_line(None, line.text, line.lineno, line.nbytes)
     interp.close()
+    if b"Timer summary in microseconds" in data:
+        uboot.read_bootstage(boot, file, lines)
+    n = len(lines)
     boot.logs.append(log)
     boot.sources.append(SourceInfo(file, FORMAT, n, 0))
 

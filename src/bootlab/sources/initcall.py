@@ -36,6 +36,7 @@ RETURNED = re.compile(
 OLD_CALLING = re.compile(r"Calling initcall 0x[0-9a-f]+: " + _SYM + r"\s*$")
 OLD_RETURNED = re.compile(r"initcall 0x[0-9a-f]+: " + _SYM + r" returned (?P<ret>-?\d+)\.")
 OLD_RAN = re.compile(r"initcall 0x[0-9a-f]+ ran for (?P<n>\d+) msecs: " + _SYM + r"\s*$")
+FIXUP_TOOK = re.compile(r"(?P<dev>\S+): (?P<sym>[\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+ took (?P<n>\d+) usecs")
 PROBE = re.compile(r"probe of (?P<dev>\S+) returned (?P<ret>-?\d+) after (?P<n>\d+) usecs")
 ASYNC_WAIT = re.compile(r"async_waiting @ (?P<pid>\d+)")
 ASYNC_CONT = re.compile(r"async_continuing @ (?P<pid>\d+) after (?P<n>\d+) usec")
@@ -43,7 +44,7 @@ LEVEL = re.compile(r"entering initcall level: (?P<level>\S+)")
 _ASYNC_COOKIE = re.compile(r"^(\d+)_(.+)$")
 
 # Cheap prefilter: only messages containing one of these reach the regular expressions.
-KEYWORDS = ("calling  ", "initcall ", "probe of ", "async_", "Calling initcall")
+KEYWORDS = ("calling  ", "initcall ", "probe of ", "async_", "Calling initcall", " took ")
 
 
 def _split_cookie(sym: str) -> tuple[str, int | None]:
@@ -100,6 +101,13 @@ class InitcallReader:
             if m:
                 self.pending.setdefault(self._key(m.group("sym"), None), []).append((t, lineno, "1"))
                 return True
+        if " took " in msg:
+            m = FIXUP_TOOK.search(msg)
+            if m:
+                # A PCI fixup run for one device: "pci 0000:01:00.0: fn+0x0/0x60 took 6 usecs"
+                self._finish(m.group("sym"), None, t, int(m.group("n")) * NS_PER_US, None, lineno,
+                             {"device": m.group("dev").split()[-1], "fixup": True})
+                return True
         if "probe of " in msg:
             m = PROBE.search(msg)
             if m:
@@ -147,7 +155,8 @@ class InitcallReader:
     def _key(sym: str, mod: str | None) -> str:
         return f"{sym} [{mod}]" if mod else sym
 
-    def _finish(self, raw_sym: str, mod: str | None, t: int | None, dur: int, ret: int | None, lineno: int) -> None:
+    def _finish(self, raw_sym: str, mod: str | None, t: int | None, dur: int, ret: int | None, lineno: int,
+                extra: dict | None = None) -> None:
         key = self._key(raw_sym, mod)
         stack = self.pending.get(key)
         pid = None
@@ -159,7 +168,7 @@ class InitcallReader:
             if call_t is not None:
                 start = call_t
         sym, cookie = _split_cookie(raw_sym)
-        attrs: dict = {}
+        attrs: dict = dict(extra) if extra else {}
         if ret is not None:
             attrs["ret"] = ret
         if mod:

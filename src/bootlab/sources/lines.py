@@ -16,23 +16,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def clean(text: str) -> str:
-    """Text as a reader sees it: escapes and control characters removed, CRs dropped."""
+    """Text for matching: escapes and control characters (CR, NUL, backspace) removed."""
     if "\x1b" in text:
         text = _ANSI.sub("", text)
-    if "\x08" in text:
-        text = _apply_backspaces(text)
+    # Backspaces are dropped, not applied: U-Boot's countdown "1\b\b\b 0" keeps its 1.
     return _CONTROL.sub("", text) if _CONTROL.search(text) else text
-
-
-def _apply_backspaces(text: str) -> str:
-    out: list[str] = []
-    for ch in text:
-        if ch == "\x08":
-            if out:
-                out.pop()
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 def decode(data: bytes) -> str:
@@ -63,12 +51,13 @@ def split(data: bytes) -> Iterator[Line]:
 
 
 def looks_binary(data: bytes, sample: int = 65536) -> bool:
-    """True when the bytes are mostly not text: not a log at all."""
+    """True when the bytes are mostly not text (a log may hold a few NULs, not many)."""
     head = data[:sample]
     if not head:
         return False
-    text_like = sum(1 for b in head if b >= 0x20 or b in (9, 10, 13, 27, 8))
-    if text_like / len(head) < 0.85:
+    controls = sum(1 for b in head if b < 0x20 and b not in (9, 10, 13, 27, 8))
+    invalid = head.decode("utf-8", errors="replace").count("\ufffd")
+    if (controls + invalid) / len(head) > 0.1:
         return True
     return head.count(b"\n") == 0 and len(head) >= 4096
 

@@ -84,6 +84,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) 
             else:
                 pid = m.group("pid")
                 who = f"{ident}[{pid}]" if pid else ident
+                interp.user.patterns_seen(Clock.PRINTK, t, msg, line.lineno)
                 interp.user.feed(Clock.PRINTK, t, f"{who}: {msg}", line.lineno)
         else:
             kernel(t, msg, line.lineno, m.groupdict().get("caller"))

@@ -59,18 +59,18 @@ class UserspaceReader:
     def _mark(self, name: str, clock: str, t: int | None, lineno: int, **attrs) -> None:
         self.boot.add(Event(Kind.MARKER, name, clock, t, None, self.file, lineno, attrs=attrs or None))
 
-    def feed(self, clock: str, t: int | None, text: str, lineno: int) -> bool:
-        """Interpret one cleaned line (or kernel-log message); True if recognised."""
-        found = False
+    def patterns_seen(self, clock: str, t: int | None, text: str, lineno: int) -> None:
+        """The ready and app-start patterns: checked on every line, whatever else it is."""
         for rank, pattern in enumerate(self.patterns.ready):
             if pattern.search(text):
                 self._mark(Mark.READY, clock, t, lineno, rank=rank, text=text.strip()[:120])
-                found = True
                 break
         for pattern in self.patterns.app_start:
             if pattern.search(text):
                 self._mark(Mark.APP_START, clock, t, lineno)
-                found = True
+
+    def feed(self, clock: str, t: int | None, text: str, lineno: int) -> bool:
+        """Interpret one cleaned line (or kernel-log message); True if recognised."""
         if "bootlab-mark: " in text:
             m = BOOTLAB_MARK.search(text)
             if m:
@@ -81,7 +81,7 @@ class UserspaceReader:
             if m:
                 self._status(m.group("verb"), m.group("what"), clock, t, lineno)
                 return True
-            return found
+            return False
         if text.startswith("["):
             m = STATUS.match(text)
             if m and m.group("verb"):
@@ -92,7 +92,7 @@ class UserspaceReader:
             if m:
                 self._status("Starting", m.group("what"), clock, t, lineno)
                 return True
-        return found
+        return False
 
     def _status(self, verb: str, what: str, clock: str, t: int | None, lineno: int, status: str = "OK") -> None:
         if verb == "Queued start job for default target" or (

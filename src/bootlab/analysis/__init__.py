@@ -1,0 +1,61 @@
+"""Analyses read the timeline: phases, blame, critical path, console cost, gaps.
+
+`analyze()` runs them all once; every renderer draws from the resulting Analysis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..timeline import Boot, Kind
+from .blame import Blamed, failures, level_totals, top
+from .console_cost import ConsoleCost, console_cost
+from .critical_path import CriticalPath, find_critical_path
+from .gaps import DEFAULT_THRESHOLD_NS, Gap, find_gaps
+from .phases import Phases, assign, find_phases
+
+
+@dataclass
+class Options:
+    top: int = 10
+    gap_threshold: int = DEFAULT_THRESHOLD_NS
+    baud: int | None = None
+    events: bool = False  # JSON output lists every structured event
+
+
+@dataclass
+class Analysis:
+    boot: Boot
+    phases: Phases
+    initcalls: list[Blamed]
+    probes: list[Blamed]
+    units: list[Blamed]
+    processes: list[Blamed]
+    stages: list[Blamed]
+    levels: list[tuple[str, int, int]]
+    failures: list[Blamed]
+    critical: CriticalPath
+    console: ConsoleCost | None
+    gaps: list[Gap]
+    options: Options = field(default_factory=Options)
+
+
+def analyze(boot: Boot, options: Options | None = None) -> Analysis:
+    options = options or Options()
+    phases = find_phases(boot)
+    assign(boot, phases)
+    return Analysis(
+        boot=boot,
+        phases=phases,
+        initcalls=top(boot, Kind.INITCALL, options.top),
+        probes=top(boot, Kind.PROBE, options.top),
+        units=top(boot, Kind.UNIT, options.top),
+        processes=top(boot, Kind.PROCESS, options.top),
+        stages=top(boot, Kind.STAGE, options.top),
+        levels=level_totals(boot),
+        failures=failures(boot),
+        critical=find_critical_path(boot),
+        console=console_cost(boot, phases, options.baud),
+        gaps=find_gaps(boot, options.gap_threshold, until=phases.end.at if phases.end else None),
+        options=options,
+    )

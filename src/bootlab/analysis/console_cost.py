@@ -1,0 +1,68 @@
+"""What printing to the console costs: bytes × bits per character ÷ baud.
+
+A UART at 115200 baud with 8N1 framing moves 10 bits per byte, 11520 bytes a second: a
+loud kernel (100 KB of messages) spends close to 9 s just waiting for its serial port.
+When the log is a capture, the bytes are what really went out; when it is a dmesg, they
+are what the ring buffer holds, which is what would go out without `quiet`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..timeline import NS_PER_S, Boot
+from .phases import Phases
+
+DEFAULT_BAUD = 115200
+BITS_PER_BYTE = 10  # start bit + 8 data bits + stop bit
+
+
+@dataclass
+class ConsoleCost:
+    baud: int
+    baud_source: str
+    bytes: int
+    lines: int
+    cost: int  # ns
+    printed: bool  # measured on the console (True) or estimated from the ring buffer
+    per_phase: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (bytes, ns)
+    source: str = ""
+    note: str = ""
+
+
+def baud_of(boot: Boot, override: int | None) -> tuple[int, str]:
+    if override:
+        return override, "--baud"
+    if boot.meta.get("console_baud"):
+        src = "capture" if "capture_baud" in boot.meta else "kernel command line"
+        return int(boot.meta["console_baud"]), src
+    return DEFAULT_BAUD, "default (no console speed in the logs)"
+
+
+def byte_cost(nbytes: int, baud: int) -> int:
+    return nbytes * BITS_PER_BYTE * NS_PER_S // baud if baud else 0
+
+
+def console_cost(boot: Boot, phases: Phases, baud: int | None = None) -> ConsoleCost | None:
+    logs = [log for log in boot.logs if log.printed] or [log for log in boot.logs]
+    if not logs:
+        return None
+    log = max(logs, key=len)
+    rate, rate_source = baud_of(boot, baud)
+    total = sum(log.nbytes)
+    result = ConsoleCost(rate, rate_source, total, len(log), byte_cost(total, rate), log.printed, source=log.file)
+    info = boot.clocks.get(log.clock)
+    if info is not None:
+        per: dict[str, int] = {}
+        for t, n in zip(log.t, log.nbytes):
+            name = phases.phase_at(None if t is None else t + info.offset) or "untimed"
+            per[name] = per.get(name, 0) + n
+        result.per_phase = {name: (n, byte_cost(n, rate)) for name, n in per.items()}
+    cmdline = boot.meta.get("cmdline", "")
+    if not log.printed:
+        if " quiet" in f" {cmdline}":
+            result.note = ("estimated from the kernel log: with `quiet` these messages were kept in the "
+                           "ring buffer, not printed")
+        else:
+            result.note = "estimated from the kernel log: what the console printed if every message reached it"
+    return result

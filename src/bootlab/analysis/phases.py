@@ -1,0 +1,241 @@
+"""Split a boot into phases, from power-on to "application ready".
+
+Each phase starts at a boundary marker (see timeline.PHASE_STARTS) and ends where the next
+boundary found in the logs starts.  A boundary the logs do not show merges its phase into
+the one before ("firmware + bootloader" when there is no bootloader banner).  How each
+boundary was found is kept as evidence (file and line), so every number can be checked.
+
+Boundaries, in order of preference:
+  power-on         the capture's power-on event; systemd's firmware time; the host clock's
+                   zero; the bootloader timer's zero (its reset)
+  bootloader       U-Boot SPL / U-Boot / GRUB banner; systemd's loader time
+  kernel load      "Starting kernel ...", "Booting from ROM...", bootstage start_kernel
+  kernel init      the printk clock's zero (timekeeping starts with the kernel)
+  initcalls        "devtmpfs: initialized" (driver_init, right before do_initcalls);
+                   else the first initcall after SMP bring-up; else the first initcall
+  rootfs/init      "Run /init as init process"; systemd's kernel-done time;
+                   "Freeing unused kernel (image) memory"; "Write protecting ..."
+  services         first service started (systemd) or bootlab-mark: services.start
+  application      bootlab-mark: app.start or --app-start
+  end              the ready marker (best-ranked pattern, first occurrence)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..sources import kernel_messages as km
+from ..sources import systemd_analyze
+from ..timeline import PHASE_STARTS, Boot, Clock, Event, Kind, Mark, Phase
+
+
+@dataclass
+class Boundary:
+    mark: str
+    at: int | None  # reference clock
+    evidence: str  # "file:line (text)" or how it was derived
+
+
+@dataclass
+class PhaseSpan:
+    phases: list[Phase]  # more than one when boundaries between them are unknown
+    start: int
+    end: int
+    start_evidence: str
+    end_evidence: str
+
+    @property
+    def name(self) -> str:
+        return " + ".join(p.value for p in self.phases)
+
+    @property
+    def duration(self) -> int:
+        return self.end - self.start
+
+
+@dataclass
+class Phases:
+    spans: list[PhaseSpan] = field(default_factory=list)
+    boundaries: dict[str, Boundary] = field(default_factory=dict)
+    end: Boundary | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int | None:
+        if not self.spans:
+            return None
+        return self.spans[-1].end - self.spans[0].start
+
+    def phase_at(self, t: int | None) -> str | None:
+        if t is None:
+            return None
+        for span in self.spans:
+            if span.start <= t < span.end:
+                return span.name
+        if self.spans and t == self.spans[-1].end:
+            return self.spans[-1].name
+        return None
+
+
+def _evidence(ev: Event | None, how: str = "") -> str:
+    if ev is None:
+        return how
+    text = f"{ev.file}:{ev.line}" if ev.file else how
+    return f"{text} ({how})" if how and ev.file else text
+
+
+def _first(boot: Boot, *names: str) -> tuple[int | None, Event | None]:
+    """Earliest placed marker among names, trying names in order of preference."""
+    for name in names:
+        best, best_at = None, None
+        for ev in boot.marks(name):
+            at = boot.at(ev)
+            if at is not None and (best_at is None or at < best_at):
+                best, best_at = ev, at
+        if best is not None:
+            return best_at, best
+    return None, None
+
+
+def _initcalls_start(boot: Boot) -> tuple[int | None, str]:
+    at, ev = _first(boot, km.DEVTMPFS)
+    if at is not None:
+        return at, _evidence(ev, "devtmpfs: initialized")
+    smp, _ = _first(boot, km.SMP_UP)
+    first_at, first_ev = None, None
+    for ev in boot.of_kind(Kind.INITCALL):
+        at = boot.at(ev)
+        if at is None or (smp is not None and at < smp):
+            continue
+        if first_at is None or at < first_at:
+            first_at, first_ev = at, ev
+    if first_at is None:
+        return None, ""
+    return first_at, _evidence(first_ev, f"first initcall {first_ev.name}")
+
+
+def _ready(boot: Boot) -> tuple[int | None, Event | None]:
+    best = None
+    for ev in boot.marks(Mark.READY):
+        at = boot.at(ev)
+        if at is None:
+            continue
+        rank = (ev.attrs or {}).get("rank", 99)
+        key = (rank, at)
+        if best is None or key < best[0]:
+            best = (key, at, ev)
+    return (best[1], best[2]) if best else (None, None)
+
+
+def _power_on(boot: Boot) -> tuple[int | None, str]:
+    at, ev = _first(boot, Mark.POWER_ON)
+    if at is not None:
+        return at, _evidence(ev, (ev.attrs or {}).get("source", "power-on event"))
+    if boot.reference == Clock.HOST and boot.meta.get("host_zero") == "power-on":
+        return 0, "host clock zero: power applied"
+    if boot.reference == Clock.BOOTLOADER:
+        return 0, "bootloader timer zero (reset)"
+    return None, ""
+
+
+def last_time(boot: Boot) -> tuple[int | None, str]:
+    """The latest placed instant in the boot (used when there is no ready marker)."""
+    latest, where = None, ""
+    for ev in boot.events:
+        end = boot.at_end(ev)
+        if end is not None and (latest is None or end > latest):
+            latest, where = end, _evidence(ev, ev.name)
+    for log in boot.logs:
+        info = boot.clocks.get(log.clock)
+        if info is None:
+            continue
+        for i in range(len(log.t) - 1, -1, -1):
+            t = log.t[i]
+            if t is not None:
+                if latest is None or t + info.offset > latest:
+                    latest, where = t + info.offset, f"{log.file}:{log.lineno[i]} (last line)"
+                break
+    return latest, where
+
+
+def find_phases(boot: Boot) -> Phases:
+    result = Phases()
+    found: dict[str, tuple[int | None, str]] = {}
+    found[Mark.POWER_ON] = _power_on(boot)
+    at, ev = _first(boot, Mark.BOOTLOADER_START)
+    found[Mark.BOOTLOADER_START] = (at, _evidence(ev, "bootloader banner"))
+    at, ev = _first(boot, Mark.KERNEL_LOAD)
+    found[Mark.KERNEL_LOAD] = (at, _evidence(ev, "kernel handover"))
+    kstart = boot.to_ref(Clock.PRINTK, 0)
+    found[Mark.KERNEL_START] = (kstart, "printk clock zero" if kstart is not None else "")
+    found[Mark.INITCALLS_START] = _initcalls_start(boot)
+    at, ev = _first(boot, Mark.USERSPACE_START, systemd_analyze.USERSPACE_START, km.FREE_INITMEM, km.WRITE_PROTECT)
+    found[Mark.USERSPACE_START] = (at, _evidence(ev, "init starts"))
+    at, ev = _first(boot, Mark.SERVICES_START)
+    found[Mark.SERVICES_START] = (at, _evidence(ev, "first service"))
+    at, ev = _first(boot, Mark.APP_START)
+    found[Mark.APP_START] = (at, _evidence(ev, "application start"))
+
+    ready_at, ready_ev = _ready(boot)
+    if ready_at is not None:
+        result.end = Boundary(Mark.READY, ready_at, _evidence(ready_ev, (ready_ev.attrs or {}).get("text", "ready")))
+    else:
+        latest, where = last_time(boot)
+        if latest is not None:
+            result.end = Boundary("end", latest, where)
+            result.notes.append("no ready marker found: the timeline ends at the last timed event "
+                                "(set one with --ready REGEX)")
+
+    # Keep boundaries in boot order; one that comes before its predecessor is misplaced.
+    previous = None
+    for phase, mark in PHASE_STARTS:
+        at, evidence = found[mark]
+        if at is None:
+            continue
+        if previous is not None and at < previous:
+            result.notes.append(f"{mark} at {at / 1e9:.6f} s comes before the previous boundary; ignored ({evidence})")
+            continue
+        if result.end is not None and at > result.end.at:
+            continue
+        result.boundaries[mark] = Boundary(mark, at, evidence)
+        previous = at
+
+    ordered = [(phase, result.boundaries.get(mark)) for phase, mark in PHASE_STARTS]
+    if result.end is None:
+        return result
+    current: PhaseSpan | None = None
+    for phase, boundary in ordered:
+        if boundary is not None:
+            if current is not None:
+                current.end, current.end_evidence = boundary.at, boundary.evidence
+                result.spans.append(current)
+            current = PhaseSpan([phase], boundary.at, result.end.at, boundary.evidence, result.end.evidence)
+        elif current is not None:
+            current.phases.append(phase)
+    if current is not None:
+        result.spans.append(current)
+    # Trailing phases that never started (no services, no app) are not part of the last span.
+    for span in result.spans:
+        while len(span.phases) > 1 and span is result.spans[-1] and not _phase_evident(boot, span.phases[-1]):
+            span.phases.pop()
+    if Mark.POWER_ON not in result.boundaries and result.spans:
+        zero = boot.meta.get("host_zero")
+        why = f"the host clock starts at {zero}" if boot.reference == Clock.HOST and zero else "power-on is not in these logs"
+        result.notes.append(f"{why}: time before {result.spans[0].phases[0].value} is not measured "
+                            "(capture from power-on with `bootlab capture --power-cycle CMD`)")
+    return result
+
+
+def _phase_evident(boot: Boot, phase: Phase) -> bool:
+    """Whether anything in the boot shows this phase happened (for trailing merges)."""
+    if phase == Phase.SERVICES:
+        return any(ev.kind == Kind.UNIT for ev in boot.events)
+    if phase == Phase.APPLICATION:
+        return False
+    return True
+
+
+def assign(boot: Boot, phases: Phases) -> None:
+    """Write each event's phase name (by its aligned start time)."""
+    for ev in boot.events:
+        ev.phase = phases.phase_at(boot.at(ev))

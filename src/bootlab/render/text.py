@@ -1,0 +1,118 @@
+"""Plain text, aligned like systemd-analyze: what a terminal or a CI log shows."""
+
+from __future__ import annotations
+
+from ..analysis import Analysis
+from ..analysis.blame import Blamed
+from .fmt import percent, seconds, span
+
+
+def _table(rows: list[tuple[str, ...]], right: set[int] = frozenset()) -> list[str]:
+    if not rows:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for row in rows:
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        out.append("  " + "  ".join(cells).rstrip())
+    return out
+
+
+def _blame(title: str, items: list[Blamed]) -> list[str]:
+    if not items:
+        return []
+    rows = [(span(b.duration), b.name, b.detail, b.where) for b in items]
+    return ["", title] + _table(rows, right={0})
+
+
+def render(a: Analysis) -> str:
+    boot = a.boot
+    out: list[str] = []
+    meta = boot.meta
+    title = "Boot"
+    if meta.get("kernel_version"):
+        title += f" of Linux {meta['kernel_version']}"
+    out.append(title)
+    out.append("from " + ", ".join(f"{s.file} ({s.format})" for s in boot.sources))
+
+    p = a.phases
+    if p.spans:
+        total = p.total
+        first, end = p.spans[0], p.end
+        parts = " + ".join(f"{span(s.duration)} ({s.name})" for s in p.spans)
+        out.append("")
+        out.append(f"Startup finished in {parts} = {span(total)}")
+        start_name = "power-on" if "power-on" in p.boundaries else first.phases[0].value
+        out.append(f"{end.mark} reached {seconds(end.at)} s after {start_name} ({end.evidence})")
+        rows = [("phase", "start", "duration", "share", "begins at")]
+        for s in p.spans:
+            rows.append((s.name, f"{seconds(s.start)} s", span(s.duration), percent(s.duration, total), s.start_evidence))
+        out.append("")
+        out += _table(rows, right={1, 2, 3})
+    for note in p.notes:
+        out.append(f"note: {note}")
+
+    out += _blame("Slowest initcalls:", a.initcalls)
+    if a.levels:
+        rows = [(level, span(t), f"{n} initcalls") for level, t, n in a.levels]
+        out += ["", "Initcall time by level:"] + _table(rows, right={1})
+    out += _blame("Slowest driver probes:", a.probes)
+    out += _blame("Slowest bootloader steps:", a.stages)
+    out += _blame("Slowest units:", a.units)
+    out += _blame("Longest-lived processes (bootchart):", a.processes)
+    if a.failures:
+        shown = a.failures[: a.options.top]
+        rows = [(b.name, b.detail, b.where) for b in shown]
+        more = len(a.failures) - len(shown)
+        out += ["", f"Initcalls and probes that failed ({len(a.failures)}):"] + _table(rows)
+        if more > 0:
+            out.append(f"  ... and {more} more")
+
+    cp = a.critical
+    if cp.kernel:
+        on_path = sum(s.duration for s in cp.kernel)
+        out.append("")
+        out.append(f"Kernel critical path ({cp.kernel_track}): {len(cp.kernel)} steps, {span(on_path)} in initcalls "
+                   "and async waits; longest:")
+        out += _table([(span(s.duration), s.name, s.kind, s.where) for s in cp.top_kernel(a.options.top)], right={0})
+    if cp.userspace:
+        out.append("")
+        out.append("Userspace critical chain (@ active at, + activation took):")
+        for depth, s in enumerate(cp.userspace):
+            took = f" +{span(s.duration)}" if s.duration else ""
+            out.append(f"  {'  ' * depth}{'└─' if depth else ''}{s.name} @{seconds(s.start)}s{took}")
+
+    c = a.console
+    if c is not None:
+        how = "printed on the console" if c.printed else "in the kernel log"
+        out.append("")
+        out.append(f"Console output: {c.bytes} bytes in {c.lines} lines {how}; at {c.baud} baud "
+                   f"({c.baud_source}) that is {span(c.cost)} of serial time")
+        if c.note:
+            out.append(f"  {c.note}")
+        if c.per_phase:
+            rows = [(name, f"{n} bytes", span(cost)) for name, (n, cost) in c.per_phase.items()]
+            out += _table(rows, right={1, 2})
+
+    if a.gaps:
+        out.append("")
+        out.append(f"Silent gaps longer than {span(a.options.gap_threshold)}:")
+        for g in a.gaps:
+            out.append(f"  {span(g.duration):>9}  {seconds(g.start)} s -> {seconds(g.end)} s")
+            out.append(f"             after  {g.before}")
+            out.append(f"             before {g.after}")
+
+    if boot.clocks:
+        out.append("")
+        out.append("Clocks:")
+        for name, info in boot.clocks.items():
+            extra = f", {info.anchors} anchors, best {info.evidence}" if info.method == "anchors" else ""
+            out.append(f"  {name}: {info.method}, offset {seconds(info.offset, 6)} s{extra}")
+    if boot.diagnostics:
+        out.append("")
+        out.append(f"Warnings ({len(boot.diagnostics)}):")
+        for d in boot.diagnostics[:20]:
+            out.append(f"  {d}")
+        if len(boot.diagnostics) > 20:
+            out.append(f"  ... and {len(boot.diagnostics) - 20} more")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,68 @@
+"""Input formats: each module reads one kind of boot log into the timeline.
+
+`read(paths)` is the entry point: it detects each file's format, parses every file of
+one boot, merges them and aligns their clocks.
+"""
+
+from __future__ import annotations
+
+from ..timeline import Boot, merge
+from . import bootchart, bootlab_capture, console, ftrace, grabserial, printk, systemd_analyze, uboot
+from .detect import FORMATS, NotALog, maybe_gunzip, read_input
+from .detect import detect as detect_format
+from .userspace import Patterns
+
+__all__ = ["FORMATS", "NotALog", "Patterns", "read", "read_one"]
+
+
+def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None) -> Boot:
+    """One file as a partial boot (clocks not yet aligned)."""
+    patterns = patterns or Patterns()
+    data, name = read_input(path)
+    if data is not None:
+        data = maybe_gunzip(path, data)
+    if fmt is None:
+        fmt = detect_format(path, data)
+    elif fmt not in FORMATS:
+        raise NotALog(path, 0, f"unknown input format {fmt!r}; formats: {', '.join(FORMATS)}")
+    boot = Boot()
+    if fmt == bootchart.FORMAT:
+        bootchart.parse(boot, name, data)
+        return boot
+    if data is None:
+        raise NotALog(path, 0, f"a directory cannot be read as {fmt}")
+    if fmt == bootlab_capture.FORMAT:
+        bootlab_capture.parse(boot, name, data, patterns)
+    elif fmt == grabserial.FORMAT:
+        grabserial.parse(boot, name, data, patterns)
+    elif fmt == "console":
+        console.parse(boot, name, data, patterns)
+    elif fmt in printk.FORMATS:
+        printk.parse(boot, name, data, patterns, fmt)
+    elif fmt == ftrace.FORMAT:
+        ftrace.parse(boot, name, data)
+    elif fmt == uboot.FORMAT:
+        uboot.parse(boot, name, data)
+    else:
+        systemd_analyze.parse(boot, name, data, fmt)
+    return boot
+
+
+def read(paths: list[str], patterns: Patterns | None = None, fmt: str | None = None) -> Boot:
+    """All files of one boot, merged and aligned.  Raises NotALog if none is readable;
+    files that cannot be read when others can become error diagnostics."""
+    boots = []
+    errors = []
+    for path in paths:
+        try:
+            boots.append(read_one(path, patterns, fmt))
+        except NotALog as err:
+            errors.append(err)
+    if not boots:
+        raise errors[0] if len(errors) == 1 else NotALog(
+            ", ".join(e.file for e in errors), 0, "; ".join(str(e) for e in errors))
+    boot = merge(boots)
+    for err in errors:
+        boot.warn(err.file, err.line, str(err).split(": ", 1)[-1])
+        boot.diagnostics[-1].severity = "error"
+    return boot

@@ -1,0 +1,111 @@
+"""Which format is this file?  Sniffs the content, never trusts the file name."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+
+from . import bootchart, bootlab_capture, ftrace, grabserial, printk, systemd_analyze, uboot
+from .lines import clean, decode, looks_binary
+
+# Every format a file can be read as; `--input-format` accepts these names.
+FORMATS = (
+    bootlab_capture.FORMAT,
+    grabserial.FORMAT,
+    "console",
+    *printk.FORMATS,
+    ftrace.FORMAT,
+    uboot.FORMAT,
+    *systemd_analyze.FORMATS,
+    bootchart.FORMAT,
+)
+
+
+class NotALog(Exception):
+    """The input cannot be read as any boot log."""
+
+    def __init__(self, file: str, line: int, message: str):
+        super().__init__(f"{file}:{line}: {message}" if line else f"{file}: {message}")
+        self.file = file
+        self.line = line
+
+
+def maybe_gunzip(path: str, data: bytes) -> bytes:
+    """A gzipped log (dmesg.gz, a rotated syslog) is read as its content."""
+    if data.startswith(b"\x1f\x8b") and not bootchart.is_bootchart_tar(data):
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError, zlib.error):
+            raise NotALog(path, 0, "gzip data that does not decompress (truncated or corrupt)") from None
+    return data
+
+
+def sample_lines(data: bytes, limit: int = 400) -> list[str]:
+    lines = [clean(line) for line in decode(data[:262144]).split("\n")]
+    return [line for line in lines if line.strip()][:limit]
+
+
+def detect(path: str, data: bytes | None) -> str:
+    """The format name for a file (data is None for a directory)."""
+    if data is None:
+        if bootchart.is_bootchart_dir(path):
+            return bootchart.FORMAT
+        raise NotALog(path, 0, "a directory that is not a bootchart log (no header and proc_*.log)")
+    if not data.strip():
+        raise NotALog(path, 0, "empty file")
+    if bootlab_capture.sniff(data):
+        return bootlab_capture.FORMAT
+    if bootchart.is_bootchart_tar(data):
+        return bootchart.FORMAT
+    if looks_binary(data):
+        raise NotALog(path, 0, "binary data, not a text log")
+    lines = sample_lines(data)
+    if not lines:
+        raise NotALog(path, 0, "no text lines")
+    if grabserial.sniff(lines) >= 0.5:
+        return grabserial.FORMAT
+    sd = systemd_analyze.sniff(lines)
+    if sd["systemd-plot-json"] > 0.9:
+        return "systemd-plot-json"
+    if sd["systemd-time"] > 0.9:
+        return "systemd-time"
+    if sd["systemd-critical-chain"] > 0.9:
+        return "systemd-critical-chain"
+    if ftrace.sniff(lines) >= 0.5:
+        return ftrace.FORMAT
+    pk = printk.sniff(lines)
+    if pk["journal"] > 0.5:
+        return "journal"
+    if pk["kmsg"] > 0.5:
+        return "kmsg"
+    if pk["syslog"] > 0.3 and pk["syslog"] >= pk["dmesg"]:
+        return "syslog"
+    if sd["systemd-blame"] > 0.6:
+        return "systemd-blame"
+    if uboot.sniff("\n".join(lines)) and pk["dmesg"] < 0.2:
+        return uboot.FORMAT
+    if pk["dmesg"] > 0.7 and printk.DMESG.match(lines[0]):
+        return "dmesg"
+    if pk["dmesg"] > 0 or _has_boot_words(lines):
+        return "console"
+    first = lines[0][:60]
+    raise NotALog(path, 1, f"not a boot log bootlab knows (first line: {first!r}); "
+                           f"formats: {', '.join(FORMATS)}")
+
+
+def _has_boot_words(lines: list[str]) -> bool:
+    words = ("U-Boot", "Starting kernel", "SeaBIOS", "Linux version", "Booting Linux", "NOTICE:  BL",
+             "[  OK  ]", "Welcome to", "login:", "bootlab-mark:", "BOOTLAB READY")
+    return any(w in line for line in lines for w in words)
+
+
+def read_input(path: str) -> tuple[bytes | None, str]:
+    """(data, display name); data is None for a directory."""
+    if os.path.isdir(path):
+        return None, path
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(), path
+    except OSError as err:
+        raise NotALog(path, 0, err.strerror or str(err)) from None

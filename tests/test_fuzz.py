@@ -1,0 +1,63 @@
+"""Parsers take garbage: random bytes and mutated real logs never raise anything but a
+clear NotALog, and analysis and every renderer cope with what was read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bootlab.analysis import analyze
+from bootlab.render import FORMATS, render
+from bootlab.sources import FORMATS as INPUT_FORMATS
+from bootlab.sources import NotALog, read
+
+DATA = Path(__file__).parent / "data"
+SAMPLES = sorted(p for p in (DATA / "fixtures").iterdir()) + sorted(
+    p for p in (DATA / "corpus").iterdir() if p.is_file() and p.stat().st_size < 80_000)
+SEEDS = [p.read_bytes() for p in SAMPLES]
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                         HealthCheck.too_slow])
+
+
+def _exercise(tmp_path, data: bytes, fmt: str | None = None) -> None:
+    path = tmp_path / "input.log"
+    path.write_bytes(data)
+    try:
+        boot = read([str(path)], fmt=fmt)
+    except NotALog as err:
+        assert str(err).startswith(str(path))
+        return
+    a = analyze(boot)
+    for out in FORMATS:
+        render(a, out)
+
+
+@SETTINGS
+@given(data=st.binary(max_size=4000))
+def test_random_bytes(tmp_path, data):
+    _exercise(tmp_path, data)
+
+
+@SETTINGS
+@given(seed=st.sampled_from(SEEDS), cut=st.integers(0, 10**6), noise=st.binary(min_size=1, max_size=40),
+       where=st.integers(0, 10**6))
+def test_mutated_real_logs(tmp_path, seed, cut, noise, where):
+    data = seed[: cut % (len(seed) + 1)]
+    at = where % (len(data) + 1)
+    _exercise(tmp_path, data[:at] + noise + data[at:])
+
+
+@SETTINGS
+@given(seed=st.sampled_from(SEEDS), fmt=st.sampled_from([f for f in INPUT_FORMATS if f != "bootchart"]))
+def test_every_parser_on_every_log(tmp_path, seed, fmt):
+    _exercise(tmp_path, seed, fmt)
+
+
+@SETTINGS
+@given(lines=st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80), max_size=30),
+       stamps=st.lists(st.integers(0, 10**7), min_size=30, max_size=30))
+def test_printk_shaped_text(tmp_path, lines, stamps):
+    body = "".join(f"[{t // 10**6:5d}.{t % 10**6:06d}] {line}\n" for line, t in zip(lines, stamps))
+    _exercise(tmp_path, body.encode("utf-8", "surrogatepass"))

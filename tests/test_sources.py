@@ -1,0 +1,363 @@
+"""Each input format: detection and what is read from it (hand-written fixtures)."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+
+import pytest
+
+from bootlab.sources import NotALog, detect, read, read_one  # detect: the module
+from bootlab.sources import bootlab_capture
+from bootlab.sources.systemd_analyze import span_ns
+from bootlab.timeline import Clock, Kind, Mark
+
+S = 1_000_000_000
+MS = 1_000_000
+US = 1_000
+
+
+def _events(boot, kind, name=None):
+    return [ev for ev in boot.events if ev.kind == kind and (name is None or ev.name == name)]
+
+
+def _detected(path):
+    with open(path, "rb") as fh:
+        return detect.detect(path, fh.read())
+
+
+@pytest.mark.parametrize("name, fmt", [
+    ("dmesg-plain.txt", "dmesg"),
+    ("dmesg-caller-id.txt", "dmesg"),
+    ("dmesg-continuation.txt", "dmesg"),
+    ("syslog.txt", "syslog"),
+    ("journal.txt", "journal"),
+    ("kmsg.txt", "kmsg"),
+    ("initcall-variants.txt", "dmesg"),
+    ("initcall-old-msecs.txt", "dmesg"),
+    ("ftrace.txt", "ftrace"),
+    ("boundary-old.txt", "dmesg"),
+    ("grabserial-t.log", "grabserial"),
+    ("grabserial-T.log", "grabserial"),
+    ("uboot-bootstage.txt", "uboot-bootstage"),
+    ("uboot-vendor-stamps.txt", "console"),
+    ("systemd-time-full.txt", "systemd-time"),
+    ("systemd-blame.txt", "systemd-blame"),
+    ("systemd-chain-ascii.txt", "systemd-critical-chain"),
+    ("systemd-plot.json", "systemd-plot-json"),
+    ("systemd-console-ansi.txt", "console"),
+])
+def test_detect(fixture_path, name, fmt):
+    assert _detected(fixture_path(name)) == fmt
+
+
+def test_dmesg_plain(fixture_path):
+    boot = read([fixture_path("dmesg-plain.txt")])
+    assert boot.meta["kernel_version"] == "6.1.0-56-amd64"
+    assert boot.meta["lpj"] == 10384536
+    assert boot.meta["console_baud"] == 115200
+    calls = {ev.name: ev for ev in _events(boot, Kind.INITCALL)}
+    assert calls["pci_subsys_init"].t == 330 * MS and calls["pci_subsys_init"].dur == 70 * MS
+    assert calls["pci_subsys_init"].track == "pid 1"
+    assert calls["absent_hw_init"].attrs["ret"] == -19
+    run = boot.first_mark(Mark.USERSPACE_START)
+    assert run.t == 502 * MS and run.line == 15
+    assert boot.first_mark(Mark.APP_START).t == 600 * MS
+    assert boot.first_mark(Mark.READY).t == 700 * MS
+
+
+def test_caller_id(fixture_path):
+    boot = read([fixture_path("dmesg-caller-id.txt")])
+    (call,) = _events(boot, Kind.INITCALL)
+    assert (call.name, call.t, call.dur) == ("ipc_ns_init", 120 * MS, 500 * US)
+    assert boot.first_mark(Mark.USERSPACE_START).attrs["init"] == "/sbin/init"
+
+
+def test_syslog_reads_kernel_lines_only(fixture_path):
+    boot = read([fixture_path("syslog.txt")])
+    assert boot.meta["console_baud"] == 115200
+    assert boot.first_mark("kernel.free-initmem").t == 1204 * MS
+    assert boot.first_mark("kernel.write-protect").t == 1204500 * US
+
+
+def test_journal_short_monotonic(fixture_path):
+    boot = read([fixture_path("journal.txt")])
+    assert "quiet" in boot.meta["cmdline"]
+    (udev,) = _events(boot, Kind.UNIT, "systemd-udevd.service")
+    assert (udev.t, udev.dur, udev.clock) == (2 * S, 250 * MS, Clock.PRINTK)
+    assert boot.first_mark(Mark.SERVICES_START).t == 1900 * MS
+    ready = boot.first_mark(Mark.READY)
+    assert ready.t == 4 * S
+
+
+def test_kmsg_skips_dictionary_lines(fixture_path):
+    boot = read([fixture_path("kmsg.txt")])
+    (call,) = _events(boot, Kind.INITCALL)
+    assert (call.t, call.dur) == (320 * MS, 70 * MS)
+    assert boot.first_mark(Mark.USERSPACE_START).t == 1843884 * US
+    assert not boot.diagnostics
+    # Dictionary lines are not console output.
+    assert len(boot.logs[0]) == 7
+
+
+def test_continuation_lines_kept_untimed(fixture_path):
+    boot = read([fixture_path("dmesg-continuation.txt")])
+    log = boot.logs[0]
+    assert log.t[4] is None and "two lines" in log.text[4]
+    assert boot.first_mark(Mark.USERSPACE_START).t == 500 * MS
+
+
+def test_initcall_variants(fixture_path):
+    boot = read([fixture_path("initcall-variants.txt")])
+    calls = {ev.name: ev for ev in _events(boot, Kind.INITCALL)}
+    assert calls["trace_init_flags_sys_enter"].attrs["level"] == "early"
+    assert calls["0xffffffff81234567"].dur == 200 * US
+    assert calls["0xffffffff81234567"].attrs["level"] == "fs"
+    foo = calls["foo_driver_init"]
+    assert foo.attrs == {"ret": -110, "module": "foo", "level": "module"} and foo.track == "pid 245"
+    sd = calls["sd_probe_async"]
+    assert sd.attrs["async"] == 3 and sd.dur == 5 * MS and sd.track == "pid 95"
+    mid = calls["mid_line_init"]
+    assert (mid.t, mid.dur) == (500010 * US, 1 * MS)
+    assert calls["never_returns_init"].attrs["unfinished"] is True
+    assert any("never_returns_init" in d.message for d in boot.diagnostics)
+    (wait,) = _events(boot, Kind.ASYNC_WAIT)
+    assert (wait.t, wait.dur, wait.track) == (300 * MS, 10 * MS, "pid 1")
+    (probe,) = _events(boot, Kind.PROBE)
+    assert (probe.name, probe.dur) == ("0000:00:1f.2", 1234 * US)
+    assert [ev.name for ev in _events(boot, Kind.LEVEL)] == ["early", "fs"]
+
+
+def test_initcall_old_formats(fixture_path):
+    boot = read([fixture_path("initcall-old-msecs.txt")])
+    calls = {ev.name: ev for ev in _events(boot, Kind.INITCALL)}
+    assert calls["slow_thing_init"].dur == 30 * MS and calls["slow_thing_init"].t == 230 * MS
+    assert calls["ancient_init"].dur == 12 * MS and calls["ancient_init"].t == 300 * MS
+
+
+def test_ftrace_initcalls(fixture_path):
+    boot = read([fixture_path("ftrace.txt")])
+    calls = {ev.name: ev for ev in _events(boot, Kind.INITCALL)}
+    assert calls["con_init"].dur == 80 * US and calls["con_init"].attrs["level"] == "console"
+    assert calls["hpet_late_init"].attrs["ret"] == -19
+
+
+def test_old_boundary_lines(fixture_path):
+    boot = read([fixture_path("boundary-old.txt")])
+    assert boot.first_mark("kernel.free-initmem").t == 7890696 * US
+    assert boot.first_mark("kernel.write-protect") is not None
+
+
+def test_grabserial_t_links_host_and_printk(fixture_path):
+    boot = read([fixture_path("grabserial-t.log")])
+    assert boot.reference == Clock.HOST
+    printk = boot.clocks[Clock.PRINTK]
+    # Best anchor: "[0.000000] Linux version" seen at 3.5 s; 3.6 - 0.01 and 4.1 - 0.55 are later.
+    assert printk.offset == 3500 * MS and printk.anchors == 3
+    assert boot.meta["bootdelay"] == 2
+    (load,) = _events(boot, Kind.STAGE)
+    assert load.name == "load zImage" and load.dur == 276 * MS
+    assert boot.at(boot.first_mark(Mark.KERNEL_LOAD)) == 2974300 * US
+    assert boot.at(boot.first_mark(Mark.READY)) == 4200 * MS
+
+
+def test_grabserial_systime(fixture_path):
+    boot = read([fixture_path("grabserial-T.log")])
+    assert boot.clocks[Clock.PRINTK].offset == 800 * MS  # 12:00:00.4 - 11:59:59.5 - 0.1
+    assert boot.at(boot.first_mark(Mark.READY)) == 1500 * MS
+
+
+def test_grabserial_reset_by_match(corpus_path):
+    boot = read([corpus_path("grabserial-bbb__graboutput.log.reference")])
+    assert any("reset" in d.message for d in boot.diagnostics)
+    decompress = boot.first_mark("kernel.decompress")
+    assert boot.at(decompress) == 2974300 * US + 7345 * US
+
+
+def test_uboot_bootstage(fixture_path):
+    boot = read([fixture_path("uboot-bootstage.txt")])
+    stages = {ev.name: ev for ev in _events(boot, Kind.STAGE)}
+    assert stages["bootm_start"].t == 379218 * US and stages["bootm_start"].dur == 710782 * US
+    assert boot.at(boot.first_mark(Mark.KERNEL_LOAD)) == 1104112 * US
+    assert boot.meta["bootstage_accumulated"]["dm_f"] == 10123 * US
+
+
+def test_uboot_vendor_stamps_then_kernel(fixture_path):
+    boot = read([fixture_path("uboot-vendor-stamps.txt")])
+    assert boot.reference == Clock.BOOTLOADER
+    assert boot.at(boot.first_mark(Mark.KERNEL_LOAD)) == 3050 * MS
+    (read_ev,) = _events(boot, Kind.STAGE)
+    assert read_ev.dur == 907 * MS and read_ev.t == 2100 * MS - 907 * MS
+    # Nothing links the kernel's clock to the bootloader's: placed after it, with a warning.
+    assert boot.clocks[Clock.PRINTK].method == "sequence"
+    assert any("no event links" in d.message for d in boot.diagnostics)
+
+
+def test_systemd_time_all_parts(fixture_path):
+    boot = read([fixture_path("systemd-time-full.txt")])
+    phases = {ev.name: ev for ev in _events(boot, Kind.PHASE)}
+    assert phases["firmware"].t == -(10300 * MS) and phases["firmware"].dur == 7200 * MS
+    assert phases["loader"].t == -3100 * MS
+    assert phases["initrd"].t == 1500 * MS and phases["initrd"].dur == 2100 * MS
+    assert phases["userspace"].t == 3600 * MS and phases["userspace"].dur == 69608 * MS
+    assert boot.clocks[Clock.USERSPACE].offset == 3600 * MS
+    (reached,) = _events(boot, Kind.UNIT)
+    assert boot.at(reached) == 3600 * MS + 68100 * MS
+
+
+@pytest.mark.parametrize("text, ns", [("1min 9.608s", 69608 * MS), ("821ms", 821 * MS), ("588us", 588 * US),
+                                      ("2h 3min", (2 * 3600 + 3 * 60) * S), ("1.5s", 1500 * MS)])
+def test_span(text, ns):
+    assert span_ns(text) == ns
+
+
+def test_systemd_blame(fixture_path):
+    boot = read([fixture_path("systemd-blame.txt")])
+    units = {ev.name: ev.dur for ev in _events(boot, Kind.UNIT)}
+    assert units == {"plymouth-quit-wait.service": 69608 * MS, "systemd-udev-settle.service": 821 * MS,
+                     "sys-kernel-config.mount": 588 * US, "dev-disk-by\\x2dlabel-root.device": 2500 * MS}
+
+
+def test_systemd_chain_ascii_and_colour(fixture_path):
+    boot = read([fixture_path("systemd-chain-ascii.txt")])
+    units = {ev.name: ev for ev in _events(boot, Kind.UNIT)}
+    docker = units["docker.service"]
+    assert (docker.t, docker.dur) == (5100 * MS - 3244 * MS, 3244 * MS)
+    assert units["graphical.target"].attrs["depth"] == 0
+    assert units["NetworkManager-wait-online.service"].attrs["depth"] == 4
+    assert not boot.diagnostics
+
+
+def test_systemd_plot_json(fixture_path):
+    boot = read([fixture_path("systemd-plot.json")])
+    ssh = _events(boot, Kind.UNIT, "ssh.service")[0]
+    assert (ssh.clock, ssh.t, ssh.dur) == (Clock.PRINTK, 3 * S, 900 * MS)
+
+
+def test_systemd_console_status_lines_are_not_timestamps(fixture_path):
+    boot = read([fixture_path("systemd-console-ansi.txt")])
+    assert not boot.clocks  # nothing in this file carries a time
+    units = {ev.name: ev for ev in _events(boot, Kind.UNIT)}
+    assert units["systemd-udevd.service"].attrs["status"] == "OK"
+    assert units["broken.service"].attrs["status"] == "FAILED"
+    assert "multi-user.target" in units
+    assert boot.first_mark(Mark.READY) is not None
+
+
+def test_bootchart_dir_and_tgz(corpus_path, tmp_path):
+    directory = corpus_path("bootchart-example1")
+    boot = read([directory])
+    procs = _events(boot, Kind.PROCESS)
+    assert len(procs) > 100
+    init = next(ev for ev in procs if ev.attrs["pid"] == 1)
+    assert init.clock == Clock.PRINTK
+    assert boot.meta["cmdline"].startswith("root=UUID=")
+    assert boot.series["cpu busy %"][1]
+    tgz = tmp_path / "bootchart.tgz"
+    with tarfile.open(tgz, "w:gz") as tar:
+        tar.add(directory, arcname=".")
+    again = read([str(tgz)])
+    assert len(_events(again, Kind.PROCESS)) == len(procs)
+
+
+def test_bootlab_capture_round_trip(tmp_path):
+    raw_lines = [
+        (150 * MS, b"SeaBIOS (version 1.16.2)\r\n"),
+        (190 * MS, b"Booting from ROM...\r\n"),
+        (3400 * MS, b"\x1bc\x1b[2J[    0.000000] Linux version 6.1.0-56-amd64 (x) #1\r\n"),
+        (3500 * MS, b"bad utf8 \xff\xfe and NUL \x00 and \\ backslash\r\n"),
+        (4000 * MS, b"[    0.600000] Run /init as init process\r\n"),
+    ]
+    data = bootlab_capture.header({"zero": "power-on"})
+    for t, raw in raw_lines:
+        data += bootlab_capture.record(t, "|", raw[:-1])
+    data += bootlab_capture.record(4100 * MS, "~", b"BOOTLAB ")
+    data += bootlab_capture.record(4150 * MS, "|", b"READY")
+    path = tmp_path / "boot.capture"
+    path.write_bytes(data)
+    boot = read([str(path)])
+    assert boot.sources[0].format == "bootlab-capture"
+    # Every byte comes back exactly.
+    records = list(bootlab_capture.iter_records(data, "x", boot))
+    assert records[3][3] == b"bad utf8 \xff\xfe and NUL \x00 and \\ backslash\r"
+    assert boot.clocks[Clock.PRINTK].offset == 3400 * MS
+    assert boot.at(boot.first_mark(Mark.FIRMWARE_START)) == 150 * MS
+    assert boot.at(boot.first_mark(Mark.KERNEL_LOAD)) == 190 * MS
+    ready = boot.first_mark(Mark.READY)
+    assert boot.at(ready) == 4100 * MS  # stamped at the line's first byte
+
+
+def test_capture_splits_boot_stub_and_kernel_on_one_line(tmp_path):
+    data = bootlab_capture.header({"zero": "power-on"})
+    data += bootlab_capture.record(200 * MS, "~", b"Probing EDD (edd=off to disable)... o")
+    data += bootlab_capture.record(3400 * MS, "|", b"k\x1bc[    0.000000] Linux version 6.1.0 (x) #1\r")
+    path = tmp_path / "edd.capture"
+    path.write_bytes(data)
+    boot = read([str(path)])
+    assert boot.at(boot.first_mark("kernel.setup")) == 200 * MS
+    assert boot.clocks[Clock.PRINTK].offset == 3400 * MS
+
+
+def test_gzipped_dmesg(fixture_path, tmp_path):
+    import gzip
+    path = tmp_path / "dmesg.gz"
+    path.write_bytes(gzip.compress(open(fixture_path("dmesg-plain.txt"), "rb").read()))
+    assert read_one(str(path)).sources[0].format == "dmesg"
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "empty file"),
+    (bytes(range(256)) * 64, "binary data"),
+    (b"hello world\nthis is a readme\n", "not a boot log"),
+    (b"\x1f\x8b\x08\x00garbage", "gzip"),
+])
+def test_not_a_log(tmp_path, content, message):
+    path = tmp_path / "input"
+    path.write_bytes(content)
+    with pytest.raises(NotALog, match=message):
+        read([str(path)])
+
+
+def test_one_bad_file_among_good_ones_is_an_error_diagnostic(fixture_path, tmp_path):
+    bad = tmp_path / "empty"
+    bad.write_bytes(b"")
+    boot = read([fixture_path("dmesg-plain.txt"), str(bad)])
+    assert [d.severity for d in boot.diagnostics if "empty" in d.message] == ["error"]
+
+
+def test_forced_format_unknown(fixture_path):
+    with pytest.raises(NotALog, match="unknown input format"):
+        read([fixture_path("dmesg-plain.txt")], fmt="nonsense")
+
+
+def test_truncated_line_is_read(tmp_path):
+    path = tmp_path / "dmesg"
+    path.write_bytes(b"[    0.000000] Linux version 6.1.0 (x) #1\n[    0.500000] Run /init as init pro")
+    boot = read([str(path)])
+    assert boot.logs[0].text[-1].startswith("Run /init")
+
+
+def test_interleaved_logs_warn(tmp_path):
+    path = tmp_path / "dmesg"
+    path.write_bytes(b"[    5.000000] a\n[    0.000000] Linux version 6.1.0 (x) #1\n[    6.000000] b\n")
+    boot = read([str(path)])
+    assert any("goes back" in d.message and d.line == 2 for d in boot.diagnostics)
+
+
+def test_capture_damaged_record(tmp_path):
+    data = bootlab_capture.header({}) + b"garbage line\n" + bootlab_capture.record(MS, "|", b"U-Boot 2024.01 (x)")
+    path = tmp_path / "c"
+    path.write_bytes(data)
+    boot = read([str(path)])
+    assert any(d.line == 2 and "damaged" in d.message for d in boot.diagnostics)
+    assert boot.first_mark(Mark.BOOTLOADER_START) is not None
+
+
+def test_tar_bootchart_detection_in_memory():
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        info = tarfile.TarInfo("header")
+        payload = b"title = x\n"
+        info.size = len(payload)
+        tar.addfile(info, io.BytesIO(payload))
+    assert detect.detect("x.tgz", buf.getvalue()) == "bootchart"
