@@ -1,0 +1,190 @@
+"""`bootlab rt`: schedulability analysis, simulation, trace views and checks for the
+real-time scheduler framework (docs/rt-analysis.md).  The work is done in bootlab.rt."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import UsageError
+from ..rt.config import Config, ConfigError, load_config
+from ..rt.trace import Trace, TraceError, read_trace
+from ..rt.units import NS_PER, parse_duration
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("rt", help="analyse, simulate and check the real-time scheduler",
+                                   description="Real-time scheduler framework: analysis, simulation, traces, checks.")
+    verbs = parser.add_subparsers(dest="rt_verb", metavar="COMMAND")
+    verbs.required = True
+
+    analyze = verbs.add_parser("analyze", help="schedulability and worst-case response times of a configuration")
+    analyze.add_argument("config", help="configuration file (TOML or JSON)")
+    analyze.add_argument("--format", choices=("text", "json"), default="text")
+    analyze.set_defaults(rt_run=_analyze)
+
+    simulate = verbs.add_parser("simulate", help="the ideal schedule of a configuration, as a trace")
+    simulate.add_argument("config", help="configuration file (TOML or JSON)")
+    simulate.add_argument("--until", metavar="T",
+                          help="simulated time, e.g. 420ms or 2s (a bare number is in the configuration's unit); "
+                               "default: one hyperperiod after the last first release")
+    simulate.add_argument("--exec", dest="overrides", action="append", default=[], metavar="TASK[@JOB]=TIME",
+                          help="what-if execution time of a task's jobs (or of job JOB only), e.g. control=3ms; repeatable")
+    simulate.add_argument("-o", "--output", metavar="FILE", help="write the trace here instead of standard output")
+    simulate.set_defaults(rt_run=_simulate)
+
+    trace = verbs.add_parser("trace", help="response times, budgets and charts of a recorded or simulated trace")
+    trace.add_argument("trace", help="trace file (recorder or simulator output)")
+    trace.add_argument("--config", help="configuration: names tasks and servers, adds the analytical bounds")
+    trace.add_argument("--format", choices=("text", "json"), default="text")
+    trace.add_argument("--svg", metavar="FILE", help="write a Gantt chart as SVG")
+    trace.add_argument("--png", metavar="FILE", help="write a Gantt chart as PNG")
+    trace.add_argument("--grasp", metavar="FILE", help="write a Grasp trace")
+    trace.add_argument("--perfetto", metavar="FILE", help="write a Perfetto (Trace Event JSON) trace")
+    trace.set_defaults(rt_run=_show_trace)
+
+    check = verbs.add_parser("check", help="compare a recorded trace with the analysis and the simulation")
+    check.add_argument("config", help="configuration file the trace was recorded with")
+    check.add_argument("trace", help="trace file")
+    check.add_argument("--tolerance-us", type=int, default=100, metavar="N",
+                       help="allowed difference of each boundary, budget and bound, in microseconds (default 100)")
+    check.set_defaults(rt_run=_check)
+
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return args.rt_run(args)
+
+
+def _config(path: str) -> Config:
+    try:
+        return load_config(path)
+    except ConfigError as err:
+        raise UsageError(f"invalid configuration:\n{err}") from err
+
+
+def _load_trace(path: str) -> Trace:
+    try:
+        trace = read_trace(path)
+    except TraceError as err:
+        raise UsageError(str(err)) from err
+    if not trace.events and trace.damage:
+        raise UsageError(f"{path}: no readable events: {trace.damage}")
+    if trace.damage:
+        print(f"bootlab rt: {path}: {trace.damage} (using the readable part before it)", file=sys.stderr)
+    return trace
+
+
+def _write(path: str, content: str) -> None:
+    try:
+        Path(path).write_text(content, encoding="utf-8")
+    except OSError as err:
+        raise UsageError(f"cannot write {path}: {err}") from err
+
+
+def _analyze(args: argparse.Namespace) -> int:
+    from ..rt.schedulability import analyze, to_dict, to_text
+
+    result = analyze(_config(args.config))
+    print(json.dumps(to_dict(result), indent=2) if args.format == "json" else to_text(result))
+    return 0 if result.schedulable else 1
+
+
+def _exec_override(text: str, config: Config):
+    from ..rt.simulate import ExecOverride
+
+    target, sep, amount = text.partition("=")
+    name, _, job = target.partition("@")
+    task = config.task_by_ref(name)
+    if not sep or task is None:
+        raise UsageError(f"--exec {text}: expected TASK[@JOB]=TIME with TASK a task name or id")
+    if job and not job.isdigit():
+        raise UsageError(f"--exec {text}: JOB must be a job number (0 is the first)")
+    try:
+        exec_ns = parse_duration(amount, config.unit)
+    except ValueError as err:
+        raise UsageError(f"--exec {text}: {err}") from err
+    if exec_ns <= 0:
+        raise UsageError(f"--exec {text}: the execution time must be positive")
+    return ExecOverride(task.id, exec_ns, int(job) if job else None)
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from ..rt.simulate import hyperperiod_ns, simulate
+    from ..rt.trace import format_trace
+
+    config = _config(args.config)
+    overrides = [_exec_override(text, config) for text in args.overrides]
+    if args.until is None:
+        until = hyperperiod_ns(config)
+    else:
+        try:
+            until = parse_duration(args.until, config.unit)
+        except ValueError as err:
+            raise UsageError(f"--until: {err}") from err
+    text = format_trace(simulate(config, until, overrides), config.plugin)
+    if args.output:
+        _write(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _show_trace(args: argparse.Namespace) -> int:
+    from ..rt import report
+    from ..rt.schedulability import analyze
+    from ..rt.schedule import Schedule
+
+    trace = _load_trace(args.trace)
+    schedule = Schedule.from_trace(trace)
+    analysis = None
+    if args.config:
+        config = _config(args.config)
+        schedule.name_from(config)
+        analysis = analyze(config)
+    if args.svg:
+        from ..rt.gantt import gantt_svg
+        _write(args.svg, gantt_svg(schedule))
+    if args.png:
+        from ..rt.gantt import gantt_png
+        try:
+            gantt_png(schedule, args.png)
+        except OSError as err:
+            raise UsageError(f"cannot write {args.png}: {err}") from err
+    if args.grasp:
+        from ..rt.grasp import grasp_trace
+        _write(args.grasp, grasp_trace(trace, schedule))
+    if args.perfetto:
+        from ..rt.perfetto import perfetto_json
+        _write(args.perfetto, perfetto_json(schedule))
+    if args.format == "json":
+        print(json.dumps(report.to_dict(trace, schedule, analysis), indent=2))
+    else:
+        print(report.to_text(trace, schedule, analysis))
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from ..rt.check import check
+
+    if args.tolerance_us < 0:
+        raise UsageError("--tolerance-us must not be negative")
+    config = _config(args.config)
+    result = check(config, _load_trace(args.trace), args.tolerance_us * NS_PER["us"])
+    for note in result.notes:
+        print(f"note: {note}")
+    summary = (f"{result.jobs_checked} jobs, {result.periods_checked} server periods, "
+               f"{result.segments_compared} intervals compared with the simulation, tolerance {args.tolerance_us} us")
+    if result.ok:
+        print(f"ok: {summary}")
+        return 0
+    first, others = result.violations[0], len(result.violations) - 1
+    print(f"FAILED: {first.explain(result.origin)}")
+    if others:
+        print(f"({others} more violation{'s' * (others != 1)}; {summary})")
+    else:
+        print(f"({summary})")
+    return 1

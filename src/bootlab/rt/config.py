@@ -1,0 +1,268 @@
+"""The scheduler configuration file (docs/rt-formats.md), loaded and checked as strictly as
+the C loader: unknown keys, missing keys, impossible values and duplicate ids are errors
+that name the key and its line.  Times are kept in integer microseconds."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .sourcemap import SourceMap, json_source_map, toml_source_map
+from .units import scale_to_us
+
+PLUGINS = ("fp", "edf", "hsf-fp")
+UNITS = ("us", "ms")
+MAX_SERVER_ID = 63
+MAX_TASK_ID = 255
+MAX_PRIORITY = 99
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message lists every problem, one a line."""
+
+
+@dataclass(frozen=True)
+class Server:
+    id: int
+    period: int
+    budget: int
+    priority: int
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.name or f"server{self.id}"
+
+
+@dataclass(frozen=True)
+class Task:
+    id: int
+    period: int
+    wcet: int
+    deadline: int
+    priority: int = 0
+    offset: int = 0
+    jobs: int = 0
+    server: int | None = None
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.name or f"task{self.id}"
+
+
+@dataclass(frozen=True)
+class Config:
+    plugin: str
+    unit: str
+    servers: tuple[Server, ...]
+    tasks: tuple[Task, ...]
+    source: str = ""
+
+    def server(self, server_id: int) -> Server:
+        return next(s for s in self.servers if s.id == server_id)
+
+    def tasks_in(self, server_id: int) -> tuple[Task, ...]:
+        return tuple(t for t in self.tasks if t.server == server_id)
+
+    def task_by_ref(self, ref: str) -> Task | None:
+        """The task named `ref`, or whose id is `ref`."""
+        for task in self.tasks:
+            if task.name == ref or str(task.id) == ref:
+                return task
+        return None
+
+
+def load_config(path: str | Path) -> Config:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: cannot read: {err}") from err
+    is_json = path.suffix.lower() == ".json" or (path.suffix.lower() != ".toml" and text.lstrip().startswith("{"))
+    return parse_config(text, str(path), "json" if is_json else "toml")
+
+
+def parse_config(text: str, source: str = "<config>", syntax: str = "toml") -> Config:
+    if syntax == "json":
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ConfigError(f"{source}:{err.lineno}: JSON syntax error: {err.msg} (column {err.colno})") from err
+        where = json_source_map(text)
+    else:
+        try:
+            document = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as err:
+            raise ConfigError(f"{source}: TOML syntax error: {err}") from err
+        where = toml_source_map(text)
+    checker = _Checker(source, where)
+    config = checker.config(document)
+    if checker.problems:
+        raise ConfigError("\n".join(checker.problems))
+    return config
+
+
+_SERVER_KEYS = {"id", "name", "period", "budget", "priority"}
+_TASK_KEYS = {"id", "name", "server", "period", "wcet", "deadline", "priority", "offset", "jobs"}
+
+
+class _Checker:
+    """Collects every problem with its line instead of stopping at the first."""
+
+    def __init__(self, source: str, where: SourceMap) -> None:
+        self.source = source
+        self.where = where
+        self.problems: list[str] = []
+        for path, line in where.duplicates:
+            self.problem(path, "duplicate key", line)
+
+    def problem(self, path: tuple, message: str, line: int | None = None) -> None:
+        line = line if line is not None else self.where.line_of(path)
+        at = f"{self.source}:{line}" if line else self.source
+        self.problems.append(f"{at}: {_describe(path)}: {message}")
+
+    def config(self, document: object) -> Config:
+        if not isinstance(document, dict):
+            self.problem((), "the file must hold a table (an object)")
+            return Config("fp", "us", (), (), self.source)
+        for key in document.keys() - {"plugin", "unit", "server", "task"}:
+            self.problem((key,), "unknown key (expected plugin, unit, server, task)")
+        plugin = document.get("plugin")
+        if plugin is None:
+            self.problem(("plugin",), "missing key (one of " + ", ".join(PLUGINS) + ")")
+        elif plugin not in PLUGINS:
+            self.problem(("plugin",), f"unknown plugin {plugin!r} (expected one of {', '.join(PLUGINS)})")
+        unit = document.get("unit", "us")
+        if unit not in UNITS:
+            self.problem(("unit",), f"unknown unit {unit!r} (expected \"us\" or \"ms\")")
+            unit = "us"
+        server_entries = self.entries(document, "server")
+        if server_entries and plugin != "hsf-fp":
+            self.problem(("server",), f"servers are for the hsf-fp plugin only, not {plugin!r}")
+        servers = tuple(s for i, e in enumerate(server_entries) if (s := self.server(i, e, unit)))
+        self.unique_ids("server", [s.id for s in servers])
+        server_ids = {s.id for s in servers}
+        tasks = tuple(t for i, e in enumerate(self.entries(document, "task")) if (t := self.task(i, e, unit, plugin, server_ids)))
+        self.unique_ids("task", [t.id for t in tasks])
+        return Config(plugin if plugin in PLUGINS else "fp", unit, servers, tasks, self.source)
+
+    def entries(self, document: dict, name: str) -> list:
+        entries = document.get(name, [])
+        if not isinstance(entries, list):
+            self.problem((name,), f"must be an array of tables ([[{name}]])")
+            return []
+        return entries
+
+    def server(self, index: int, entry: object, unit: str) -> Server | None:
+        path = ("server", index)
+        if not self.is_table(path, entry, _SERVER_KEYS):
+            return None
+        server = Server(
+            id=self.integer(path, entry, "id", 0, MAX_SERVER_ID),
+            period=self.time(path, entry, "period", unit),
+            budget=self.time(path, entry, "budget", unit),
+            priority=self.integer(path, entry, "priority", 0, MAX_PRIORITY),
+            name=self.name(path, entry),
+        )
+        if server.period > 0 and not 0 < server.budget <= server.period:
+            self.problem(path + ("budget",), f"must satisfy 0 < budget <= period ({entry.get('period')}), got {entry.get('budget')}")
+        return server
+
+    def task(self, index: int, entry: object, unit: str, plugin: object, server_ids: set[int]) -> Task | None:
+        path = ("task", index)
+        if not self.is_table(path, entry, _TASK_KEYS):
+            return None
+        if plugin == "hsf-fp":
+            server = entry.get("server")
+            if server is None:
+                self.problem(path + ("server",), "missing key (the id of the server the task runs in)", self.where.line_of(path))
+            elif server not in server_ids or isinstance(server, bool):
+                self.problem(path + ("server",), f"no server with id {server!r}")
+        elif "server" in entry:
+            self.problem(path + ("server",), f"tasks have a server with the hsf-fp plugin only, not {plugin!r}")
+            server = None
+        else:
+            server = None
+        period = self.time(path, entry, "period", unit)
+        task = Task(
+            id=self.integer(path, entry, "id", 0, MAX_TASK_ID),
+            period=period,
+            wcet=self.time(path, entry, "wcet", unit),
+            deadline=self.time(path, entry, "deadline", unit, default=period),
+            priority=self.integer(path, entry, "priority", 0, MAX_PRIORITY, default=0 if plugin == "edf" else None),
+            offset=self.time(path, entry, "offset", unit, default=0, positive=False),
+            jobs=self.integer(path, entry, "jobs", 0, None, default=0),
+            server=server,
+            name=self.name(path, entry),
+        )
+        if task.period > 0 and task.deadline > 0:
+            if task.deadline > task.period:
+                self.problem(path + ("deadline",), f"must satisfy deadline <= period ({entry.get('period')}), got {entry.get('deadline')}")
+            elif task.wcet > task.deadline:
+                self.problem(path + ("wcet",), f"must satisfy 0 < wcet <= deadline ({entry.get('deadline', entry.get('period'))}), got {entry.get('wcet')}")
+        return task
+
+    def is_table(self, path: tuple, entry: object, allowed: set[str]) -> bool:
+        if not isinstance(entry, dict):
+            self.problem(path, "must be a table (an object)")
+            return False
+        for key in sorted(entry.keys() - allowed):
+            self.problem(path + (key,), f"unknown key (expected {', '.join(sorted(allowed))})")
+        return True
+
+    def integer(self, path: tuple, entry: dict, key: str, low: int, high: int | None, default: int | None = None) -> int:
+        value = entry.get(key, default)
+        if value is None:
+            self.problem(path + (key,), "missing key", self.where.line_of(path))
+            return low
+        if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+            upper = f"..{high}" if high is not None else " or more"
+            self.problem(path + (key,), f"must be an integer {low}{upper}, got {value!r}")
+            return low
+        return value
+
+    def time(self, path: tuple, entry: dict, key: str, unit: str, default: int | None = None, positive: bool = True) -> int:
+        if key not in entry:
+            if default is None:
+                self.problem(path + (key,), "missing key", self.where.line_of(path))
+                return 0
+            return default
+        value = entry[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.problem(path + (key,), f"must be a number of {unit}, got {value!r}")
+            return 0
+        try:
+            us = scale_to_us(value, unit)
+        except ValueError as err:
+            self.problem(path + (key,), str(err))
+            return 0
+        if us < 0 or (positive and us == 0):
+            self.problem(path + (key,), f"must be {'> 0' if positive else '>= 0'}, got {value!r}")
+            return 0
+        return us
+
+    def name(self, path: tuple, entry: dict) -> str:
+        value = entry.get("name", "")
+        if not isinstance(value, str):
+            self.problem(path + ("name",), f"must be a string, got {value!r}")
+            return ""
+        return value
+
+    def unique_ids(self, table: str, ids: list[int]) -> None:
+        seen: set[int] = set()
+        for index, ident in enumerate(ids):
+            if ident in seen:
+                self.problem((table, index, "id"), f"duplicate {table} id {ident}")
+            seen.add(ident)
+
+
+def _describe(path: tuple) -> str:
+    if not path:
+        return "file"
+    if len(path) >= 2 and isinstance(path[1], int):
+        where = f"[[{path[0]}]] #{path[1] + 1}"
+        return f"{where}: {path[2]}" if len(path) > 2 else where
+    return str(path[0])

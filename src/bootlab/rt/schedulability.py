@@ -1,0 +1,250 @@
+"""`bootlab rt analyze`: the analysis applied to a configuration, per server and per task.
+
+- hsf-fp, global level: the servers are periodic tasks (C = budget, T = period, D = T) under
+  fixed priority: exact response-time analysis.
+- hsf-fp, local level: each server is the supply Γ(Π, Θ) of its tasks; fixed-priority
+  tasks are checked against Shin & Lee's bound and against the tighter bound that uses the
+  server's response time R (budget delivered within R of each period start).  Whether EDF
+  inside the server would also fit is reported for information.
+- fp: response-time analysis (exact for synchronous release); edf: QPA (exact) and
+  Spuri's response times (upper bounds).
+
+Utilisation, the Liu & Layland and the hyperbolic bounds are reported for information.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from . import analysis
+from .analysis import DedicatedSupply, PeriodicSupply, PeriodicTask
+from .config import Config, Server, Task
+from .texttable import format_table
+from .units import NS_PER, format_duration
+
+
+@dataclass
+class LevelSummary:
+    """Utilisation tests of one set of periodic tasks (the servers, or a flat task set)."""
+
+    count: int
+    utilization: Fraction
+    liu_layland_bound: float
+    hyperbolic_product: Fraction
+
+    @classmethod
+    def of(cls, tasks: list[PeriodicTask]) -> LevelSummary:
+        return cls(len(tasks), analysis.utilization(tasks), analysis.liu_layland_bound(len(tasks)), analysis.hyperbolic_product(tasks))
+
+    def to_dict(self) -> dict:
+        return {
+            "utilization": float(self.utilization),
+            "liu_layland_bound": self.liu_layland_bound,
+            "liu_layland_met": self.utilization <= self.liu_layland_bound,
+            "hyperbolic_product": float(self.hyperbolic_product),
+            "hyperbolic_met": self.hyperbolic_product <= 2,
+        }
+
+
+@dataclass
+class ServerResult:
+    server: Server
+    wcrt: int | None              # µs; None when it exceeds the period
+    task_utilization: Fraction
+
+    @property
+    def schedulable(self) -> bool:
+        return self.wcrt is not None and self.wcrt <= self.server.period
+
+
+@dataclass
+class TaskResult:
+    task: Task
+    wcrt: int | None              # µs: the tightest bound (the one `check` uses)
+    schedulable: bool
+    method: str
+    # hsf-fp only
+    wcrt_shin_lee: int | None = None
+    local_edf_schedulable: bool | None = None
+    note: str = ""
+
+
+@dataclass
+class Analysis:
+    config: Config
+    level: LevelSummary
+    servers: list[ServerResult] = field(default_factory=list)
+    tasks: list[TaskResult] = field(default_factory=list)
+    edf_demand: analysis.DemandTest | None = None
+
+    @property
+    def schedulable(self) -> bool:
+        return all(s.schedulable for s in self.servers) and all(t.schedulable for t in self.tasks) and (
+            self.edf_demand is None or self.edf_demand.schedulable)
+
+    def task_bound_ns(self, task_id: int) -> int | None:
+        result = next((r for r in self.tasks if r.task.id == task_id), None)
+        return None if result is None or result.wcrt is None else result.wcrt * NS_PER["us"]
+
+    def server_bound_ns(self, server_id: int) -> int | None:
+        result = next((r for r in self.servers if r.server.id == server_id), None)
+        return None if result is None or result.wcrt is None else result.wcrt * NS_PER["us"]
+
+
+def _model(item: Server | Task) -> PeriodicTask:
+    if isinstance(item, Server):
+        return PeriodicTask(item.budget, item.period, item.period)
+    return PeriodicTask(item.wcet, item.period, item.deadline)
+
+
+def _fp_order(item: Server | Task) -> tuple[int, int]:
+    """Priority 0 is the highest; ties go to the lower id."""
+    return (item.priority, item.id)
+
+
+def _fp_response_times(items: list, supply) -> dict[int, int | None]:
+    ordered = sorted(items, key=_fp_order)
+    return {
+        item.id: analysis.fp_response_time(
+            _model(item).wcet, [_model(h) for h in ordered[:rank]], supply, item.period)
+        for rank, item in enumerate(ordered)
+    }
+
+
+def analyze(config: Config) -> Analysis:
+    if config.plugin == "hsf-fp":
+        return _analyze_hierarchical(config)
+    tasks = list(config.tasks)
+    result = Analysis(config, LevelSummary.of([_model(t) for t in tasks]))
+    if config.plugin == "fp":
+        for task, wcrt in zip(tasks, _fp_response_times(tasks, DedicatedSupply()).values()):
+            result.tasks.append(TaskResult(task, wcrt, wcrt is not None and wcrt <= task.deadline, "response-time analysis"))
+    else:
+        models = [_model(t) for t in tasks]
+        result.edf_demand = analysis.edf_demand_test(models, DedicatedSupply())
+        for task, wcrt in zip(tasks, analysis.edf_response_times(models)):
+            result.tasks.append(TaskResult(task, wcrt, wcrt is not None and wcrt <= task.deadline, "EDF response time (Spuri)"))
+    return result
+
+
+def _analyze_hierarchical(config: Config) -> Analysis:
+    servers = list(config.servers)
+    result = Analysis(config, LevelSummary.of([_model(s) for s in servers]))
+    server_wcrt = _fp_response_times(servers, DedicatedSupply())
+    for server in servers:
+        members = list(config.tasks_in(server.id))
+        result.servers.append(ServerResult(server, server_wcrt[server.id], analysis.utilization([_model(t) for t in members])))
+    for server_result in result.servers:
+        server = server_result.server
+        members = list(config.tasks_in(server.id))
+        if not server_result.schedulable:
+            for task in members:
+                result.tasks.append(TaskResult(task, None, False, "periodic resource model",
+                                               note=f"{server.label} cannot deliver its budget every period"))
+            continue
+        shin_lee = PeriodicSupply.shin_lee(server.period, server.budget)
+        tight = PeriodicSupply(server.period, server.budget, server_result.wcrt)
+        loose = _fp_response_times(members, shin_lee)
+        tightest = _fp_response_times(members, tight)
+        local_edf = analysis.edf_demand_test([_model(t) for t in members], tight).schedulable
+        for task in members:
+            wcrt = tightest[task.id]
+            result.tasks.append(TaskResult(
+                task, wcrt, wcrt is not None and wcrt <= task.deadline,
+                "periodic resource model with server response time",
+                wcrt_shin_lee=loose[task.id], local_edf_schedulable=local_edf))
+    result.tasks.sort(key=lambda r: r.task.id)
+    return result
+
+
+def _time(us: int | None, unit: str) -> str | None:
+    return None if us is None else format_duration(us * NS_PER["us"], unit)
+
+
+def to_dict(result: Analysis) -> dict:
+    """The analysis as JSON-ready data; times in the configuration's unit and in µs."""
+    unit = result.config.unit
+    doc: dict = {
+        "config": result.config.source,
+        "plugin": result.config.plugin,
+        "unit": unit,
+        "schedulable": result.schedulable,
+        ("servers_level" if result.config.plugin == "hsf-fp" else "task_set"): result.level.to_dict(),
+    }
+    if result.edf_demand is not None:
+        doc["edf_demand_test"] = {"schedulable": result.edf_demand.schedulable,
+                                  "failure_at": _time(result.edf_demand.failure_at, unit),
+                                  "checked_up_to": _time(result.edf_demand.checked_up_to, unit)}
+    if result.config.plugin == "hsf-fp":
+        doc["servers"] = [{
+            "id": r.server.id, "name": r.server.label, "priority": r.server.priority,
+            "period": _time(r.server.period, unit), "budget": _time(r.server.budget, unit),
+            "wcrt": _time(r.wcrt, unit), "wcrt_us": r.wcrt, "schedulable": r.schedulable,
+            "task_utilization": float(r.task_utilization),
+        } for r in result.servers]
+    doc["tasks"] = [{
+        "id": r.task.id, "name": r.task.label, "server": r.task.server, "priority": r.task.priority,
+        "period": _time(r.task.period, unit), "deadline": _time(r.task.deadline, unit), "wcet": _time(r.task.wcet, unit),
+        "wcrt": _time(r.wcrt, unit), "wcrt_us": r.wcrt, "schedulable": r.schedulable, "method": r.method,
+        **({"wcrt_shin_lee": _time(r.wcrt_shin_lee, unit), "local_edf_schedulable": r.local_edf_schedulable}
+           if result.config.plugin == "hsf-fp" else {}),
+        **({"note": r.note} if r.note else {}),
+    } for r in result.tasks]
+    return doc
+
+
+def _yes(flag: bool | None) -> str:
+    return "-" if flag is None else ("yes" if flag else "NO")
+
+
+def _level_line(level: LevelSummary, what: str) -> str:
+    summary = level.to_dict()
+    return (f"  {what}: utilisation {summary['utilization']:.3f}; "
+            f"Liu & Layland bound for {level.count}: {summary['liu_layland_bound']:.3f} "
+            f"({'met' if summary['liu_layland_met'] else 'not met'}); "
+            f"hyperbolic product {summary['hyperbolic_product']:.3f} "
+            f"({'met' if summary['hyperbolic_met'] else 'not met'}, must be <= 2)")
+
+
+def to_text(result: Analysis) -> str:
+    config = result.config
+    unit = config.unit
+
+    def show(us: int | None) -> str:
+        return _time(us, unit) or ">T"   # a response beyond the period is not bounded here
+
+    out = [f"{config.source}: plugin {config.plugin}, times in {unit}", ""]
+    if config.plugin == "hsf-fp":
+        out.append("Servers as periodic tasks (C = budget, T = D = period), fixed priority, exact response-time analysis")
+        out.append(_level_line(result.level, "servers"))
+        out.append(format_table(
+            ["server", "id", "prio", "period", "budget", "WCRT", "tasks' U", "schedulable"],
+            [[r.server.label, r.server.id, r.server.priority, show(r.server.period), show(r.server.budget),
+              show(r.wcrt), f"{float(r.task_utilization):.3f}", _yes(r.schedulable)] for r in result.servers]))
+        out.append("")
+        out.append("Tasks in servers, fixed priority on the periodic resource Γ(Π, Θ): WCRT uses the server's")
+        out.append("response time R (budget within R of each period start); Γ(Π,Θ) is Shin & Lee's bound")
+        out.append(format_table(
+            ["task", "id", "server", "prio", "period", "deadline", "wcet", "WCRT", "Γ(Π,Θ)", "local EDF", "schedulable"],
+            [[r.task.label, r.task.id, config.server(r.task.server).label, r.task.priority, show(r.task.period),
+              show(r.task.deadline), show(r.task.wcet), show(r.wcrt), show(r.wcrt_shin_lee),
+              _yes(r.local_edf_schedulable), _yes(r.schedulable) + (f" ({r.note})" if r.note else "")]
+             for r in result.tasks]))
+    else:
+        title = ("Fixed priority, response-time analysis (exact for synchronous release)" if config.plugin == "fp"
+                 else "EDF, processor demand criterion (QPA); WCRT: Spuri's bound")
+        out.append(title)
+        out.append(_level_line(result.level, "tasks"))
+        if result.edf_demand is not None:
+            verdict = "holds" if result.edf_demand.schedulable else (
+                f"fails at t = {_time(result.edf_demand.failure_at, unit)}" if result.edf_demand.failure_at is not None
+                else "fails: utilisation above 1")
+            out.append(f"  demand bound dbf(t) <= t: {verdict}")
+        out.append(format_table(
+            ["task", "id", "prio", "period", "deadline", "wcet", "WCRT", "schedulable"],
+            [[r.task.label, r.task.id, r.task.priority, show(r.task.period), show(r.task.deadline), show(r.task.wcet),
+              show(r.wcrt), _yes(r.schedulable)] for r in result.tasks]))
+    out.append("")
+    out.append("schedulable" if result.schedulable else "NOT schedulable")
+    return "\n".join(out)

@@ -1,0 +1,189 @@
+"""The ideal schedule the plugins are meant to produce (docs/rt-formats.md), event by event.
+
+Event-driven in integer nanoseconds: time jumps to the next release, replenishment,
+deadline, completion or depletion; nothing is sampled on ticks, so the result is exact and
+deterministic.  At one instant the events are handled, and written, in this order:
+
+1. `complete` of the running job whose execution is done;
+2. `deplete` of the active server whose budget is exhausted;
+3. `replenish` of every server whose period starts now (by server id);
+4. for each task by id: `miss` of its unfinished job whose absolute deadline is now, then
+   `release` of its job released now;
+5. the decision: `preempt` of the job that loses the CPU, `server_preempt` of the server
+   that stops being active with budget left, `server_resume` of the newly active server,
+   `start` (first time) or `resume` of the job that gets the CPU.
+
+Steps 2-5 are in the order of the C policy core (rt/core); a job that completes exactly at
+its deadline meets it.  Events at `until` are included.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from math import lcm
+from typing import Mapping
+
+from .config import Config, Task
+from .trace import Event
+from .units import NS_PER
+
+US = NS_PER["us"]
+
+
+@dataclass(eq=False)
+class _Job:
+    task: Task
+    index: int
+    release: int
+    deadline: int
+    remaining: int
+    started: bool = False
+    missed: bool = False
+
+
+@dataclass
+class _Server:
+    id: int
+    period: int
+    budget: int
+    priority: int
+    left: int = 0
+    next_replenish: int = 0
+
+
+@dataclass
+class _TaskState:
+    task: Task
+    next_release: int
+    released: int = 0
+    queue: deque[_Job] = field(default_factory=deque)
+
+
+@dataclass(frozen=True)
+class ExecOverride:
+    """Execution time of a task's jobs in a what-if run (one job when `job` is set)."""
+
+    task: int
+    exec_ns: int
+    job: int | None = None
+
+
+def simulate(config: Config, until_ns: int, overrides: list[ExecOverride] | tuple = ()) -> list[Event]:
+    return _Simulation(config, overrides).run(until_ns)
+
+
+class _Simulation:
+    def __init__(self, config: Config, overrides) -> None:
+        self.config = config
+        self.hierarchical = config.plugin == "hsf-fp"
+        self.overrides: Mapping[tuple[int, int | None], int] = {(o.task, o.job): o.exec_ns for o in overrides}
+        self.servers = [_Server(s.id, s.period * US, s.budget * US, s.priority) for s in sorted(config.servers, key=lambda s: s.id)]
+        self.tasks = [_TaskState(t, t.offset * US) for t in sorted(config.tasks, key=lambda t: t.id)]
+        self.events: list[Event] = []
+        self.running: _Job | None = None
+        self.active: _Server | None = None
+
+    def emit(self, t: int, name: str, **fields: int) -> None:
+        self.events.append(Event(t, name, fields))
+
+    def run(self, until: int) -> list[Event]:
+        for s in self.servers:
+            self.emit(0, "server_create", server=s.id, period=s.period, budget=s.budget, prio=s.priority)
+        for state in self.tasks:
+            t = state.task
+            placement = {"server": t.server} if self.hierarchical else {}
+            self.emit(0, "task_create", task=t.id, **placement, period=t.period * US, wcet=t.wcet * US,
+                      deadline=t.deadline * US, prio=t.priority)
+        now = 0
+        while True:
+            self.handle_instant(now)
+            following = self.next_instant(now)
+            if following is None or following > until:
+                return self.events
+            self.advance(following - now)
+            now = following
+
+    def exec_time(self, task: Task, index: int) -> int:
+        return self.overrides.get((task.id, index), self.overrides.get((task.id, None), task.wcet * US))
+
+    def handle_instant(self, now: int) -> None:
+        job = self.running
+        if job is not None and job.remaining == 0:
+            self.emit(now, "complete", task=job.task.id, job=job.index)
+            next(s for s in self.tasks if s.task is job.task).queue.popleft()
+            self.running = None
+        if self.active is not None and self.active.left == 0:
+            self.emit(now, "deplete", server=self.active.id)
+            self.active = None
+        for server in self.servers:
+            if server.next_replenish == now:
+                server.left = server.budget
+                server.next_replenish += server.period
+                self.emit(now, "replenish", server=server.id, budget=server.budget)
+        for state in self.tasks:
+            for pending in state.queue:
+                if pending.deadline == now and not pending.missed:
+                    pending.missed = True
+                    self.emit(now, "miss", task=state.task.id, job=pending.index, deadline=pending.deadline)
+            if state.next_release == now and self.may_release(state):
+                task = state.task
+                job = _Job(task, state.released, now, now + task.deadline * US, self.exec_time(task, state.released))
+                state.queue.append(job)
+                state.released += 1
+                state.next_release += task.period * US
+                self.emit(now, "release", task=task.id, job=job.index, deadline=job.deadline)
+        self.decide(now)
+
+    def may_release(self, state: _TaskState) -> bool:
+        return state.task.jobs == 0 or state.released < state.task.jobs
+
+    def decide(self, now: int) -> None:
+        active = self.choose_server() if self.hierarchical else None
+        chosen = self.choose_job(active)
+        previous = self.running
+        if previous is not None and previous is not chosen:
+            self.emit(now, "preempt", task=previous.task.id, job=previous.index)
+        if self.hierarchical and active is not self.active:
+            if self.active is not None:
+                self.emit(now, "server_preempt", server=self.active.id)
+            if active is not None:
+                self.emit(now, "server_resume", server=active.id)
+        if chosen is not None and chosen is not previous:
+            self.emit(now, "resume" if chosen.started else "start", task=chosen.task.id, job=chosen.index)
+            chosen.started = True
+        self.running, self.active = chosen, active
+
+    def choose_server(self) -> _Server | None:
+        ready = [s for s in self.servers if s.left > 0]
+        return min(ready, key=lambda s: (s.priority, s.id), default=None)
+
+    def choose_job(self, active: _Server | None) -> _Job | None:
+        if self.hierarchical and active is None:
+            return None
+        heads = [s.queue[0] for s in self.tasks if s.queue and (not self.hierarchical or s.task.server == active.id)]
+        if self.config.plugin == "edf":
+            return min(heads, key=lambda j: (j.deadline, j.task.id), default=None)
+        return min(heads, key=lambda j: (j.task.priority, j.task.id), default=None)
+
+    def next_instant(self, now: int) -> int | None:
+        times = [s.next_release for s in self.tasks if self.may_release(s)]
+        times += [s.next_replenish for s in self.servers]
+        times += [j.deadline for s in self.tasks for j in s.queue if not j.missed and j.deadline > now]
+        if self.running is not None:
+            times.append(now + self.running.remaining)
+        if self.active is not None:
+            times.append(now + self.active.left)
+        return min(times, default=None)
+
+    def advance(self, elapsed: int) -> None:
+        if self.running is not None:
+            self.running.remaining -= elapsed
+        if self.active is not None:
+            self.active.left -= elapsed
+
+
+def hyperperiod_ns(config: Config) -> int:
+    """One hyperperiod after the last first release: where a synchronous schedule repeats."""
+    periods = [s.period for s in config.servers] + [t.period for t in config.tasks]
+    return (max((t.offset for t in config.tasks), default=0) + lcm(*periods)) * US if periods else 0

@@ -1,0 +1,146 @@
+"""The simulator follows docs/rt-formats.md exactly: priorities, tie-breaking, idling
+servers, misses, the order of events at one instant, and what-if execution times."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bootlab.rt.config import Config, Server, Task, load_config
+from bootlab.rt.schedule import Schedule
+from bootlab.rt.simulate import ExecOverride, hyperperiod_ns, simulate
+from bootlab.rt.trace import format_trace, parse_trace
+
+DATA = Path(__file__).parent / "data"
+MS = 1_000_000
+
+
+def runs(config: Config, until_ms: int, overrides=()) -> list[tuple[int, int, int, int]]:
+    """(task, job, start, end) of every execution segment, in ms."""
+    schedule = Schedule.from_events(simulate(config, until_ms * MS, overrides), config.plugin)
+    return [(g.owner, g.job, g.start // MS, g.end // MS) for g in schedule.segments]
+
+
+def at(events, time_ms: int) -> list[str]:
+    return [e.format().split(" ", 1)[1] for e in events if e.time == time_ms * MS]
+
+
+def fp(*tasks: Task) -> Config:
+    return Config("fp", "ms", (), tasks)
+
+
+def test_fp_higher_priority_first_and_preempts():
+    config = fp(Task(1, 10_000, 3_000, 10_000, priority=1), Task(2, 4_000, 1_000, 4_000, priority=0))
+    assert runs(config, 9) == [(2, 0, 0, 1), (1, 0, 1, 4), (2, 1, 4, 5), (2, 2, 8, 9)]
+
+
+def test_fp_equal_priorities_go_to_the_lower_id_even_by_preemption():
+    # Task 2 runs alone until task 1, same priority and lower id, is released at 2 ms.
+    config = fp(Task(2, 20_000, 5_000, 20_000, priority=3), Task(1, 20_000, 1_000, 20_000, priority=3, offset=2_000))
+    assert runs(config, 20) == [(2, 0, 0, 2), (1, 0, 2, 3), (2, 0, 3, 6)]
+
+
+def test_edf_earliest_deadline_then_lower_id_priority_ignored():
+    config = Config("edf", "ms", (), (
+        Task(5, 10_000, 2_000, 6_000, priority=0),
+        Task(3, 10_000, 2_000, 6_000, priority=9),
+        Task(4, 10_000, 1_000, 3_000, priority=99),
+    ))
+    assert runs(config, 10) == [(4, 0, 0, 1), (3, 0, 1, 3), (5, 0, 3, 5)]
+
+
+def test_hsf_servers_tie_to_lower_id_and_tasks_by_local_priority():
+    config = Config("hsf-fp", "ms", (Server(1, 10_000, 2_000, 5), Server(0, 10_000, 3_000, 5)), (
+        Task(7, 10_000, 1_000, 10_000, priority=2, server=0),
+        Task(8, 10_000, 1_000, 10_000, priority=1, server=0),
+        Task(9, 10_000, 5_000, 10_000, priority=0, server=1),
+    ))
+    schedule = Schedule.from_events(simulate(config, 10 * MS), config.plugin)
+    assert [(w.owner, w.start // MS, w.end // MS) for w in schedule.windows] == [(0, 0, 3), (1, 3, 5)]
+    assert runs(config, 10) == [(8, 0, 0, 1), (7, 0, 1, 2), (9, 0, 3, 5)]
+
+
+def test_idling_server_spends_its_budget_without_work():
+    # Server 0 has no task: it is still active for its budget and server 1 waits.
+    config = Config("hsf-fp", "ms", (Server(0, 10_000, 4_000, 0), Server(1, 10_000, 6_000, 1)),
+                    (Task(1, 10_000, 2_000, 10_000, server=1),))
+    schedule = Schedule.from_events(simulate(config, 20 * MS), config.plugin)
+    assert [(w.owner, w.start // MS, w.end // MS) for w in schedule.windows][:2] == [(0, 0, 4), (1, 4, 10)]
+    assert runs(config, 10) == [(1, 0, 4, 6)]
+
+
+def test_table3_server_windows_and_responses():
+    config = load_config(DATA / "table3.toml")
+    schedule = Schedule.from_events(simulate(config, hyperperiod_ns(config)), config.plugin)
+    first = {p.server: p.depleted_at // MS for p in schedule.periods if p.start == 0}
+    assert first == {0: 4, 1: 8, 2: 20}
+    worst = {}
+    for p in schedule.periods:
+        if p.complete:
+            worst[p.server] = max(worst.get(p.server, 0), (p.depleted_at - p.start) // MS)
+    assert worst == {0: 4, 1: 8, 2: 20}
+    assert all(p.used == p.budget for p in schedule.periods if p.complete)
+
+
+def test_miss_keeps_running_and_jobs_stay_in_order():
+    config = fp(Task(1, 4_000, 3_000, 4_000, priority=0))
+    events = simulate(config, 8 * MS, [ExecOverride(1, 5 * MS, job=0)])
+    assert at(events, 4) == ["miss task=1 job=0 deadline=4000000", "release task=1 job=1 deadline=8000000"]
+    assert at(events, 5) == ["complete task=1 job=0", "start task=1 job=1"]
+    assert at(events, 8) == ["complete task=1 job=1", "release task=1 job=2 deadline=12000000", "start task=1 job=2"]
+
+
+def test_completion_at_the_deadline_is_not_a_miss():
+    events = simulate(fp(Task(1, 4_000, 4_000, 4_000)), 8 * MS)
+    assert not [e for e in events if e.name == "miss"]
+
+
+def test_order_of_events_at_one_instant():
+    config = Config("hsf-fp", "ms", (Server(0, 4_000, 2_000, 0), Server(1, 4_000, 2_000, 1)), (
+        Task(1, 4_000, 2_000, 4_000, server=0),
+        Task(2, 8_000, 3_000, 4_000, server=1),
+    ))
+    events = simulate(config, 8 * MS)
+    assert at(events, 2) == ["complete task=1 job=0", "deplete server=0", "server_resume server=1", "start task=2 job=0"]
+    assert at(events, 4) == [
+        "deplete server=1", "replenish server=0 budget=2000000", "replenish server=1 budget=2000000",
+        "release task=1 job=1 deadline=8000000", "miss task=2 job=0 deadline=4000000",
+        "preempt task=2 job=0", "server_resume server=0", "start task=1 job=1"]
+
+
+def test_offsets_and_job_limits():
+    config = fp(Task(1, 5_000, 1_000, 5_000, offset=2_000, jobs=2))
+    events = simulate(config, 30 * MS)
+    assert [e.time // MS for e in events if e.name == "release"] == [2, 7]
+
+
+def test_exec_override_for_all_jobs():
+    config = fp(Task(1, 10_000, 2_000, 10_000))
+    assert runs(config, 20, [ExecOverride(1, 3 * MS)]) == [(1, 0, 0, 3), (1, 1, 10, 13)]
+
+
+def test_deterministic_and_round_trips_through_the_trace_format():
+    config = load_config(DATA / "table3_tasks.toml")
+    first = format_trace(simulate(config, 200 * MS), config.plugin)
+    assert first == format_trace(simulate(config, 200 * MS), config.plugin)
+    trace = parse_trace(first)
+    assert trace.problems == [] and trace.plugin == "hsf-fp"
+    assert format_trace(trace.events, "hsf-fp") == first
+
+
+def test_cli_simulate_writes_a_trace(rt_cli, tmp_path):
+    out = tmp_path / "sim.trace"
+    status, _, _ = rt_cli("simulate", DATA / "table3_tasks.toml", "--until", "56", "-o", out,
+                          "--exec", "grabber@1=7.5ms")
+    assert status == 0
+    text = out.read_text()
+    assert text.startswith("# rtsched-trace 1 plugin=hsf-fp\n")
+    assert text.splitlines()[-1].startswith("56000000 ")
+
+
+def test_cli_simulate_defaults_to_one_hyperperiod_and_checks_exec(rt_cli):
+    status, out, _ = rt_cli("simulate", DATA / "table3.toml")
+    assert status == 0 and out.splitlines()[-1].startswith("420000000 ")
+    status, _, err = rt_cli("simulate", DATA / "table3_tasks.toml", "--exec", "nobody=1ms")
+    assert status == 2 and "TASK[@JOB]=TIME" in err
+    status, _, err = rt_cli("simulate", DATA / "table3_tasks.toml", "--until", "soon")
+    assert status == 2 and "not a duration" in err
