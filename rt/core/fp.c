@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0
+/* fp: preemptive fixed-priority scheduling of periodic tasks. */
+#include "rts.h"
+
+static int fp_pick(const struct rts_sched *s)
+{
+	return rts_pick_fp(s, RTS_NONE);
+}
+
+const struct rts_policy rts_policy_fp = {
+	.name = "fp",
+	.pick = fp_pick,
+};

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rts: task registry, job releases, deadline checks and the event loop
+ * shared by every policy.  Task and server ids are their array indexes.
+ */
+#include "rts.h"
+
+void rts_init(struct rts_sched *s, const struct rts_policy *policy,
+	      rts_time start_lead, rts_emit_fn emit, void *emit_ctx)
+{
+	char *p = (char *)s;
+	unsigned long i;
+
+	for (i = 0; i < sizeof(*s); i++)
+		p[i] = 0;
+	s->policy = policy;
+	s->start_lead = start_lead;
+	s->epoch = RTS_NEVER;
+	s->active_server = RTS_NONE;
+	s->emit = emit;
+	s->emit_ctx = emit_ctx;
+}
+
+void rts_emit(struct rts_sched *s, rts_time t, int type, int task,
+	      int server, unsigned long long job, rts_time value)
+{
+	struct rts_event ev = {
+		.time = t, .type = type, .task = task, .server = server,
+		.job = job, .value = value,
+	};
+
+	if (s->emit)
+		s->emit(s->emit_ctx, &ev);
+}
+
+static int fail(const char **why, const char *reason)
+{
+	if (why)
+		*why = reason;
+	return -RTS_EINVAL;
+}
+
+int rts_check_server_values(const struct rts_server_params *p,
+			    const char **why)
+{
+	if (p->id < 0 || p->id >= RTS_MAX_SERVERS)
+		return fail(why, "server id out of range 0..63");
+	if (p->period <= 0)
+		return fail(why, "server period must be > 0");
+	if (p->budget <= 0 || p->budget > p->period)
+		return fail(why, "server budget must be > 0 and <= period");
+	if (p->prio < 0 || p->prio > RTS_PRIO_MAX)
+		return fail(why, "priority out of range 0..99");
+	return 0;
+}
+
+int rts_check_server(const struct rts_sched *s,
+		     const struct rts_server_params *p, const char **why)
+{
+	int err;
+
+	if (!s->policy->has_servers)
+		return fail(why, "this plugin has no servers");
+	err = rts_check_server_values(p, why);
+	if (err)
+		return err;
+	if (s->server[p->id].used)
+		return fail(why, "duplicate server id");
+	return 0;
+}
+
+int rts_check_task_values(const struct rts_task_params *p, const char **why)
+{
+	if (p->id < 0 || p->id >= RTS_MAX_TASKS)
+		return fail(why, "task id out of range 0..255");
+	if (p->period <= 0)
+		return fail(why, "task period must be > 0");
+	if (p->deadline <= 0 || p->deadline > p->period)
+		return fail(why, "deadline must be > 0 and <= period");
+	if (p->wcet <= 0 || p->wcet > p->deadline)
+		return fail(why, "wcet must be > 0 and <= deadline");
+	if (p->prio < 0 || p->prio > RTS_PRIO_MAX)
+		return fail(why, "priority out of range 0..99");
+	if (p->offset < 0)
+		return fail(why, "offset must be >= 0");
+	return 0;
+}
+
+/* Parameters alone; whether the id is free is the caller's question. */
+static int check_task_params(const struct rts_sched *s,
+			     const struct rts_task_params *p, const char **why)
+{
+	int err = rts_check_task_values(p, why);
+
+	if (err)
+		return err;
+	if (!s->policy->has_servers) {
+		if (p->server != RTS_NONE)
+			return fail(why, "this plugin has no servers");
+	} else if (p->server < 0 || p->server >= RTS_MAX_SERVERS ||
+		   !s->server[p->server].used) {
+		return fail(why, "unknown server");
+	}
+	return 0;
+}
+
+int rts_check_task(const struct rts_sched *s,
+		   const struct rts_task_params *p, const char **why)
+{
+	int err = check_task_params(s, p, why);
+
+	if (err)
+		return err;
+	if (s->task[p->id].used)
+		return fail(why, "duplicate task id");
+	return 0;
+}
+
+/* First instant >= now that is phase + k * period for some k >= 0. */
+static rts_time align_up(rts_time phase, rts_time period, rts_time now)
+{
+	if (phase >= now)
+		return phase;
+	return phase + (now - phase + period - 1) / period * period;
+}
+
+int rts_server_add(struct rts_sched *s, const struct rts_server_params *p,
+		   rts_time now, const char **why)
+{
+	struct rts_server *sv;
+	int err = rts_check_server(s, p, why);
+
+	if (err)
+		return err;
+	sv = &s->server[p->id];
+	sv->used = 1;
+	sv->p = *p;
+	sv->left = 0;
+	sv->next_replenish = s->epoch == RTS_NEVER ? RTS_NEVER :
+			     align_up(s->epoch, p->period, now);
+	rts_emit(s, now, RTS_EV_SERVER_CREATE, RTS_NONE, p->id, 0, 0);
+	return 0;
+}
+
+int rts_task_reserve(struct rts_sched *s, const struct rts_task_params *p,
+		     rts_time now, const char **why)
+{
+	struct rts_task *t;
+	int err = rts_check_task(s, p, why);
+
+	if (err)
+		return err;
+	t = &s->task[p->id];
+	t->used = 1;
+	t->reserved = 1;
+	t->p = *p;
+	(void)now;
+	return 0;
+}
+
+static void start_epoch(struct rts_sched *s, rts_time now)
+{
+	int i;
+
+	s->epoch = now + s->start_lead;
+	s->now = now;
+	s->active_server = RTS_NONE;
+	for (i = 0; i < RTS_MAX_SERVERS; i++) {
+		s->server[i].left = 0;
+		s->server[i].next_replenish = s->server[i].used ?
+					      s->epoch : RTS_NEVER;
+	}
+}
+
+/*
+ * Start a periodic task.  With use_reservation the parameters come from
+ * the reservation of p->id (made by rtctl load); otherwise p is new.
+ */
+int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
+		 int use_reservation, rts_time now, const char **why)
+{
+	struct rts_task *t;
+	int err;
+
+	if (use_reservation) {
+		if (p->id < 0 || p->id >= RTS_MAX_TASKS ||
+		    !s->task[p->id].reserved) {
+			if (why)
+				*why = "no such reserved task";
+			return -RTS_ENOENT;
+		}
+		t = &s->task[p->id];
+		if (t->running) {
+			if (why)
+				*why = "reserved task already running";
+			return -RTS_EBUSY;
+		}
+		/* Servers may have been removed since the reservation. */
+		err = check_task_params(s, &t->p, why);
+	} else {
+		err = rts_check_task(s, p, why);
+		t = &s->task[p->id];
+	}
+	if (err)
+		return err;
+	if (!use_reservation)
+		t->p = *p;
+	if (s->epoch == RTS_NEVER)
+		start_epoch(s, now);
+	t->used = 1;
+	t->running = 1;
+	t->first_release = align_up(s->epoch + t->p.offset, t->p.period, now);
+	t->released = 0;
+	t->completed = 0;
+	t->checked = 0;
+	t->misses = 0;
+	s->nr_running++;
+	rts_emit(s, now, RTS_EV_TASK_CREATE, t->p.id, t->p.server, 0, 0);
+	return 0;
+}
+
+void rts_task_stop(struct rts_sched *s, int id, rts_time now)
+{
+	struct rts_task *t = &s->task[id];
+	int i;
+
+	if (!t->running)
+		return;
+	rts_advance(s, now);
+	t->running = 0;
+	t->used = t->reserved;
+	if (--s->nr_running)
+		return;
+	/* Idle again: the next task to run starts a new common start. */
+	s->epoch = RTS_NEVER;
+	s->active_server = RTS_NONE;
+	for (i = 0; i < RTS_MAX_SERVERS; i++)
+		s->server[i].next_replenish = RTS_NEVER;
+	if (s->policy->reset)
+		s->policy->reset(s);
+}
+
+/* Remove every server and reservation; refused while tasks run. */
+int rts_clear(struct rts_sched *s)
+{
+	int i;
+
+	if (s->nr_running)
+		return -RTS_EBUSY;
+	for (i = 0; i < RTS_MAX_TASKS; i++)
+		s->task[i].used = s->task[i].reserved = 0;
+	for (i = 0; i < RTS_MAX_SERVERS; i++)
+		s->server[i].used = 0;
+	return 0;
+}
+
+static rts_time task_next_event(const struct rts_task *t)
+{
+	unsigned long long m = t->checked > t->completed ?
+			       t->checked : t->completed;
+	rts_time next = rts_release_time(t, t->released);
+	rts_time dl;
+
+	if (m < t->released) {
+		dl = rts_release_time(t, m) + t->p.deadline;
+		if (dl < next)
+			next = dl;
+	}
+	return next;
+}
+
+rts_time rts_next_event(const struct rts_sched *s)
+{
+	rts_time next = RTS_NEVER;
+	rts_time t;
+	int i;
+
+	if (s->epoch == RTS_NEVER)
+		return RTS_NEVER;
+	for (i = 0; i < RTS_MAX_TASKS; i++) {
+		if (!s->task[i].running)
+			continue;
+		t = task_next_event(&s->task[i]);
+		if (t < next)
+			next = t;
+	}
+	if (s->policy->next_event) {
+		t = s->policy->next_event(s);
+		if (t < next)
+			next = t;
+	}
+	return next;
+}
+
+static void check_misses(struct rts_sched *s, struct rts_task *t, rts_time at)
+{
+	unsigned long long m;
+	rts_time dl;
+
+	for (;;) {
+		m = t->checked > t->completed ? t->checked : t->completed;
+		if (m >= t->released)
+			return;
+		dl = rts_release_time(t, m) + t->p.deadline;
+		if (dl > at)
+			return;
+		t->checked = m + 1;
+		t->misses++;
+		rts_emit(s, dl, RTS_EV_MISS, t->p.id, t->p.server, m, dl);
+	}
+}
+
+static void release_jobs(struct rts_sched *s, struct rts_task *t, rts_time at)
+{
+	rts_time r;
+
+	while ((r = rts_release_time(t, t->released)) <= at) {
+		t->released++;
+		rts_emit(s, r, RTS_EV_RELEASE, t->p.id, t->p.server,
+			 t->released - 1, r + t->p.deadline);
+	}
+}
+
+/*
+ * Process every event up to and including now, in time order.  At one
+ * instant the order is: budget accounting and depletion, replenishment,
+ * deadline misses, releases, then the choice of the active server.
+ */
+void rts_advance(struct rts_sched *s, rts_time now)
+{
+	rts_time t;
+	int i;
+
+	while (s->epoch != RTS_NEVER && (t = rts_next_event(s)) <= now) {
+		if (t < s->now)
+			t = s->now;
+		if (s->policy->account)
+			s->policy->account(s, t);
+		s->now = t;
+		for (i = 0; i < RTS_MAX_TASKS; i++) {
+			if (!s->task[i].running)
+				continue;
+			check_misses(s, &s->task[i], t);
+			release_jobs(s, &s->task[i], t);
+		}
+		if (s->policy->settle)
+			s->policy->settle(s, t);
+	}
+	if (now > s->now) {
+		if (s->policy->account)
+			s->policy->account(s, now);
+		s->now = now;
+	}
+}
+
+/* The current job of task id has finished; 0, or -RTS_EINVAL if none. */
+int rts_complete(struct rts_sched *s, int id, rts_time now)
+{
+	struct rts_task *t = &s->task[id];
+
+	rts_advance(s, now);
+	if (!rts_pending(t))
+		return -RTS_EINVAL;
+	t->completed++;
+	rts_emit(s, now, RTS_EV_COMPLETE, id, t->p.server, t->completed - 1, 0);
+	return 0;
+}
+
+/* Lowest id neither reserved nor running, or RTS_NONE. */
+int rts_free_id(const struct rts_sched *s)
+{
+	int i;
+
+	for (i = 0; i < RTS_MAX_TASKS; i++)
+		if (!s->task[i].used)
+			return i;
+	return RTS_NONE;
+}

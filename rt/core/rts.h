@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rts: the scheduling policy core of rtsched, in plain C.
+ *
+ * It includes no header at all so that the same files build into the
+ * kernel modules and into the host unit tests.  Everything is decided
+ * from explicit times (nanoseconds) passed in by the caller; the kernel
+ * side only turns the decisions into wake-ups and timer expiries.
+ *
+ * Semantics are those of docs/rt-formats.md.
+ */
+#ifndef RTS_H
+#define RTS_H
+
+#define RTS_MAX_TASKS	256
+#define RTS_MAX_SERVERS	64
+#define RTS_PRIO_MAX	99
+#define RTS_NONE	(-1)
+#define RTS_NEVER	0x7fffffffffffffffLL
+
+/* Error codes, equal to the Linux errno values so they pass through. */
+#define RTS_ENOENT	2
+#define RTS_EBUSY	16
+#define RTS_EINVAL	22
+
+typedef long long rts_time;	/* nanoseconds */
+
+enum rts_event_type {
+	RTS_EV_SERVER_CREATE,
+	RTS_EV_TASK_CREATE,
+	RTS_EV_REPLENISH,
+	RTS_EV_DEPLETE,
+	RTS_EV_SERVER_RESUME,
+	RTS_EV_SERVER_PREEMPT,
+	RTS_EV_RELEASE,
+	RTS_EV_START,
+	RTS_EV_PREEMPT,
+	RTS_EV_RESUME,
+	RTS_EV_COMPLETE,
+	RTS_EV_MISS,
+	RTS_EV_SWITCH,
+	RTS_EV_OVERFLOW,
+	RTS_EV_COUNT
+};
+
+struct rts_event {
+	rts_time time;
+	int type;
+	int task;
+	int server;
+	unsigned long long job;
+	rts_time value;		/* absolute deadline, or budget for replenish */
+};
+
+struct rts_server_params {
+	int id;
+	int prio;
+	rts_time period;
+	rts_time budget;
+};
+
+struct rts_task_params {
+	int id;
+	int server;		/* RTS_NONE outside hsf-fp */
+	int prio;
+	rts_time period;
+	rts_time wcet;
+	rts_time deadline;
+	rts_time offset;
+};
+
+struct rts_server {
+	int used;
+	struct rts_server_params p;
+	rts_time left;			/* budget left in this period */
+	rts_time next_replenish;
+};
+
+struct rts_task {
+	int used;			/* reserved or running */
+	int reserved;			/* survives the thread that ran it */
+	int running;			/* a thread runs it as a periodic task */
+	struct rts_task_params p;
+	rts_time first_release;
+	unsigned long long released;	/* jobs released */
+	unsigned long long completed;	/* jobs completed */
+	unsigned long long checked;	/* jobs whose deadline was checked */
+	unsigned long long misses;
+};
+
+struct rts_sched;
+
+/* A scheduling policy; the kernel plugins are one such struct each. */
+struct rts_policy {
+	const char *name;
+	int has_servers;
+	/* Task index to run now, or RTS_NONE. */
+	int (*pick)(const struct rts_sched *s);
+	/* Optional server layer (hsf-fp). */
+	rts_time (*next_event)(const struct rts_sched *s);
+	void (*account)(struct rts_sched *s, rts_time t);
+	void (*settle)(struct rts_sched *s, rts_time t);
+	void (*reset)(struct rts_sched *s);
+};
+
+typedef void (*rts_emit_fn)(void *ctx, const struct rts_event *ev);
+
+struct rts_sched {
+	const struct rts_policy *policy;
+	struct rts_task task[RTS_MAX_TASKS];
+	struct rts_server server[RTS_MAX_SERVERS];
+	rts_time start_lead;	/* common start = first run + this */
+	rts_time epoch;		/* common start, RTS_NEVER while idle */
+	rts_time now;		/* time accounted so far */
+	int nr_running;
+	int active_server;	/* hsf-fp */
+	rts_emit_fn emit;
+	void *emit_ctx;
+};
+
+void rts_init(struct rts_sched *s, const struct rts_policy *policy,
+	      rts_time start_lead, rts_emit_fn emit, void *emit_ctx);
+void rts_emit(struct rts_sched *s, rts_time t, int type, int task,
+	      int server, unsigned long long job, rts_time value);
+
+/* Checks of values alone, usable without a scheduler (the library). */
+int rts_check_server_values(const struct rts_server_params *p,
+			    const char **why);
+int rts_check_task_values(const struct rts_task_params *p, const char **why);
+int rts_check_server(const struct rts_sched *s,
+		     const struct rts_server_params *p, const char **why);
+int rts_check_task(const struct rts_sched *s,
+		   const struct rts_task_params *p, const char **why);
+
+int rts_server_add(struct rts_sched *s, const struct rts_server_params *p,
+		   rts_time now, const char **why);
+int rts_task_reserve(struct rts_sched *s, const struct rts_task_params *p,
+		     rts_time now, const char **why);
+int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
+		 int use_reservation, rts_time now, const char **why);
+void rts_task_stop(struct rts_sched *s, int id, rts_time now);
+int rts_clear(struct rts_sched *s);
+
+void rts_advance(struct rts_sched *s, rts_time now);
+int rts_complete(struct rts_sched *s, int id, rts_time now);
+rts_time rts_next_event(const struct rts_sched *s);
+int rts_free_id(const struct rts_sched *s);
+
+static inline int rts_pending(const struct rts_task *t)
+{
+	return t->running && t->released > t->completed;
+}
+
+static inline rts_time rts_release_time(const struct rts_task *t,
+					unsigned long long job)
+{
+	return t->first_release + (rts_time)job * t->p.period;
+}
+
+/* Absolute deadline of the oldest uncompleted job. */
+static inline rts_time rts_job_deadline(const struct rts_task *t)
+{
+	return rts_release_time(t, t->completed) + t->p.deadline;
+}
+
+/*
+ * Highest-priority pending task (ties: lower id), restricted to one server
+ * unless server is RTS_NONE.  Shared by fp and the local level of hsf-fp.
+ */
+static inline int rts_pick_fp(const struct rts_sched *s, int server)
+{
+	int best = RTS_NONE;
+	int i;
+
+	for (i = 0; i < RTS_MAX_TASKS; i++) {
+		const struct rts_task *t = &s->task[i];
+
+		if (!rts_pending(t))
+			continue;
+		if (server != RTS_NONE && t->p.server != server)
+			continue;
+		if (best == RTS_NONE || t->p.prio < s->task[best].p.prio)
+			best = i;
+	}
+	return best;
+}
+
+extern const struct rts_policy rts_policy_fp;
+extern const struct rts_policy rts_policy_edf;
+extern const struct rts_policy rts_policy_hsf_fp;
+
+#endif /* RTS_H */

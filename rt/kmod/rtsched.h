@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rtsched: loadable real-time scheduling framework.
+ *
+ * The framework core (rtsched.ko) owns tasks, timers, the device and the
+ * recorder.  A scheduling plugin is a module that hands the core one
+ * struct rts_policy (rt/core/rts.h) with rtsched_register_plugin().
+ */
+#ifndef RTSCHED_H
+#define RTSCHED_H
+
+#include <linux/module.h>
+#include <linux/sched.h>
+
+#include "rts.h"
+#include "rtsched_uapi.h"
+
+int rtsched_register_plugin(const struct rts_policy *policy);
+void rtsched_unregister_plugin(const struct rts_policy *policy);
+
+/* The whole of a plugin module: register its policy while loaded. */
+#define RTSCHED_PLUGIN(policy, description)				\
+static int __init rtsched_plugin_init(void)				\
+{									\
+	return rtsched_register_plugin(&(policy));			\
+}									\
+module_init(rtsched_plugin_init);					\
+static void __exit rtsched_plugin_exit(void)				\
+{									\
+	rtsched_unregister_plugin(&(policy));				\
+}									\
+module_exit(rtsched_plugin_exit);					\
+MODULE_DESCRIPTION(description);					\
+MODULE_LICENSE("GPL")
+
+/* Recorder (rtsched_trace.c), used by the core. */
+int rt_trace_init(unsigned int nr_records, int cpu);
+void rt_trace_exit(void);
+void rt_trace_put(struct rtsched_record *rec);
+ssize_t rt_trace_read(char __user *buf, size_t len);
+u64 rt_trace_lost(void);
+
+/* Core services for the recorder's sched_switch probe. */
+struct rt_task;
+struct rt_task *rt_task_of(struct task_struct *p);
+int rt_task_id(const struct rt_task *rtt);
+bool rt_job_pending(int id, u64 *job);
+bool rt_job_first_run(struct rt_task *rtt, u64 job);
+
+#endif /* RTSCHED_H */

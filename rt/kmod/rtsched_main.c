@@ -1,0 +1,790 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rtsched framework core: task registry, job releases on one hrtimer,
+ * deadline misses, the /dev/rtsched ioctl interface and the plugin API.
+ *
+ * Dispatch model: the policy picks one task (the "chosen" one); every
+ * other registered task is held in the kernel until it is chosen again.
+ * All registered tasks are SCHED_FIFO at one priority on one CPU, so
+ * Linux runs exactly the chosen task and needs no priority changes.
+ * A task that must stop while it runs in user space gets a task_work
+ * with TWA_SIGNAL: it enters the kernel at once and waits there.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/cpumask.h>
+#include <linux/fs.h>
+#include <linux/hrtimer.h>
+#include <linux/kref.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/task_work.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+#include <uapi/linux/sched/types.h>
+
+#include "rtsched.h"
+
+static int rt_cpu;
+module_param(rt_cpu, int, 0444);
+MODULE_PARM_DESC(rt_cpu, "CPU that runs every real-time task (default 0)");
+
+static int fifo_prio = 50;
+module_param(fifo_prio, int, 0444);
+MODULE_PARM_DESC(fifo_prio, "SCHED_FIFO priority of real-time tasks (1..98)");
+
+static uint start_lead_us = 10000;
+module_param(start_lead_us, uint, 0444);
+MODULE_PARM_DESC(start_lead_us,
+		 "Common start = first rt_run() + this, so tasks can join it");
+
+static uint trace_records = 32768;
+module_param(trace_records, uint, 0444);
+MODULE_PARM_DESC(trace_records, "Recorder ring buffer size in events");
+
+/* Longest wait slice: keeps the hung-task detector quiet in long waits. */
+#define RT_WAIT_SLICE	(10 * HZ)
+/* Larger times would overflow nanoseconds in the policy core. */
+#define RT_MAX_US	(1000ULL * USEC_PER_SEC)
+
+/* One open /dev/rtsched; a task once RUN succeeded. */
+struct rt_task {
+	struct kref ref;
+	int id;				/* RTS_NONE when not running */
+	struct task_struct *tsk;
+	pid_t pid;
+	cpumask_var_t saved_mask;
+	wait_queue_head_t wq;
+	struct callback_head gate;
+	bool gate_queued;		/* gate is on tsk's task_work list */
+	bool in_wait;			/* will check its turn before user code */
+	bool detached;			/* its plugin was unloaded */
+	u64 jobs_started;		/* recorder: job J has started iff > J */
+	struct rcu_head rcu;
+};
+
+static struct {
+	struct mutex mutex;		/* task set, plugin, class changes */
+	raw_spinlock_t lock;		/* policy core state, chosen, timer */
+	struct rts_sched *sched;
+	const struct rts_policy *policy;
+	struct rt_task __rcu *task[RTS_MAX_TASKS];
+	int chosen;
+	struct hrtimer timer;
+	char server_name[RTS_MAX_SERVERS][RTSCHED_NAME_LEN];
+	char task_name[RTS_MAX_TASKS][RTSCHED_NAME_LEN];
+} rt;
+
+static void rt_task_free(struct kref *ref)
+{
+	struct rt_task *rtt = container_of(ref, struct rt_task, ref);
+
+	free_cpumask_var(rtt->saved_mask);
+	kfree_rcu(rtt, rcu);
+}
+
+static void rt_task_put(struct rt_task *rtt)
+{
+	kref_put(&rtt->ref, rt_task_free);
+}
+
+/* Policy core events go to the recorder with the configuration filled in. */
+static void rt_emit(void *ctx, const struct rts_event *ev)
+{
+	struct rtsched_record rec = {
+		.time = ev->time, .type = ev->type, .cpu = rt_cpu,
+		.task = ev->task, .server = ev->server, .job = ev->job,
+		.deadline = ev->value,
+	};
+	struct rt_task *rtt;
+
+	switch (ev->type) {
+	case RTS_EV_SERVER_CREATE: {
+		const struct rts_server *sv = &rt.sched->server[ev->server];
+
+		rec.period = sv->p.period;
+		rec.budget = sv->p.budget;
+		rec.prio = sv->p.prio;
+		break;
+	}
+	case RTS_EV_TASK_CREATE: {
+		const struct rts_task *t = &rt.sched->task[ev->task];
+
+		rec.period = t->p.period;
+		rec.budget = t->p.wcet;
+		rec.deadline = t->p.deadline;
+		rec.prio = t->p.prio;
+		rtt = rcu_dereference_protected(rt.task[ev->task], 1);
+		rec.pid = rtt ? rtt->pid : 0;
+		break;
+	}
+	case RTS_EV_REPLENISH:
+		rec.budget = ev->value;
+		rec.deadline = 0;
+		break;
+	}
+	rt_trace_put(&rec);
+}
+
+/* rts_emit is called by plugins (hsf-fp's server events). */
+EXPORT_SYMBOL_GPL(rts_emit);
+
+static bool rt_turn(struct rt_task *rtt)
+{
+	return READ_ONCE(rtt->id) == RTS_NONE || READ_ONCE(rtt->detached) ||
+	       READ_ONCE(rt.chosen) == READ_ONCE(rtt->id);
+}
+
+/* Sleep until the task is chosen (or no longer scheduled by us). */
+static int rt_wait_turn(struct rt_task *rtt)
+{
+	long ret;
+
+	for (;;) {
+		ret = wait_event_killable_timeout(rtt->wq, rt_turn(rtt),
+						  RT_WAIT_SLICE);
+		if (ret < 0)
+			return ret;
+		if (!ret)
+			continue;
+		/* Recheck under the lock: the timer may have moved on. */
+		raw_spin_lock_irq(&rt.lock);
+		if (rt_turn(rtt)) {
+			rtt->in_wait = false;
+			raw_spin_unlock_irq(&rt.lock);
+			break;
+		}
+		raw_spin_unlock_irq(&rt.lock);
+	}
+	return READ_ONCE(rtt->detached) ? -ENODEV : 0;
+}
+
+static void rt_gate_fn(struct callback_head *head)
+{
+	struct rt_task *rtt = container_of(head, struct rt_task, gate);
+
+	raw_spin_lock_irq(&rt.lock);
+	rtt->gate_queued = false;
+	raw_spin_unlock_irq(&rt.lock);
+	if (!(current->flags & PF_EXITING))
+		rt_wait_turn(rtt);
+	rt_task_put(rtt);
+	/*
+	 * The gate holds a module reference because it can run after the
+	 * file is released (task_work runs LIFO at exit).  Dropping it is
+	 * the last statement, compiled as a tail call, so no module code
+	 * runs once the module may go away.
+	 */
+	module_put(THIS_MODULE);
+}
+
+/* Make a task that lost the CPU stop before it runs user code again. */
+static void rt_gate(struct rt_task *rtt)
+{
+	if (rtt->in_wait || rtt->gate_queued)
+		return;
+	kref_get(&rtt->ref);
+	if (task_work_add(rtt->tsk, &rtt->gate, TWA_SIGNAL)) {
+		/* Exiting: it will never run user code again. */
+		kref_put(&rtt->ref, rt_task_free);
+		return;
+	}
+	__module_get(THIS_MODULE);
+	rtt->gate_queued = true;
+	rtt->in_wait = true;
+}
+
+static struct rt_task *rt_task_at(int id)
+{
+	return rcu_dereference_protected(rt.task[id],
+					 lockdep_is_held(&rt.lock));
+}
+
+/* Program the timer for the policy core's next event. rt.lock held. */
+static void rt_rearm(void)
+{
+	rts_time next = rts_next_event(rt.sched);
+
+	if (next == RTS_NEVER)
+		hrtimer_try_to_cancel(&rt.timer);
+	else
+		hrtimer_start(&rt.timer, ns_to_ktime(next),
+			      HRTIMER_MODE_ABS_PINNED_HARD);
+}
+
+/* Apply the policy's choice. rt.lock held. */
+static void rt_dispatch(void)
+{
+	int next = rt.policy->pick(rt.sched);
+	int prev = rt.chosen;
+	struct rt_task *rtt;
+
+	if (next != prev) {
+		WRITE_ONCE(rt.chosen, next);
+		rtt = prev == RTS_NONE ? NULL : rt_task_at(prev);
+		if (rtt)
+			rt_gate(rtt);
+		rtt = next == RTS_NONE ? NULL : rt_task_at(next);
+		if (rtt)
+			wake_up(&rtt->wq);
+	}
+	rt_rearm();
+}
+
+static enum hrtimer_restart rt_timer_fn(struct hrtimer *timer)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&rt.lock, flags);
+	if (rt.policy) {
+		rts_advance(rt.sched, ktime_get_ns());
+		rt_dispatch();
+	}
+	raw_spin_unlock_irqrestore(&rt.lock, flags);
+	return HRTIMER_NORESTART;
+}
+
+static void rt_set_normal(struct rt_task *rtt)
+{
+	sched_set_normal(rtt->tsk, 0);
+	set_cpus_allowed_ptr(rtt->tsk, rtt->saved_mask);
+}
+
+/* Stop scheduling rtt and return it to SCHED_OTHER. rt.mutex held. */
+static void rt_task_stop(struct rt_task *rtt)
+{
+	int id = rtt->id;
+
+	if (id == RTS_NONE)
+		return;
+	raw_spin_lock_irq(&rt.lock);
+	rts_task_stop(rt.sched, id, ktime_get_ns());
+	RCU_INIT_POINTER(rt.task[id], NULL);
+	WRITE_ONCE(rtt->id, RTS_NONE);
+	if (rt.chosen == id)
+		WRITE_ONCE(rt.chosen, RTS_NONE);
+	rt_dispatch();
+	raw_spin_unlock_irq(&rt.lock);
+	wake_up(&rtt->wq);
+	rt_set_normal(rtt);
+	put_task_struct(rtt->tsk);
+}
+
+static int rt_times(struct rts_task_params *p,
+		    const struct rtsched_task_args *a)
+{
+	if (a->period_us > RT_MAX_US || a->wcet_us > RT_MAX_US ||
+	    a->deadline_us > RT_MAX_US || a->offset_us > RT_MAX_US)
+		return -EINVAL;
+	p->id = a->id;
+	p->server = a->server;
+	p->prio = a->prio;
+	p->period = a->period_us * NSEC_PER_USEC;
+	p->wcet = a->wcet_us * NSEC_PER_USEC;
+	p->deadline = a->deadline_us * NSEC_PER_USEC;
+	p->offset = a->offset_us * NSEC_PER_USEC;
+	return 0;
+}
+
+static void rt_set_name(char *dst, const char *src)
+{
+	strscpy(dst, src, RTSCHED_NAME_LEN);
+}
+
+/* Arguments of a call that makes real-time work: CAP_SYS_NICE only. */
+static long rt_privileged_args(void *args, void __user *uarg, size_t len)
+{
+	if (copy_from_user(args, uarg, len))
+		return -EFAULT;
+	return capable(CAP_SYS_NICE) ? 0 : -EPERM;
+}
+
+static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
+{
+	struct sched_attr attr = {
+		.size = sizeof(attr), .sched_policy = SCHED_FIFO,
+		.sched_priority = fifo_prio,
+	};
+	bool reserved;
+	struct rtsched_task_args a;
+	struct rts_task_params p;
+	long err;
+
+	err = rt_privileged_args(&a, uarg, sizeof(a));
+	if (err)
+		return err;
+	reserved = a.flags & RTSCHED_USE_RESERVATION;
+	if (a.flags & ~RTSCHED_USE_RESERVATION)
+		return -EINVAL;
+	err = rt_times(&p, &a);
+	if (err)
+		return err;
+
+	mutex_lock(&rt.mutex);
+	err = -ENODEV;
+	if (!rt.policy)
+		goto out;
+	err = -EBUSY;
+	if (rtt->id != RTS_NONE)
+		goto out;
+	cpumask_copy(rtt->saved_mask, current->cpus_ptr);
+	err = set_cpus_allowed_ptr(current, cpumask_of(rt_cpu));
+	if (err)
+		goto out;
+	err = sched_setattr_nocheck(current, &attr);
+	if (err)
+		goto out_mask;
+
+	rtt->tsk = current;
+	rtt->pid = task_pid_vnr(current);
+	rtt->jobs_started = 0;
+	rtt->in_wait = true;
+	raw_spin_lock_irq(&rt.lock);
+	if (p.id == RTSCHED_AUTO_ID && !reserved)
+		p.id = rts_free_id(rt.sched);
+	err = -EINVAL;
+	/* A running task holds its slot; the recorder wants the pid early. */
+	if (p.id >= 0 && p.id < RTS_MAX_TASKS && !rt_task_at(p.id)) {
+		rcu_assign_pointer(rt.task[p.id], rtt);
+		err = rts_task_run(rt.sched, &p, reserved, ktime_get_ns(), NULL);
+		if (err)
+			RCU_INIT_POINTER(rt.task[p.id], NULL);
+	}
+	if (!err) {
+		get_task_struct(current);
+		WRITE_ONCE(rtt->id, p.id);
+		if (!reserved)
+			rt_set_name(rt.task_name[p.id], a.name);
+		rt_dispatch();
+	}
+	raw_spin_unlock_irq(&rt.lock);
+	if (err) {
+		sched_set_normal(current, 0);
+		goto out_mask;
+	}
+	mutex_unlock(&rt.mutex);
+	a.id = p.id;
+	if (copy_to_user(uarg, &a, sizeof(a)))
+		return -EFAULT;
+	return rt_wait_turn(rtt);
+
+out_mask:
+	set_cpus_allowed_ptr(current, rtt->saved_mask);
+out:
+	mutex_unlock(&rt.mutex);
+	return err;
+}
+
+static long rt_ioctl_wait(struct rt_task *rtt)
+{
+	int id = READ_ONCE(rtt->id);
+
+	if (id == RTS_NONE)
+		return READ_ONCE(rtt->detached) ? -ENODEV : -EINVAL;
+	if (rtt->tsk != current)
+		return -EPERM;
+	raw_spin_lock_irq(&rt.lock);
+	/* Nothing pending only if a job was never started: not an error. */
+	rts_complete(rt.sched, id, ktime_get_ns());
+	rtt->in_wait = true;
+	rt_dispatch();
+	raw_spin_unlock_irq(&rt.lock);
+	return rt_wait_turn(rtt);
+}
+
+static long rt_ioctl_exit(struct rt_task *rtt)
+{
+	if (READ_ONCE(rtt->id) == RTS_NONE)
+		return READ_ONCE(rtt->detached) ? -ENODEV : -EINVAL;
+	if (rtt->tsk != current)
+		return -EPERM;
+	mutex_lock(&rt.mutex);
+	rt_task_stop(rtt);
+	mutex_unlock(&rt.mutex);
+	return 0;
+}
+
+static long rt_ioctl_server(void __user *uarg)
+{
+	struct rtsched_server_args a;
+	struct rts_server_params p;
+	long err;
+
+	err = rt_privileged_args(&a, uarg, sizeof(a));
+	if (err)
+		return err;
+	if (a.period_us > RT_MAX_US || a.budget_us > RT_MAX_US)
+		return -EINVAL;
+	p.id = a.id;
+	p.prio = a.prio;
+	p.period = a.period_us * NSEC_PER_USEC;
+	p.budget = a.budget_us * NSEC_PER_USEC;
+	mutex_lock(&rt.mutex);
+	err = -ENODEV;
+	if (rt.policy) {
+		raw_spin_lock_irq(&rt.lock);
+		err = rts_server_add(rt.sched, &p, ktime_get_ns(), NULL);
+		if (!err) {
+			rt_set_name(rt.server_name[p.id], a.name);
+			rt_dispatch();
+		}
+		raw_spin_unlock_irq(&rt.lock);
+	}
+	mutex_unlock(&rt.mutex);
+	return err;
+}
+
+static long rt_ioctl_reserve(void __user *uarg)
+{
+	struct rtsched_task_args a;
+	struct rts_task_params p;
+	long err;
+
+	err = rt_privileged_args(&a, uarg, sizeof(a));
+	if (err)
+		return err;
+	if (a.flags)
+		return -EINVAL;
+	err = rt_times(&p, &a);
+	if (err)
+		return err;
+	mutex_lock(&rt.mutex);
+	err = -ENODEV;
+	if (rt.policy) {
+		raw_spin_lock_irq(&rt.lock);
+		err = rts_task_reserve(rt.sched, &p, ktime_get_ns(), NULL);
+		if (!err)
+			rt_set_name(rt.task_name[p.id], a.name);
+		raw_spin_unlock_irq(&rt.lock);
+	}
+	mutex_unlock(&rt.mutex);
+	return err;
+}
+
+static long rt_ioctl_clear(void)
+{
+	long err = -ENODEV;
+
+	if (!capable(CAP_SYS_NICE))
+		return -EPERM;
+	mutex_lock(&rt.mutex);
+	if (rt.policy) {
+		raw_spin_lock_irq(&rt.lock);
+		err = rts_clear(rt.sched);
+		raw_spin_unlock_irq(&rt.lock);
+	}
+	mutex_unlock(&rt.mutex);
+	return err;
+}
+
+static void rt_fill_status(struct rtsched_status *st,
+			   struct rtsched_server_status *sv,
+			   struct rtsched_task_status *ts)
+{
+	const struct rts_sched *s = rt.sched;
+	struct rt_task *rtt;
+	int i;
+
+	st->now_ns = ktime_get_ns();
+	st->trace_lost = rt_trace_lost();
+	st->nr_servers = 0;
+	st->nr_tasks = 0;
+	if (!rt.policy)
+		return;
+	strscpy(st->plugin, rt.policy->name, sizeof(st->plugin));
+	st->epoch_ns = s->epoch == RTS_NEVER ? 0 : s->epoch;
+	for (i = 0; i < RTS_MAX_SERVERS; i++) {
+		const struct rts_server *v = &s->server[i];
+
+		if (!v->used || st->nr_servers == st->max_servers)
+			continue;
+		sv->id = i;
+		sv->prio = v->p.prio;
+		sv->period_us = div_u64(v->p.period, NSEC_PER_USEC);
+		sv->budget_us = div_u64(v->p.budget, NSEC_PER_USEC);
+		sv->left_us = div_u64(v->left, NSEC_PER_USEC);
+		sv->active = s->active_server == i;
+		memcpy(sv->name, rt.server_name[i], RTSCHED_NAME_LEN);
+		sv++;
+		st->nr_servers++;
+	}
+	for (i = 0; i < RTS_MAX_TASKS; i++) {
+		const struct rts_task *t = &s->task[i];
+
+		if (!t->used || st->nr_tasks == st->max_tasks)
+			continue;
+		rtt = rt_task_at(i);
+		ts->id = i;
+		ts->server = t->p.server;
+		ts->prio = t->p.prio;
+		ts->pid = rtt ? rtt->pid : 0;
+		ts->period_us = div_u64(t->p.period, NSEC_PER_USEC);
+		ts->wcet_us = div_u64(t->p.wcet, NSEC_PER_USEC);
+		ts->deadline_us = div_u64(t->p.deadline, NSEC_PER_USEC);
+		ts->offset_us = div_u64(t->p.offset, NSEC_PER_USEC);
+		ts->released = t->released;
+		ts->completed = t->completed;
+		ts->misses = t->misses;
+		memcpy(ts->name, rt.task_name[i], RTSCHED_NAME_LEN);
+		ts++;
+		st->nr_tasks++;
+	}
+}
+
+static long rt_ioctl_status(void __user *uarg)
+{
+	struct rtsched_server_status *sv;
+	struct rtsched_task_status *ts;
+	struct rtsched_status st;
+	long err = 0;
+
+	if (copy_from_user(&st, uarg, sizeof(st)))
+		return -EFAULT;
+	st.max_servers = min_t(u32, st.max_servers, RTS_MAX_SERVERS);
+	st.max_tasks = min_t(u32, st.max_tasks, RTS_MAX_TASKS);
+	memset(st.plugin, 0, sizeof(st.plugin));
+	st.epoch_ns = 0;
+	sv = kvcalloc(RTS_MAX_SERVERS, sizeof(*sv), GFP_KERNEL);
+	ts = kvcalloc(RTS_MAX_TASKS, sizeof(*ts), GFP_KERNEL);
+	if (!sv || !ts) {
+		err = -ENOMEM;
+		goto out;
+	}
+	mutex_lock(&rt.mutex);
+	raw_spin_lock_irq(&rt.lock);
+	if (rt.policy)
+		rts_advance(rt.sched, ktime_get_ns());
+	rt_fill_status(&st, sv, ts);
+	raw_spin_unlock_irq(&rt.lock);
+	mutex_unlock(&rt.mutex);
+	if (copy_to_user(u64_to_user_ptr(st.servers_ptr), sv,
+			 st.nr_servers * sizeof(*sv)) ||
+	    copy_to_user(u64_to_user_ptr(st.tasks_ptr), ts,
+			 st.nr_tasks * sizeof(*ts)) ||
+	    copy_to_user(uarg, &st, sizeof(st)))
+		err = -EFAULT;
+out:
+	kvfree(sv);
+	kvfree(ts);
+	return err;
+}
+
+static long rt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct rt_task *rtt = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case RTSCHED_IOC_CREATE_SERVER:
+		return rt_ioctl_server(uarg);
+	case RTSCHED_IOC_RESERVE:
+		return rt_ioctl_reserve(uarg);
+	case RTSCHED_IOC_RUN:
+		return rt_ioctl_run(rtt, uarg);
+	case RTSCHED_IOC_WAIT:
+		return rt_ioctl_wait(rtt);
+	case RTSCHED_IOC_EXIT:
+		return rt_ioctl_exit(rtt);
+	case RTSCHED_IOC_STATUS:
+		return rt_ioctl_status(uarg);
+	case RTSCHED_IOC_CLEAR:
+		return rt_ioctl_clear();
+	}
+	return -ENOTTY;
+}
+
+static int rt_open(struct inode *inode, struct file *file)
+{
+	struct rt_task *rtt = kzalloc(sizeof(*rtt), GFP_KERNEL);
+
+	if (!rtt)
+		return -ENOMEM;
+	if (!alloc_cpumask_var(&rtt->saved_mask, GFP_KERNEL)) {
+		kfree(rtt);
+		return -ENOMEM;
+	}
+	kref_init(&rtt->ref);
+	rtt->id = RTS_NONE;
+	init_waitqueue_head(&rtt->wq);
+	init_task_work(&rtt->gate, rt_gate_fn);
+	file->private_data = rtt;
+	return 0;
+}
+
+/* The last close, including the one at exit or kill, ends the task. */
+static int rt_release(struct inode *inode, struct file *file)
+{
+	struct rt_task *rtt = file->private_data;
+
+	mutex_lock(&rt.mutex);
+	rt_task_stop(rtt);
+	mutex_unlock(&rt.mutex);
+	rt_task_put(rtt);
+	return 0;
+}
+
+static ssize_t rt_read(struct file *file, char __user *buf, size_t len,
+		       loff_t *ppos)
+{
+	return rt_trace_read(buf, len);
+}
+
+static const struct file_operations rt_fops = {
+	.owner = THIS_MODULE,
+	.open = rt_open,
+	.release = rt_release,
+	.read = rt_read,
+	.unlocked_ioctl = rt_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice rt_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "rtsched",
+	.fops = &rt_fops,
+	.mode = 0666,
+};
+
+int rtsched_register_plugin(const struct rts_policy *policy)
+{
+	int err = 0;
+
+	mutex_lock(&rt.mutex);
+	if (rt.policy) {
+		pr_err("plugin %s refused: %s is loaded\n", policy->name,
+		       rt.policy->name);
+		err = -EBUSY;
+	} else {
+		raw_spin_lock_irq(&rt.lock);
+		rts_init(rt.sched, policy, (rts_time)start_lead_us * 1000,
+			 rt_emit, NULL);
+		memset(rt.server_name, 0, sizeof(rt.server_name));
+		memset(rt.task_name, 0, sizeof(rt.task_name));
+		rt.chosen = RTS_NONE;
+		rt.policy = policy;
+		raw_spin_unlock_irq(&rt.lock);
+		pr_info("plugin %s loaded\n", policy->name);
+	}
+	mutex_unlock(&rt.mutex);
+	return err;
+}
+EXPORT_SYMBOL_GPL(rtsched_register_plugin);
+
+/* Running tasks go back to SCHED_OTHER; their next call gets -ENODEV. */
+void rtsched_unregister_plugin(const struct rts_policy *policy)
+{
+	struct rt_task *rtt;
+	int i;
+
+	mutex_lock(&rt.mutex);
+	if (WARN_ON(rt.policy != policy)) {
+		mutex_unlock(&rt.mutex);
+		return;
+	}
+	for (i = 0; i < RTS_MAX_TASKS; i++) {
+		rtt = rcu_dereference_protected(rt.task[i],
+						lockdep_is_held(&rt.mutex));
+		if (!rtt)
+			continue;
+		WRITE_ONCE(rtt->detached, true);
+		rt_task_stop(rtt);
+	}
+	raw_spin_lock_irq(&rt.lock);
+	rt.policy = NULL;
+	raw_spin_unlock_irq(&rt.lock);
+	hrtimer_cancel(&rt.timer);
+	mutex_unlock(&rt.mutex);
+	pr_info("plugin %s unloaded\n", policy->name);
+}
+EXPORT_SYMBOL_GPL(rtsched_unregister_plugin);
+
+/* For the recorder's sched_switch probe; runs under RCU, no locks. */
+struct rt_task *rt_task_of(struct task_struct *p)
+{
+	struct rt_task *rtt;
+	int i;
+
+	if (p->policy != SCHED_FIFO || p->rt_priority != fifo_prio)
+		return NULL;
+	for (i = 0; i < RTS_MAX_TASKS; i++) {
+		rtt = rcu_dereference_sched(rt.task[i]);
+		if (rtt && rtt->tsk == p)
+			return rtt;
+	}
+	return NULL;
+}
+
+int rt_task_id(const struct rt_task *rtt)
+{
+	return READ_ONCE(rtt->id);
+}
+
+/* Whether task id has an uncompleted job, and which; racy by design. */
+bool rt_job_pending(int id, u64 *job)
+{
+	const struct rts_task *t = &rt.sched->task[id];
+	u64 completed = READ_ONCE(t->completed);
+
+	*job = completed;
+	return READ_ONCE(t->running) && READ_ONCE(t->released) > completed;
+}
+
+/* Whether this switch-in is the first one of job; only the probe calls. */
+bool rt_job_first_run(struct rt_task *rtt, u64 job)
+{
+	if (rtt->jobs_started > job)
+		return false;
+	rtt->jobs_started = job + 1;
+	return true;
+}
+
+static int __init rt_init(void)
+{
+	int err;
+
+	if (rt_cpu < 0 || rt_cpu >= nr_cpu_ids || !cpu_online(rt_cpu) ||
+	    fifo_prio < 1 || fifo_prio > MAX_RT_PRIO - 1)
+		return -EINVAL;
+	mutex_init(&rt.mutex);
+	raw_spin_lock_init(&rt.lock);
+	rt.chosen = RTS_NONE;
+	hrtimer_init(&rt.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_PINNED_HARD);
+	rt.timer.function = rt_timer_fn;
+	rt.sched = kvzalloc(sizeof(*rt.sched), GFP_KERNEL);
+	if (!rt.sched)
+		return -ENOMEM;
+	err = rt_trace_init(trace_records, rt_cpu);
+	if (err)
+		goto err_sched;
+	err = misc_register(&rt_misc);
+	if (err)
+		goto err_trace;
+	pr_info("ready on CPU %d\n", rt_cpu);
+	return 0;
+
+err_trace:
+	rt_trace_exit();
+err_sched:
+	kvfree(rt.sched);
+	return err;
+}
+
+static void __exit rt_exit(void)
+{
+	misc_deregister(&rt_misc);
+	rt_trace_exit();
+	kvfree(rt.sched);
+}
+
+module_init(rt_init);
+module_exit(rt_exit);
+MODULE_DESCRIPTION("Loadable real-time scheduling framework (rtsched)");
+MODULE_LICENSE("GPL");

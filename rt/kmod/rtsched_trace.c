@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rtsched recorder: a ring of binary events read() from /dev/rtsched,
+ * fed by the policy core and by the kernel's own sched_switch tracepoint
+ * (an independent view of who really ran on the real-time CPU).
+ *
+ * When the ring is full new events are dropped and counted; the count
+ * is recorded as an overflow event once there is room again.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/sched.h>
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <linux/tracepoint.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "rtsched.h"
+
+static struct {
+	raw_spinlock_t lock;		/* innermost: taken under rq locks */
+	struct rtsched_record *buf;
+	unsigned int size;
+	unsigned int head;		/* oldest record */
+	unsigned int count;
+	u64 lost;			/* dropped since the last overflow event */
+	u64 lost_total;
+	int cpu;
+	struct tracepoint *sched_switch;
+} ring;
+
+static void ring_push(const struct rtsched_record *rec)
+{
+	ring.buf[(ring.head + ring.count) % ring.size] = *rec;
+	ring.count++;
+}
+
+void rt_trace_put(struct rtsched_record *rec)
+{
+	struct rtsched_record ovf = { .type = RTS_EV_OVERFLOW, .task = -1,
+				      .server = -1 };
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&ring.lock, flags);
+	if (ring.count + (ring.lost ? 2 : 1) > ring.size) {
+		ring.lost++;
+		ring.lost_total++;
+	} else {
+		if (ring.lost) {
+			ovf.time = rec->time;
+			ovf.cpu = rec->cpu;
+			ovf.job = ring.lost;
+			ring_push(&ovf);
+			ring.lost = 0;
+		}
+		ring_push(rec);
+	}
+	raw_spin_unlock_irqrestore(&ring.lock, flags);
+}
+
+/* Whole records only; returns 0 when the ring is empty. */
+ssize_t rt_trace_read(char __user *buf, size_t len)
+{
+	struct rtsched_record rec;
+	size_t done = 0;
+	bool got;
+
+	while (done + sizeof(rec) <= len) {
+		raw_spin_lock_irq(&ring.lock);
+		got = ring.count > 0;
+		if (got) {
+			rec = ring.buf[ring.head];
+			ring.head = (ring.head + 1) % ring.size;
+			ring.count--;
+		}
+		raw_spin_unlock_irq(&ring.lock);
+		if (!got)
+			break;
+		if (copy_to_user(buf + done, &rec, sizeof(rec)))
+			return done ? done : -EFAULT;
+		done += sizeof(rec);
+	}
+	return done;
+}
+
+u64 rt_trace_lost(void)
+{
+	return READ_ONCE(ring.lost_total);
+}
+
+/* The letter ps and the sched_switch event show for a task state. */
+static char state_letter(bool preempt, unsigned int state)
+{
+	static const char letters[] = "SDTtXZPI";
+	int i;
+
+	if (preempt || !(state & TASK_REPORT))
+		return 'R';
+	for (i = 0; i < 8; i++)
+		if (state & (1U << i))
+			return letters[i];
+	return '?';
+}
+
+static void job_event(struct rt_task *rtt, int type, u64 job, u64 now)
+{
+	struct rtsched_record rec = {
+		.time = now, .type = type, .cpu = ring.cpu,
+		.task = rt_task_id(rtt), .server = -1, .job = job,
+	};
+
+	rt_trace_put(&rec);
+}
+
+static void probe_sched_switch(void *data, bool preempt,
+			       struct task_struct *prev,
+			       struct task_struct *next,
+			       unsigned int prev_state)
+{
+	struct rtsched_record rec = {
+		.type = RTS_EV_SWITCH, .task = -1, .server = -1,
+	};
+	struct rt_task *rtt;
+	u64 job;
+
+	if (smp_processor_id() != ring.cpu)
+		return;
+	rec.time = ktime_get_ns();
+	rec.cpu = ring.cpu;
+	rec.pid = task_pid_nr(prev);
+	rec.next_pid = task_pid_nr(next);
+	rec.prev_state = state_letter(preempt, prev_state);
+	memcpy(rec.prev_comm, prev->comm, sizeof(rec.prev_comm));
+	memcpy(rec.next_comm, next->comm, sizeof(rec.next_comm));
+	rec.prev_comm[sizeof(rec.prev_comm) - 1] = '\0';
+	rec.next_comm[sizeof(rec.next_comm) - 1] = '\0';
+	rt_trace_put(&rec);
+
+	rtt = rt_task_of(prev);
+	if (rtt && rt_job_pending(rt_task_id(rtt), &job))
+		job_event(rtt, RTS_EV_PREEMPT, job, rec.time);
+	rtt = rt_task_of(next);
+	if (rtt && rt_job_pending(rt_task_id(rtt), &job))
+		job_event(rtt, rt_job_first_run(rtt, job) ? RTS_EV_START :
+			  RTS_EV_RESUME, job, rec.time);
+}
+
+static void find_sched_switch(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_switch"))
+		ring.sched_switch = tp;
+}
+
+int rt_trace_init(unsigned int nr_records, int cpu)
+{
+	int err;
+
+	raw_spin_lock_init(&ring.lock);
+	ring.size = max(nr_records, 16U);
+	ring.cpu = cpu;
+	ring.buf = vmalloc(array_size(ring.size, sizeof(*ring.buf)));
+	if (!ring.buf)
+		return -ENOMEM;
+	/* The tracepoint's own symbol is not exported: look it up. */
+	for_each_kernel_tracepoint(find_sched_switch, NULL);
+	if (!ring.sched_switch) {
+		pr_err("sched_switch tracepoint not found\n");
+		err = -ENOENT;
+		goto err_buf;
+	}
+	err = tracepoint_probe_register(ring.sched_switch, probe_sched_switch,
+					NULL);
+	if (err)
+		goto err_buf;
+	return 0;
+
+err_buf:
+	vfree(ring.buf);
+	return err;
+}
+
+void rt_trace_exit(void)
+{
+	tracepoint_probe_unregister(ring.sched_switch, probe_sched_switch,
+				    NULL);
+	tracepoint_synchronize_unregister();
+	vfree(ring.buf);
+}

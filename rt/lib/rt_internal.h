@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Library internals shared with rtctl: device access, config, trace text. */
+#ifndef RTSCHED_RT_INTERNAL_H
+#define RTSCHED_RT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "rts.h"
+#include "rtsched_uapi.h"
+
+int rt_fail(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int rt_open_device(void);
+int rt_device_fd(void);
+int rt_reserve(const struct rtsched_task_args *a);
+int rt_status(struct rtsched_status *st, struct rtsched_server_status *sv,
+	      struct rtsched_task_status *ts);
+
+/* A configuration file (docs/rt-formats.md), times in microseconds. */
+struct rt_config_task {
+	struct rtsched_task_args args;
+	unsigned long long jobs;	/* 0: forever */
+	char where[64];			/* "FILE:LINE" or "FILE: task[N]" */
+};
+
+struct rt_config_server {
+	struct rtsched_server_args args;
+	char where[64];
+};
+
+struct rt_config {
+	char plugin[RTSCHED_PLUGIN_LEN];
+	int nr_servers;
+	int nr_tasks;
+	struct rt_config_server server[RTS_MAX_SERVERS];
+	struct rt_config_task task[RTS_MAX_TASKS];
+};
+
+/* 0, or -EINVAL with "FILE:LINE: reason" in rt_last_error() (JSON
+ * locations are "FILE: task[N]").
+ */
+int rt_config_load(const char *path, struct rt_config *cfg);
+int rt_config_parse(const char *name, const char *text,
+		    struct rt_config *cfg);
+
+/* One trace record as a line of the text format, without newline. */
+int rt_trace_format(char *buf, size_t len, const struct rtsched_record *r);
+void rt_trace_header(FILE *out, const char *plugin);
+
+#endif /* RTSCHED_RT_INTERNAL_H */

@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Configuration files of docs/rt-formats.md.  JSON goes through jansson;
+ * TOML is read by a small strict reader of exactly the documented subset
+ * (comments, key = integer or "string", [[server]] and [[task]] tables),
+ * since Debian ships no C TOML library.  Both feed set_key(), so the
+ * rules live in one place.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+/* Larger values overflow the kernel's nanoseconds once scaled. */
+#define MAX_VALUE	1000000000000LL
+
+enum section { TOP, SERVER, TASK };
+
+enum key {
+	K_PLUGIN, K_UNIT, K_ID, K_NAME, K_SERVER, K_PERIOD, K_BUDGET,
+	K_WCET, K_DEADLINE, K_PRIORITY, K_OFFSET, K_JOBS,
+};
+
+struct key_spec {
+	const char *name;
+	enum section section;
+	enum key key;
+	int is_string;
+	int required;
+};
+
+static const struct key_spec keys[] = {
+	{ "plugin", TOP, K_PLUGIN, 1, 1 },
+	{ "unit", TOP, K_UNIT, 1, 0 },
+	{ "id", SERVER, K_ID, 0, 1 },
+	{ "name", SERVER, K_NAME, 1, 0 },
+	{ "period", SERVER, K_PERIOD, 0, 1 },
+	{ "budget", SERVER, K_BUDGET, 0, 1 },
+	{ "priority", SERVER, K_PRIORITY, 0, 1 },
+	{ "id", TASK, K_ID, 0, 1 },
+	{ "name", TASK, K_NAME, 1, 0 },
+	{ "server", TASK, K_SERVER, 0, 0 },
+	{ "period", TASK, K_PERIOD, 0, 1 },
+	{ "wcet", TASK, K_WCET, 0, 1 },
+	{ "deadline", TASK, K_DEADLINE, 0, 0 },
+	{ "priority", TASK, K_PRIORITY, 0, 0 },
+	{ "offset", TASK, K_OFFSET, 0, 0 },
+	{ "jobs", TASK, K_JOBS, 0, 0 },
+};
+
+#define NR_KEYS (int)(sizeof(keys) / sizeof(keys[0]))
+
+struct parser {
+	struct rt_config *cfg;
+	const char *name;
+	char where[64];		/* location of the text being read */
+	enum section section;
+	unsigned int seen;	/* bit per keys[] index, in this table */
+	unsigned int top_seen;
+	int unit_ms;
+};
+
+static int __attribute__((format(printf, 2, 3)))
+error_at(const char *where, const char *fmt, ...)
+{
+	char msg[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return rt_fail(EINVAL, "%s: %s", where, msg);
+}
+
+static int key_seen(unsigned int seen, enum section section, enum key key)
+{
+	int i;
+
+	for (i = 0; i < NR_KEYS; i++)
+		if (keys[i].section == section && keys[i].key == key)
+			return !!(seen & (1U << i));
+	return 0;
+}
+
+static int set_number(struct parser *p, enum key key, long long v)
+{
+	struct rtsched_server_args *sv =
+		&p->cfg->server[p->cfg->nr_servers - 1].args;
+	struct rt_config_task *t = &p->cfg->task[p->cfg->nr_tasks - 1];
+
+	if (p->section == SERVER) {
+		switch (key) {
+		case K_ID: sv->id = (int)v; break;
+		case K_PERIOD: sv->period_us = v; break;
+		case K_BUDGET: sv->budget_us = v; break;
+		default: sv->prio = (int)v; break;
+		}
+		return 0;
+	}
+	switch (key) {
+	case K_ID: t->args.id = (int)v; break;
+	case K_SERVER: t->args.server = (int)v; break;
+	case K_PERIOD: t->args.period_us = v; break;
+	case K_WCET: t->args.wcet_us = v; break;
+	case K_DEADLINE: t->args.deadline_us = v; break;
+	case K_PRIORITY: t->args.prio = (int)v; break;
+	case K_OFFSET: t->args.offset_us = v; break;
+	default: t->jobs = v; break;
+	}
+	return 0;
+}
+
+static int set_string(struct parser *p, enum key key, const char *s)
+{
+	char *name;
+
+	switch (key) {
+	case K_PLUGIN:
+		if (strcmp(s, "fp") && strcmp(s, "edf") && strcmp(s, "hsf-fp"))
+			return error_at(p->where,
+					"plugin \"%s\": expected fp, edf or hsf-fp",
+					s);
+		snprintf(p->cfg->plugin, sizeof(p->cfg->plugin), "%s", s);
+		return 0;
+	case K_UNIT:
+		if (strcmp(s, "us") && strcmp(s, "ms"))
+			return error_at(p->where,
+					"unit \"%s\": expected \"us\" or \"ms\"",
+					s);
+		p->unit_ms = !strcmp(s, "ms");
+		return 0;
+	default:
+		name = p->section == SERVER ?
+		       p->cfg->server[p->cfg->nr_servers - 1].args.name :
+		       p->cfg->task[p->cfg->nr_tasks - 1].args.name;
+		if (strlen(s) >= RTSCHED_NAME_LEN)
+			return error_at(p->where, "name \"%s\" is longer than 15",
+					s);
+		strcpy(name, s);
+		return 0;
+	}
+}
+
+/* One key = value of the current table; str is NULL for a number. */
+static int set_key(struct parser *p, const char *key, const char *str,
+		   long long num)
+{
+	unsigned int *seen = p->section == TOP ? &p->top_seen : &p->seen;
+	int i;
+
+	for (i = 0; i < NR_KEYS; i++)
+		if (keys[i].section == p->section && !strcmp(keys[i].name, key))
+			break;
+	if (i == NR_KEYS)
+		return error_at(p->where, "unknown key \"%s\"", key);
+	if (*seen & (1U << i))
+		return error_at(p->where, "key \"%s\" given twice", key);
+	*seen |= 1U << i;
+	if (keys[i].is_string != (str != NULL))
+		return error_at(p->where, keys[i].is_string ?
+				"\"%s\" must be a string" :
+				"\"%s\" must be an integer", key);
+	if (str)
+		return set_string(p, keys[i].key, str);
+	if (num < 0 && keys[i].key != K_ID && keys[i].key != K_SERVER &&
+	    keys[i].key != K_PRIORITY)
+		return error_at(p->where, "\"%s\" must not be negative", key);
+	if (num > MAX_VALUE || num < -MAX_VALUE)
+		return error_at(p->where, "\"%s\" is too large", key);
+	return set_number(p, keys[i].key, num);
+}
+
+static int missing_keys(enum section section, unsigned int seen,
+			const char *where)
+{
+	int i;
+
+	for (i = 0; i < NR_KEYS; i++)
+		if (keys[i].section == section && keys[i].required &&
+		    !(seen & (1U << i)))
+			return error_at(where, "missing key \"%s\"",
+					keys[i].name);
+	return 0;
+}
+
+/* Close the current table: required keys, defaults. */
+static int end_table(struct parser *p)
+{
+	struct rt_config_task *t;
+	int err;
+
+	if (p->section == TOP)
+		return 0;
+	err = missing_keys(p->section, p->seen,
+			   p->section == SERVER ?
+			   p->cfg->server[p->cfg->nr_servers - 1].where :
+			   p->cfg->task[p->cfg->nr_tasks - 1].where);
+	if (err || p->section == SERVER)
+		return err;
+	t = &p->cfg->task[p->cfg->nr_tasks - 1];
+	if (!key_seen(p->seen, TASK, K_DEADLINE))
+		t->args.deadline_us = t->args.period_us;
+	return 0;
+}
+
+static int begin_table(struct parser *p, enum section section)
+{
+	struct rt_config *cfg = p->cfg;
+	char *where;
+	int err = end_table(p);
+
+	if (err)
+		return err;
+	if (section == SERVER) {
+		if (cfg->nr_servers == RTS_MAX_SERVERS)
+			return error_at(p->where, "more than %d servers", RTS_MAX_SERVERS);
+		memset(&cfg->server[cfg->nr_servers], 0,
+		       sizeof(cfg->server[0]));
+		where = cfg->server[cfg->nr_servers++].where;
+	} else {
+		if (cfg->nr_tasks == RTS_MAX_TASKS)
+			return error_at(p->where, "more than %d tasks", RTS_MAX_TASKS);
+		memset(&cfg->task[cfg->nr_tasks], 0, sizeof(cfg->task[0]));
+		cfg->task[cfg->nr_tasks].args.server = RTSCHED_NO_SERVER;
+		where = cfg->task[cfg->nr_tasks++].where;
+	}
+	snprintf(where, sizeof(cfg->task[0].where), "%s", p->where);
+	p->section = section;
+	p->seen = 0;
+	return 0;
+}
+
+/* Whole-file rules, once every table is read. */
+static int finish(struct parser *p)
+{
+	struct rt_config *cfg = p->cfg;
+	int hsf = !strcmp(cfg->plugin, "hsf-fp");
+	unsigned int scale = p->unit_ms ? 1000 : 1;
+	const char *why;
+	int err, i, j;
+
+	err = end_table(p);
+	if (!err)
+		err = missing_keys(TOP, p->top_seen, p->name);
+	if (err)
+		return err;
+	if (cfg->nr_servers && !hsf)
+		return error_at(cfg->server[0].where,
+				"servers need plugin \"hsf-fp\", not \"%s\"",
+				cfg->plugin);
+	for (i = 0; i < cfg->nr_servers; i++) {
+		struct rtsched_server_args *a = &cfg->server[i].args;
+		struct rts_server_params sp = {
+			.id = a->id, .prio = a->prio,
+			.period = (rts_time)(a->period_us *= scale),
+			.budget = (rts_time)(a->budget_us *= scale),
+		};
+
+		if (rts_check_server_values(&sp, &why))
+			return error_at(cfg->server[i].where, "%s", why);
+		for (j = 0; j < i; j++)
+			if (cfg->server[j].args.id == a->id)
+				return error_at(cfg->server[i].where,
+						"duplicate server id");
+	}
+	for (i = 0; i < cfg->nr_tasks; i++) {
+		struct rtsched_task_args *a = &cfg->task[i].args;
+		struct rts_task_params tp = {
+			.id = a->id, .server = a->server, .prio = a->prio,
+			.period = (rts_time)(a->period_us *= scale),
+			.wcet = (rts_time)(a->wcet_us *= scale),
+			.deadline = (rts_time)(a->deadline_us *= scale),
+			.offset = (rts_time)(a->offset_us *= scale),
+		};
+
+		if (rts_check_task_values(&tp, &why))
+			return error_at(cfg->task[i].where, "%s", why);
+		if (hsf != (a->server != RTSCHED_NO_SERVER))
+			return error_at(cfg->task[i].where, "%s", hsf ?
+					"hsf-fp tasks need \"server\"" :
+					"\"server\" is for hsf-fp only");
+		for (j = 0; hsf && j < cfg->nr_servers; j++)
+			if (cfg->server[j].args.id == a->server)
+				break;
+		if (hsf && j == cfg->nr_servers)
+			return error_at(cfg->task[i].where, "unknown server");
+		for (j = 0; j < i; j++)
+			if (cfg->task[j].args.id == a->id)
+				return error_at(cfg->task[i].where,
+						"duplicate task id");
+	}
+	return 0;
+}
+
+static const char *skip_space(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+/* Only a comment or nothing may follow. */
+static int line_end(struct parser *p, const char *s)
+{
+	s = skip_space(s);
+	if (*s && *s != '#')
+		return error_at(p->where, "unexpected text \"%s\"", s);
+	return 0;
+}
+
+static int toml_table(struct parser *p, const char *s)
+{
+	const char *end = strstr(s, "]]");
+	char name[16];
+	size_t n;
+
+	if (strncmp(s, "[[", 2) || !end)
+		return error_at(p->where, "only [[server]] and [[task]] tables are supported");
+	n = end - (s + 2);
+	if (n >= sizeof(name))
+		n = sizeof(name) - 1;
+	memcpy(name, s + 2, n);
+	name[n] = '\0';
+	if (strcmp(name, "server") && strcmp(name, "task"))
+		return error_at(p->where, "unknown table [[%s]]", name);
+	if (line_end(p, end + 2))
+		return -EINVAL;
+	return begin_table(p, !strcmp(name, "server") ? SERVER : TASK);
+}
+
+static int toml_string(struct parser *p, const char *s, char *out,
+		       size_t size, const char **rest)
+{
+	size_t n = 0;
+
+	for (s++; *s && *s != '"'; s++) {
+		if (*s == '\\') {
+			s++;
+			if (*s != '"' && *s != '\\')
+				return error_at(p->where,
+						"unsupported escape in string");
+		}
+		if (n + 1 < size)
+			out[n++] = *s;
+	}
+	if (*s != '"')
+		return error_at(p->where, "unterminated string");
+	out[n] = '\0';
+	*rest = s + 1;
+	return 0;
+}
+
+static int toml_integer(struct parser *p, const char *s, long long *out,
+			const char **rest)
+{
+	int neg = *s == '-';
+	long long v = 0;
+	int digits = 0;
+
+	if (*s == '-' || *s == '+')
+		s++;
+	for (; isdigit((unsigned char)*s) || (*s == '_' && digits); s++) {
+		if (*s == '_')
+			continue;
+		if (v > MAX_VALUE)
+			return error_at(p->where, "integer too large");
+		v = v * 10 + (*s - '0');
+		digits++;
+	}
+	if (!digits)
+		return error_at(p->where, "expected an integer or a \"string\"");
+	*out = neg ? -v : v;
+	*rest = s;
+	return 0;
+}
+
+static int toml_line(struct parser *p, const char *s)
+{
+	char key[32], str[64];
+	const char *start;
+	long long num = 0;
+	int is_string;
+	size_t n;
+	int err;
+
+	s = skip_space(s);
+	if (!*s || *s == '#')
+		return 0;
+	if (*s == '[')
+		return toml_table(p, s);
+	for (start = s; isalnum((unsigned char)*s) || *s == '_' || *s == '-';)
+		s++;
+	n = s - start;
+	if (!n || n >= sizeof(key))
+		return error_at(p->where, "expected key = value");
+	memcpy(key, start, n);
+	key[n] = '\0';
+	s = skip_space(s);
+	if (*s != '=')
+		return error_at(p->where, "expected '=' after \"%s\"", key);
+	s = skip_space(s + 1);
+	is_string = *s == '"';
+	if (is_string)
+		err = toml_string(p, s, str, sizeof(str), &s);
+	else
+		err = toml_integer(p, s, &num, &s);
+	if (!err)
+		err = line_end(p, s);
+	if (!err)
+		err = set_key(p, key, is_string ? str : NULL, num);
+	return err;
+}
+
+static int parse_toml(struct parser *p, const char *text)
+{
+	char line[512];
+	const char *eol;
+	int lineno = 0;
+	size_t n;
+	int err;
+
+	while (*text) {
+		eol = strchr(text, '\n');
+		n = eol ? (size_t)(eol - text) : strlen(text);
+		lineno++;
+		snprintf(p->where, sizeof(p->where), "%s:%d", p->name, lineno);
+		if (n >= sizeof(line))
+			return error_at(p->where, "line too long");
+		memcpy(line, text, n);
+		line[n] = '\0';
+		if (n && line[n - 1] == '\r')
+			line[n - 1] = '\0';
+		err = toml_line(p, line);
+		if (err)
+			return err;
+		text += n + (eol != NULL);
+	}
+	return 0;
+}
+
+static int json_table(struct parser *p, json_t *obj)
+{
+	const char *key;
+	json_t *v;
+	int err;
+
+	if (!json_is_object(obj))
+		return error_at(p->where, "expected an object");
+	json_object_foreach(obj, key, v) {
+		if (json_is_string(v))
+			err = set_key(p, key, json_string_value(v), 0);
+		else if (json_is_integer(v))
+			err = set_key(p, key, NULL, json_integer_value(v));
+		else
+			err = error_at(p->where,
+				       "\"%s\" must be an integer or a string",
+				       key);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int json_tables(struct parser *p, const char *name, json_t *list)
+{
+	enum section section = !strcmp(name, "server") ? SERVER : TASK;
+	size_t i;
+	int err;
+
+	if (!json_is_array(list))
+		return error_at(p->name, "\"%s\" must be an array", name);
+	for (i = 0; i < json_array_size(list); i++) {
+		snprintf(p->where, sizeof(p->where), "%s: %s[%zu]", p->name,
+			 name, i);
+		err = begin_table(p, section);
+		if (!err)
+			err = json_table(p, json_array_get(list, i));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int parse_json(struct parser *p, const char *text)
+{
+	json_error_t jerr;
+	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+	const char *key;
+	json_t *v;
+	int err = 0;
+
+	if (!root)
+		return rt_fail(EINVAL, "%s:%d: %s", p->name, jerr.line,
+			       jerr.text);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return error_at(p->name, "expected a JSON object");
+	}
+	json_object_foreach(root, key, v) {
+		snprintf(p->where, sizeof(p->where), "%s", p->name);
+		if (!strcmp(key, "server") || !strcmp(key, "task")) {
+			err = json_tables(p, key, v);
+		} else {
+			err = end_table(p);
+			p->section = TOP;
+			if (err)
+				break;
+			err = json_is_string(v) ?
+			      set_key(p, key, json_string_value(v), 0) :
+			      set_key(p, key, NULL, json_is_integer(v) ?
+				      json_integer_value(v) : 0);
+		}
+		if (err)
+			break;
+	}
+	json_decref(root);
+	return err;
+}
+
+int rt_config_parse(const char *name, const char *text,
+		    struct rt_config *cfg)
+{
+	struct parser p = { .cfg = cfg, .name = name };
+	int err;
+
+	memset(cfg, 0, sizeof(*cfg));
+	snprintf(p.where, sizeof(p.where), "%s", name);
+	text += strspn(text, " \t\r\n");
+	err = *text == '{' ? parse_json(&p, text) : parse_toml(&p, text);
+	return err ? err : finish(&p);
+}
+
+int rt_config_load(const char *path, struct rt_config *cfg)
+{
+	FILE *f = fopen(path, "r");
+	char *text;
+	long size;
+	int err;
+
+	if (!f)
+		return rt_fail(errno, "%s: %s", path, strerror(errno));
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	rewind(f);
+	text = size >= 0 ? malloc(size + 1) : NULL;
+	if (!text || fread(text, 1, size, f) != (size_t)size) {
+		fclose(f);
+		free(text);
+		return rt_fail(EIO, "%s: cannot read", path);
+	}
+	fclose(f);
+	text[size] = '\0';
+	err = rt_config_parse(path, text, cfg);
+	free(text);
+	return err;
+}

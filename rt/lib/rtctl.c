@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rtctl: configure rtsched without recompiling.
+ *
+ *   rtctl check CONFIG        validate a configuration (no kernel needed)
+ *   rtctl load CONFIG         create its servers and reserve its tasks
+ *   rtctl run [--duration MS] [--spin ID] CONFIG
+ *                             clear, load, then run the stock busy-loop
+ *                             task of every [[task]] and wait for them
+ *   rtctl status              servers, tasks, budgets left, misses
+ *   rtctl trace               drain the recorder as text trace lines
+ *   rtctl clear               remove every server and reservation
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt.h"
+#include "rt_internal.h"
+
+static struct rt_config cfg;
+static struct rtsched_server_status servers[RTS_MAX_SERVERS];
+static struct rtsched_task_status tasks[RTS_MAX_TASKS];
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: rtctl check CONFIG | load CONFIG |\n"
+		"       run [--duration MS] [--spin ID] CONFIG |\n"
+		"       status | trace | clear\n");
+	return 2;
+}
+
+static int report(const char *what)
+{
+	fprintf(stderr, "rtctl %s: %s\n", what, rt_last_error());
+	return 1;
+}
+
+static int cmd_load(const char *path)
+{
+	struct rtsched_status st;
+	int i;
+
+	if (rt_config_load(path, &cfg) || rt_init() ||
+	    rt_status(&st, servers, tasks))
+		return report("load");
+	if (strcmp(st.plugin, cfg.plugin)) {
+		fprintf(stderr, "rtctl load: %s wants plugin %s but %s is loaded\n",
+			path, cfg.plugin, st.plugin[0] ? st.plugin : "none");
+		return 1;
+	}
+	for (i = 0; i < cfg.nr_servers; i++) {
+		struct rtsched_server_args *a = &cfg.server[i].args;
+
+		if (rt_create_server_us(a->id, a->period_us, a->budget_us,
+					a->prio, a->name)) {
+			fprintf(stderr, "rtctl load: %s: %s\n",
+				cfg.server[i].where, rt_last_error());
+			return 1;
+		}
+	}
+	for (i = 0; i < cfg.nr_tasks; i++) {
+		if (rt_reserve(&cfg.task[i].args)) {
+			fprintf(stderr, "rtctl load: %s: %s\n",
+				cfg.task[i].where, rt_last_error());
+			return 1;
+		}
+	}
+	printf("loaded %s: plugin %s, %d servers, %d tasks\n", path,
+	       cfg.plugin, cfg.nr_servers, cfg.nr_tasks);
+	return 0;
+}
+
+/* Burn CPU time: only time this thread actually ran counts. */
+static void spin_us(unsigned long long us)
+{
+	struct timespec ts;
+	unsigned long long start, now;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	start = ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+	do {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		now = ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+	} while (now - start < us);
+}
+
+/* The stock task: wcet of busy work per job, jobs times (0: forever). */
+static int stock_task(const struct rt_config_task *t, int spin)
+{
+	unsigned long long j;
+
+	if (rt_init() || rt_attach(t->args.id) || rt_run_us(0))
+		return report("run");
+	for (j = 0; !t->jobs || j < t->jobs; j++) {
+		if (spin)
+			for (;;)
+				spin_us(1000000);
+		spin_us(t->args.wcet_us);
+		if (rt_wait_for_period())
+			return report("run");
+	}
+	return rt_exit() ? report("run") : 0;
+}
+
+static int cmd_run(const char *path, long duration_ms, int spin_id)
+{
+	pid_t pid[RTS_MAX_TASKS];
+	int i, status, failed = 0;
+	struct timespec pause;
+
+	if (rt_init())
+		return report("run");
+	if (rt_clear() && errno != ENODEV)
+		return report("run");
+	if (cmd_load(path))
+		return 1;
+	fflush(stdout);
+	for (i = 0; i < cfg.nr_tasks; i++) {
+		pid[i] = fork();
+		if (pid[i] < 0)
+			return report("run");
+		if (!pid[i])
+			_exit(stock_task(&cfg.task[i],
+					 cfg.task[i].args.id == spin_id));
+	}
+	if (duration_ms > 0) {
+		pause.tv_sec = duration_ms / 1000;
+		pause.tv_nsec = duration_ms % 1000 * 1000000L;
+		nanosleep(&pause, NULL);
+		for (i = 0; i < cfg.nr_tasks; i++)
+			kill(pid[i], SIGKILL);
+	}
+	for (i = 0; i < cfg.nr_tasks; i++) {
+		waitpid(pid[i], &status, 0);
+		if (duration_ms <= 0 &&
+		    (!WIFEXITED(status) || WEXITSTATUS(status)))
+			failed = 1;
+	}
+	return failed;
+}
+
+static int cmd_status(void)
+{
+	struct rtsched_status st;
+	unsigned int i;
+
+	if (rt_init() || rt_status(&st, servers, tasks))
+		return report("status");
+	printf("plugin %s epoch_ns %llu now_ns %llu trace_lost %llu\n",
+	       st.plugin[0] ? st.plugin : "none",
+	       (unsigned long long)st.epoch_ns,
+	       (unsigned long long)st.now_ns,
+	       (unsigned long long)st.trace_lost);
+	for (i = 0; i < st.nr_servers; i++) {
+		struct rtsched_server_status *s = &servers[i];
+
+		printf("server %d name=%s period_us=%llu budget_us=%llu prio=%d left_us=%llu%s\n",
+		       s->id, s->name[0] ? s->name : "-",
+		       (unsigned long long)s->period_us,
+		       (unsigned long long)s->budget_us, s->prio,
+		       (unsigned long long)s->left_us,
+		       s->active ? " active" : "");
+	}
+	for (i = 0; i < st.nr_tasks; i++) {
+		struct rtsched_task_status *t = &tasks[i];
+
+		printf("task %d name=%s pid=%d server=%d period_us=%llu wcet_us=%llu deadline_us=%llu prio=%d released=%llu completed=%llu misses=%llu\n",
+		       t->id, t->name[0] ? t->name : "-", t->pid, t->server,
+		       (unsigned long long)t->period_us,
+		       (unsigned long long)t->wcet_us,
+		       (unsigned long long)t->deadline_us, t->prio,
+		       (unsigned long long)t->released,
+		       (unsigned long long)t->completed,
+		       (unsigned long long)t->misses);
+	}
+	return 0;
+}
+
+/* Stable insertion sort: fast on a ring that is almost in order. */
+static void sort_by_time(struct rtsched_record *rec, size_t n)
+{
+	struct rtsched_record r;
+	size_t i, j;
+
+	for (i = 1; i < n; i++) {
+		r = rec[i];
+		for (j = i; j > 0 && rec[j - 1].time > r.time; j--)
+			rec[j] = rec[j - 1];
+		rec[j] = r;
+	}
+}
+
+/*
+ * Policy events carry their planned instant, switches the instant they
+ * happened, so the ring is nearly but not quite in time order: sort.
+ */
+static int cmd_trace(void)
+{
+	struct rtsched_status st;
+	struct rtsched_record *rec = NULL, *grown;
+	size_t n = 0, cap = 0, i;
+	char line[256];
+	ssize_t got;
+
+	if (rt_init() || rt_status(&st, servers, tasks))
+		return report("trace");
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 4096;
+			grown = realloc(rec, cap * sizeof(*rec));
+			if (!grown) {
+				free(rec);
+				fprintf(stderr, "rtctl trace: out of memory\n");
+				return 1;
+			}
+			rec = grown;
+		}
+		got = read(rt_device_fd(), rec + n, (cap - n) * sizeof(*rec));
+		if (got < 0) {
+			perror("rtctl trace");
+			free(rec);
+			return 1;
+		}
+		if (!got)
+			break;
+		n += got / sizeof(*rec);
+	}
+	sort_by_time(rec, n);
+	rt_trace_header(stdout, st.plugin[0] ? st.plugin : "none");
+	for (i = 0; i < n; i++) {
+		rt_trace_format(line, sizeof(line), &rec[i]);
+		puts(line);
+	}
+	free(rec);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	long duration_ms = 0;
+	int spin_id = -2;
+	int i = 2;
+
+	if (argc < 2)
+		return usage();
+	if (!strcmp(argv[1], "status") && argc == 2)
+		return cmd_status();
+	if (!strcmp(argv[1], "trace") && argc == 2)
+		return cmd_trace();
+	if (!strcmp(argv[1], "clear") && argc == 2)
+		return rt_init() || rt_clear() ? report("clear") : 0;
+	if (!strcmp(argv[1], "check") && argc == 3) {
+		if (rt_config_load(argv[2], &cfg))
+			return report("check");
+		printf("%s: plugin %s, %d servers, %d tasks\n", argv[2],
+		       cfg.plugin, cfg.nr_servers, cfg.nr_tasks);
+		return 0;
+	}
+	if (!strcmp(argv[1], "load") && argc == 3)
+		return cmd_load(argv[2]);
+	if (strcmp(argv[1], "run"))
+		return usage();
+	for (; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--duration"))
+			duration_ms = atol(argv[i + 1]);
+		else if (!strcmp(argv[i], "--spin"))
+			spin_id = atoi(argv[i + 1]);
+		else
+			return usage();
+	}
+	return i + 1 == argc ? cmd_run(argv[i], duration_ms, spin_id) :
+	       usage();
+}

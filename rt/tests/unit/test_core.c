@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests of the policy core: validation, fp, edf, hsf-fp,
+ * deadline misses and the common start.  A tiny executor plays the CPU:
+ * it runs whatever the policy picks and completes a job after its wcet
+ * (or never, for a task told to spin).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "rts.h"
+#include "unit.h"
+
+#define MS 1000000LL
+
+struct trace {
+	int n;
+	struct rts_event ev[4096];
+};
+
+static void collect(void *ctx, const struct rts_event *ev)
+{
+	struct trace *tr = ctx;
+
+	if (tr->n < (int)(sizeof(tr->ev) / sizeof(tr->ev[0])))
+		tr->ev[tr->n++] = *ev;
+}
+
+static int count(const struct trace *tr, int type, int task, int server)
+{
+	int i, n = 0;
+
+	for (i = 0; i < tr->n; i++)
+		if (tr->ev[i].type == type &&
+		    (task == RTS_NONE || tr->ev[i].task == task) &&
+		    (server == RTS_NONE || tr->ev[i].server == server))
+			n++;
+	return n;
+}
+
+/* Executor state: CPU time each task has received, per task and server. */
+struct cpu {
+	rts_time left[RTS_MAX_TASKS];	/* work left in the current job */
+	int spin[RTS_MAX_TASKS];	/* never completes */
+	rts_time ran_task[RTS_MAX_TASKS];
+	rts_time ran_server[RTS_MAX_SERVERS];
+};
+
+static rts_time min_time(rts_time a, rts_time b)
+{
+	return a < b ? a : b;
+}
+
+/* Run the schedule from the current time to until. */
+static void execute(struct rts_sched *s, struct cpu *c, rts_time until)
+{
+	while (s->now < until) {
+		int run = s->policy->pick(s);
+		rts_time step = min_time(rts_next_event(s), until) - s->now;
+		struct rts_task *t;
+
+		if (run == RTS_NONE) {
+			rts_advance(s, s->now + step);
+			continue;
+		}
+		t = &s->task[run];
+		if (c->left[run] == 0)
+			c->left[run] = t->p.wcet;
+		if (!c->spin[run])
+			step = min_time(step, c->left[run]);
+		c->ran_task[run] += step;
+		if (t->p.server != RTS_NONE)
+			c->ran_server[t->p.server] += step;
+		if (!c->spin[run])
+			c->left[run] -= step;
+		rts_advance(s, s->now + step);
+		if (!c->spin[run] && c->left[run] == 0)
+			rts_complete(s, run, s->now);
+	}
+}
+
+static struct rts_task_params task(int id, int server, int prio,
+				   rts_time period, rts_time wcet)
+{
+	struct rts_task_params p = {
+		.id = id, .server = server, .prio = prio, .period = period,
+		.wcet = wcet, .deadline = period, .offset = 0,
+	};
+	return p;
+}
+
+static void add_server(struct rts_sched *s, int id, rts_time period,
+		       rts_time budget, int prio)
+{
+	struct rts_server_params p = {
+		.id = id, .prio = prio, .period = period, .budget = budget,
+	};
+
+	CHECK(rts_server_add(s, &p, 0, NULL) == 0);
+}
+
+static void run_task(struct rts_sched *s, struct rts_task_params p)
+{
+	const char *why = NULL;
+
+	CHECK(rts_task_run(s, &p, 0, 0, &why) == 0);
+	if (why)
+		printf("  unexpected: %s\n", why);
+}
+
+static void test_validation(void)
+{
+	static struct rts_sched s;
+	struct rts_server_params sp = { .id = 0, .prio = 0, .period = 10 * MS,
+					.budget = 4 * MS };
+	struct rts_task_params p = task(1, 0, 0, 10 * MS, 2 * MS);
+	const char *why;
+
+	rts_init(&s, &rts_policy_fp, 0, NULL, NULL);
+	CHECK(rts_server_add(&s, &sp, 0, &why) == -RTS_EINVAL);
+	CHECK(strcmp(why, "this plugin has no servers") == 0);
+	CHECK(rts_check_task(&s, &p, &why) == -RTS_EINVAL);
+	p.server = RTS_NONE;
+	CHECK(rts_check_task(&s, &p, &why) == 0);
+	p.period = 0;
+	CHECK(rts_check_task(&s, &p, &why) == -RTS_EINVAL);
+	p.period = -5;
+	CHECK(rts_check_task(&s, &p, &why) == -RTS_EINVAL);
+	p = task(1, RTS_NONE, 0, 10 * MS, 2 * MS);
+	p.deadline = 1 * MS;
+	CHECK(rts_check_task(&s, &p, &why) == -RTS_EINVAL);
+	CHECK(strcmp(why, "wcet must be > 0 and <= deadline") == 0);
+	p = task(1, RTS_NONE, 100, 10 * MS, 2 * MS);
+	CHECK(rts_check_task(&s, &p, &why) == -RTS_EINVAL);
+	p = task(256, RTS_NONE, 1, 10 * MS, 2 * MS);
+	CHECK(rts_check_task(&s, &p, &why) == -RTS_EINVAL);
+	p = task(1, RTS_NONE, 1, 10 * MS, 2 * MS);
+	p.deadline = 11 * MS;
+	CHECK(rts_check_task(&s, &p, &why) == -RTS_EINVAL);
+	p = task(1, RTS_NONE, 1, 10 * MS, 2 * MS);
+	CHECK(rts_task_run(&s, &p, 0, 0, &why) == 0);
+	CHECK(rts_task_run(&s, &p, 0, 0, &why) == -RTS_EINVAL);
+	CHECK(strcmp(why, "duplicate task id") == 0);
+	CHECK(rts_task_run(&s, &p, 1, 0, &why) == -RTS_ENOENT);
+	CHECK(rts_free_id(&s) == 0);
+	CHECK(rts_clear(&s) == -RTS_EBUSY);
+
+	rts_init(&s, &rts_policy_hsf_fp, 0, NULL, NULL);
+	CHECK(rts_server_add(&s, &sp, 0, &why) == 0);
+	CHECK(rts_server_add(&s, &sp, 0, &why) == -RTS_EINVAL);
+	sp.id = 1;
+	sp.budget = 11 * MS;
+	CHECK(rts_server_add(&s, &sp, 0, &why) == -RTS_EINVAL);
+	sp.budget = 0;
+	CHECK(rts_server_add(&s, &sp, 0, &why) == -RTS_EINVAL);
+	sp.budget = 1;
+	sp.id = 64;
+	CHECK(rts_server_add(&s, &sp, 0, &why) == -RTS_EINVAL);
+	p = task(1, 3, 0, 10 * MS, 2 * MS);
+	CHECK(rts_check_task(&s, &p, &why) == -RTS_EINVAL);
+	CHECK(strcmp(why, "unknown server") == 0);
+	p.server = RTS_NONE;
+	CHECK(rts_check_task(&s, &p, &why) == -RTS_EINVAL);
+}
+
+static void test_fp_preemption(void)
+{
+	static struct rts_sched s;
+	static struct trace tr;
+	static struct cpu c;
+
+	memset(&tr, 0, sizeof(tr));
+	memset(&c, 0, sizeof(c));
+	rts_init(&s, &rts_policy_fp, 0, collect, &tr);
+	run_task(&s, task(0, RTS_NONE, 1, 10 * MS, 4 * MS));
+	run_task(&s, task(1, RTS_NONE, 0, 5 * MS, 2 * MS));
+	execute(&s, &c, 100 * MS - 1);
+	CHECK(count(&tr, RTS_EV_RELEASE, 0, RTS_NONE) == 10);
+	CHECK(count(&tr, RTS_EV_RELEASE, 1, RTS_NONE) == 20);
+	CHECK(count(&tr, RTS_EV_COMPLETE, 0, RTS_NONE) == 10);
+	CHECK(count(&tr, RTS_EV_COMPLETE, 1, RTS_NONE) == 20);
+	CHECK(count(&tr, RTS_EV_MISS, RTS_NONE, RTS_NONE) == 0);
+	/* Task 1 (prio 0) runs first: task 0 completes at 2 + 4 = 6 ms. */
+	CHECK(tr.ev[4].type == RTS_EV_COMPLETE && tr.ev[4].task == 1 &&
+	      tr.ev[4].time == 2 * MS);
+	CHECK(c.ran_task[0] == 40 * MS && c.ran_task[1] == 40 * MS);
+}
+
+static void test_fp_tie_lower_id(void)
+{
+	static struct rts_sched s;
+
+	rts_init(&s, &rts_policy_fp, 0, NULL, NULL);
+	run_task(&s, task(7, RTS_NONE, 3, 10 * MS, 1 * MS));
+	run_task(&s, task(4, RTS_NONE, 3, 10 * MS, 1 * MS));
+	rts_advance(&s, 0);
+	CHECK(s.policy->pick(&s) == 4);
+}
+
+/* C=2,T=5 and C=4,T=7: fixed priority misses, EDF does not (U = 0.97). */
+static int misses_under(const struct rts_policy *policy)
+{
+	static struct rts_sched s;
+	static struct trace tr;
+	static struct cpu c;
+
+	memset(&tr, 0, sizeof(tr));
+	memset(&c, 0, sizeof(c));
+	rts_init(&s, policy, 0, collect, &tr);
+	run_task(&s, task(0, RTS_NONE, 0, 5 * MS, 2 * MS));
+	run_task(&s, task(1, RTS_NONE, 1, 7 * MS, 4 * MS));
+	execute(&s, &c, 35 * MS);
+	return count(&tr, RTS_EV_MISS, RTS_NONE, RTS_NONE);
+}
+
+static void test_edf_vs_fp(void)
+{
+	CHECK(misses_under(&rts_policy_fp) > 0);
+	CHECK(misses_under(&rts_policy_edf) == 0);
+}
+
+static void test_miss_keeps_releasing(void)
+{
+	static struct rts_sched s;
+	static struct trace tr;
+	static struct cpu c;
+	int i, last_release = -1, first_miss = -1;
+
+	memset(&tr, 0, sizeof(tr));
+	memset(&c, 0, sizeof(c));
+	rts_init(&s, &rts_policy_fp, 0, collect, &tr);
+	run_task(&s, task(0, RTS_NONE, 0, 10 * MS, 4 * MS));
+	c.spin[0] = 1;
+	execute(&s, &c, 35 * MS);
+	CHECK(count(&tr, RTS_EV_RELEASE, 0, RTS_NONE) == 4);
+	CHECK(count(&tr, RTS_EV_MISS, 0, RTS_NONE) == 3);
+	for (i = 0; i < tr.n; i++) {
+		if (tr.ev[i].type == RTS_EV_MISS && first_miss < 0)
+			first_miss = i;
+		if (tr.ev[i].type == RTS_EV_RELEASE)
+			last_release = i;
+	}
+	/* The miss of job 0 at 10 ms comes before the release of job 1. */
+	CHECK(tr.ev[first_miss].time == 10 * MS && tr.ev[first_miss].job == 0);
+	CHECK(tr.ev[last_release].job == 3);
+	/* Job 1 stays queued behind job 0: jobs run in order. */
+	CHECK(s.task[0].completed == 0);
+}
+
+static void table3(struct rts_sched *s, struct trace *tr, int spin_server2,
+		   struct cpu *c)
+{
+	memset(tr, 0, sizeof(*tr));
+	memset(c, 0, sizeof(*c));
+	rts_init(s, &rts_policy_hsf_fp, 0, collect, tr);
+	add_server(s, 0, 12 * MS, 4 * MS, 0);
+	add_server(s, 1, 20 * MS, 4 * MS, 1);
+	add_server(s, 2, 28 * MS, 8 * MS, 2);
+	run_task(s, task(1, 0, 0, 24 * MS, 2 * MS));
+	run_task(s, task(2, 0, 1, 48 * MS, 3 * MS));
+	run_task(s, task(3, 1, 0, 40 * MS, 3 * MS));
+	run_task(s, task(4, 2, 0, 56 * MS, 6 * MS));
+	c->spin[4] = spin_server2;
+}
+
+static void test_hsf_table3(void)
+{
+	static struct rts_sched s;
+	static struct trace tr;
+	static struct cpu c;
+	int i;
+
+	table3(&s, &tr, 0, &c);
+	execute(&s, &c, 840 * MS - 1);	/* the hyperperiod of 12, 20, 28 */
+	CHECK(count(&tr, RTS_EV_MISS, RTS_NONE, RTS_NONE) == 0);
+	CHECK(count(&tr, RTS_EV_REPLENISH, RTS_NONE, 0) == 70);
+	CHECK(count(&tr, RTS_EV_REPLENISH, RTS_NONE, 1) == 42);
+	CHECK(count(&tr, RTS_EV_REPLENISH, RTS_NONE, 2) == 30);
+	/* Idling servers spend their whole budget every period. */
+	CHECK(count(&tr, RTS_EV_DEPLETE, RTS_NONE, 0) == 70);
+	CHECK(count(&tr, RTS_EV_DEPLETE, RTS_NONE, 1) == 42);
+	CHECK(count(&tr, RTS_EV_DEPLETE, RTS_NONE, 2) == 30);
+	/* At 0: Server0 runs [0,4), Server1 [4,8), Server2 [8,12). */
+	for (i = 0; i < tr.n; i++)
+		if (tr.ev[i].type == RTS_EV_SERVER_RESUME)
+			break;
+	CHECK(tr.ev[i].server == 0 && tr.ev[i].time == 0);
+	CHECK(tr.ev[i - 1].type == RTS_EV_RELEASE);
+	for (i = 0; i < tr.n; i++)
+		if (tr.ev[i].type == RTS_EV_SERVER_RESUME &&
+		    tr.ev[i].server == 2)
+			break;
+	CHECK(tr.ev[i].time == 8 * MS);
+	/* Server2 is preempted at 12 by Server0 with budget left. */
+	for (; i < tr.n; i++)
+		if (tr.ev[i].type == RTS_EV_SERVER_PREEMPT)
+			break;
+	CHECK(tr.ev[i].server == 2 && tr.ev[i].time == 12 * MS);
+	CHECK(tr.ev[i + 1].type == RTS_EV_SERVER_RESUME &&
+	      tr.ev[i + 1].server == 0);
+}
+
+static void test_hsf_isolation(void)
+{
+	static struct rts_sched s;
+	static struct trace tr;
+	static struct cpu c;
+
+	table3(&s, &tr, 1, &c);
+	execute(&s, &c, 840 * MS);
+	CHECK(count(&tr, RTS_EV_MISS, 1, RTS_NONE) == 0);
+	CHECK(count(&tr, RTS_EV_MISS, 2, RTS_NONE) == 0);
+	CHECK(count(&tr, RTS_EV_MISS, 3, RTS_NONE) == 0);
+	CHECK(count(&tr, RTS_EV_MISS, 4, RTS_NONE) > 0);
+	/* The spinner gets exactly its server's budget: 30 periods * 8 ms. */
+	CHECK(c.ran_server[2] == 240 * MS);
+}
+
+static void test_common_start(void)
+{
+	static struct rts_sched s;
+	struct rts_task_params late = task(1, RTS_NONE, 0, 10 * MS, 1 * MS);
+	struct rts_task_params p = task(2, RTS_NONE, 0, 10 * MS, 1 * MS);
+
+	rts_init(&s, &rts_policy_fp, 2 * MS, NULL, NULL);
+	run_task(&s, task(0, RTS_NONE, 0, 10 * MS, 1 * MS));
+	CHECK(s.epoch == 2 * MS);
+	CHECK(s.task[0].first_release == 2 * MS);
+	/* A task that joins late keeps the phase of the common start. */
+	CHECK(rts_task_run(&s, &late, 0, 25 * MS, NULL) == 0);
+	CHECK(s.task[1].first_release == 32 * MS);
+	rts_task_stop(&s, 0, 40 * MS);
+	rts_task_stop(&s, 1, 40 * MS);
+	CHECK(s.epoch == RTS_NEVER);
+	CHECK(rts_task_run(&s, &p, 0, 50 * MS, NULL) == 0);
+	CHECK(s.epoch == 52 * MS);
+}
+
+static void test_reservation(void)
+{
+	static struct rts_sched s;
+	struct rts_task_params p = task(9, RTS_NONE, 5, 10 * MS, 1 * MS);
+	struct rts_task_params ref = { .id = 9 };
+
+	rts_init(&s, &rts_policy_fp, 0, NULL, NULL);
+	CHECK(rts_task_reserve(&s, &p, 0, NULL) == 0);
+	CHECK(rts_task_run(&s, &ref, 1, 0, NULL) == 0);
+	CHECK(s.task[9].p.prio == 5);
+	CHECK(rts_task_run(&s, &ref, 1, 0, NULL) == -RTS_EBUSY);
+	rts_task_stop(&s, 9, 1 * MS);
+	CHECK(s.task[9].used && !s.task[9].running);
+	CHECK(rts_task_run(&s, &ref, 1, 2 * MS, NULL) == 0);
+	rts_task_stop(&s, 9, 3 * MS);
+	CHECK(rts_clear(&s) == 0);
+	CHECK(!s.task[9].used);
+}
+
+int main(void)
+{
+	RUN(test_validation);
+	RUN(test_fp_preemption);
+	RUN(test_fp_tie_lower_id);
+	RUN(test_edf_vs_fp);
+	RUN(test_miss_keeps_releasing);
+	RUN(test_hsf_table3);
+	RUN(test_hsf_isolation);
+	RUN(test_common_start);
+	RUN(test_reservation);
+	return unit_summary();
+}
