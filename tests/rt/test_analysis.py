@@ -143,3 +143,11 @@ def test_cli_analyze_unschedulable_exits_1(rt_cli, tmp_path):
                     '[[task]]\nid = 1\nperiod = 5\nwcet = 3\npriority = 1\n')
     status, out, _ = rt_cli("analyze", path)
     assert status == 1 and "NOT schedulable" in out
+
+
+def test_flat_fp_results_follow_task_ids_not_priority_order():
+    # Found by the property tests: results were once matched to tasks in priority order.
+    config = Config("fp", "us", (), (Task(0, 2, 1, 1, priority=1), Task(1, 2, 1, 2, priority=0)))
+    result = analyze(config)
+    assert [(r.task.id, r.wcrt) for r in result.tasks] == [(0, 2), (1, 1)]
+    assert not result.schedulable

@@ -118,7 +118,9 @@ def analyze(config: Config) -> Analysis:
     tasks = list(config.tasks)
     result = Analysis(config, LevelSummary.of([_model(t) for t in tasks]))
     if config.plugin == "fp":
-        for task, wcrt in zip(tasks, _fp_response_times(tasks, DedicatedSupply()).values()):
+        response = _fp_response_times(tasks, DedicatedSupply())
+        for task in tasks:
+            wcrt = response[task.id]
             result.tasks.append(TaskResult(task, wcrt, wcrt is not None and wcrt <= task.deadline, "response-time analysis"))
     else:
         models = [_model(t) for t in tasks]
