@@ -50,6 +50,7 @@ def register(subparsers) -> None:
     check.add_argument("trace", help="trace file")
     check.add_argument("--tolerance-us", type=int, default=100, metavar="N",
                        help="allowed difference of each boundary, budget and bound, in microseconds (default 100)")
+    check.add_argument("--all", action="store_true", help="explain every violation, not only the first")
     check.set_defaults(rt_run=_check)
 
     parser.set_defaults(func=run)
@@ -181,10 +182,12 @@ def _check(args: argparse.Namespace) -> int:
     if result.ok:
         print(f"ok: {summary}")
         return 0
-    first, others = result.violations[0], len(result.violations) - 1
+    first, others = result.violations[0], result.violations[1:]
     print(f"FAILED: {first.explain(result.origin)}")
-    if others:
-        print(f"({others} more violation{'s' * (others != 1)}; {summary})")
-    else:
-        print(f"({summary})")
+    if args.all:
+        for violation in others:
+            print(f"also: {violation.explain(result.origin)}")
+    elif others:
+        print(f"({len(others)} more violation{'s' * (len(others) != 1)}: --all explains them)")
+    print(f"({summary})")
     return 1

@@ -13,7 +13,7 @@
    boundaries differ by at most the tolerance.  Segments starting within the tolerance of
    the end of the comparison are ignored, as is the end of a segment cut by it.
 
-The comparison stops at the first `overflow` (events lost) if there is one.
+The comparison stops at the last event recorded before the first `overflow` (events lost).
 """
 
 from __future__ import annotations
@@ -75,8 +75,10 @@ def check(config: Config, trace: Trace, tolerance_ns: int) -> CheckResult:
     result.origin = origin
     limit = schedule.end
     if schedule.overflows:
-        limit = schedule.overflows[0].time
-        result.notes.append(f"the recorder lost events at {_ms(limit - origin)}: compared up to there")
+        # Events were lost somewhere after the last one recorded before the overflow.
+        lost_at = schedule.overflows[0].time
+        limit = max((e.time for e in trace.events if e.time < lost_at), default=lost_at)
+        result.notes.append(f"the recorder lost events before {_ms(lost_at - origin)}: compared up to {_ms(limit - origin)}")
     analysis = analyze(config)
     _check_responses(schedule, analysis, limit, tolerance_ns, result)
     _check_budgets(schedule, analysis, limit, tolerance_ns, result)
@@ -111,16 +113,14 @@ def _check_declarations(config: Config, trace: Trace, result: CheckResult) -> No
 
 
 def _common_start(config: Config, trace: Trace) -> int | None:
-    """The trace time of the common start: the first replenishment (hsf-fp), or the first
-    release less its offset and the periods of its earlier jobs."""
-    for event in trace.events:
-        if event.name == "replenish" and config.plugin == "hsf-fp":
-            return event.time
-        if event.name == "release" and config.plugin != "hsf-fp":
-            task = next((t for t in config.tasks if t.id == event["task"]), None)
-            if task is not None:
-                return event.time - (task.offset + event["job"] * task.period) * US
-    return None
+    """The trace time of the common start: the first replenishment (hsf-fp), or the earliest
+    release less its offset and the periods of the task's earlier jobs."""
+    if config.plugin == "hsf-fp":
+        return next((e.time for e in trace.events if e.name == "replenish"), None)
+    tasks = {t.id: t for t in config.tasks}
+    starts = [e.time - (tasks[e["task"]].offset + e["job"] * tasks[e["task"]].period) * US
+              for e in trace.events if e.name == "release" and e["task"] in tasks]
+    return min(starts, default=None)
 
 
 def _check_responses(schedule: Schedule, analysis, limit: int, tolerance: int, result: CheckResult) -> None:
