@@ -14,6 +14,7 @@
 #include "rtsched_uapi.h"
 
 static __thread int self_fd = -1;
+static __thread pid_t self_pid;		/* the process that opened self_fd */
 static __thread int self_attached;
 static __thread int self_deadline_set;
 static __thread struct rtsched_task_args self = {
@@ -88,12 +89,14 @@ int rt_init(void)
 {
 	int fd;
 
-	if (self_fd >= 0)
+	/* A forked child shares its parent's file, which is one task. */
+	if (self_fd >= 0 && self_pid == getpid())
 		return 0;
 	fd = rt_open_device();
 	if (fd < 0)
 		return fd;
 	self_fd = fd;
+	self_pid = getpid();
 	return 0;
 }
 

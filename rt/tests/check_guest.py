@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Judge the console log of the rtsched guest scenarios (rt/tests/guest).
+
+Usage: check_guest.py CONSOLE_LOG [--tolerance-us N]
+
+Scenario output sits between "==== rtsched-scenario NAME begin ====" and
+"==== rtsched-scenario NAME end rc=N ====", traces between
+"==== rtsched-trace begin/end ====" (text format of docs/rt-formats.md).
+Who ran is taken from the kernel's sched_switch lines, so the budget and
+isolation checks do not trust the framework's own bookkeeping.
+
+Prints one "PASS"/"FAIL" line per check and a closing
+"N passed, N failed" line; exits 1 if anything failed.  Stand-alone on
+purpose (no bootlab imports).
+"""
+import argparse
+import re
+import sys
+from collections import defaultdict
+
+SCENARIOS = ["checks", "fp", "edf", "table3", "overload", "killed_task",
+             "rmmod_with_tasks", "load_cycles", "dmesg"]
+KERNEL_TROUBLE = re.compile(
+    r"WARNING:|BUG:|Oops|Call Trace|general protection|"
+    r"blocked for more than|scheduling while atomic|refcount_t:|"
+    r"kernel BUG|RIP:")
+# Growth allowed over all load/unload cycles, for allocator noise.
+LEAK_KB = 256
+
+
+def parse_scenarios(text):
+    """{name: (rc, [lines])} from the console log."""
+    scenarios = {}
+    current, lines = None, []
+    for raw in text.splitlines():
+        line = raw.rstrip("\r")
+        m = re.search(r"==== rtsched-scenario (\S+) (begin|end)(?: rc=(\d+))? ====", line)
+        if m and m.group(2) == "begin":
+            current, lines = m.group(1), []
+        elif m and current == m.group(1):
+            scenarios[current] = (int(m.group(3)), lines)
+            current = None
+        elif current:
+            lines.append(line)
+    return scenarios
+
+
+def parse_trace(lines):
+    """Events (time_ns, name, {key: value}) between the trace markers."""
+    events, inside = [], False
+    for line in lines:
+        if line.startswith("==== rtsched-trace begin"):
+            inside = True
+        elif line.startswith("==== rtsched-trace end"):
+            inside = False
+        elif inside and line and not line.startswith("#"):
+            fields = line.split()
+            if len(fields) < 2 or not fields[0].isdigit():
+                continue
+            keys = dict(f.split("=", 1) for f in fields[2:] if "=" in f)
+            events.append((int(fields[0]), fields[1], keys))
+    return events
+
+
+def run_intervals(events):
+    """{pid: [(start, end)]} from sched_switch lines."""
+    runs, running_since, current = defaultdict(list), None, None
+    for t, name, k in events:
+        if name != "switch":
+            continue
+        if current is not None and running_since is not None:
+            runs[current].append((running_since, t))
+        current, running_since = int(k["next_pid"]), t
+    return runs
+
+
+def server_tasks(events):
+    """{pid: server} and {server: (period, budget, prio)} as configured."""
+    pid_server, servers = {}, {}
+    for _, name, k in events:
+        if name == "task_create" and "server" in k:
+            pid_server[int(k["pid"])] = int(k["server"])
+        elif name == "server_create":
+            servers[int(k["server"])] = (int(k["period"]), int(k["budget"]),
+                                         int(k["prio"]))
+    return pid_server, servers
+
+
+def active_windows(events):
+    """{server: [(from, to)]}: when each server was the active one."""
+    windows, since = defaultdict(list), {}
+    for t, name, k in events:
+        if name == "server_resume":
+            since[int(k["server"])] = t
+        elif name in ("deplete", "server_preempt"):
+            s = int(k["server"])
+            if s in since:
+                windows[s].append((since.pop(s), t))
+    last = events[-1][0] if events else 0
+    for s, t in since.items():
+        windows[s].append((t, last))
+    return windows
+
+
+def overlap(a, b, windows):
+    return sum(max(0, min(b, w1) - max(a, w0)) for w0, w1 in windows)
+
+
+class Checker:
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def check(self, ok, name, detail=""):
+        if ok:
+            self.passed += 1
+            print(f"PASS {name}" + (f": {detail}" if detail else ""))
+        else:
+            self.failed += 1
+            print(f"FAIL {name}" + (f": {detail}" if detail else ""))
+
+    def scenario_rc(self, scenarios, name):
+        present = name in scenarios
+        self.check(present and scenarios[name][0] == 0, f"{name} ran",
+                   "missing" if not present else f"rc={scenarios[name][0]}")
+        return present
+
+    def misses(self, scenario, events, allowed_tasks=()):
+        missed = sorted({k["task"] for _, n, k in events
+                         if n == "miss" and int(k["task"]) not in allowed_tasks})
+        self.check(not missed, f"{scenario}: deadlines met",
+                   f"missed by tasks {missed}" if missed else
+                   f"{sum(1 for e in events if e[1] == 'complete')} jobs")
+
+    def hsf(self, scenario, events, tol):
+        pid_server, servers = server_tasks(events)
+        runs = run_intervals(events)
+        windows = active_windows(events)
+        replenish = [t for t, n, _ in events if n == "replenish"]
+        self.check(bool(servers) and bool(replenish),
+                   f"{scenario}: servers traced", f"{len(servers)} servers")
+        if not replenish:
+            return
+        epoch = min(replenish)
+        # Budget: per server period, the CPU its tasks really got.
+        for s, (period, budget, _) in sorted(servers.items()):
+            used = defaultdict(int)
+            for pid, srv in pid_server.items():
+                if srv != s:
+                    continue
+                for a, b in runs.get(pid, []):
+                    t = max(a, epoch)
+                    while t < b:
+                        k = (t - epoch) // period
+                        end = min(b, epoch + (k + 1) * period)
+                        used[k] += end - t
+                        t = end
+            worst = max(used.values(), default=0)
+            self.check(worst <= budget + tol,
+                       f"{scenario}: server {s} within budget",
+                       f"max {worst / 1e6:.3f} ms per period, budget "
+                       f"{budget / 1e6:.3f} ms, {len(used)} periods")
+        # Isolation: a server's tasks run only while it is active.
+        worst, where = 0, None
+        for pid, s in pid_server.items():
+            for a, b in runs.get(pid, []):
+                outside = (b - a) - overlap(a, b, windows.get(s, []))
+                if outside > worst:
+                    worst, where = outside, (s, a)
+        self.check(worst <= tol, f"{scenario}: tasks run only in their server",
+                   f"worst {worst / 1e3:.0f} us outside"
+                   + (f" (server {where[0]} at {where[1]})" if where else ""))
+        # Priority: after every instant, the active server is the
+        # highest-priority one with budget (replayed from the trace).
+        wrong, active, budget_left = 0, None, set()
+        prio = {s: v[2] for s, v in servers.items()}
+        server_events = [(t, n, int(k["server"])) for t, n, k in events
+                         if n in ("replenish", "deplete", "server_resume",
+                                  "server_preempt")]
+        for i, (t, name, s) in enumerate(server_events):
+            if name == "replenish":
+                budget_left.add(s)
+            elif name == "deplete":
+                budget_left.discard(s)
+                active = None if active == s else active
+            elif name == "server_resume":
+                active = s
+            elif name == "server_preempt" and active == s:
+                active = None
+            if i + 1 == len(server_events) or server_events[i + 1][0] != t:
+                best = min(budget_left, key=lambda x: (prio[x], x),
+                           default=None)
+                wrong += best != active
+        self.check(wrong == 0, f"{scenario}: higher-priority servers preempt",
+                   f"{wrong} instants with the wrong active server of "
+                   f"{len(server_events)} server events")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("log")
+    ap.add_argument("--tolerance-us", type=int, default=1000,
+                    help="timer and switch slack allowed per check (us)")
+    args = ap.parse_args()
+    tol = args.tolerance_us * 1000
+    with open(args.log, errors="replace") as f:
+        text = f.read()
+    scenarios = parse_scenarios(text)
+    c = Checker()
+    c.check("==== rtsched-guest done ====" in text, "guest finished")
+    for name in SCENARIOS:
+        c.scenario_rc(scenarios, name)
+
+    if "checks" in scenarios:
+        lines = scenarios["checks"][1]
+        fails = [x for x in lines if x.startswith("FAIL")]
+        c.check(not fails and any(x.startswith("PASS") for x in lines),
+                "bad requests refused, unprivileged callers get EPERM",
+                "; ".join(fails) or f"{sum(x.startswith('PASS') for x in lines)} checks")
+    for name in ("fp", "edf", "table3"):
+        if name in scenarios:
+            c.misses(name, parse_trace(scenarios[name][1]))
+    if "table3" in scenarios:
+        c.hsf("table3", parse_trace(scenarios["table3"][1]), tol)
+    if "overload" in scenarios:
+        events = parse_trace(scenarios["overload"][1])
+        c.misses("overload", events, allowed_tasks=(4,))
+        c.check(any(n == "miss" and k["task"] == "4" for _, n, k in events),
+                "overload: the spinning task misses")
+        c.hsf("overload", events, tol)
+    if "rmmod_with_tasks" in scenarios:
+        lines = scenarios["rmmod_with_tasks"][1]
+        c.check(sum("detached policy=0" in x for x in lines) == 2,
+                "rmmod returns running tasks to SCHED_OTHER")
+    if "load_cycles" in scenarios:
+        line = next((x for x in scenarios["load_cycles"][1]
+                     if x.startswith("cycles=")), "")
+        vals = dict(f.split("=") for f in line.split())
+        growth = {k[:-10]: int(vals[k[:-10] + "_after_kb"]) - int(v)
+                  for k, v in vals.items() if k.endswith("_before_kb")}
+        c.check(bool(growth) and all(g <= LEAK_KB for g in growth.values()),
+                "load/unload cycles leak nothing",
+                f"{vals.get('cycles')} cycles, growth kB {growth}")
+    if "dmesg" in scenarios:
+        bad = [x for x in scenarios["dmesg"][1] if KERNEL_TROUBLE.search(x)]
+        c.check(not bad, "kernel log clean", "; ".join(bad[:3]))
+    print(f"{c.passed} passed, {c.failed} failed")
+    return 1 if c.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+#!/bin/sh
+# rtsched guest scenarios.  Runs inside the busybox initramfs as root with
+# the modules in $RT (default /rt) and rtctl, rt_periodic, rt_checks and
+# rt_dropcap on PATH.  Each scenario prints its output between
+#   ==== rtsched-scenario NAME begin ====
+#   ==== rtsched-scenario NAME end rc=N ====
+# and its trace, when it has one, between
+#   ==== rtsched-trace begin ==== / ==== rtsched-trace end ====
+# rt/tests/check_guest.py judges the console log on the host.
+RT=${RT:-/rt}
+CYCLES=${CYCLES:-100}
+
+begin() { echo "==== rtsched-scenario $1 begin ===="; }
+end() { echo "==== rtsched-scenario $1 end rc=$2 ===="; }
+trace() {
+	echo "==== rtsched-trace begin ===="
+	rtctl trace
+	echo "==== rtsched-trace end ===="
+}
+plugin() { insmod "$RT/rtsched_$1.ko"; }
+unplugin() { rmmod "rtsched_$1"; }
+
+# Run a configuration with the stock tasks, then show status and trace.
+run_config() {
+	name=$1; shift
+	begin "$name"
+	rtctl trace >/dev/null		# start from an empty recorder
+	rtctl run "$@"
+	rc=$?
+	rtctl status
+	trace
+	end "$name" $rc
+}
+
+scenario_checks() {
+	begin checks
+	rc=0
+	rt_checks noplugin || rc=1
+	plugin fp
+	rt_checks fp || rc=1
+	rt_dropcap rt_checks unpriv || rc=1
+	unplugin fp
+	plugin hsf_fp
+	rt_checks hsf || rc=1
+	rtctl clear
+	unplugin hsf_fp
+	end checks $rc
+}
+
+scenario_killed_task() {
+	begin killed_task
+	plugin fp
+	rt_periodic -i 5 -T 10000 -C 1000 -n 0 &
+	pid=$!
+	sleep 1
+	kill -9 $pid
+	wait $pid
+	rtctl status
+	# No task may remain: clear is refused while one runs.
+	rtctl clear && rc=0 || rc=1
+	unplugin fp
+	end killed_task $rc
+}
+
+scenario_rmmod_with_tasks() {
+	begin rmmod_with_tasks
+	plugin fp
+	rt_periodic -i 1 -T 10000 -C 1000 -p 0 -n 0 &
+	a=$!
+	rt_periodic -i 2 -T 20000 -C 2000 -p 1 -n 0 &
+	b=$!
+	sleep 1
+	unplugin fp
+	wait $a; ra=$?
+	wait $b; rb=$?
+	echo "detached rc=$ra,$rb"
+	rtctl status
+	[ $ra = 3 ] && [ $rb = 3 ] && rc=0 || rc=1
+	end rmmod_with_tasks $rc
+}
+
+meminfo_kb() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+
+scenario_load_cycles() {
+	begin load_cycles
+	rc=0
+	# One cycle first, so that caches the kernel keeps are warm.
+	i=0
+	while [ $i -le "$CYCLES" ]; do
+		if [ $i = 1 ]; then
+			slab=$(meminfo_kb Slab)
+			vmalloc=$(meminfo_kb VmallocUsed)
+		fi
+		insmod "$RT/rtsched.ko" && plugin fp || rc=1
+		rt_periodic -T 2000 -C 200 -n 3 >/dev/null || rc=1
+		unplugin fp && rmmod rtsched || rc=1
+		i=$((i + 1))
+	done
+	echo 3 > /proc/sys/vm/drop_caches
+	echo "cycles=$CYCLES slab_before_kb=$slab slab_after_kb=$(meminfo_kb Slab)" \
+	     "vmalloc_before_kb=$vmalloc vmalloc_after_kb=$(meminfo_kb VmallocUsed)"
+	grep rtsched /proc/modules && rc=1
+	insmod "$RT/rtsched.ko"
+	end load_cycles $rc
+}
+
+scenario_dmesg() {
+	begin dmesg
+	dmesg
+	end dmesg 0
+}
+
+insmod "$RT/rtsched.ko" || echo "insmod rtsched.ko failed"
+scenario_checks
+
+plugin fp
+run_config fp "$RT/fp.toml"
+unplugin fp
+
+plugin edf
+run_config edf "$RT/edf.toml"
+unplugin edf
+
+plugin hsf_fp
+run_config table3 "$RT/table3.toml"
+run_config overload --duration 1500 --spin 4 "$RT/table3.toml"
+rtctl clear
+unplugin hsf_fp
+
+scenario_killed_task
+scenario_rmmod_with_tasks
+rmmod rtsched
+scenario_load_cycles
+scenario_dmesg
+echo "==== rtsched-guest done ===="
