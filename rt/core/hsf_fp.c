@@ -23,9 +23,9 @@ static int hsf_select(const struct rts_sched *s)
 	return best;
 }
 
-static rts_time hsf_next_event(const struct rts_sched *s)
+static long long hsf_next_event(const struct rts_sched *s)
 {
-	rts_time next = RTS_NEVER;
+	long long next = RTS_NEVER;
 	int i;
 
 	for (i = 0; i < RTS_MAX_SERVERS; i++)
@@ -38,7 +38,7 @@ static rts_time hsf_next_event(const struct rts_sched *s)
 }
 
 /* Charge the active server for [now, t), then replenish those due at t. */
-static void hsf_account(struct rts_sched *s, rts_time t)
+static void hsf_account(struct rts_sched *s, long long t)
 {
 	struct rts_server *sv;
 	int i;
@@ -62,7 +62,7 @@ static void hsf_account(struct rts_sched *s, rts_time t)
 	}
 }
 
-static void hsf_settle(struct rts_sched *s, rts_time t)
+static void hsf_settle(struct rts_sched *s, long long t)
 {
 	int next = hsf_select(s);
 

@@ -6,7 +6,7 @@
 #include "rts.h"
 
 void rts_init(struct rts_sched *s, const struct rts_policy *policy,
-	      rts_time start_lead, rts_emit_fn emit, void *emit_ctx)
+	      long long start_lead, rts_emit_fn emit, void *emit_ctx)
 {
 	char *p = (char *)s;
 	unsigned long i;
@@ -21,8 +21,8 @@ void rts_init(struct rts_sched *s, const struct rts_policy *policy,
 	s->emit_ctx = emit_ctx;
 }
 
-void rts_emit(struct rts_sched *s, rts_time t, int type, int task,
-	      int server, unsigned long long job, rts_time value)
+void rts_emit(struct rts_sched *s, long long t, int type, int task,
+	      int server, unsigned long long job, long long value)
 {
 	struct rts_event ev = {
 		.time = t, .type = type, .task = task, .server = server,
@@ -117,7 +117,7 @@ int rts_check_task(const struct rts_sched *s,
 }
 
 /* First instant >= now that is phase + k * period for some k >= 0. */
-static rts_time align_up(rts_time phase, rts_time period, rts_time now)
+static long long align_up(long long phase, long long period, long long now)
 {
 	if (phase >= now)
 		return phase;
@@ -125,7 +125,7 @@ static rts_time align_up(rts_time phase, rts_time period, rts_time now)
 }
 
 int rts_server_add(struct rts_sched *s, const struct rts_server_params *p,
-		   rts_time now, const char **why)
+		   long long now, const char **why)
 {
 	struct rts_server *sv;
 	int err = rts_check_server(s, p, why);
@@ -143,7 +143,7 @@ int rts_server_add(struct rts_sched *s, const struct rts_server_params *p,
 }
 
 int rts_task_reserve(struct rts_sched *s, const struct rts_task_params *p,
-		     rts_time now, const char **why)
+		     long long now, const char **why)
 {
 	struct rts_task *t;
 	int err = rts_check_task(s, p, why);
@@ -158,7 +158,7 @@ int rts_task_reserve(struct rts_sched *s, const struct rts_task_params *p,
 	return 0;
 }
 
-static void start_epoch(struct rts_sched *s, rts_time now)
+static void start_epoch(struct rts_sched *s, long long now)
 {
 	int i;
 
@@ -177,7 +177,7 @@ static void start_epoch(struct rts_sched *s, rts_time now)
  * the reservation of p->id (made by rtctl load); otherwise p is new.
  */
 int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
-		 int use_reservation, rts_time now, const char **why)
+		 int use_reservation, long long now, const char **why)
 {
 	struct rts_task *t;
 	int err;
@@ -219,7 +219,7 @@ int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 	return 0;
 }
 
-void rts_task_stop(struct rts_sched *s, int id, rts_time now)
+void rts_task_stop(struct rts_sched *s, int id, long long now)
 {
 	struct rts_task *t = &s->task[id];
 	int i;
@@ -254,12 +254,12 @@ int rts_clear(struct rts_sched *s)
 	return 0;
 }
 
-static rts_time task_next_event(const struct rts_task *t)
+static long long task_next_event(const struct rts_task *t)
 {
 	unsigned long long m = t->checked > t->completed ?
 			       t->checked : t->completed;
-	rts_time next = rts_release_time(t, t->released);
-	rts_time dl;
+	long long next = rts_release_time(t, t->released);
+	long long dl;
 
 	if (m < t->released) {
 		dl = rts_release_time(t, m) + t->p.deadline;
@@ -269,10 +269,10 @@ static rts_time task_next_event(const struct rts_task *t)
 	return next;
 }
 
-rts_time rts_next_event(const struct rts_sched *s)
+long long rts_next_event(const struct rts_sched *s)
 {
-	rts_time next = RTS_NEVER;
-	rts_time t;
+	long long next = RTS_NEVER;
+	long long t;
 	int i;
 
 	if (s->epoch == RTS_NEVER)
@@ -292,10 +292,10 @@ rts_time rts_next_event(const struct rts_sched *s)
 	return next;
 }
 
-static void check_misses(struct rts_sched *s, struct rts_task *t, rts_time at)
+static void check_misses(struct rts_sched *s, struct rts_task *t, long long at)
 {
 	unsigned long long m;
-	rts_time dl;
+	long long dl;
 
 	for (;;) {
 		m = t->checked > t->completed ? t->checked : t->completed;
@@ -310,9 +310,9 @@ static void check_misses(struct rts_sched *s, struct rts_task *t, rts_time at)
 	}
 }
 
-static void release_jobs(struct rts_sched *s, struct rts_task *t, rts_time at)
+static void release_jobs(struct rts_sched *s, struct rts_task *t, long long at)
 {
-	rts_time r;
+	long long r;
 
 	while ((r = rts_release_time(t, t->released)) <= at) {
 		t->released++;
@@ -326,9 +326,9 @@ static void release_jobs(struct rts_sched *s, struct rts_task *t, rts_time at)
  * instant the order is: budget accounting and depletion, replenishment,
  * deadline misses, releases, then the choice of the active server.
  */
-void rts_advance(struct rts_sched *s, rts_time now)
+void rts_advance(struct rts_sched *s, long long now)
 {
-	rts_time t;
+	long long t;
 	int i;
 
 	while (s->epoch != RTS_NEVER && (t = rts_next_event(s)) <= now) {
@@ -354,7 +354,7 @@ void rts_advance(struct rts_sched *s, rts_time now)
 }
 
 /* The current job of task id has finished; 0, or -RTS_EINVAL if none. */
-int rts_complete(struct rts_sched *s, int id, rts_time now)
+int rts_complete(struct rts_sched *s, int id, long long now)
 {
 	struct rts_task *t = &s->task[id];
 

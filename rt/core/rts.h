@@ -23,7 +23,7 @@
 #define RTS_EBUSY	16
 #define RTS_EINVAL	22
 
-typedef long long rts_time;	/* nanoseconds */
+/* Every time is a long long count of nanoseconds. */
 
 enum rts_event_type {
 	RTS_EV_SERVER_CREATE,
@@ -44,36 +44,36 @@ enum rts_event_type {
 };
 
 struct rts_event {
-	rts_time time;
+	long long time;
 	int type;
 	int task;
 	int server;
 	unsigned long long job;
-	rts_time value;		/* absolute deadline, or budget for replenish */
+	long long value;		/* absolute deadline, or budget for replenish */
 };
 
 struct rts_server_params {
 	int id;
 	int prio;
-	rts_time period;
-	rts_time budget;
+	long long period;
+	long long budget;
 };
 
 struct rts_task_params {
 	int id;
 	int server;		/* RTS_NONE outside hsf-fp */
 	int prio;
-	rts_time period;
-	rts_time wcet;
-	rts_time deadline;
-	rts_time offset;
+	long long period;
+	long long wcet;
+	long long deadline;
+	long long offset;
 };
 
 struct rts_server {
 	int used;
 	struct rts_server_params p;
-	rts_time left;			/* budget left in this period */
-	rts_time next_replenish;
+	long long left;			/* budget left in this period */
+	long long next_replenish;
 };
 
 struct rts_task {
@@ -81,7 +81,7 @@ struct rts_task {
 	int reserved;			/* survives the thread that ran it */
 	int running;			/* a thread runs it as a periodic task */
 	struct rts_task_params p;
-	rts_time first_release;
+	long long first_release;
 	unsigned long long released;	/* jobs released */
 	unsigned long long completed;	/* jobs completed */
 	unsigned long long checked;	/* jobs whose deadline was checked */
@@ -97,9 +97,9 @@ struct rts_policy {
 	/* Task index to run now, or RTS_NONE. */
 	int (*pick)(const struct rts_sched *s);
 	/* Optional server layer (hsf-fp). */
-	rts_time (*next_event)(const struct rts_sched *s);
-	void (*account)(struct rts_sched *s, rts_time t);
-	void (*settle)(struct rts_sched *s, rts_time t);
+	long long (*next_event)(const struct rts_sched *s);
+	void (*account)(struct rts_sched *s, long long t);
+	void (*settle)(struct rts_sched *s, long long t);
 	void (*reset)(struct rts_sched *s);
 };
 
@@ -109,9 +109,9 @@ struct rts_sched {
 	const struct rts_policy *policy;
 	struct rts_task task[RTS_MAX_TASKS];
 	struct rts_server server[RTS_MAX_SERVERS];
-	rts_time start_lead;	/* common start = first run + this */
-	rts_time epoch;		/* common start, RTS_NEVER while idle */
-	rts_time now;		/* time accounted so far */
+	long long start_lead;	/* common start = first run + this */
+	long long epoch;		/* common start, RTS_NEVER while idle */
+	long long now;		/* time accounted so far */
 	int nr_running;
 	int active_server;	/* hsf-fp */
 	rts_emit_fn emit;
@@ -119,9 +119,9 @@ struct rts_sched {
 };
 
 void rts_init(struct rts_sched *s, const struct rts_policy *policy,
-	      rts_time start_lead, rts_emit_fn emit, void *emit_ctx);
-void rts_emit(struct rts_sched *s, rts_time t, int type, int task,
-	      int server, unsigned long long job, rts_time value);
+	      long long start_lead, rts_emit_fn emit, void *emit_ctx);
+void rts_emit(struct rts_sched *s, long long t, int type, int task,
+	      int server, unsigned long long job, long long value);
 
 /* Checks of values alone, usable without a scheduler (the library). */
 int rts_check_server_values(const struct rts_server_params *p,
@@ -133,17 +133,17 @@ int rts_check_task(const struct rts_sched *s,
 		   const struct rts_task_params *p, const char **why);
 
 int rts_server_add(struct rts_sched *s, const struct rts_server_params *p,
-		   rts_time now, const char **why);
+		   long long now, const char **why);
 int rts_task_reserve(struct rts_sched *s, const struct rts_task_params *p,
-		     rts_time now, const char **why);
+		     long long now, const char **why);
 int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
-		 int use_reservation, rts_time now, const char **why);
-void rts_task_stop(struct rts_sched *s, int id, rts_time now);
+		 int use_reservation, long long now, const char **why);
+void rts_task_stop(struct rts_sched *s, int id, long long now);
 int rts_clear(struct rts_sched *s);
 
-void rts_advance(struct rts_sched *s, rts_time now);
-int rts_complete(struct rts_sched *s, int id, rts_time now);
-rts_time rts_next_event(const struct rts_sched *s);
+void rts_advance(struct rts_sched *s, long long now);
+int rts_complete(struct rts_sched *s, int id, long long now);
+long long rts_next_event(const struct rts_sched *s);
 int rts_free_id(const struct rts_sched *s);
 
 static inline int rts_pending(const struct rts_task *t)
@@ -151,14 +151,14 @@ static inline int rts_pending(const struct rts_task *t)
 	return t->running && t->released > t->completed;
 }
 
-static inline rts_time rts_release_time(const struct rts_task *t,
+static inline long long rts_release_time(const struct rts_task *t,
 					unsigned long long job)
 {
-	return t->first_release + (rts_time)job * t->p.period;
+	return t->first_release + (long long)job * t->p.period;
 }
 
 /* Absolute deadline of the oldest uncompleted job. */
-static inline rts_time rts_job_deadline(const struct rts_task *t)
+static inline long long rts_job_deadline(const struct rts_task *t)
 {
 	return rts_release_time(t, t->completed) + t->p.deadline;
 }

@@ -2,4 +2,6 @@
 /* rtsched plugin: fp (see docs/rt-formats.md). */
 #include "rtsched.h"
 
-RTSCHED_PLUGIN(rts_policy_fp, "rtsched fp scheduling plugin");
+RTSCHED_PLUGIN(rts_policy_fp);
+MODULE_DESCRIPTION("rtsched fp scheduling plugin");
+MODULE_LICENSE("GPL");

@@ -2,4 +2,6 @@
 /* rtsched plugin: hsf-fp (see docs/rt-formats.md). */
 #include "rtsched.h"
 
-RTSCHED_PLUGIN(rts_policy_hsf_fp, "rtsched hsf-fp scheduling plugin");
+RTSCHED_PLUGIN(rts_policy_hsf_fp);
+MODULE_DESCRIPTION("rtsched hsf-fp scheduling plugin");
+MODULE_LICENSE("GPL");

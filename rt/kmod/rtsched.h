@@ -9,6 +9,7 @@
 #ifndef RTSCHED_H
 #define RTSCHED_H
 
+#include <linux/device/driver.h>
 #include <linux/module.h>
 #include <linux/sched.h>
 
@@ -18,20 +19,9 @@
 int rtsched_register_plugin(const struct rts_policy *policy);
 void rtsched_unregister_plugin(const struct rts_policy *policy);
 
-/* The whole of a plugin module: register its policy while loaded. */
-#define RTSCHED_PLUGIN(policy, description)				\
-static int __init rtsched_plugin_init(void)				\
-{									\
-	return rtsched_register_plugin(&(policy));			\
-}									\
-module_init(rtsched_plugin_init);					\
-static void __exit rtsched_plugin_exit(void)				\
-{									\
-	rtsched_unregister_plugin(&(policy));				\
-}									\
-module_exit(rtsched_plugin_exit);					\
-MODULE_DESCRIPTION(description);					\
-MODULE_LICENSE("GPL")
+/* The whole of a plugin module: its policy is registered while loaded. */
+#define RTSCHED_PLUGIN(policy) \
+	module_driver(policy, rtsched_register_plugin, rtsched_unregister_plugin)
 
 /* Recorder (rtsched_trace.c), used by the core. */
 int rt_trace_init(unsigned int nr_records, int cpu);

@@ -210,7 +210,7 @@ static struct rt_task *rt_task_at(int id)
 /* Program the timer for the policy core's next event. rt.lock held. */
 static void rt_rearm(void)
 {
-	rts_time next = rts_next_event(rt.sched);
+	long long next = rts_next_event(rt.sched);
 
 	if (next == RTS_NEVER)
 		hrtimer_try_to_cancel(&rt.timer);
@@ -664,7 +664,7 @@ int rtsched_register_plugin(const struct rts_policy *policy)
 		err = -EBUSY;
 	} else {
 		raw_spin_lock_irq(&rt.lock);
-		rts_init(rt.sched, policy, (rts_time)start_lead_us * 1000,
+		rts_init(rt.sched, policy, (long long)start_lead_us * 1000,
 			 rt_emit, NULL);
 		memset(rt.server_name, 0, sizeof(rt.server_name));
 		memset(rt.task_name, 0, sizeof(rt.task_name));

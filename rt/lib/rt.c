@@ -212,10 +212,10 @@ static int check_self(void)
 	struct rts_task_params p = {
 		.id = self.id == RTSCHED_AUTO_ID ? 0 : self.id,
 		.server = self.server, .prio = self.prio,
-		.period = (rts_time)self.period_us,
-		.wcet = (rts_time)self.wcet_us,
-		.deadline = (rts_time)self.deadline_us,
-		.offset = (rts_time)self.offset_us,
+		.period = (long long)self.period_us,
+		.wcet = (long long)self.wcet_us,
+		.deadline = (long long)self.deadline_us,
+		.offset = (long long)self.offset_us,
 	};
 	const char *why = NULL;
 
@@ -289,8 +289,8 @@ int rt_create_server_us(int id, unsigned long long period_us,
 		.budget_us = budget_us,
 	};
 	struct rts_server_params p = {
-		.id = id, .prio = prio, .period = (rts_time)period_us,
-		.budget = (rts_time)budget_us,
+		.id = id, .prio = prio, .period = (long long)period_us,
+		.budget = (long long)budget_us,
 	};
 	const char *why = NULL;
 	int err = need_init();

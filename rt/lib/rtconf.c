@@ -257,8 +257,8 @@ static int finish(struct parser *p)
 		struct rtsched_server_args *a = &cfg->server[i].args;
 		struct rts_server_params sp = {
 			.id = a->id, .prio = a->prio,
-			.period = (rts_time)(a->period_us *= scale),
-			.budget = (rts_time)(a->budget_us *= scale),
+			.period = (long long)(a->period_us *= scale),
+			.budget = (long long)(a->budget_us *= scale),
 		};
 
 		if (rts_check_server_values(&sp, &why))
@@ -272,10 +272,10 @@ static int finish(struct parser *p)
 		struct rtsched_task_args *a = &cfg->task[i].args;
 		struct rts_task_params tp = {
 			.id = a->id, .server = a->server, .prio = a->prio,
-			.period = (rts_time)(a->period_us *= scale),
-			.wcet = (rts_time)(a->wcet_us *= scale),
-			.deadline = (rts_time)(a->deadline_us *= scale),
-			.offset = (rts_time)(a->offset_us *= scale),
+			.period = (long long)(a->period_us *= scale),
+			.wcet = (long long)(a->wcet_us *= scale),
+			.deadline = (long long)(a->deadline_us *= scale),
+			.offset = (long long)(a->offset_us *= scale),
 		};
 
 		if (rts_check_task_values(&tp, &why))

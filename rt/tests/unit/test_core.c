@@ -40,23 +40,23 @@ static int count(const struct trace *tr, int type, int task, int server)
 
 /* Executor state: CPU time each task has received, per task and server. */
 struct cpu {
-	rts_time left[RTS_MAX_TASKS];	/* work left in the current job */
+	long long left[RTS_MAX_TASKS];	/* work left in the current job */
 	int spin[RTS_MAX_TASKS];	/* never completes */
-	rts_time ran_task[RTS_MAX_TASKS];
-	rts_time ran_server[RTS_MAX_SERVERS];
+	long long ran_task[RTS_MAX_TASKS];
+	long long ran_server[RTS_MAX_SERVERS];
 };
 
-static rts_time min_time(rts_time a, rts_time b)
+static long long min_time(long long a, long long b)
 {
 	return a < b ? a : b;
 }
 
 /* Run the schedule from the current time to until. */
-static void execute(struct rts_sched *s, struct cpu *c, rts_time until)
+static void execute(struct rts_sched *s, struct cpu *c, long long until)
 {
 	while (s->now < until) {
 		int run = s->policy->pick(s);
-		rts_time step = min_time(rts_next_event(s), until) - s->now;
+		long long step = min_time(rts_next_event(s), until) - s->now;
 		struct rts_task *t;
 
 		if (run == RTS_NONE) {
@@ -80,7 +80,7 @@ static void execute(struct rts_sched *s, struct cpu *c, rts_time until)
 }
 
 static struct rts_task_params task(int id, int server, int prio,
-				   rts_time period, rts_time wcet)
+				   long long period, long long wcet)
 {
 	struct rts_task_params p = {
 		.id = id, .server = server, .prio = prio, .period = period,
@@ -89,8 +89,8 @@ static struct rts_task_params task(int id, int server, int prio,
 	return p;
 }
 
-static void add_server(struct rts_sched *s, int id, rts_time period,
-		       rts_time budget, int prio)
+static void add_server(struct rts_sched *s, int id, long long period,
+		       long long budget, int prio)
 {
 	struct rts_server_params p = {
 		.id = id, .prio = prio, .period = period, .budget = budget,
