@@ -11,6 +11,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+from .config import Config
 from .trace import Event, Trace
 
 
@@ -123,7 +124,7 @@ class Schedule:
     def task_ids(self) -> list[int]:
         return sorted(set(self.tasks) | {g.owner for g in self.segments} | {task for task, _ in self.jobs})
 
-    def name_from(self, config) -> None:
+    def name_from(self, config: Config) -> None:
         """Use the names of a configuration (the trace itself carries only ids)."""
         self.server_labels.update({s.id: s.label for s in config.servers})
         self.task_labels.update({t.id: t.label for t in config.tasks})

@@ -79,10 +79,6 @@ class Trace:
     def damage(self) -> Problem | None:
         return next((p for p in self.problems if p.damage), None)
 
-    @property
-    def end(self) -> int:
-        return max((e.time for e in self.events), default=0)
-
 
 def read_trace(path: str | Path) -> Trace:
     try:
