@@ -9,6 +9,7 @@ import pytest
 
 from bootlab.sources import NotALog, detect, read, read_one  # detect: the module
 from bootlab.sources import bootlab_capture
+from bootlab.capture.writer import NativeWriter
 from bootlab.sources.systemd_analyze import span_ns
 from bootlab.timeline import Clock, Kind, Mark
 
@@ -260,26 +261,38 @@ def test_bootchart_dir_and_tgz(corpus_path, tmp_path):
     assert len(_events(again, Kind.PROCESS)) == len(procs)
 
 
+def _capture(path, chunks, events=()):
+    """Write a capture with the real writer: chunks are (t_ns, bytes)."""
+    w = NativeWriter(str(path), {"zero": "power-on"})
+    w.event(0, "power-on")
+    for t, data in chunks:
+        w.chunk(t, data)
+    for t, text in events:
+        w.event(t, text)
+    w.close()
+    return path
+
+
 def test_bootlab_capture_round_trip(tmp_path):
-    raw_lines = [
+    chunks = [
         (150 * MS, b"SeaBIOS (version 1.16.2)\r\n"),
         (190 * MS, b"Booting from ROM...\r\n"),
         (3400 * MS, b"\x1bc\x1b[2J[    0.000000] Linux version 6.1.0-56-amd64 (x) #1\r\n"),
         (3500 * MS, b"bad utf8 \xff\xfe and NUL \x00 and \\ backslash\r\n"),
         (4000 * MS, b"[    0.600000] Run /init as init process\r\n"),
+        (4100 * MS, b"BOOTLAB "),
+        (4150 * MS, b"READY\n"),
     ]
-    data = bootlab_capture.header({"zero": "power-on"})
-    for t, raw in raw_lines:
-        data += bootlab_capture.record(t, "|", raw[:-1])
-    data += bootlab_capture.record(4100 * MS, "~", b"BOOTLAB ")
-    data += bootlab_capture.record(4150 * MS, "|", b"READY")
-    path = tmp_path / "boot.capture"
-    path.write_bytes(data)
+    path = _capture(tmp_path / "boot.capture", chunks)
+    data = path.read_bytes()
     boot = read([str(path)])
     assert boot.sources[0].format == "bootlab-capture"
     # Every byte comes back exactly.
-    records = list(bootlab_capture.iter_records(data, "x", boot))
-    assert records[3][3] == b"bad utf8 \xff\xfe and NUL \x00 and \\ backslash\r"
+    back = b""
+    for _, t, flag, payload in bootlab_capture.iter_records(data, "x", boot):
+        if flag == "|":
+            back += b"".join(raw for _, raw in bootlab_capture.segments(t, payload)) + b"\n"
+    assert back == b"".join(c for _, c in chunks)
     assert boot.clocks[Clock.PRINTK].offset == 3400 * MS
     assert boot.at(boot.first_mark(Mark.FIRMWARE_START)) == 150 * MS
     assert boot.at(boot.first_mark(Mark.KERNEL_LOAD)) == 190 * MS
@@ -288,14 +301,33 @@ def test_bootlab_capture_round_trip(tmp_path):
 
 
 def test_capture_splits_boot_stub_and_kernel_on_one_line(tmp_path):
-    data = bootlab_capture.header({"zero": "power-on"})
-    data += bootlab_capture.record(200 * MS, "~", b"Probing EDD (edd=off to disable)... o")
-    data += bootlab_capture.record(3400 * MS, "|", b"k\x1bc[    0.000000] Linux version 6.1.0 (x) #1\r")
-    path = tmp_path / "edd.capture"
-    path.write_bytes(data)
+    path = _capture(tmp_path / "edd.capture", [
+        (200 * MS, b"Probing EDD (edd=off to disable)... o"),
+        (3400 * MS, b"k\x1bc[    0.000000] Linux version 6.1.0 (x) #1\r\n")])
+    assert b"\\@3.400000000;" in path.read_bytes()  # the pause inside the line is marked
     boot = read([str(path)])
     assert boot.at(boot.first_mark("kernel.setup")) == 200 * MS
     assert boot.clocks[Clock.PRINTK].offset == 3400 * MS
+    assert [t for t in boot.logs[0].t] == [200 * MS, 3400 * MS]
+
+
+def test_capture_line_interrupted_by_an_event(tmp_path):
+    w = NativeWriter(str(tmp_path / "ev.capture"), {})
+    w.chunk(MS, b"U-Boot 2024")
+    w.event(2 * MS, "disconnected")
+    w.chunk(3 * MS, b".01 (x)\n")
+    w.close()
+    boot = read([str(tmp_path / "ev.capture")])
+    assert boot.logs[0].text == ["U-Boot 2024.01 (x)"] and boot.logs[0].t == [MS]
+    assert boot.first_mark("capture.disconnected").t == 2 * MS
+
+
+def test_capture_killed_mid_line_keeps_the_bytes(tmp_path):
+    w = NativeWriter(str(tmp_path / "k.capture"), {})
+    w.chunk(MS, b"complete\npartial li")
+    # No close(): as if the process was killed.
+    boot = read([str(tmp_path / "k.capture")])
+    assert boot.logs[0].text == ["complete", "partial li"]
 
 
 def test_gzipped_dmesg(fixture_path, tmp_path):

@@ -15,6 +15,13 @@ from .. import __version__
 
 VERBS = (
     "analyze",
+    "capture",
+    "target",
+    "boot",
+    "runs",
+    "show",
+    "export",
+    "demo",
     "rt",
 )
 

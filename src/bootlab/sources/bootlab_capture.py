@@ -1,21 +1,23 @@
 """bootlab's own capture format: every console byte, losslessly, with host arrival times.
 
-A text file, one record per line, written and flushed as bytes arrive:
+A text file, one record per console line, written as the bytes arrive:
 
     #bootlab-capture 1 {"zero": "power-on", "started": "2026-11-21T11:23:00+00:00", ...}
+    0.000000000 ! power-on
     0.153107012 | SeaBIOS (version 1.16.2-debian-1.16.2-1)\\r
-    3.406905118 ~ Probing EDD (edd=off to disable)... o
-    3.407050200 | \\x1bc\\x1b[?7l\\x1b[2J[    0.000000] Linux version 6.1.0-56-amd64 ...
-    5.145189000 ! ready
+    0.191530410 | Probing EDD (edd=off to disable)... o\\@3.406905118;k\\x1bc[    0.000000] Linux ...
+    5.145189000 | BOOTLAB READY
 
-The first field is the host monotonic time, in seconds with nanoseconds, of the first
-byte of the record; zero is power-on (or the start of the capture when no power switch
-is used: the header's "zero" says which).  The flag is `|` for a record that ends a console
-line (the line's LF is the record's own newline), `~` for bytes that arrived without
-ending a line (the line continues in the next `~` or `|` record), and `!` for an event
-of the capture itself (power-on, a reconnect gap, the end).  The payload keeps every byte:
-backslash is `\\\\`, CR is `\\r`, other control bytes and bytes that are not valid UTF-8
-are `\\xNN`; valid UTF-8 stays as it is, so the file reads as text.
+The first field is the host monotonic time, in seconds with nanoseconds, of the record's
+first byte; zero is power-on (or the start of the capture when no power switch is used:
+the header's "zero" says which).  The flag is `|` for console bytes and `!` for an event of
+the capture itself (power-on, a reconnect gap, the end).  A console line's bytes follow its
+flag as they arrive and its LF ends the record, so a crash or a kill loses nothing already
+read (the last record may then be unfinished).  Inside a record, `\\@T;` says the bytes after
+it arrived at time T, after a pause; a record that ends in `\\~` did not end the console
+line (an event came in between) and the next `|` record continues it.  Every byte is kept:
+backslash is `\\\\`, CR is `\\r`, other control bytes and bytes that are not valid UTF-8 are
+`\\xNN`; valid UTF-8 stays as it is, so the file reads as text.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from .userspace import Patterns
 
 FORMAT = "bootlab-capture"
 MAGIC = b"#bootlab-capture 1"
-RECORD = re.compile(rb"^(?P<t>-?\d+\.\d{9}) (?P<flag>[|~!]) ?(?P<payload>.*)$")
+RECORD = re.compile(rb"^(?P<t>-?\d+\.\d{9}) (?P<flag>[|!]) ?(?P<payload>.*)$")
 _ESC = re.compile(rb"\\(x[0-9a-fA-F]{2}|r|\\|n)")
+_MARK = re.compile(rb"\\@(-?\d+\.\d{9});")
+CONTINUES = b"\\~"
 _NEEDS_ESCAPE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f\\]")
 
 
@@ -92,8 +96,12 @@ def unescape(payload: bytes) -> bytes:
 
 
 def record(t_ns: int, flag: str, payload: bytes) -> bytes:
-    """One record, ready to write (payload already raw bytes, escaped here)."""
+    """One whole record (a complete console line without its LF, or an event)."""
     return format_time(t_ns).encode() + b" " + flag.encode() + b" " + escape(payload) + b"\n"
+
+
+def time_mark(t_ns: int) -> bytes:
+    return b"\\@" + format_time(t_ns).encode() + b";"
 
 
 def header(meta: dict) -> bytes:
@@ -105,7 +113,8 @@ def sniff(data: bytes) -> float:
 
 
 def iter_records(data: bytes, file: str, boot: Boot):
-    """Yield (lineno, t_ns, flag, raw bytes) for each well-formed record."""
+    """Yield (lineno, t_ns, flag, payload) for each well-formed record; the payload is
+    still escaped (time marks and the continuation mark are escapes too)."""
     for lineno, rawline in enumerate(data.split(b"\n"), 1):
         if not rawline or rawline.startswith(b"#"):
             continue
@@ -113,7 +122,19 @@ def iter_records(data: bytes, file: str, boot: Boot):
         if not m:
             boot.warn(file, lineno, "not a capture record (damaged line skipped)")
             continue
-        yield lineno, seconds_to_ns(m.group("t").decode()), m.group("flag").decode(), unescape(m.group("payload"))
+        yield lineno, seconds_to_ns(m.group("t").decode()), m.group("flag").decode(), m.group("payload")
+
+
+def segments(t: int, payload: bytes) -> list[tuple[int, bytes]]:
+    """A record's payload as (arrival time, raw bytes) pieces, split at its time marks."""
+    pieces = []
+    start = 0
+    for m in _MARK.finditer(payload):
+        pieces.append((t, unescape(payload[start:m.start()])))
+        t = seconds_to_ns(m.group(1).decode())
+        start = m.end()
+    pieces.append((t, unescape(payload[start:])))
+    return [(pt, raw) for pt, raw in pieces if raw] or [(t, b"")]
 
 
 def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
@@ -125,33 +146,37 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
         boot.warn(file, 1, "capture header is damaged; reading records anyway")
     boot.meta.setdefault("host_zero", meta.get("zero", "capture start"))
     for key in ("baud", "source", "target", "cmdline"):
-        if key in meta:
+        if meta.get(key):
             boot.meta.setdefault(f"capture_{key}", meta[key])
     if meta.get("baud"):
         boot.meta.setdefault("console_baud", meta["baud"])
     log = ConsoleLog(file, Clock.HOST, printed=True)
     interp = Interpreter(boot, file, patterns, log)
     pending: list[Segment] = []
-    pending_bytes = 0
     start_line = 0
     lines = 0
-    for lineno, t, flag, raw in iter_records(data, file, boot):
+    for lineno, t, flag, payload in iter_records(data, file, boot):
         if flag == "!":
-            text = raw.decode("utf-8", "replace")
+            text = unescape(payload).decode("utf-8", "replace")
             name = Mark.POWER_ON if text == "power-on" else f"capture.{text.split()[0] if text else 'event'}"
             boot.add(Event(Kind.MARKER, name, Clock.HOST, t, None, file, lineno, attrs={"detail": text}))
             continue
         if not pending:
             start_line = lineno
-        pending.append(Segment(t, raw.decode("utf-8", "replace")))
-        pending_bytes += len(raw)
-        if flag == "|":
-            lines += 1
-            interp.console_line(pending, "".join(s.text for s in pending), start_line, pending_bytes + 1)
-            pending, pending_bytes = [], 0
+        continues = payload.endswith(CONTINUES) and not payload.endswith(b"\\" + CONTINUES)
+        if continues:
+            payload = payload[:-len(CONTINUES)]
+        pending += [Segment(pt, raw.decode("utf-8", "replace")) for pt, raw in segments(t, payload)]
+        if continues:
+            continue
+        raw_len = sum(len(s.text.encode("utf-8", "replace")) for s in pending)
+        lines += 1
+        interp.console_line(pending, "".join(s.text for s in pending), start_line, raw_len + 1)
+        pending = []
     if pending:
         lines += 1
-        interp.console_line(pending, "".join(s.text for s in pending), start_line, pending_bytes)
+        interp.console_line(pending, "".join(s.text for s in pending), start_line,
+                            sum(len(s.text.encode("utf-8", "replace")) for s in pending))
     interp.close()
     boot.logs.append(log)
     boot.sources.append(SourceInfo(file, FORMAT, lines, 0))

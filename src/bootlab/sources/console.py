@@ -96,41 +96,35 @@ class Interpreter:
 
     def console_line(self, segments: list[Segment] | None, raw: str, lineno: int, nbytes: int,
                      host_t: int | None = None) -> None:
-        """One console line; with segments (host-timed pieces) when it was captured."""
-        if segments is None:
-            text = clean(raw)
-            self._split_and_feed([(host_t, text)], lineno, nbytes)
-        else:
-            self._split_and_feed([(s.t, clean(s.text)) for s in segments], lineno, nbytes)
+        """One physical console line; segments are its host-timed pieces when captured.
 
-    def _split_and_feed(self, pieces: list[tuple[int | None, str]], lineno: int, nbytes: int) -> None:
-        host = pieces[0][0]
-        text = "".join(p[1] for p in pieces)
-        # Two logical lines share one physical line when the kernel's first message
-        # follows boot-stub output without a newline ("Probing EDD ... ok[ 0.000000] Linux").
+        Two logical lines share one physical line when the kernel's first message follows
+        boot-stub output without a newline ("Probing EDD ... o[    0.000000] Linux ..."):
+        the line is cut before the printk stamp, and each part gets the host time of the
+        piece it starts in.
+        """
+        pieces = [(host_t, raw)] if segments is None else [(s.t, s.text) for s in segments]
         cut = 0
-        if "[" in text:
-            m = PRINTK_AT_START.match(text)
-            if not m:
-                inside = PRINTK_INSIDE.search(text)
-                if inside:
-                    cut = inside.start()
-        parts = [text] if not cut else [text[:cut], text[cut:]]
-        offset = 0
+        if "[" in raw and not PRINTK_AT_START.match(clean(raw)):
+            inside = PRINTK_INSIDE.search(raw)
+            if inside:
+                cut = inside.start()
+        parts = [(0, raw)] if not cut else [(0, raw[:cut]), (cut, raw[cut:])]
+        for start, part in parts:
+            share = nbytes if len(parts) == 1 else (len(part) if start else nbytes - (len(raw) - cut))
+            self._logical_line(_time_at(pieces, start), clean(part), lineno, share)
+
+    def _logical_line(self, t_host: int | None, text: str, lineno: int, nbytes: int) -> None:
         t_printk = None
-        for part in parts:
-            t_host = _time_at(pieces, offset) if host is not None else None
-            offset += len(part)
-            m = PRINTK_AT_START.match(part)
-            if m:
-                t_printk = stamp_ns(m)
-                msg = part[m.end():]
-                if t_host is not None:
-                    self.boot.anchor(Clock.PRINTK, t_printk, Clock.HOST, t_host, f"{self.file}:{lineno}")
-                self.kernel(t_printk, msg, lineno, m.group("caller"))
-            else:
-                self.text(Clock.HOST if t_host is not None else None, t_host, part, lineno)
-        self.log.append(host if self.log.clock == Clock.HOST else t_printk, text, lineno, nbytes)
+        m = PRINTK_AT_START.match(text)
+        if m:
+            t_printk = stamp_ns(m)
+            if t_host is not None:
+                self.boot.anchor(Clock.PRINTK, t_printk, Clock.HOST, t_host, f"{self.file}:{lineno}")
+            self.kernel(t_printk, text[m.end():], lineno, m.group("caller"))
+        else:
+            self.text(Clock.HOST if t_host is not None else None, t_host, text, lineno)
+        self.log.append(t_host if self.log.clock == Clock.HOST else t_printk, text, lineno, nbytes)
 
     def close(self) -> None:
         self.initcalls.close(self.last_printk)
@@ -138,7 +132,7 @@ class Interpreter:
 
 
 def _time_at(pieces: list[tuple[int | None, str]], offset: int) -> int | None:
-    """Host time of the piece holding character `offset` of the joined text."""
+    """Host time of the piece holding character `offset` of the joined raw text."""
     pos = 0
     for t, text in pieces:
         if offset < pos + len(text):

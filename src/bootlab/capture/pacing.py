@@ -1,0 +1,66 @@
+"""Drain a console at a UART's speed.
+
+QEMU's emulated UART accepts bytes as fast as the host takes them, so a loud console costs
+a guest almost nothing and `quiet` looks useless.  Reading the guest's serial output at N
+baud (10 bits a byte: start, 8 data, stop) through a channel that holds only a few bytes
+makes the guest wait on its UART as it would on a board: while the channel is full, QEMU's
+UART keeps its transmitter busy and the kernel's console driver spins on it.
+
+The channel must refill a byte at a time, as a UART's FIFO does: a pipe won't do (a pipe
+of one page becomes writable only when the whole page is drained, the guest's console
+driver gives up after 10 ms per character, and QEMU drops what overflows its FIFO).  A
+Unix socket with the smallest send buffer holds about 6 bytes and is writable again once
+5 are read (see process.ProcessSource): at 9600 baud the guest waits at most ~5 ms a byte.
+"""
+
+from __future__ import annotations
+
+import time
+
+from .source import Source
+
+BITS_PER_BYTE = 10
+FIFO = 6  # bytes the host-side channel holds: an idle line banks no more than this
+
+
+class PacedSource(Source):
+    def __init__(self, inner, baud: int):
+        self.inner = inner
+        self.baud = baud
+        self.name = inner.name
+        self.rate = baud / BITS_PER_BYTE  # bytes per second
+        self.credit = 0.0
+        self.last = 0.0
+
+    def open(self) -> None:
+        self.inner.open()
+        self.last = time.monotonic()
+
+    def unthrottle(self) -> None:
+        self.rate = float("inf")
+
+    def _accrue(self) -> None:
+        now = time.monotonic()
+        self.credit = min(self.credit + (now - self.last) * self.rate, float(FIFO))
+        self.last = now
+
+    def read(self, timeout: float) -> bytes:
+        if self.rate == float("inf"):
+            return self.inner.read(timeout)
+        self._accrue()
+        if self.credit < 1:
+            wait = (1 - self.credit) / self.rate
+            if wait > timeout:
+                time.sleep(timeout)
+                return b""
+            time.sleep(wait)
+            self._accrue()
+        data = self.inner.read(timeout, max(1, int(self.credit)))
+        self.credit -= len(data)
+        return data
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def describe(self) -> dict:
+        return {**self.inner.describe(), "paced_baud": self.baud}

@@ -1,0 +1,77 @@
+"""A child process's output (how QEMU is watched): launching it is power-on.
+
+stdout and stderr are merged unless stderr goes to a file.  With `small_buffer` the
+child's stdout is a Unix socket with the smallest send buffer instead of a pipe: when the
+host drains it slowly (see pacing.py) the child waits on its writes a few bytes at a time,
+as a guest waits on a slow UART.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+
+from .source import FdSource, SourceClosed
+
+
+class ProcessSource(FdSource):
+    def __init__(self, argv: list[str], small_buffer: bool = False, stderr_path: str | None = None,
+                 env: dict | None = None):
+        self.argv = argv
+        self.small_buffer = small_buffer
+        self.stderr_path = stderr_path
+        self.env = env
+        self.proc: subprocess.Popen | None = None
+        self.started_ns: int | None = None
+        self.name = f"exec:{argv[0]}"
+
+    def open(self) -> None:
+        if self.small_buffer:
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            theirs.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1)  # the kernel's minimum
+            read_end, write_end = ours.detach(), theirs.detach()
+        else:
+            read_end, write_end = os.pipe()
+        stderr = open(self.stderr_path, "wb") if self.stderr_path else subprocess.STDOUT
+        try:
+            self.started_ns = time.monotonic_ns()
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=write_end, stderr=stderr,
+                                         env=self.env, start_new_session=True)
+        finally:
+            os.close(write_end)
+            if self.stderr_path:
+                stderr.close()
+        os.set_blocking(read_end, False)
+        self.fd = read_end
+
+    def read(self, timeout: float, limit: int | None = None) -> bytes:
+        try:
+            return super().read(timeout, limit)
+        except SourceClosed:
+            code = self.proc.wait() if self.proc else None
+            raise SourceClosed(f"{self.argv[0]} exited with status {code}") from None
+
+    def stop(self, grace: float = 2.0) -> int | None:
+        """Power off: terminate the child (and its process group), kill it if it lingers."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+            except ProcessLookupError:
+                pass
+        return self.proc.returncode
+
+    def close(self) -> None:
+        self.stop()
+        super().close()
+
+    def describe(self) -> dict:
+        return {"source": "exec", "argv": self.argv}

@@ -1,0 +1,121 @@
+"""The capture loop: read a source, stamp, write, watch for patterns, stop cleanly.
+
+Stops at end of stream, at a quit pattern, at the ready pattern (when asked), after a
+silence or past a deadline; Ctrl-C ends it with the file complete.  With `reconnect`, a
+source that goes away (a USB serial adapter unplugged) is reopened when it comes back and
+the gap is marked in the capture.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+from .source import Source, SourceClosed, SourceLost
+
+
+@dataclass
+class Stop:
+    quit: re.Pattern | None = None  # stop when a line matches (grabserial -q)
+    ready: re.Pattern | None = None  # note when a line matches; stop there if stop_at_ready
+    stop_at_ready: bool = False
+    after_ready: float | None = None  # keep reading this long after ready, then stop
+    silence: float | None = None  # stop when nothing arrives for this long
+    deadline: float | None = None  # stop this long after t0 (grabserial -e)
+    inline: re.Pattern | None = None  # report when first seen, even mid-line (grabserial -i)
+
+
+@dataclass
+class Result:
+    reason: str  # "eof", "quit", "ready", "silence", "deadline", "interrupted", "lost"
+    detail: str = ""
+    bytes: int = 0
+    lines: int = 0
+    ready_ns: int | None = None
+    inline_ns: int | None = None
+    gaps: list[tuple[int, int]] = field(default_factory=list)
+
+
+def run(source: Source, writers: list, t0: int, stop: Stop, reconnect: bool = False, on_data=None) -> Result:
+    """Read until a stop condition; every time is ns since t0 (monotonic)."""
+    result = Result("eof")
+    line = bytearray()  # the current line, for pattern matching only
+    last_data = time.monotonic_ns()
+    ready_deadline: int | None = None
+    try:
+        while True:
+            now = time.monotonic_ns()
+            if stop.deadline is not None and now - t0 > stop.deadline * 1e9:
+                result.reason = "deadline"
+                break
+            if stop.silence is not None and now - last_data > stop.silence * 1e9:
+                result.reason, result.detail = "silence", f"nothing for {stop.silence:g} s"
+                break
+            if ready_deadline is not None and now > ready_deadline:
+                result.reason = "ready"
+                break
+            try:
+                data = source.read(0.05)
+            except SourceClosed as err:
+                result.reason, result.detail = "eof", str(err)
+                break
+            except SourceLost as err:
+                if not reconnect:
+                    result.reason, result.detail = "lost", str(err)
+                    break
+                gap_start = time.monotonic_ns() - t0
+                for w in writers:
+                    w.event(gap_start, f"disconnected {err}")
+                if not _reopen(source, stop, t0):
+                    result.reason, result.detail = "lost", str(err)
+                    break
+                gap_end = time.monotonic_ns() - t0
+                result.gaps.append((gap_start, gap_end))
+                for w in writers:
+                    w.event(gap_end, f"reconnected after {(gap_end - gap_start) / 1e9:.3f} s")
+                continue
+            if not data:
+                continue
+            t = time.monotonic_ns() - t0
+            last_data = t + t0
+            for w in writers:
+                w.chunk(t, data)
+            if on_data is not None:
+                on_data(t, data)
+            result.bytes += len(data)
+            done = False
+            for piece in data.splitlines(keepends=True):
+                line += piece
+                text = bytes(line)
+                if stop.inline is not None and result.inline_ns is None and stop.inline.search(text):
+                    result.inline_ns = t
+                if stop.quit is not None and stop.quit.search(text):
+                    result.reason, done = "quit", True
+                if stop.ready is not None and result.ready_ns is None and stop.ready.search(text):
+                    result.ready_ns = t
+                    source.unthrottle()  # what follows the end of the boot is not timed
+                    if stop.stop_at_ready:
+                        result.reason, done = "ready", True
+                    elif stop.after_ready is not None:
+                        ready_deadline = t0 + t + int(stop.after_ready * 1e9)
+                if piece.endswith(b"\n"):
+                    result.lines += 1
+                    line.clear()
+            if done:
+                break
+    except KeyboardInterrupt:
+        result.reason = "interrupted"
+    return result
+
+
+def _reopen(source: Source, stop: Stop, t0: int) -> bool:
+    while True:
+        if stop.deadline is not None and time.monotonic_ns() - t0 > stop.deadline * 1e9:
+            return False
+        try:
+            source.close()
+            source.open()
+            return True
+        except SourceLost:
+            time.sleep(0.2)

@@ -1,0 +1,77 @@
+"""The reader interface every console source implements.
+
+A source is opened, read in chunks (whatever bytes are available, as soon as the first
+one arrives), and closed.  `read` returns b"" when nothing arrived within the timeout;
+it raises SourceClosed when the stream ended for good (a child exited, the peer closed)
+and SourceLost when the device went away and may come back (a USB adapter unplugged).
+"""
+
+from __future__ import annotations
+
+import os
+import select
+
+
+class SourceClosed(Exception):
+    pass
+
+
+class SourceLost(Exception):
+    pass
+
+
+class Source:
+    name = "source"
+
+    def open(self) -> None:
+        raise NotImplementedError
+
+    def read(self, timeout: float) -> bytes:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def unthrottle(self) -> None:
+        """Stop emulating a slow line (after the boot's end, to collect the rest quickly)."""
+
+    def describe(self) -> dict:
+        return {"source": self.name}
+
+
+class FdSource(Source):
+    """A source whose bytes come from a file descriptor (pty, pipe, socket, tty)."""
+
+    fd: int | None = None
+    chunk = 4096
+
+    def read(self, timeout: float, limit: int | None = None) -> bytes:
+        if self.fd is None:
+            raise SourceLost(f"{self.name} is not open")
+        try:
+            ready, _, _ = select.select([self.fd], [], [], timeout)
+        except (OSError, ValueError) as err:
+            raise SourceLost(f"{self.name}: {err}") from None
+        if not ready:
+            return b""
+        try:
+            data = os.read(self.fd, limit or self.chunk)
+        except BlockingIOError:
+            return b""
+        except OSError as err:
+            # EIO: the other side of a pty closed, or the tty device vanished.
+            raise self.lost(err) from None
+        if not data:
+            raise SourceClosed(f"{self.name}: end of stream")
+        return data
+
+    def lost(self, err: OSError) -> Exception:
+        return SourceLost(f"{self.name}: {err.strerror}")
+
+    def close(self) -> None:
+        if self.fd is not None:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = None

@@ -1,0 +1,93 @@
+"""`bootlab boot`: boot the reference device N times, record every run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from ..lab.boots import boot_and_store
+from ..lab.store import DEFAULT_DB, Store, StoreError
+from ..render.fmt import seconds, span
+from ..targets.reference import TargetError
+from . import UsageError
+from .phase_table import phase_table
+from .target import add_target_options, built_from
+
+
+def add_db_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", default=DEFAULT_DB, metavar="PATH", help=f"run store (default ./{DEFAULT_DB})")
+
+
+def open_store(args: argparse.Namespace) -> Store:
+    try:
+        return Store(args.db)
+    except StoreError as err:
+        raise UsageError(str(err)) from None
+
+
+class _Echo:
+    """Shows the console live (-v)."""
+
+    def chunk(self, t: int, data: bytes) -> None:
+        sys.stderr.buffer.write(data)
+        sys.stderr.buffer.flush()
+
+    def event(self, t: int, text: str) -> None:
+        pass
+
+
+def register(sub) -> None:
+    p = sub.add_parser("boot", help="boot the reference device and record each run",
+                       description="Launch QEMU (launch = power-on), capture the console until the ready marker, "
+                                   "and store each run. A boot that hangs is killed and recorded as failed.")
+    p.add_argument("--runs", type=int, default=1, metavar="N", help="number of boots (default 1)")
+    p.add_argument("--label", help="label the runs (for compare, runs --label)")
+    p.add_argument("-v", "--verbose", action="store_true", help="show the console while booting")
+    add_target_options(p)
+    add_db_option(p)
+    p.set_defaults(func=run)
+
+
+def boot_runs(built, store: Store, n: int, label: str | None, verbose: bool = False, title: str = "booting"):
+    """Boot n times with a progress bar; returns the BootRuns."""
+    console = Console(stderr=True)
+    done = []
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[last]}"),
+                  TimeRemainingColumn(), console=console, disable=verbose or not console.is_terminal) as progress:
+        task = progress.add_task(title, total=n, last="")
+        for i in range(n):
+            run = boot_and_store(built, store, label=label, sequence=i, echo=_Echo() if verbose else None)
+            done.append(run)
+            r = run.result
+            last = f"run {run.run_id}: {seconds(r.ready_ns)} s" if r.status == "ok" else f"run {run.run_id}: {r.status}"
+            progress.update(task, advance=1, last=last)
+            if not console.is_terminal or verbose:
+                print(f"{title} {i + 1}/{n}: {last}", file=sys.stderr)
+    return done
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.runs < 1:
+        raise UsageError("--runs must be at least 1")
+    built = built_from(args)
+    store = open_store(args)
+    try:
+        runs = boot_runs(built, store, args.runs, args.label, args.verbose)
+    except TargetError as err:
+        raise UsageError(str(err)) from None
+    for r in runs:
+        res = r.result
+        line = f"run {r.run_id}: {res.status}"
+        if res.status == "ok" and r.analysis is not None:
+            line += f", ready {span(r.analysis.phases.end.at)} after power-on"
+        else:
+            line += f" ({res.reason})"
+        print(f"{line}  [{res.capture}]")
+    ok = [r for r in runs if r.result.status == "ok" and r.analysis is not None]
+    if ok:
+        print()
+        print(phase_table([r.analysis for r in ok]))
+    return 0 if len(ok) == len(runs) else 1

@@ -1,0 +1,182 @@
+"""`bootlab capture`: timestamp every console byte from power-on (a drop-in for grabserial).
+
+    bootlab capture -d /dev/ttyUSB0 -b 115200 -o boot.capture --power-cycle "relay 1 cycle"
+    bootlab capture -d /dev/ttyUSB0 -t -m "Starting kernel" --grabserial -o boot.log
+    bootlab capture --exec "qemu-system-x86_64 ... -nographic" -o boot.capture
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+
+from ..capture import session
+from ..capture.process import ProcessSource
+from ..capture.pty_source import PtySource
+from ..capture.source import SourceLost
+from ..capture.tcp import TcpSource
+from ..capture.writer import GrabserialWriter, NativeWriter
+from . import UsageError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("capture", help="timestamp every console byte (grabserial compatible)",
+                       description="Capture a console from power-on: each line is stamped with the host's monotonic "
+                                   "clock at the arrival of its first byte; every byte is kept.")
+    src = p.add_argument_group("console")
+    src.add_argument("-d", "--device", help="serial device (a /dev/pts/N path is read as a pty)")
+    src.add_argument("--pty", metavar="PATH", help="read a pseudo-terminal")
+    src.add_argument("--tcp", metavar="HOST:PORT", help="read a raw TCP console (ser2net)")
+    src.add_argument("--exec", dest="exec_cmd", metavar="CMD", help="run CMD and capture its output; launching it is power-on")
+    src.add_argument("--labgrid-env", metavar="FILE", help="a labgrid environment: its power and console drivers")
+    src.add_argument("--labgrid-role", default="main", help="target role in the labgrid environment (default main)")
+    ser = p.add_argument_group("serial port")
+    ser.add_argument("-b", "--baudrate", type=int, default=115200)
+    ser.add_argument("-w", "--width", type=int, default=8, choices=(5, 6, 7, 8), help="bits per character")
+    ser.add_argument("-p", "--parity", default="none", choices=("none", "even", "odd", "mark", "space"))
+    ser.add_argument("-s", "--stopbits", type=float, default=1, choices=(1, 1.5, 2))
+    ser.add_argument("-x", "--xonxoff", action="store_true", help="software flow control")
+    ser.add_argument("-r", "--rtscts", action="store_true", help="hardware flow control")
+    out = p.add_argument_group("output (grabserial's options mean what they mean there)")
+    out.add_argument("-o", "--output", metavar="FILE", help="write the capture to FILE (native format unless --grabserial)")
+    out.add_argument("--grabserial", action="store_true", help="write FILE in grabserial's -t/-T format")
+    out.add_argument("-t", "--time", action="store_true", help="show each line's time since the start")
+    out.add_argument("-T", "--systime", action="store_true", help="show each line's wall-clock time")
+    out.add_argument("-F", "--timeformat", default="%H:%M:%S.%f", help="strftime format for -T")
+    out.add_argument("-m", "--match", metavar="REGEX", help="restart the shown times at the line matching REGEX")
+    out.add_argument("-i", "--inlinepat", "--instantpat", dest="inline", metavar="REGEX",
+                     help="report the time REGEX is first seen, even mid-line")
+    out.add_argument("-q", "--quitpat", metavar="REGEX", help="stop when REGEX is seen")
+    out.add_argument("-e", "--endtime", type=float, metavar="SECS", help="stop after SECS seconds")
+    out.add_argument("--silence", type=float, metavar="SECS", help="stop after SECS seconds without output")
+    out.add_argument("-Q", "--quiet", action="store_true", help="nothing on standard output")
+    out.add_argument("--crtonewline", action="store_true", help="treat a carriage return as a newline")
+    out.add_argument("-l", "--launchtime", action="store_true", help="(kept for grabserial users; times always count "
+                                                                      "from launch or power-on)")
+    pw = p.add_argument_group("power (t = 0 is when power is applied)")
+    pw.add_argument("--power-cycle", metavar="CMD", help="command that cycles power; zero is when it returns")
+    pw.add_argument("--power-off", metavar="CMD", help="command that switches power off (run first)")
+    pw.add_argument("--power-on", metavar="CMD", help="command that switches power on; zero is when it returns")
+    p.add_argument("--reconnect", action="store_true", help="wait for a vanished device to come back, marking the gap")
+    p.set_defaults(func=run)
+
+
+def _regex(text: str | None, what: str) -> re.Pattern | None:
+    if text is None:
+        return None
+    try:
+        return re.compile(text.encode())
+    except re.error as err:
+        raise UsageError(f"bad {what} pattern {text!r}: {err}") from None
+
+
+def make_source(args: argparse.Namespace):
+    chosen = [x for x in (args.device, args.pty, args.tcp, args.exec_cmd, args.labgrid_env) if x]
+    if len(chosen) != 1:
+        raise UsageError("give exactly one console: -d DEVICE, --pty PATH, --tcp HOST:PORT, --exec CMD or --labgrid-env FILE")
+    if args.exec_cmd:
+        return ProcessSource(shlex.split(args.exec_cmd))
+    if args.pty or (args.device and args.device.startswith("/dev/pts/")):
+        return PtySource(args.pty or args.device)
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not host or not port.isdigit():
+            raise UsageError(f"--tcp wants HOST:PORT, not {args.tcp!r}")
+        return TcpSource(host, int(port))
+    if args.labgrid_env:
+        from ..capture.labgrid_console import LabgridSource
+        return LabgridSource(args.labgrid_env, args.labgrid_role)
+    from ..capture.serial_port import SerialSource
+    return SerialSource(args.device, args.baudrate, args.parity, args.width, args.stopbits, args.xonxoff, args.rtscts)
+
+
+def _power(cmd: str, what: str) -> None:
+    done = subprocess.run(cmd, shell=True, check=False)
+    if done.returncode != 0:
+        raise UsageError(f"{what} command failed with status {done.returncode}: {cmd}")
+
+
+def run(args: argparse.Namespace) -> int:
+    source = make_source(args)
+    stop = session.Stop(quit=_regex(args.quitpat, "quit"), inline=_regex(args.inline, "inline"),
+                        deadline=args.endtime, silence=args.silence)
+    _regex(args.match, "match")
+    if args.power_cycle and (args.power_on or args.power_off):
+        raise UsageError("--power-cycle replaces --power-off/--power-on")
+    power_cmd = args.power_cycle or args.power_on
+    powered = bool(power_cmd or args.exec_cmd or args.labgrid_env)
+    meta = {"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"), **source.describe(),
+            "zero": "power-on" if powered else "capture start"}
+    if args.device and not args.device.startswith("/dev/pts/"):
+        meta["baud"] = args.baudrate
+    if args.power_off:
+        _power(args.power_off, "power-off")
+    try:
+        source.open()  # before power-on: no byte of the boot may be missed
+    except SourceLost as err:
+        raise UsageError(str(err)) from None
+    writers = []
+    if args.output:
+        try:
+            if args.grabserial:
+                writers.append(GrabserialWriter(open(args.output, "wb"), args.systime, args.match, args.crtonewline,
+                                                args.timeformat))
+            else:
+                writers.append(NativeWriter(args.output, meta))
+        except OSError as err:
+            source.close()
+            raise UsageError(f"cannot write {args.output}: {err.strerror}") from None
+    if not args.quiet:
+        if args.time or args.systime:
+            writers.append(GrabserialWriter(sys.stdout.buffer, args.systime, args.match, args.crtonewline,
+                                            args.timeformat))
+        else:
+            writers.append(_RawStdout())
+    if power_cmd:
+        issued = time.monotonic_ns()
+        _power(power_cmd, "power-cycle" if args.power_cycle else "power-on")
+        t0 = time.monotonic_ns()
+        for w in writers:
+            w.event(issued - t0, "power command started")
+    elif args.labgrid_env:
+        t0 = source.power_on()
+    elif isinstance(source, ProcessSource):
+        t0 = source.started_ns
+    else:
+        t0 = time.monotonic_ns()
+    if powered:
+        for w in writers:
+            w.event(0, "power-on")
+    result = session.run(source, writers, t0, stop, reconnect=args.reconnect)
+    source.close()
+    end = time.monotonic_ns() - t0
+    for w in writers:
+        if result.inline_ns is not None:
+            w.inline(result.inline_ns, args.inline)
+        w.event(end, f"end {result.reason} {result.detail}".strip())
+        w.close()
+    print(f"bootlab capture: {result.reason}{': ' + result.detail if result.detail else ''}; "
+          f"{result.bytes} bytes, {result.lines} lines", file=sys.stderr)
+    return 0
+
+
+class _RawStdout:
+    """Without -t/-T standard output shows the console as it is, like grabserial."""
+
+    def chunk(self, t: int, data: bytes) -> None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+
+    def event(self, t: int, text: str) -> None:
+        pass
+
+    def inline(self, t: int, pattern: str) -> None:
+        sys.stdout.write(f'\nThe inlinepat: "{pattern}" was matched at {t / 1e9:4.6f}\n')
+
+    def close(self) -> None:
+        sys.stdout.flush()

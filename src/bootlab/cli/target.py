@@ -1,0 +1,111 @@
+"""`bootlab target`: fetch the kernel packages, build and show the reference device."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+
+from ..targets import kernel_image, packages
+from ..targets.reference import Target, TargetError, build, load
+from . import UsageError
+from .output import write_output
+
+
+def add_target_options(p: argparse.ArgumentParser) -> None:
+    """Options that choose or adjust a target (shared by target build, boot, demo)."""
+    g = p.add_argument_group("target")
+    g.add_argument("--target", metavar="FILE", help="a target file (TOML); default: the stock reference device")
+    g.add_argument("--kernel", choices=sorted(packages.FLAVOURS), help="Debian kernel flavour")
+    g.add_argument("--image", choices=("bzimage", "vmlinux"), help="compressed as shipped, or uncompressed (PVH)")
+    g.add_argument("--firmware", choices=("seabios", "qboot"))
+    g.add_argument("--compression", help="initramfs compression: gzip, lz4, lzo, xz, zstd, lzma, bzip2, none")
+    g.add_argument("--init", choices=("rc", "script"), help="busybox rc scripts, or one init script")
+    g.add_argument("--module", action="append", metavar="NAME", help="load this kernel module before the app (repeat)")
+    g.add_argument("--app", metavar="CMD", help="the application (shell command)")
+    g.add_argument("--append", metavar="ARGS", help="more kernel command-line arguments")
+    g.add_argument("--console-baud", type=int, metavar="N", help="drain the serial console at N baud (0: unthrottled)")
+    g.add_argument("--memory", type=int, metavar="MIB")
+
+
+def target_from(args: argparse.Namespace) -> Target:
+    try:
+        t = load(args.target) if args.target else Target()
+    except TargetError as err:
+        raise UsageError(str(err)) from None
+    for attr, section, key in (("kernel", "target", "kernel"), ("image", "target", "image"),
+                               ("firmware", "target", "firmware"), ("compression", "initramfs", "compression"),
+                               ("init", "initramfs", "init"), ("app", "initramfs", "app"),
+                               ("console_baud", "target", "console_baud"), ("memory", "target", "memory")):
+        value = getattr(args, attr, None)
+        if value is not None:
+            setattr(getattr(t, section), key, value)
+    if getattr(args, "module", None):
+        t.initramfs.modules = t.initramfs.modules + args.module
+    if getattr(args, "append", None):
+        t.target.append = " ".join(x for x in (t.target.append, args.append) if x)
+    try:
+        t.validate()
+    except TargetError as err:
+        raise UsageError(str(err)) from None
+    return t
+
+
+def built_from(args: argparse.Namespace):
+    t = target_from(args)
+    try:
+        return build(t)
+    except TargetError as err:
+        raise UsageError(str(err)) from None
+
+
+def register(sub) -> None:
+    p = sub.add_parser("target", help="fetch, build and show the reference device")
+    verbs = p.add_subparsers(dest="action", metavar="ACTION")
+    verbs.required = True
+    f = verbs.add_parser("fetch", help="download and unpack the Debian kernel packages into the cache")
+    f.add_argument("--kernel", action="append", choices=sorted(packages.FLAVOURS),
+                   help="flavour to fetch (default: all)")
+    f.add_argument("--quiet", action="store_true")
+    f.add_argument("--print-headers-package", action="store_true",
+                   help="only print the name of the matching linux-headers package")
+    f.set_defaults(func=fetch)
+    b = verbs.add_parser("build", help="build the reference device (cached by content)")
+    add_target_options(b)
+    b.add_argument("-o", "--output", metavar="FILE", help="write the target description (TOML) to FILE")
+    b.set_defaults(func=build_cmd)
+    s = verbs.add_parser("show", help="print a target description (TOML) with the options applied")
+    add_target_options(s)
+    s.set_defaults(func=show)
+
+
+def fetch(args: argparse.Namespace) -> int:
+    try:
+        if args.print_headers_package:
+            print(packages.Kernel(packages.resolve_abi(), "generic", packages.cache_dir()).headers_package)
+            return 0
+        for flavour in args.kernel or list(packages.FLAVOURS):
+            k = packages.kernel(flavour, quiet=args.quiet)
+            if not args.quiet:
+                print(f"{flavour}: {k.image}")
+    except packages.PackageError as err:
+        raise UsageError(str(err)) from None
+    return 0
+
+
+def build_cmd(args: argparse.Namespace) -> int:
+    built = built_from(args)
+    info = kernel_image.info(built.kernel.image)
+    print(f"kernel     {built.kernel.release} ({info.compression}-compressed bzImage, {info.size} bytes)")
+    print(f"boot image {built.image} ({built.image.stat().st_size} bytes)")
+    print(f"initramfs  {built.initrd} ({built.initrd.stat().st_size} bytes, {built.initrd_size} uncompressed)")
+    print(f"command    {shlex.join(built.qemu_argv())}")
+    if args.output:
+        write_output(built.target.to_toml(), args.output)
+        print(f"target     {args.output}")
+    return 0
+
+
+def show(args: argparse.Namespace) -> int:
+    t = target_from(args)
+    print(t.to_toml())
+    return 0

@@ -1,0 +1,222 @@
+"""The reference device's initramfs: busybox-static, an init, kernel modules with their
+dependencies, the application, packed as a cpio (newc) archive and compressed.
+
+The archive is reproducible (fixed owners and times, sorted entries), so its content hash
+names it in the cache and a rebuild happens only when an input changes.
+
+Init styles:
+  rc      busybox init with /etc/inittab and /etc/init.d/rcS, as a stock embedded rootfs:
+          mounts, mdev to populate /dev, a syslogd/klogd pair, modules, then the application
+  script  one shell script as /init: mounts, modules, the application; nothing else
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import packages
+
+BUSYBOX = Path("/bin/busybox")
+COMPRESSORS = {
+    "none": None,
+    "gzip": ["gzip", "-9", "-n", "-c"],
+    "xz": ["xz", "--check=crc32", "-9", "-c"],  # the kernel's xz decoder wants crc32
+    "lzma": ["xz", "--format=lzma", "-9", "-c"],
+    "lz4": ["lz4", "-l", "-9", "-c"],  # the kernel reads the legacy lz4 frame format
+    "lzo": ["lzop", "-9", "-c"],
+    "zstd": ["zstd", "-19", "-c", "-q"],
+    "bzip2": ["bzip2", "-9", "-c"],
+}
+READY_MARKER = "BOOTLAB READY"
+
+
+class InitramfsError(Exception):
+    pass
+
+
+@dataclass
+class InitramfsSpec:
+    kernel: packages.Kernel
+    compression: str = "gzip"
+    init: str = "rc"
+    modules: list[str] = field(default_factory=list)
+    modules_after: list[str] = field(default_factory=list)
+    app: str = "true"
+    app_prints_ready: bool = False
+    files: dict[str, str] = field(default_factory=dict)  # path in the image -> path on the host
+    dmesg: bool = False  # print the kernel log after the ready marker (for initcall_debug)
+    poweroff: bool = True
+
+
+# -- cpio newc ----------------------------------------------------------------------------
+
+class Cpio:
+    """A reproducible newc archive built in memory."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, tuple[int, bytes, int]] = {}  # name -> (mode, data, rdev)
+
+    def directory(self, name: str) -> None:
+        parts = name.strip("/").split("/")
+        for i in range(1, len(parts) + 1):
+            self.entries.setdefault("/".join(parts[:i]), (stat.S_IFDIR | 0o755, b"", 0))
+
+    def file(self, name: str, data: bytes, mode: int = 0o644) -> None:
+        name = name.strip("/")
+        if "/" in name:
+            self.directory(name.rsplit("/", 1)[0])
+        self.entries[name] = (stat.S_IFREG | mode, data, 0)
+
+    def symlink(self, name: str, target: str) -> None:
+        name = name.strip("/")
+        if "/" in name:
+            self.directory(name.rsplit("/", 1)[0])
+        self.entries.setdefault(name, (stat.S_IFLNK | 0o777, target.encode(), 0))
+
+    def device(self, name: str, major: int, minor: int, mode: int = 0o600) -> None:
+        name = name.strip("/")
+        self.directory(name.rsplit("/", 1)[0])
+        self.entries[name] = (stat.S_IFCHR | mode, b"", os.makedev(major, minor))
+
+    def pack(self) -> bytes:
+        out = bytearray()
+        names = sorted(self.entries)
+        for ino, name in enumerate(names + ["TRAILER!!!"], start=1):
+            mode, data, rdev = self.entries.get(name, (0, b"", 0))
+            encoded = name.encode() + b"\0"
+            fields = (ino, mode, 0, 0, 2 if stat.S_ISDIR(mode) else 1, 0, len(data), 0, 0,
+                      os.major(rdev), os.minor(rdev), len(encoded), 0)
+            out += b"070701" + b"".join(b"%08X" % f for f in fields) + encoded
+            out += b"\0" * (-len(out) % 4)
+            out += data
+            out += b"\0" * (-len(out) % 4)
+        return bytes(out)
+
+
+def compress(data: bytes, method: str) -> bytes:
+    if method not in COMPRESSORS:
+        raise InitramfsError(f"unknown initramfs compression {method!r}: one of {', '.join(COMPRESSORS)}")
+    cmd = COMPRESSORS[method]
+    if cmd is None:
+        return data
+    try:
+        done = subprocess.run(cmd, input=data, capture_output=True, check=False)
+    except FileNotFoundError:
+        raise InitramfsError(f"{cmd[0]} is not installed (run make setup)") from None
+    if done.returncode != 0:
+        raise InitramfsError(f"{' '.join(cmd)} failed: {done.stderr.decode(errors='replace')[-300:]}")
+    return done.stdout
+
+
+# -- the init -------------------------------------------------------------------------------
+
+def _mark(name: str) -> str:
+    # On the console only: a copy in the kernel log would be printed too, interleaved.
+    return f'echo "bootlab-mark: {name}"'
+
+
+def _insmod_lines(order: list[tuple[str, str]], release: str) -> list[str]:
+    return [f"insmod /lib/modules/{release}/{path}" for _name, path in order]
+
+
+def _app_lines(spec: InitramfsSpec, after: list[str]) -> list[str]:
+    lines = [_mark("app.start")]
+    if spec.app_prints_ready:
+        lines.append(spec.app)
+    else:
+        lines += [spec.app, f'echo "{READY_MARKER}"']
+    if after:
+        lines += [_mark("modules-after.start")] + after + [_mark("modules-after.end")]
+    if spec.dmesg:
+        lines += ['echo "==== bootlab-dmesg begin ===="', "dmesg", 'echo "==== bootlab-dmesg end ===="']
+    if spec.poweroff:
+        lines.append("poweroff -f")
+    return lines
+
+
+def init_files(spec: InitramfsSpec, order: list[tuple[str, str]], after: list[tuple[str, str]]) -> dict[str, str]:
+    """The init program(s) as {path: script text}."""
+    release = spec.kernel.release
+    mounts = ["mount -t proc proc /proc", "mount -t sysfs sys /sys",
+              "mount -t devtmpfs dev /dev 2>/dev/null || true", "mkdir -p /dev/pts /tmp /run"]
+    modules = ([_mark("modules.start")] + _insmod_lines(order, release) + [_mark("modules.end")]) if order else []
+    after_lines = _insmod_lines(after, release)
+    header = ["#!/bin/sh", "export PATH=/bin:/sbin:/usr/bin:/usr/sbin"]
+    if spec.init == "script":
+        return {"init": "\n".join(header + mounts + modules + _app_lines(spec, after_lines)) + "\n"}
+    if spec.init != "rc":
+        raise InitramfsError(f"unknown init style {spec.init!r}: rc or script")
+    rcs = header + mounts + [
+        _mark("services.start"),
+        "mdev -s",
+        "syslogd -C16",
+        "klogd",
+        "hostname bootlab",
+    ] + modules + [_mark("services.end")]
+    app = header + _app_lines(spec, after_lines)
+    inittab = "::sysinit:/etc/init.d/rcS\n::wait:/etc/init.d/app\n::shutdown:/bin/umount -a -r\n"
+    return {"etc/init.d/rcS": "\n".join(rcs) + "\n", "etc/init.d/app": "\n".join(app) + "\n",
+            "etc/inittab": inittab}
+
+
+def busybox_applets() -> list[str]:
+    done = subprocess.run([str(BUSYBOX), "--list-full"], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise InitramfsError("busybox-static is not installed (run make setup)")
+    return done.stdout.split()
+
+
+def archive(spec: InitramfsSpec) -> bytes:
+    """The uncompressed cpio archive for a spec."""
+    if not BUSYBOX.exists():
+        raise InitramfsError(f"{BUSYBOX} not found: install busybox-static (make setup)")
+    cpio = Cpio()
+    for d in ("proc", "sys", "dev", "tmp", "run", "root", "etc/init.d", "var/log"):
+        cpio.directory(d)
+    cpio.device("dev/console", 5, 1)
+    cpio.device("dev/null", 1, 3, 0o666)
+    cpio.file("bin/busybox", BUSYBOX.read_bytes(), 0o755)
+    for applet in busybox_applets():
+        cpio.symlink(applet, "/bin/busybox")
+    order = packages.load_order(spec.kernel, spec.modules) if spec.modules else []
+    loaded = {name for name, _ in order}
+    after = [m for m in (packages.load_order(spec.kernel, spec.modules_after) if spec.modules_after else [])
+             if m[0] not in loaded]
+    for _name, path in order + after:
+        cpio.file(f"lib/modules/{spec.kernel.release}/{path}", (spec.kernel.modules / path).read_bytes())
+    for name, text in init_files(spec, order, after).items():
+        cpio.file(name, text.encode(), 0o755)
+    if spec.init == "rc":
+        cpio.symlink("init", "/bin/busybox")  # the kernel runs /init: busybox init reads inittab
+    for inside, host in sorted(spec.files.items()):
+        source = Path(host)
+        if not source.exists():
+            raise InitramfsError(f"file for the image not found: {host} (for {inside})")
+        if source.is_dir():
+            for sub in sorted(source.rglob("*")):
+                if sub.is_file():
+                    rel = sub.relative_to(source).as_posix()
+                    cpio.file(f"{inside.rstrip('/')}/{rel}", sub.read_bytes(), sub.stat().st_mode & 0o777)
+        else:
+            cpio.file(inside, source.read_bytes(), source.stat().st_mode & 0o777)
+    return cpio.pack()
+
+
+def build(spec: InitramfsSpec, out_dir: Path) -> tuple[Path, int]:
+    """Build (or reuse) the compressed initramfs; returns (path, uncompressed size)."""
+    raw = archive(spec)
+    digest = hashlib.sha256(raw + spec.compression.encode()).hexdigest()[:16]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"initramfs-{digest}.cpio.{spec.compression}"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(compress(raw, spec.compression))
+        tmp.replace(path)
+    return path, len(raw)
+
+

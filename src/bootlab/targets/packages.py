@@ -1,0 +1,183 @@
+"""Debian's kernel packages for the reference device, downloaded and unpacked into the
+cache (never installed on the host).
+
+The kernel ABI (the `NN` in `linux-image-6.1.0-NN-amd64`) is the newest one for which the
+generic, cloud and rt images all exist in the machine's apt sources, unless
+BOOTLAB_KERNEL_ABI pins one.  The unsigned images are used: they are the same kernels
+as the signed ones, without the EFI signature wrapper that QEMU does not need.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+FLAVOURS = {"generic": "amd64", "cloud": "cloud-amd64", "rt": "rt-amd64"}
+
+
+class PackageError(Exception):
+    pass
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("BOOTLAB_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "bootlab")
+    path = Path(base)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _run(args: list[str], cwd: Path | None = None) -> str:
+    try:
+        done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise PackageError(f"{args[0]} not found: bootlab's reference device needs a Debian host") from None
+    if done.returncode != 0:
+        raise PackageError(f"{' '.join(args)} failed: {done.stderr.strip()[-500:]}")
+    return done.stdout
+
+
+def available_abis() -> list[str]:
+    """ABIs ('6.1.0-56') with all three flavours in apt's lists, oldest first."""
+    out = _run(["apt-cache", "pkgnames", "linux-image-6.1.0-"])
+    found: dict[str, set[str]] = {}
+    pattern = re.compile(r"^linux-image-(6\.1\.0-\d+)-(amd64|cloud-amd64|rt-amd64)-unsigned$")
+    for name in out.split():
+        m = pattern.match(name)
+        if m:
+            found.setdefault(m.group(1), set()).add(m.group(2))
+    complete = [abi for abi, flavours in found.items() if flavours >= set(FLAVOURS.values())]
+    return sorted(complete, key=lambda abi: int(abi.rsplit("-", 1)[1]))
+
+
+def resolve_abi() -> str:
+    pinned = os.environ.get("BOOTLAB_KERNEL_ABI")
+    if pinned:
+        return pinned
+    marker = cache_dir() / "kernel-abi"
+    abis = available_abis()
+    if not abis:
+        if marker.exists():  # offline: keep using what was fetched before
+            return marker.read_text().strip()
+        raise PackageError("no linux-image-6.1.0-NN-{amd64,cloud-amd64,rt-amd64}-unsigned packages in apt's lists "
+                           "(run apt-get update)")
+    return abis[-1]
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One unpacked kernel flavour: image, modules and config."""
+
+    abi: str
+    flavour: str
+    root: Path
+
+    @property
+    def release(self) -> str:
+        return f"{self.abi}-{FLAVOURS[self.flavour]}"
+
+    @property
+    def image(self) -> Path:
+        return self.root / "boot" / f"vmlinuz-{self.release}"
+
+    @property
+    def config(self) -> Path:
+        return self.root / "boot" / f"config-{self.release}"
+
+    @property
+    def modules(self) -> Path:
+        return self.root / "lib" / "modules" / self.release
+
+    @property
+    def package(self) -> str:
+        return f"linux-image-{self.release}-unsigned"
+
+    @property
+    def headers_package(self) -> str:
+        return f"linux-headers-{self.release}"
+
+
+def kernel(flavour: str, abi: str | None = None, fetch: bool = True, quiet: bool = True) -> Kernel:
+    """The unpacked kernel of a flavour, downloading and unpacking it if needed."""
+    if flavour not in FLAVOURS:
+        raise PackageError(f"unknown kernel flavour {flavour!r}: one of {', '.join(FLAVOURS)}")
+    abi = abi or resolve_abi()
+    root = cache_dir() / "pkgroot" / abi
+    k = Kernel(abi, flavour, root)
+    done = root / f".unpacked-{flavour}"
+    if done.exists() and k.image.exists():
+        return k
+    if not fetch:
+        raise PackageError(f"{k.package} is not in the cache (run `bootlab target fetch`)")
+    debs = cache_dir() / "debs"
+    debs.mkdir(exist_ok=True)
+    existing = list(debs.glob(f"{k.package}_*.deb"))
+    if not existing:
+        if not quiet:
+            print(f"downloading {k.package} ...", flush=True)
+        with tempfile.TemporaryDirectory(dir=debs) as tmp:
+            _run(["apt-get", "download", k.package], cwd=Path(tmp))
+            for f in Path(tmp).glob("*.deb"):
+                shutil.move(str(f), debs / f.name)
+        existing = list(debs.glob(f"{k.package}_*.deb"))
+    if not existing:
+        raise PackageError(f"apt-get download {k.package} gave no package file")
+    root.mkdir(parents=True, exist_ok=True)
+    if not quiet:
+        print(f"unpacking {existing[0].name} ...", flush=True)
+    _run(["dpkg-deb", "-x", str(existing[0]), str(root)])
+    # The package's postinst would run depmod; modules.dep is what load_order() reads.
+    _run(["depmod", "-b", str(root), k.release])
+    done.touch()
+    (cache_dir() / "kernel-abi").write_text(abi + "\n")
+    return k
+
+
+def module_dependencies(k: Kernel) -> dict[str, tuple[str, list[str]]]:
+    """modules.dep as {module name: (relative path, [dependency names in load order])}."""
+    deps: dict[str, tuple[str, list[str]]] = {}
+    text = (k.modules / "modules.dep").read_text()
+    for line in text.splitlines():
+        path, _, rest = line.partition(":")
+        name = module_name(path)
+        # modules.dep lists dependencies with the one loaded last first.
+        deps[name] = (path, [module_name(p) for p in reversed(rest.split())])
+    return deps
+
+
+def module_name(path: str) -> str:
+    base = os.path.basename(path)
+    return re.sub(r"\.ko(\.(xz|zst|gz))?$", "", base).replace("-", "_")
+
+
+def load_order(k: Kernel, wanted: list[str]) -> list[tuple[str, str]]:
+    """[(name, relative path)] for the wanted modules and everything they need, each once,
+    dependencies first."""
+    deps = module_dependencies(k)
+    order: list[tuple[str, str]] = []
+    seen: set[str] = set()
+
+    def visit(name: str, chain: tuple[str, ...]) -> None:
+        key = name.replace("-", "_")
+        if key in seen:
+            return
+        if key not in deps:
+            builtin = (k.modules / "modules.builtin").read_text() if (k.modules / "modules.builtin").exists() else ""
+            if f"/{name}.ko" in builtin or f"/{key}.ko" in builtin:
+                seen.add(key)  # built into this kernel: nothing to load
+                return
+            raise PackageError(f"module {name!r} is not in {k.release}" + (f" (needed by {chain[-1]})" if chain else ""))
+        path, needs = deps[key]
+        for dep in needs:
+            visit(dep, chain + (key,))
+        seen.add(key)
+        order.append((key, path))
+
+    for name in wanted:
+        visit(name, ())
+    return order

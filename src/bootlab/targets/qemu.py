@@ -1,0 +1,111 @@
+"""Booting the reference device: launching QEMU is power-on; its serial console (stdio) is
+captured, drained at the console's baud rate, until the ready marker.
+
+A boot that prints nothing for `silence` seconds or runs past its deadline is killed and
+reported as failed, with everything it printed.  KVM is refused when it hangs (on some
+hosts a KVM guest never leaves the firmware): a short probe decides.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from ..capture import session
+from ..capture.pacing import PacedSource
+from ..capture.process import ProcessSource
+from ..capture.writer import NativeWriter
+from .reference import Built, TargetError
+
+AFTER_READY = 15.0  # seconds to keep reading after ready (the kernel log dump, poweroff)
+
+
+@dataclass
+class BootResult:
+    status: str  # "ok", "timeout", "failed"
+    reason: str
+    capture: str  # path of the capture file
+    ready_ns: int | None
+    wall_ns: int
+    exit_code: int | None
+    stderr: str
+
+
+def kvm_usable(timeout: float = 8.0) -> tuple[bool, str]:
+    """Whether a KVM guest gets past the firmware here (it hangs on some hosts)."""
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return False, "/dev/kvm is missing or not accessible"
+    argv = ["qemu-system-x86_64", "-accel", "kvm", "-nographic", "-no-reboot", "-m", "64", "-nodefaults",
+            "-serial", "stdio", "-display", "none"]
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except FileNotFoundError:
+        return False, "qemu-system-x86_64 is not installed"
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    if b"SeaBIOS" in out or b"Booting" in out:
+        return True, "KVM guest reached the firmware's output"
+    reason = err.decode(errors="replace").strip().splitlines()
+    return False, (reason[-1] if reason else f"a KVM guest printed nothing in {timeout:g} s (it hangs in the firmware)")
+
+
+def boot(built: Built, capture_path: str, echo=None) -> BootResult:
+    """One boot of a built target; the capture is written to capture_path as it arrives."""
+    t = built.target
+    if t.target.accel == "kvm":
+        ok, why = kvm_usable()
+        if not ok:
+            raise TargetError(f"KVM refused: {why}; use accel = \"tcg\"")
+    baud = t.target.console_baud
+    stderr_path = capture_path + ".stderr"
+    proc = ProcessSource(built.qemu_argv(), small_buffer=bool(baud), stderr_path=stderr_path)
+    source = PacedSource(proc, baud) if baud else proc
+    meta = {"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"), "zero": "power-on",
+            "source": "exec", "argv": proc.argv, "baud": baud or None, "target": t.name,
+            "cmdline": t.cmdline(), "digest": built.digest}
+    writer = NativeWriter(capture_path, meta)
+    writers = [writer] + ([echo] if echo is not None else [])
+    stop = session.Stop(ready=re.compile(t.boot.ready.encode()), after_ready=AFTER_READY,
+                        silence=t.boot.silence, deadline=t.boot.deadline)
+    wall = time.monotonic_ns()
+    try:
+        source.open()
+    except OSError as err:
+        writer.close()
+        raise TargetError(f"cannot start QEMU: {err}") from None
+    t0 = proc.started_ns
+    writer.event(0, "power-on")
+    try:
+        result = session.run(source, writers, t0, stop)
+    finally:
+        code = proc.stop()
+        end = time.monotonic_ns() - t0
+    writer.event(end, f"end {result.reason}")
+    writer.close()
+    stderr = _read(stderr_path)
+    if result.ready_ns is not None:
+        status, reason = "ok", "ready"
+    elif result.reason in ("silence", "deadline"):
+        status, reason = "timeout", f"killed: {result.reason} ({result.detail or t.boot.deadline})"
+    elif result.reason == "interrupted":
+        status, reason = "failed", "interrupted"
+    else:
+        status, reason = "failed", f"QEMU ended without the ready marker ({result.detail})"
+        if stderr:
+            reason += f": {stderr.strip().splitlines()[-1]}"
+    return BootResult(status, reason, capture_path, result.ready_ns, time.monotonic_ns() - wall, code, stderr)
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""

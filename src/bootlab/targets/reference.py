@@ -1,0 +1,230 @@
+"""The reference device: a description anyone can boot (a TOML target file), and the
+artifacts built from it (kernel image, initramfs, QEMU command line).
+
+    [target]
+    kernel = "generic"          # Debian kernel flavour: generic, cloud, rt
+    image = "bzimage"           # bzimage (compressed, as shipped) or vmlinux (uncompressed, PVH entry)
+    firmware = "seabios"        # seabios (QEMU's default) or qboot
+    machine = "pc"              # pc, q35 or microvm
+    memory = 512                # MiB
+    cpus = 1
+    cmdline = "console=ttyS0,115200 panic=-1"
+    append = ""                 # more kernel arguments (quiet, lpj=..., initcall_debug ...)
+    console_baud = 115200       # the host drains the serial port at this speed; 0 = unthrottled
+    icount = ""                 # QEMU -icount, e.g. "shift=4,sleep=off" for a deterministic guest clock
+
+    [initramfs]
+    compression = "gzip"        # gzip, lz4, lzo, xz, zstd, lzma, bzip2, none
+    init = "rc"                 # rc (busybox init + rc scripts) or script (one /init script)
+    modules = []                # loaded before the application (dependencies added)
+    modules_after = []          # loaded after the ready marker
+    app = "true"                # the application (a shell command); init prints the marker after it
+    app_prints_ready = false    # whether the app prints the ready marker itself
+    files = {}                  # {"/path/in/image" = "path/on/host"}
+    dmesg = false               # print the kernel log after ready (for initcall_debug)
+
+    [boot]
+    ready = "BOOTLAB READY"     # the line that ends the boot
+    silence = 30                # seconds without output before a boot is declared hung
+    deadline = 120              # seconds before any boot is killed
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+import tomli_w
+
+from ..rt.sourcemap import toml_source_map
+from . import initramfs, kernel_image, packages
+
+FIRMWARE = {"seabios": None, "qboot": "/usr/share/qemu/qboot.rom"}
+MACHINES = ("pc", "q35", "microvm")
+IMAGES = ("bzimage", "vmlinux")
+
+
+class TargetError(Exception):
+    pass
+
+
+@dataclass
+class KernelSection:
+    kernel: str = "generic"
+    image: str = "bzimage"
+    firmware: str = "seabios"
+    machine: str = "pc"
+    memory: int = 512
+    cpus: int = 1
+    cmdline: str = "console=ttyS0,115200 panic=-1"
+    append: str = ""
+    console_baud: int = 115200
+    icount: str = ""
+    accel: str = "tcg"
+
+
+@dataclass
+class InitramfsSection:
+    compression: str = "gzip"
+    init: str = "rc"
+    modules: list[str] = field(default_factory=list)
+    modules_after: list[str] = field(default_factory=list)
+    app: str = "true"
+    app_prints_ready: bool = False
+    files: dict[str, str] = field(default_factory=dict)
+    dmesg: bool = False
+
+
+@dataclass
+class BootSection:
+    ready: str = initramfs.READY_MARKER
+    silence: float = 30.0
+    deadline: float = 120.0
+
+
+@dataclass
+class Target:
+    name: str = "reference"
+    target: KernelSection = field(default_factory=KernelSection)
+    initramfs: InitramfsSection = field(default_factory=InitramfsSection)
+    boot: BootSection = field(default_factory=BootSection)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "target": asdict(self.target), "initramfs": asdict(self.initramfs),
+                "boot": asdict(self.boot)}
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(self.to_dict())
+
+    def cmdline(self) -> str:
+        return " ".join(p for p in (self.target.cmdline, self.target.append) if p).strip()
+
+    def validate(self, where=lambda *path: "") -> None:
+        t, i, b = self.target, self.initramfs, self.boot
+        checks = [
+            (t.kernel in packages.FLAVOURS, ("target", "kernel"), f"kernel must be one of {', '.join(packages.FLAVOURS)}"),
+            (t.image in IMAGES, ("target", "image"), f"image must be one of {', '.join(IMAGES)}"),
+            (t.firmware in FIRMWARE, ("target", "firmware"), f"firmware must be one of {', '.join(FIRMWARE)}"),
+            (t.machine in MACHINES, ("target", "machine"), f"machine must be one of {', '.join(MACHINES)}"),
+            (32 <= t.memory <= 65536, ("target", "memory"), "memory must be 32..65536 MiB"),
+            (1 <= t.cpus <= 64, ("target", "cpus"), "cpus must be 1..64"),
+            (t.console_baud >= 0, ("target", "console_baud"), "console_baud must be 0 (unthrottled) or a speed"),
+            (t.accel in ("tcg", "kvm"), ("target", "accel"), "accel must be tcg or kvm"),
+            (i.compression in initramfs.COMPRESSORS, ("initramfs", "compression"),
+             f"compression must be one of {', '.join(initramfs.COMPRESSORS)}"),
+            (i.init in ("rc", "script"), ("initramfs", "init"), "init must be rc or script"),
+            (b.silence > 0, ("boot", "silence"), "silence must be positive"),
+            (b.deadline > 0, ("boot", "deadline"), "deadline must be positive"),
+        ]
+        for ok, path, message in checks:
+            if not ok:
+                raise TargetError(f"{where(*path)}{'.'.join(path)}: {message}")
+
+
+def _section(cls, data: dict, name: str, where) -> object:
+    if not isinstance(data, dict):
+        raise TargetError(f"{where(name)}[{name}] must be a table")
+    defaults = cls()
+    known = [f.name for f in fields(cls)]
+    for key, value in data.items():
+        if key not in known:
+            raise TargetError(f"{where(name, key)}{name}.{key}: unknown key (known: {', '.join(known)})")
+        expected = type(getattr(defaults, key))
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            data = {**data, key: float(value)}
+        elif not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise TargetError(f"{where(name, key)}{name}.{key}: expected {expected.__name__}, got {value!r}")
+    return cls(**data)
+
+
+def from_dict(data: dict, where=lambda *path: "") -> Target:
+    known = {"name", "target", "initramfs", "boot"}
+    for key in data:
+        if key not in known:
+            raise TargetError(f"{where(key)}{key}: unknown key (known: {', '.join(sorted(known))})")
+    t = Target(
+        name=str(data.get("name", "reference")),
+        target=_section(KernelSection, data.get("target", {}), "target", where),
+        initramfs=_section(InitramfsSection, data.get("initramfs", {}), "initramfs", where),
+        boot=_section(BootSection, data.get("boot", {}), "boot", where),
+    )
+    t.validate(where)
+    return t
+
+
+def load(path: str) -> Target:
+    try:
+        text = Path(path).read_text()
+    except OSError as err:
+        raise TargetError(f"{path}: {err.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise TargetError(f"{path}: {err}") from None
+    lines = toml_source_map(text)
+
+    def where(*key) -> str:
+        line = lines.line_of(tuple(key))
+        return f"{path}:{line}: " if line else f"{path}: "
+
+    return from_dict(data, where)
+
+
+@dataclass
+class Built:
+    """Everything needed to boot a target, and the hash that names it."""
+
+    target: Target
+    kernel: packages.Kernel
+    image: Path
+    initrd: Path
+    initrd_size: int  # uncompressed
+    digest: str
+
+    def qemu_argv(self) -> list[str]:
+        t = self.target.target
+        machine = t.machine
+        if machine == "microvm":
+            machine = "microvm,rtc=on"
+        argv = ["qemu-system-x86_64", "-accel", t.accel, "-machine", machine, "-m", str(t.memory),
+                "-smp", str(t.cpus), "-nographic", "-no-reboot", "-kernel", str(self.image),
+                "-initrd", str(self.initrd), "-append", self.target.cmdline()]
+        if FIRMWARE[t.firmware]:
+            argv += ["-bios", FIRMWARE[t.firmware]]
+        if t.icount:
+            argv += ["-icount", t.icount]
+        return argv
+
+    def describe(self) -> dict:
+        return {**self.target.to_dict(), "kernel_release": self.kernel.release, "image_path": str(self.image),
+                "initrd_path": str(self.initrd), "initrd_size": self.initrd_size,
+                "initrd_compressed": self.initrd.stat().st_size, "image_size": self.image.stat().st_size,
+                "digest": self.digest}
+
+
+def build(target: Target, fetch: bool = True, files_base: Path | None = None) -> Built:
+    t, i = target.target, target.initramfs
+    try:
+        k = packages.kernel(t.kernel, fetch=fetch)
+    except packages.PackageError as err:
+        raise TargetError(str(err)) from None
+    out = packages.cache_dir() / "artifacts"
+    image = k.image
+    if t.image == "vmlinux":
+        try:
+            image = kernel_image.extract_vmlinux(k.image, out / f"vmlinux-{k.release}")
+        except kernel_image.ImageError as err:
+            raise TargetError(f"{k.image}: {err}") from None
+    files = {inside: str((files_base / host) if files_base and not Path(host).is_absolute() else host)
+             for inside, host in i.files.items()}
+    spec = initramfs.InitramfsSpec(k, i.compression, i.init, list(i.modules), list(i.modules_after), i.app,
+                                   i.app_prints_ready, files, i.dmesg)
+    try:
+        initrd, size = initramfs.build(spec, out)
+    except (initramfs.InitramfsError, packages.PackageError) as err:
+        raise TargetError(str(err)) from None
+    digest = hashlib.sha256(json.dumps([target.to_dict(), str(image), initrd.name], sort_keys=True).encode())
+    return Built(target, k, image, initrd, size, digest.hexdigest()[:16])
