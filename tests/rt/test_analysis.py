@@ -109,7 +109,7 @@ def test_table3_servers():
         ("Server0", 4_000, True), ("Server1", 8_000, True), ("Server2", 20_000, True)]
     assert result.schedulable
     doc = to_dict(result)
-    assert [s["wcrt"] for s in doc["servers"]] == ["4", "8", "20"]
+    assert [s["wcrt"] for s in doc["servers"]] == [4, 8, 20]
     assert doc["servers_level"]["liu_layland_met"] is False      # 0.819 > 0.780
     assert doc["servers_level"]["hyperbolic_met"] is False       # 2.057 > 2
 
@@ -134,7 +134,7 @@ def test_cli_analyze_table3(rt_cli):
     assert status == 0
     assert "Server2   2     2      28       8    20" in out
     status, out, _ = rt_cli("analyze", DATA / "table3.toml", "--format", "json")
-    assert status == 0 and '"wcrt": "20"' in out
+    assert status == 0 and '"wcrt": 20,' in out
 
 
 def test_cli_analyze_unschedulable_exits_1(rt_cli, tmp_path):

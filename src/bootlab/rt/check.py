@@ -19,9 +19,10 @@ The comparison stops at the last event recorded before the first `overflow` (eve
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .config import Config
-from .schedulability import analyze
+from .schedulability import Analysis, analyze
 from .schedule import Schedule, Segment
 from .simulate import simulate
 from .trace import Trace
@@ -39,8 +40,9 @@ class Violation:
     found: str
 
     def explain(self, origin: int) -> str:
-        return (f"at {format_duration(self.time - origin, 'ms')} ms from the trace's start: {self.subject}: "
-                f"{self.what}: expected {self.expected}, found {self.found}")
+        when = (f"at {format_duration(self.time - origin, 'ms')} ms from the trace's start" if self.time >= origin
+                else "before the trace's start")
+        return f"{when}: {self.subject}: {self.what}: expected {self.expected}, found {self.found}"
 
 
 @dataclass
@@ -123,7 +125,7 @@ def _common_start(config: Config, trace: Trace) -> int | None:
     return min(starts, default=None)
 
 
-def _check_responses(schedule: Schedule, analysis, limit: int, tolerance: int, result: CheckResult) -> None:
+def _check_responses(schedule: Schedule, analysis: Analysis, limit: int, tolerance: int, result: CheckResult) -> None:
     unbounded = set()
     for job in sorted(schedule.jobs.values(), key=lambda j: (j.task, j.job)):
         if job.release is None or job.release >= limit:
@@ -145,7 +147,7 @@ def _check_responses(schedule: Schedule, analysis, limit: int, tolerance: int, r
         result.notes.append(f"{schedule.task_label(task)}: no analytical bound (not schedulable by the analysis)")
 
 
-def _check_budgets(schedule: Schedule, analysis, limit: int, tolerance: int, result: CheckResult) -> None:
+def _check_budgets(schedule: Schedule, analysis: Analysis, limit: int, tolerance: int, result: CheckResult) -> None:
     for period in schedule.periods:
         if not period.complete or period.end > limit:
             continue
@@ -190,7 +192,7 @@ def _normalized(segments: list[Segment], span: int, tolerance: int) -> list[Segm
 
 
 def _compare(expected: list[Segment], found: list[Segment], span: int, tolerance: int, origin: int,
-             result: CheckResult, holder: str, name) -> None:
+             result: CheckResult, holder: str, name: Callable[[Segment], str]) -> None:
     """Adds the first difference between the two segment sequences, if any."""
     ideal, real = _normalized(expected, span, tolerance), _normalized(found, span, tolerance)
 

@@ -21,7 +21,7 @@ from . import analysis
 from .analysis import DedicatedSupply, PeriodicSupply, PeriodicTask
 from .config import Config, Server, Task
 from .texttable import format_table
-from .units import NS_PER, format_duration
+from .units import NS_PER, duration_number, format_duration
 
 
 @dataclass
@@ -136,10 +136,8 @@ def _analyze_hierarchical(config: Config) -> Analysis:
     server_wcrt = _fp_response_times(servers, DedicatedSupply())
     for server in servers:
         members = list(config.tasks_in(server.id))
-        result.servers.append(ServerResult(server, server_wcrt[server.id], analysis.utilization([_model(t) for t in members])))
-    for server_result in result.servers:
-        server = server_result.server
-        members = list(config.tasks_in(server.id))
+        server_result = ServerResult(server, server_wcrt[server.id], analysis.utilization([_model(t) for t in members]))
+        result.servers.append(server_result)
         if not server_result.schedulable:
             for task in members:
                 result.tasks.append(TaskResult(task, None, False, "periodic resource model",
@@ -167,6 +165,10 @@ def _time(us: int | None, unit: str) -> str | None:
 def to_dict(result: Analysis) -> dict:
     """The analysis as JSON-ready data; times in the configuration's unit and in µs."""
     unit = result.config.unit
+
+    def number(us: int | None, unit: str) -> int | float | None:
+        return None if us is None else duration_number(us * NS_PER["us"], unit)
+
     doc: dict = {
         "config": result.config.source,
         "plugin": result.config.plugin,
@@ -176,20 +178,20 @@ def to_dict(result: Analysis) -> dict:
     }
     if result.edf_demand is not None:
         doc["edf_demand_test"] = {"schedulable": result.edf_demand.schedulable,
-                                  "failure_at": _time(result.edf_demand.failure_at, unit),
-                                  "checked_up_to": _time(result.edf_demand.checked_up_to, unit)}
+                                  "failure_at": number(result.edf_demand.failure_at, unit),
+                                  "checked_up_to": number(result.edf_demand.checked_up_to, unit)}
     if result.config.plugin == "hsf-fp":
         doc["servers"] = [{
             "id": r.server.id, "name": r.server.label, "priority": r.server.priority,
-            "period": _time(r.server.period, unit), "budget": _time(r.server.budget, unit),
-            "wcrt": _time(r.wcrt, unit), "wcrt_us": r.wcrt, "schedulable": r.schedulable,
+            "period": number(r.server.period, unit), "budget": number(r.server.budget, unit),
+            "wcrt": number(r.wcrt, unit), "wcrt_us": r.wcrt, "schedulable": r.schedulable,
             "task_utilization": float(r.task_utilization),
         } for r in result.servers]
     doc["tasks"] = [{
         "id": r.task.id, "name": r.task.label, "server": r.task.server, "priority": r.task.priority,
-        "period": _time(r.task.period, unit), "deadline": _time(r.task.deadline, unit), "wcet": _time(r.task.wcet, unit),
-        "wcrt": _time(r.wcrt, unit), "wcrt_us": r.wcrt, "schedulable": r.schedulable, "method": r.method,
-        **({"wcrt_shin_lee": _time(r.wcrt_shin_lee, unit), "local_edf_schedulable": r.local_edf_schedulable}
+        "period": number(r.task.period, unit), "deadline": number(r.task.deadline, unit), "wcet": number(r.task.wcet, unit),
+        "wcrt": number(r.wcrt, unit), "wcrt_us": r.wcrt, "schedulable": r.schedulable, "method": r.method,
+        **({"wcrt_shin_lee": number(r.wcrt_shin_lee, unit), "local_edf_schedulable": r.local_edf_schedulable}
            if result.config.plugin == "hsf-fp" else {}),
         **({"note": r.note} if r.note else {}),
     } for r in result.tasks]

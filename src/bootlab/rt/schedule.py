@@ -237,7 +237,10 @@ class _Builder:
         self.job(e).completion = e.time
 
     def on_miss(self, e: Event) -> None:
-        self.job(e).miss_event = True
+        job = self.job(e)
+        job.miss_event = True
+        if job.deadline is None:   # its release was not recorded
+            job.deadline = e["deadline"]
         self.s.misses.append(e)
 
     def on_switch(self, e: Event) -> None:

@@ -43,3 +43,9 @@ def format_duration(ns: int, unit: str) -> str:
     """`ns` written in `unit` without trailing zeros: 4000000 in ms is "4", 4500000 "4.5"."""
     value = (Decimal(ns) / NS_PER[unit]).normalize()
     return format(value, "f")
+
+
+def duration_number(ns: int, unit: str) -> int | float:
+    """`ns` in `unit` as a JSON number: an int when whole."""
+    value = Decimal(ns) / NS_PER[unit]
+    return int(value) if value == value.to_integral_value() else float(value)
