@@ -134,3 +134,24 @@ def test_cli_trace_damaged_and_unreadable(rt_cli, tmp_path):
     garbage.write_bytes(b"\x00\x01\x02")
     status, _, err = rt_cli("trace", garbage)
     assert status == 2 and "no readable events" in err
+
+
+def test_sched_switch_gives_the_kernels_view():
+    trace = parse_trace(
+        "# rtsched-trace 1 plugin=fp\n"
+        "0 task_create task=1 pid=321 period=10000000 wcet=2000000 deadline=10000000 prio=0\n"
+        "0 release task=1 job=0 deadline=10000000\n"
+        "100 switch cpu=0 prev_pid=0 prev_comm=swapper/0 prev_state=R next_pid=321 next_comm=control\n"
+        "100 start task=1 job=0\n"
+        "1000100 switch cpu=0 prev_pid=321 prev_comm=control prev_state=R next_pid=55 next_comm=ksoftirqd/0\n"
+        "1000100 preempt task=1 job=0\n"
+        "1200100 switch cpu=0 prev_pid=55 prev_comm=ksoftirqd/0 prev_state=S next_pid=321 next_comm=control\n"
+        "1200100 resume task=1 job=0\n"
+        "2200100 complete task=1 job=0\n"
+        "2200100 switch cpu=0 prev_pid=321 prev_comm=control prev_state=S next_pid=0 next_comm=swapper/0\n")
+    schedule = Schedule.from_trace(trace)
+    assert [(c.pid, c.task, c.end - c.start) for c in schedule.cpu[:3]] == [(321, 1, 1_000_000), (55, None, 200_000), (321, 1, 1_000_000)]
+    (stats,) = task_stats(schedule)
+    assert (stats.executed, stats.on_cpu, stats.worst_response) == (2_000_000, 2_000_000, 2_200_100)
+    svg = gantt_svg(schedule)
+    assert "<title>ksoftirqd/0 55</title>" in svg and "CPU (sched_switch)" in svg

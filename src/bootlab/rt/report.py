@@ -29,6 +29,8 @@ class TaskStats:
     worst_lateness: int | None
     misses: int
     bound: int | None          # analytical WCRT in ns, when a configuration is given
+    executed: int              # CPU time by the framework's events
+    on_cpu: int | None         # CPU time by the kernel's sched_switch events, when recorded
 
 
 @dataclass(frozen=True)
@@ -52,12 +54,18 @@ def task_stats(schedule: Schedule, analysis: Analysis | None = None) -> list[Tas
     by_task: dict[int, list] = {task: [] for task in schedule.task_ids()}
     for job in schedule.jobs.values():
         by_task[job.task].append(job)
+    on_cpu: dict[int, int] = {}
+    for piece in schedule.cpu:
+        if piece.task is not None:
+            on_cpu[piece.task] = on_cpu.get(piece.task, 0) + piece.end - piece.start
     return [TaskStats(
         task, schedule.task_label(task), schedule.task_server(task), len(jobs),
         sum(j.completion is not None for j in jobs),
         _worst([j.response for j in jobs]), _worst([j.lateness for j in jobs]),
         sum(j.missed(schedule.end) for j in jobs),
         analysis.task_bound_ns(task) if analysis else None,
+        sum(g.length for g in schedule.segments if g.owner == task),
+        on_cpu.get(task, 0) if schedule.cpu else None,
     ) for task, jobs in by_task.items()]
 
 
@@ -95,11 +103,12 @@ def to_text(trace: Trace, schedule: Schedule, analysis: Analysis | None = None) 
     out = [f"{trace.source}: plugin {trace.plugin or 'unknown'}, {len(trace.events)} events, "
            f"{_ms(schedule.end, origin)} ms from the first event; times in ms from it"]
     out += problems_text(trace, schedule)
-    out += ["", "Tasks"]
+    out += ["", "Tasks (ran: CPU time by the framework's events; on CPU: by the kernel's sched_switch)"]
     out.append(format_table(
-        ["task", "id", "server", "jobs", "completed", "worst response", "bound", "worst lateness", "misses"],
+        ["task", "id", "server", "jobs", "completed", "worst response", "bound", "worst lateness", "misses", "ran", "on CPU"],
         [[s.label, s.task, "-" if s.server is None else schedule.server_label(s.server), s.jobs, s.completed,
-          _ms(s.worst_response), _ms(s.bound), _ms(s.worst_lateness), s.misses] for s in task_stats(schedule, analysis)]))
+          _ms(s.worst_response), _ms(s.bound), _ms(s.worst_lateness), s.misses, _ms(s.executed), _ms(s.on_cpu)]
+         for s in task_stats(schedule, analysis)]))
     out += ["", "Jobs (lateness = completion - deadline; negative is early)"]
     out.append(format_table(
         ["task", "job", "release", "deadline", "completion", "response", "lateness", "missed"],
