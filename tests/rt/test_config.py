@@ -3,9 +3,12 @@ with its key and line, exit status 2 and no traceback."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bootlab.rt.config import ConfigError, load_config, parse_config
 
@@ -146,3 +149,30 @@ def test_cli_reports_bad_config_with_status_2(rt_cli, tmp_path):
 def test_cli_missing_file_is_status_2(rt_cli, tmp_path):
     status, _, err = rt_cli("simulate", tmp_path / "nope.toml", "--until", "1ms")
     assert status == 2 and "cannot read" in err
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 300) | st.floats(allow_nan=True) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6)
+SERVER_ENTRY = st.dictionaries(st.sampled_from(["id", "name", "period", "budget", "priority", "extra"]), JSON_VALUES)
+TASK_ENTRY = st.dictionaries(st.sampled_from(["id", "name", "server", "period", "wcet", "deadline", "priority",
+                                              "offset", "jobs", "extra"]), JSON_VALUES)
+DOCUMENTS = st.fixed_dictionaries({}, optional={
+    "plugin": st.sampled_from(["fp", "edf", "hsf-fp"]) | JSON_VALUES,
+    "unit": st.sampled_from(["us", "ms"]) | JSON_VALUES,
+    "server": st.lists(SERVER_ENTRY | JSON_VALUES, max_size=3) | JSON_VALUES,
+    "task": st.lists(TASK_ENTRY | JSON_VALUES, max_size=3) | JSON_VALUES,
+}) | JSON_VALUES
+
+
+@settings(max_examples=300, deadline=None)
+@given(DOCUMENTS)
+def test_any_document_is_loaded_or_refused_with_a_message(document):
+    text = json.dumps(document, indent=1)
+    try:
+        config = parse_config(text, "fuzz.json", "json")
+    except ConfigError as err:
+        assert str(err)
+    else:
+        assert config.plugin in ("fp", "edf", "hsf-fp")

@@ -179,7 +179,7 @@ class _Checker:
             server = entry.get("server")
             if server is None:
                 self.problem(path + ("server",), "missing key (the id of the server the task runs in)", self.where.line_of(path))
-            elif server not in server_ids or isinstance(server, bool):
+            elif isinstance(server, bool) or not isinstance(server, int) or server not in server_ids:
                 self.problem(path + ("server",), f"no server with id {server!r}")
         elif "server" in entry:
             self.problem(path + ("server",), f"tasks have a server with the hsf-fp plugin only, not {plugin!r}")
