@@ -13,6 +13,8 @@ from ..rt.config import Config, ConfigError, load_config
 from ..rt.trace import Trace, TraceError, read_trace
 from ..rt.units import NS_PER, parse_duration
 
+DEFAULT_UNTIL_LIMIT_NS = 10 * NS_PER["s"]   # a default hyperperiod can be hours long
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("rt", help="analyse, simulate and check the real-time scheduler",
@@ -29,7 +31,7 @@ def register(subparsers) -> None:
     simulate.add_argument("config", help="configuration file (TOML or JSON)")
     simulate.add_argument("--until", metavar="T",
                           help="simulated time, e.g. 420ms or 2s (a bare number is in the configuration's unit); "
-                               "default: one hyperperiod after the last first release")
+                               "default: one hyperperiod after the last first release, at most 10 s")
     simulate.add_argument("--exec", dest="overrides", action="append", default=[], metavar="TASK[@JOB]=TIME",
                           help="what-if execution time of a task's jobs (or of job JOB only), e.g. control=3ms; repeatable")
     simulate.add_argument("-o", "--output", metavar="FILE", help="write the trace here instead of standard output")
@@ -121,6 +123,9 @@ def _simulate(args: argparse.Namespace) -> int:
     overrides = [_exec_override(text, config) for text in args.overrides]
     if args.until is None:
         until = hyperperiod_ns(config)
+        if until > DEFAULT_UNTIL_LIMIT_NS:
+            print(f"bootlab rt simulate: the hyperperiod is {until / 1e9:g} s; simulating 10 s (use --until)", file=sys.stderr)
+            until = DEFAULT_UNTIL_LIMIT_NS
     else:
         try:
             until = parse_duration(args.until, config.unit)
