@@ -10,6 +10,7 @@ from pathlib import Path
 
 from . import UsageError
 from ..rt.config import Config, ConfigError, load_config
+from ..rt.simulate import ExecOverride
 from ..rt.trace import Trace, TraceError, read_trace
 from ..rt.units import NS_PER, parse_duration
 
@@ -96,9 +97,7 @@ def _analyze(args: argparse.Namespace) -> int:
     return 0 if result.schedulable else 1
 
 
-def _exec_override(text: str, config: Config):
-    from ..rt.simulate import ExecOverride
-
+def _exec_override(text: str, config: Config) -> ExecOverride:
     target, sep, amount = text.partition("=")
     name, _, job = target.partition("@")
     task = config.task_by_ref(name)
