@@ -7,7 +7,7 @@ static int edf_pick(const struct rts_sched *s)
 	int best = RTS_NONE;
 	int i;
 
-	for (i = 0; i < RTS_MAX_TASKS; i++) {
+	for (i = 0; i < s->nr_ids; i++) {
 		if (!rts_pending(&s->task[i]))
 			continue;
 		if (best == RTS_NONE || rts_job_deadline(&s->task[i]) <

@@ -142,6 +142,12 @@ int rts_server_add(struct rts_sched *s, const struct rts_server_params *p,
 	return 0;
 }
 
+static void use_id(struct rts_sched *s, int id)
+{
+	if (id >= s->nr_ids)
+		s->nr_ids = id + 1;
+}
+
 int rts_task_reserve(struct rts_sched *s, const struct rts_task_params *p,
 		     long long now, const char **why)
 {
@@ -154,6 +160,7 @@ int rts_task_reserve(struct rts_sched *s, const struct rts_task_params *p,
 	t->used = 1;
 	t->reserved = 1;
 	t->p = *p;
+	use_id(s, p->id);
 	(void)now;
 	return 0;
 }
@@ -209,6 +216,7 @@ int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 		start_epoch(s, now);
 	t->used = 1;
 	t->running = 1;
+	use_id(s, t->p.id);
 	t->first_release = align_up(s->epoch + t->p.offset, t->p.period, now);
 	t->released = 0;
 	t->completed = 0;
@@ -249,6 +257,7 @@ int rts_clear(struct rts_sched *s)
 		return -RTS_EBUSY;
 	for (i = 0; i < RTS_MAX_TASKS; i++)
 		s->task[i].used = s->task[i].reserved = 0;
+	s->nr_ids = 0;
 	for (i = 0; i < RTS_MAX_SERVERS; i++)
 		s->server[i].used = 0;
 	return 0;
@@ -277,7 +286,7 @@ long long rts_next_event(const struct rts_sched *s)
 
 	if (s->epoch == RTS_NEVER)
 		return RTS_NEVER;
-	for (i = 0; i < RTS_MAX_TASKS; i++) {
+	for (i = 0; i < s->nr_ids; i++) {
 		if (!s->task[i].running)
 			continue;
 		t = task_next_event(&s->task[i]);
@@ -337,7 +346,7 @@ void rts_advance(struct rts_sched *s, long long now)
 		if (s->policy->account)
 			s->policy->account(s, t);
 		s->now = t;
-		for (i = 0; i < RTS_MAX_TASKS; i++) {
+		for (i = 0; i < s->nr_ids; i++) {
 			if (!s->task[i].running)
 				continue;
 			check_misses(s, &s->task[i], t);

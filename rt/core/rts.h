@@ -113,6 +113,7 @@ struct rts_sched {
 	long long epoch;		/* common start, RTS_NEVER while idle */
 	long long now;		/* time accounted so far */
 	int nr_running;
+	int nr_ids;		/* 1 + highest task id in use: scan bound */
 	int active_server;	/* hsf-fp */
 	rts_emit_fn emit;
 	void *emit_ctx;
@@ -172,7 +173,7 @@ static inline int rts_pick_fp(const struct rts_sched *s, int server)
 	int best = RTS_NONE;
 	int i;
 
-	for (i = 0; i < RTS_MAX_TASKS; i++) {
+	for (i = 0; i < s->nr_ids; i++) {
 		const struct rts_task *t = &s->task[i];
 
 		if (!rts_pending(t))

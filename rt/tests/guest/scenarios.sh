@@ -118,7 +118,7 @@ run_config fp "$RT/fp.toml"
 unplugin fp
 
 plugin edf
-run_config edf "$RT/edf.toml"
+run_config edf "$RT/edf_guest.toml"
 unplugin edf
 
 plugin hsf_fp

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Summarise the rt_latency guest run: release jitter (median, p99, max) of
+the rtsched fp plugin, a plain SCHED_FIFO clock_nanosleep() loop and
+cyclictest, as ratios to the plain loop, and the latency of hsf-fp server
+switches (planned server boundary to the new server's task on the CPU).
+
+Usage: analyze.py CONSOLE_LOG
+"""
+import re
+import sys
+
+
+def section(text, begin, end):
+    lines, inside = [], False
+    for line in text.splitlines():
+        line = line.rstrip("\r")
+        if begin in line:
+            inside = True
+        elif end in line:
+            inside = False
+        elif inside:
+            lines.append(line)
+    return lines
+
+
+def cyclictest_stats(lines):
+    """median, p99 and max in ns from cyclictest's histogram (us buckets)."""
+    hist, maximum = [], None
+    for line in lines:
+        fields = line.split()[1:]
+        if len(fields) == 2 and fields[0].isdigit() and fields[1].isdigit():
+            if int(fields[1]):
+                hist.append((int(fields[0]), int(fields[1])))
+        m = re.search(r"Max Latencies:\s*(\d+)", line)
+        if m:
+            maximum = int(m.group(1)) * 1000
+    total = sum(n for _, n in hist)
+    if not total:
+        return None
+
+    def quantile(q):
+        seen = 0
+        for us, n in hist:
+            seen += n
+            if seen >= q * total:
+                return us * 1000
+        return hist[-1][0] * 1000
+    return {"n": total, "median_ns": quantile(0.5), "p99_ns": quantile(0.99),
+            "max_ns": maximum if maximum is not None else hist[-1][0] * 1000}
+
+
+def percentile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def server_switches(lines):
+    """Latencies (ns) from a planned server switch to its task running."""
+    events = []
+    for line in lines:
+        f = line.split()
+        if len(f) >= 2 and f[0].isdigit():
+            events.append((int(f[0]), f[1],
+                           dict(x.split("=", 1) for x in f[2:] if "=" in x)))
+    pid_server = {int(k["pid"]): int(k["server"]) for _, n, k in events
+                  if n == "task_create" and "server" in k}
+    lat = []
+    for i, (t, name, k) in enumerate(events):
+        if name != "server_resume":
+            continue
+        handover = any(n in ("deplete", "server_preempt") and tt == t
+                       for tt, n, _ in events[max(0, i - 10):i])
+        # The first switch of the window, if it went to the server's task
+        # (a server without ready work leaves the CPU to Linux).
+        nxt = next((e for e in events[i + 1:] if e[1] == "switch" or (
+            e[1] in ("deplete", "server_preempt") and e[2]["server"] == k["server"])), None)
+        if handover and nxt and nxt[1] == "switch" and \
+                pid_server.get(int(nxt[2]["next_pid"])) == int(k["server"]):
+            lat.append(nxt[0] - t)
+    return lat
+
+
+def main():
+    text = open(sys.argv[1], errors="replace").read()
+    body = section(text, "==== rt_latency begin", "==== rt_latency end")
+    rows = {}
+    for line in body:
+        m = re.search(r"jitter mode=(\w+) n=(\d+) median_ns=(-?\d+) p99_ns=(-?\d+) max_ns=(-?\d+)", line)
+        if m:
+            rows[m.group(1)] = {"n": int(m.group(2)), "median_ns": int(m.group(3)),
+                                "p99_ns": int(m.group(4)), "max_ns": int(m.group(5))}
+    ct = cyclictest_stats([x for x in body if x.startswith("cyclictest")])
+    if ct:
+        rows["cyclictest"] = ct
+    base = rows.get("fifo")
+    print("release jitter (actual start - planned release), guest ns")
+    print(f"{'':12} {'n':>6} {'median':>9} {'p99':>9} {'max':>9}   ratio to plain SCHED_FIFO")
+    for name in ("fp", "fifo", "cyclictest"):
+        r = rows.get(name)
+        if not r:
+            print(f"{name:12} missing")
+            continue
+        ratio = "  ".join(f"{r[k] / base[k]:.2f}" if base and base[k] else "-"
+                          for k in ("median_ns", "p99_ns", "max_ns"))
+        print(f"{name:12} {r['n']:>6} {r['median_ns']:>9} {r['p99_ns']:>9} {r['max_ns']:>9}   {ratio}")
+    lat = server_switches(section(text, "==== rtsched-trace begin", "==== rtsched-trace end"))
+    if lat:
+        med, p99, mx = percentile(lat, 0.5), percentile(lat, 0.99), max(lat)
+        print(f"server switch (planned boundary -> next server's task running): n={len(lat)} "
+              f"median {med} ns, p99 {p99} ns, max {mx} ns")
+        if base:
+            print(f"  as ratio to plain SCHED_FIFO wake-up: median {med / base['median_ns']:.2f}, "
+                  f"p99 {p99 / base['p99_ns']:.2f}, max {mx / base['max_ns']:.2f}")
+    else:
+        print("server switch: no samples")
+    return 0 if {"fp", "fifo"} <= rows.keys() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
