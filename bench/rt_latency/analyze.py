@@ -6,21 +6,13 @@ switches (planned server boundary to the new server's task on the CPU).
 
 Usage: analyze.py CONSOLE_LOG
 """
+import os
 import re
 import sys
 
-
-def section(text, begin, end):
-    lines, inside = [], False
-    for line in text.splitlines():
-        line = line.rstrip("\r")
-        if begin in line:
-            inside = True
-        elif end in line:
-            inside = False
-        elif inside:
-            lines.append(line)
-    return lines
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "rt", "tests"))
+from check_guest import parse_trace, section  # noqa: E402  (shared parsers)
 
 
 def cyclictest_stats(lines):
@@ -54,14 +46,8 @@ def percentile(values, q):
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-def server_switches(lines):
+def server_switches(events):
     """Latencies (ns) from a planned server switch to its task running."""
-    events = []
-    for line in lines:
-        f = line.split()
-        if len(f) >= 2 and f[0].isdigit():
-            events.append((int(f[0]), f[1],
-                           dict(x.split("=", 1) for x in f[2:] if "=" in x)))
     pid_server = {int(k["pid"]): int(k["server"]) for _, n, k in events
                   if n == "task_create" and "server" in k}
     lat = []
@@ -81,8 +67,9 @@ def server_switches(lines):
 
 
 def main():
-    text = open(sys.argv[1], errors="replace").read()
-    body = section(text, "==== rt_latency begin", "==== rt_latency end")
+    with open(sys.argv[1], errors="replace") as f:
+        lines = f.read().splitlines()
+    body = section(lines, "==== rt_latency begin", "==== rt_latency end")
     rows = {}
     for line in body:
         m = re.search(r"jitter mode=(\w+) n=(\d+) median_ns=(-?\d+) p99_ns=(-?\d+) max_ns=(-?\d+)", line)
@@ -103,7 +90,7 @@ def main():
         ratio = "  ".join(f"{r[k] / base[k]:.2f}" if base and base[k] else "-"
                           for k in ("median_ns", "p99_ns", "max_ns"))
         print(f"{name:12} {r['n']:>6} {r['median_ns']:>9} {r['p99_ns']:>9} {r['max_ns']:>9}   {ratio}")
-    lat = server_switches(section(text, "==== rtsched-trace begin", "==== rtsched-trace end"))
+    lat = server_switches(parse_trace(lines))
     if lat:
         med, p99, mx = percentile(lat, 0.5), percentile(lat, 0.99), max(lat)
         print(f"server switch (planned boundary -> next server's task running): n={len(lat)} "

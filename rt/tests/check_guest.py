@@ -45,20 +45,29 @@ def parse_scenarios(text):
     return scenarios
 
 
+def section(lines, begin, end):
+    """The lines between a line containing begin and one containing end."""
+    inside, out = False, []
+    for line in lines:
+        line = line.rstrip("\r")
+        if begin in line:
+            inside = True
+        elif end in line:
+            inside = False
+        elif inside:
+            out.append(line)
+    return out
+
+
 def parse_trace(lines):
     """Events (time_ns, name, {key: value}) between the trace markers."""
-    events, inside = [], False
-    for line in lines:
-        if line.startswith("==== rtsched-trace begin"):
-            inside = True
-        elif line.startswith("==== rtsched-trace end"):
-            inside = False
-        elif inside and line and not line.startswith("#"):
-            fields = line.split()
-            if len(fields) < 2 or not fields[0].isdigit():
-                continue
-            keys = dict(f.split("=", 1) for f in fields[2:] if "=" in f)
-            events.append((int(fields[0]), fields[1], keys))
+    events = []
+    for line in section(lines, "==== rtsched-trace begin", "==== rtsched-trace end"):
+        fields = line.split()
+        if len(fields) < 2 or not fields[0].isdigit():
+            continue
+        keys = dict(f.split("=", 1) for f in fields[2:] if "=" in f)
+        events.append((int(fields[0]), fields[1], keys))
     return events
 
 
