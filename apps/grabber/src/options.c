@@ -1,11 +1,11 @@
 #include "options.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "number.h"
 #include "pixfmt.h"
 
 static char default_device[] = "/dev/video0";
@@ -50,18 +50,6 @@ const char *device_stem(const char *path)
 	const char *slash = strrchr(path, '/');
 
 	return slash ? slash + 1 : path;
-}
-
-static int parse_unsigned(const char *text, unsigned long min, unsigned long max,
-			  unsigned long *value)
-{
-	char *end;
-
-	if (text[0] < '0' || text[0] > '9')
-		return -1;
-	errno = 0;
-	*value = strtoul(text, &end, 10);
-	return (errno != 0 || *end != '\0' || *value < min || *value > max) ? -1 : 0;
 }
 
 static int parse_size(const char *text, uint32_t *width, uint32_t *height)
