@@ -10,6 +10,7 @@
 #   ICOUNT   QEMU -icount setting (default shift=0,sleep=off: guest time
 #            follows executed instructions, so host load on a shared
 #            machine does not show up as guest scheduling latency)
+#   SMP      guest CPUs (default 1: rtsched runs its tasks on CPU 0)
 #   GUEST_ENV  variables passed to SCRIPT, e.g. "CYCLES=10"
 set -eu
 out=$1
@@ -20,6 +21,7 @@ KERNEL=${KERNEL:-/root/.cache/bootlab/pkgroot/6.1.0-56/boot/vmlinuz-6.1.0-56-amd
 BUSYBOX=${BUSYBOX:-/bin/busybox}
 ICOUNT=${ICOUNT:-shift=0,sleep=off}
 GUEST_ENV=${GUEST_ENV:-}
+SMP=${SMP:-1}
 
 root=$out/root
 rm -rf "$root"
@@ -46,7 +48,7 @@ poweroff -f
 INIT
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out/initramfs.gz"
-timeout 1800 qemu-system-x86_64 -accel tcg -icount "$ICOUNT" -m 512 -smp 1 \
+timeout 1800 qemu-system-x86_64 -accel tcg -icount "$ICOUNT" -m 512 -smp "$SMP" \
 	-nographic -no-reboot -kernel "$KERNEL" -initrd "$out/initramfs.gz" \
 	-append "console=ttyS0 panic=-1 quiet" > "$out/console.log" 2>&1 || true
 echo "console: $out/console.log"
