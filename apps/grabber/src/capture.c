@@ -194,7 +194,9 @@ static int setup_signals(struct capture_state *state)
 	sigset_t stop_signals;
 
 	/* Through a descriptor the mux watches, a signal cannot slip in
-	 * between a check of a flag and the wait. */
+	 * between a check of a flag and the wait. Blocked signals are queued
+	 * even when their disposition is "ignore", so this also works in a
+	 * background job, which a shell starts with SIGINT ignored. */
 	sigemptyset(&stop_signals);
 	sigaddset(&stop_signals, SIGINT);
 	sigaddset(&stop_signals, SIGTERM);

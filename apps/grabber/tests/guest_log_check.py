@@ -192,7 +192,7 @@ def expect_stopped(case, settings, marker):
     problems = [] if case.status == 0 else [f"exit status {case.status}, expected 0"]
     problems += ready_line_problems(case, marker)
     if not any(line.startswith("grabber: done ") for line in case.out):
-        problems.append("no 'grabber: done' summary after SIGTERM")
+        problems.append("no 'grabber: done' summary after the stop signal")
     return problems + saved_frames_problems(case, settings["size"], 1)
 
 
@@ -232,6 +232,7 @@ def check_run(run: GuestRun, marker: str = DEFAULT_READY_MARKER) -> dict[str, li
         "format-not-offered": lambda c: expect_error(c, "does not offer pixel format ABCD"),
         "disk-full": lambda c: expect_error(c, "No space left on device", settings["size"], 1),
         "sigterm": lambda c: expect_stopped(c, settings, marker),
+        "sigint": lambda c: expect_stopped(c, settings, marker),
         "kmsg": lambda c: expect_kmsg(c, marker),
         **{f"disconnected-{mux}": lambda c, m=mux: expect_removed(c, settings, m)
            for mux in MUX_KINDS},

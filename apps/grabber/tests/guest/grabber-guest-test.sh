@@ -18,6 +18,9 @@
 #   @@ case NAME end
 # framed by "@@ grabber-test begin ..." and "@@ grabber-test end".
 #
+# Interrupted cases start the grabber in the background under busybox
+# timeout, which runs the grabber in its own process ($! is the grabber).
+#
 # Environment: GRABBER_TEST_FRAMES (default 3), GRABBER_TEST_SIZE (default
 # 640x360, a size vivid's webcam input offers), GRABBER_TEST_DIR (default
 # /tmp/grabber-test).
@@ -61,12 +64,17 @@ run_case() {
 	report "$name" $? "$dir"
 }
 
-# wait_for_frames DIR COUNT PID: until COUNT frames are saved, PID has
-# ended or 30 s have passed.
-wait_for_frames() {
+# is_running PID: the process exists and is not a zombie (a finished
+# background job stays one until waited for, and kill -0 still succeeds).
+is_running() {
+	[ -e "/proc/$1" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
+# wait_for PID SECONDS CONDITION: until the shell test CONDITION holds,
+# PID has ended or SECONDS have passed.
+wait_for() {
 	tries=0
-	while [ "$(ls "$1" 2>/dev/null | wc -l)" -lt "$2" ] && [ $tries -lt 150 ] &&
-		kill -0 "$3" 2>/dev/null; do
+	while ! eval "$3" && [ $tries -lt $(($2 * 5)) ] && is_running "$1"; do
 		sleep 0.2
 		tries=$((tries + 1))
 	done
@@ -74,7 +82,7 @@ wait_for_frames() {
 
 # run_interrupted NAME DIR ACTION GRABBER-ARGUMENT...: starts an endless
 # capture, runs the shell command ACTION (with $pid set) once two frames
-# are saved, then waits for the grabber to end.
+# are saved, then gives the grabber 10 s to end before killing it.
 run_interrupted() {
 	name=$1
 	dir=$2
@@ -83,8 +91,13 @@ run_interrupted() {
 	echo "@@ case $name begin"
 	timeout $CASE_TIMEOUT grabber "$@" >"$WORK/stdout" 2>"$WORK/stderr" &
 	pid=$!
-	wait_for_frames "$dir" 2 $pid
+	wait_for $pid 30 '[ "$(ls "$dir" 2>/dev/null | wc -l)" -ge 2 ]'
 	eval "$action"
+	wait_for $pid 10 false
+	if is_running $pid; then
+		echo "test: still running 10 s after '$action', killed" >>"$WORK/stderr"
+		kill -KILL $pid
+	fi
 	wait $pid
 	report "$name" $? "$dir"
 }
@@ -123,6 +136,11 @@ run_case disk-full "$WORK/full" --frames 20 --size "$SIZE" --output "$WORK/full"
 
 run_interrupted sigterm "$WORK/sigterm" 'kill -TERM $pid' --frames 0 --size "$SIZE" \
 	--output "$WORK/sigterm" "$FIRST"
+
+# A shell starts background jobs with SIGINT ignored; SIGINT must still
+# stop the grabber cleanly.
+run_interrupted sigint "$WORK/sigint" 'kill -INT $pid' --frames 0 --size "$SIZE" \
+	--output "$WORK/sigint" "$FIRST"
 
 echo "@@ case kmsg begin"
 dmesg | grep -F "first-frame" | sed 's/^/kmsg: /'
