@@ -9,7 +9,8 @@
 #   BUSYBOX  a static busybox (default /bin/busybox from busybox-static)
 #   ICOUNT   QEMU -icount setting (default shift=0,sleep=off: guest time
 #            follows executed instructions, so host load on a shared
-#            machine does not show up as guest scheduling latency)
+#            machine does not show up as guest scheduling latency;
+#            "off" for none; -icount hangs the boot of an SMP guest)
 #   SMP      guest CPUs (default 1: rtsched runs its tasks on CPU 0)
 #   GUEST_ENV  variables passed to SCRIPT, e.g. "CYCLES=10"
 set -eu
@@ -48,7 +49,10 @@ poweroff -f
 INIT
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out/initramfs.gz"
-timeout 1800 qemu-system-x86_64 -accel tcg -icount "$ICOUNT" -m 512 -smp "$SMP" \
+icount="-icount $ICOUNT"
+[ "$ICOUNT" = off ] && icount=
+# shellcheck disable=SC2086  # $icount is zero or two words
+timeout 1800 qemu-system-x86_64 -accel tcg $icount -m 512 -smp "$SMP" \
 	-nographic -no-reboot -kernel "$KERNEL" -initrd "$out/initramfs.gz" \
 	-append "console=ttyS0 panic=-1 quiet" > "$out/console.log" 2>&1 || true
 echo "console: $out/console.log"
