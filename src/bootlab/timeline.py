@@ -374,8 +374,9 @@ class Boot:
         self.events = kept
 
 
-def merge(boots: Iterable[Boot]) -> Boot:
-    """Combine the partial boots read from several files of the same boot."""
+def merge(boots: Iterable[Boot], link=None) -> Boot:
+    """Combine the partial boots read from several files of the same boot, then align
+    their clocks (`link(boot)` may add anchors found across files first)."""
     out = Boot()
     for boot in boots:
         out.events.extend(boot.events)
@@ -392,5 +393,7 @@ def merge(boots: Iterable[Boot]) -> Boot:
         for key, value in boot.meta.items():
             out.meta.setdefault(key, value)
     out.dedupe()
+    if link is not None:
+        link(out)
     out.align()
     return out

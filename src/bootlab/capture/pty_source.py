@@ -6,10 +6,12 @@ import os
 import termios
 import tty
 
-from .source import FdSource, SourceClosed, SourceLost
+from .source import FdSource, SourceLost
 
 
 class PtySource(FdSource):
+    eof_is_loss = True
+
     def __init__(self, path: str):
         self.path = path
         self.name = f"pty:{path}"
@@ -23,10 +25,6 @@ class PtySource(FdSource):
             tty.setraw(self.fd)  # bytes exactly as sent: no echo, no CR/LF translation
         except termios.error:
             pass  # not a terminal (a FIFO): read it as it is
-
-    def lost(self, err: OSError) -> Exception:
-        # EIO on a pty slave means the master side closed: the writer is gone.
-        return SourceClosed(f"{self.path}: the other side closed") if err.errno == 5 else super().lost(err)
 
     def describe(self) -> dict:
         return {"source": "pty", "device": self.path}

@@ -11,6 +11,8 @@ PARITIES = {"none": serial.PARITY_NONE, "even": serial.PARITY_EVEN, "odd": seria
 
 
 class SerialSource(FdSource):
+    eof_is_loss = True
+
     def __init__(self, device: str, baud: int = 115200, parity: str = "none", bytesize: int = 8,
                  stopbits: float = 1, xonxoff: bool = False, rtscts: bool = False):
         self.device = device

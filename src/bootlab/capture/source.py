@@ -44,6 +44,9 @@ class FdSource(Source):
 
     fd: int | None = None
     chunk = 4096
+    # A terminal reads end-of-file when it is hung up (a USB adapter unplugged, the other
+    # side of a pty closed): the device is lost, and may come back.
+    eof_is_loss = False
 
     def read(self, timeout: float, limit: int | None = None) -> bytes:
         if self.fd is None:
@@ -62,6 +65,8 @@ class FdSource(Source):
             # EIO: the other side of a pty closed, or the tty device vanished.
             raise self.lost(err) from None
         if not data:
+            if self.eof_is_loss:
+                raise SourceLost(f"{self.name}: hung up")
             raise SourceClosed(f"{self.name}: end of stream")
         return data
 

@@ -19,7 +19,8 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--image", choices=("bzimage", "vmlinux"), help="compressed as shipped, or uncompressed (PVH)")
     g.add_argument("--firmware", choices=("seabios", "qboot"))
     g.add_argument("--compression", help="initramfs compression: gzip, lz4, lzo, xz, zstd, lzma, bzip2, none")
-    g.add_argument("--init", choices=("rc", "script"), help="busybox rc scripts, or one init script")
+    g.add_argument("--init", choices=("rc", "script", "direct"),
+                   help="busybox rc scripts, one init script, or a C init that starts the app directly")
     g.add_argument("--module", action="append", metavar="NAME", help="load this kernel module before the app (repeat)")
     g.add_argument("--app", metavar="CMD", help="the application (shell command)")
     g.add_argument("--append", metavar="ARGS", help="more kernel command-line arguments")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +49,8 @@ def captures_dir(db_path: str) -> Path:
 
 def boot_and_store(built: Built, store: Store, *, label: str | None = None, campaign: str | None = None,
                    variant: str | None = None, sequence: int | None = None, echo=None) -> BootRun:
-    capture_path = str(captures_dir(store.path) / f"run-{os.getpid()}-{id(built)}.capture")
+    run_uuid = str(uuid.uuid4())
+    capture_path = str(captures_dir(store.path) / f"{run_uuid}.capture")
     result = qemu.boot(built, capture_path, echo=echo)
     analysis = None
     status, reason = result.status, result.reason
@@ -64,11 +66,6 @@ def boot_and_store(built: Built, store: Store, *, label: str | None = None, camp
     run_id = store.add(status=status, reason=reason, target=built.describe(), command=built.qemu_argv(),
                        capture=raw, analysis=document(analysis) if analysis is not None else None, metrics=metrics,
                        wall_ns=result.wall_ns, ready_ns=result.ready_ns, label=label, campaign=campaign,
-                       variant=variant, sequence=sequence)
-    final = Path(capture_path).with_name(f"run-{run_id}.capture")
-    os.replace(capture_path, final)
-    if os.path.exists(capture_path + ".stderr"):
-        os.replace(capture_path + ".stderr", str(final) + ".stderr")
-    result.capture = str(final)
+                       variant=variant, sequence=sequence, run_uuid=run_uuid)
     result.status, result.reason = status, reason
     return BootRun(run_id, result, analysis)

@@ -142,14 +142,14 @@ class Store:
     def add(self, *, status: str, reason: str, target: dict, command: list[str], capture: bytes | None,
             analysis: dict | None, metrics: dict[str, float], wall_ns: int | None, ready_ns: int | None,
             label: str | None = None, campaign: str | None = None, variant: str | None = None,
-            sequence: int | None = None) -> int:
+            sequence: int | None = None, run_uuid: str | None = None) -> int:
         """Store one run atomically; returns its id."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
             cur = self.db.execute(
                 "INSERT INTO runs (uuid, created, label, campaign, variant, status, reason, target, command, capture,"
                 " analysis, host, tool_version, wall_ns, ready_ns, sequence) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (str(uuid.uuid4()), time.time(), label, campaign, variant, status, reason, json.dumps(target),
+                (run_uuid or str(uuid.uuid4()), time.time(), label, campaign, variant, status, reason, json.dumps(target),
                  json.dumps(command), capture, json.dumps(analysis) if analysis is not None else None,
                  json.dumps(host_info()), f"bootlab {__version__}", wall_ns, ready_ns, sequence))
             run_id = cur.lastrowid

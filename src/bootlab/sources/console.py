@@ -25,6 +25,7 @@ FORMAT = "console"
 
 # [    1.234567] msg, optionally with a caller id: [  311.349740][    T1] msg
 PRINTK_AT_START = re.compile(r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\](?:\[\s*(?P<caller>[TC]\d+)\])? ?")
+LEADING_INVISIBLE = re.compile(r"(?:\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_]|[ -/][0-~]|[a-z])|[\x00-\x20\x7f])*")
 PRINTK_INSIDE = re.compile(r"\[\s*\d+\.\d{6,9}\](?:\[\s*[TC]\d+\])? ")
 
 
@@ -112,7 +113,10 @@ class Interpreter:
         parts = [(0, raw)] if not cut else [(0, raw[:cut]), (cut, raw[cut:])]
         for start, part in parts:
             share = nbytes if len(parts) == 1 else (len(part) if start else nbytes - (len(raw) - cut))
-            self._logical_line(_time_at(pieces, start), clean(part), lineno, share)
+            # A line is stamped where its text starts: terminal resets and colour codes
+            # can sit at the start of a line for seconds before anything visible follows.
+            visible = start + len(LEADING_INVISIBLE.match(part).group())
+            self._logical_line(_time_at(pieces, visible), clean(part), lineno, share)
 
     def _logical_line(self, t_host: int | None, text: str, lineno: int, nbytes: int) -> None:
         t_printk = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..timeline import Boot, Event, Kind, Mark
+from ..timeline import Boot, Clock, Event, Kind, Mark
 
 STATUS = re.compile(r"^\[\s*(?P<status>OK|FAILED|TIME|DEPEND|SKIP|\*+\s*)\s*\] (?P<verb>Started|Finished|Reached target|Mounted|Listening on|Created slice|Activated swap|Failed to start|Stopped|Found device|Timed out waiting for|Dependency failed for|Condition check resulted in)? ?(?P<what>.*?)\.?\s*$")
 STARTING = re.compile(r"^\s+(?:Starting|Mounting|Activating swap|Listening on) (?P<what>.*?)\.{0,3}\s*$")
@@ -74,7 +74,8 @@ class UserspaceReader:
         if "bootlab-mark: " in text:
             m = BOOTLAB_MARK.search(text)
             if m:
-                self._mark(m.group("name"), clock, t, lineno, detail=m.group("rest").strip() or None)
+                self._mark(m.group("name"), clock, t, lineno, bootlab=True,
+                           detail=m.group("rest").strip() or None)
                 return True
         if text.startswith("systemd[1]: "):
             m = SYSTEMD_MSG.match(text)
@@ -127,3 +128,17 @@ class UserspaceReader:
                 Event(Kind.UNIT, unit, clock, t, None, self.file, lineno, unit, attrs={"status": "started, never finished"})
             )
         self.starting.clear()
+
+
+def anchor_marks(boot: Boot) -> None:
+    """bootlab's markers are written to the kernel log and then to the console: the same
+    instant on the printk clock and the host clock.  Each such pair is an anchor."""
+    seen: dict[str, dict[str, list]] = {}
+    for ev in boot.events:
+        if ev.kind == Kind.MARKER and ev.t is not None and (ev.attrs or {}).get("bootlab"):
+            seen.setdefault(ev.name, {}).setdefault(ev.clock, []).append(ev)
+    for name, clocks in seen.items():
+        printk, host = clocks.get(Clock.PRINTK), clocks.get(Clock.HOST)
+        if printk and host:
+            p, h = printk[0], host[0]
+            boot.anchor(Clock.PRINTK, p.t, Clock.HOST, h.t, f"{h.file}:{h.line} (bootlab-mark {name})")

@@ -8,12 +8,18 @@ Init styles:
   rc      busybox init with /etc/inittab and /etc/init.d/rcS, as a stock embedded rootfs:
           mounts, mdev to populate /dev, a syslogd/klogd pair, modules, then the application
   script  one shell script as /init: mounts, modules, the application; nothing else
+  direct  a small static C program as /init (files/bootlab-init.c): mounts, modules
+          (finit_module), then the application itself, no shell ("init= the application")
+
+A module is named as in modules.dep, optionally followed by its parameters:
+"vivid n_devs=1 node_types=0x1".
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import stat
 import subprocess
 from dataclasses import dataclass, field
@@ -116,12 +122,29 @@ def compress(data: bytes, method: str) -> bytes:
 # -- the init -------------------------------------------------------------------------------
 
 def _mark(name: str) -> str:
-    # On the console only: a copy in the kernel log would be printed too, interleaved.
-    return f'echo "bootlab-mark: {name}"'
+    # Into the kernel log first (printk time; its console copy, when not quiet, is printed
+    # before echo runs), then on the console (host time): the pair links the two clocks
+    # even when `quiet` keeps every kernel line off the console.
+    return f'echo "<6>bootlab-mark: {name}" > /dev/kmsg; echo "bootlab-mark: {name}"'
 
 
-def _insmod_lines(order: list[tuple[str, str]], release: str) -> list[str]:
-    return [f"insmod /lib/modules/{release}/{path}" for _name, path in order]
+def split_modules(specs: list[str]) -> tuple[list[str], dict[str, str]]:
+    """["vivid n_devs=1", "vfat"] -> (["vivid", "vfat"], {"vivid": "n_devs=1"})."""
+    names, params = [], {}
+    for spec in specs:
+        name, _, args = spec.strip().partition(" ")
+        names.append(name)
+        if args.strip():
+            params[name.replace("-", "_")] = args.strip()
+    return names, params
+
+
+def _module_lines(order: list[tuple[str, str]], release: str, params: dict[str, str], insmod: bool) -> list[str]:
+    lines = []
+    for name, path in order:
+        line = f"/lib/modules/{release}/{path} {params.get(name, '')}".rstrip()
+        lines.append(f"insmod {line}" if insmod else line)
+    return lines
 
 
 def _app_lines(spec: InitramfsSpec, after: list[str]) -> list[str]:
@@ -133,24 +156,34 @@ def _app_lines(spec: InitramfsSpec, after: list[str]) -> list[str]:
     if after:
         lines += [_mark("modules-after.start")] + after + [_mark("modules-after.end")]
     if spec.dmesg:
-        lines += ['echo "==== bootlab-dmesg begin ===="', "dmesg", 'echo "==== bootlab-dmesg end ===="']
+        # poweroff -f does not wait for the console to drain: give it a second.
+        lines += ['echo "==== bootlab-dmesg begin ===="', "dmesg", 'echo "==== bootlab-dmesg end ===="', "sleep 1"]
     if spec.poweroff:
         lines.append("poweroff -f")
     return lines
 
 
 def init_files(spec: InitramfsSpec, order: list[tuple[str, str]], after: list[tuple[str, str]]) -> dict[str, str]:
-    """The init program(s) as {path: script text}."""
+    """The init's files as {path: text}."""
     release = spec.kernel.release
+    _, params = split_modules(spec.modules + spec.modules_after)
+    if spec.init == "direct":
+        flags = (["prints-ready"] if spec.app_prints_ready else []) + (["dmesg"] if spec.dmesg else [])
+        flags += [f"after={line}" for line in _module_lines(after, release, params, insmod=False)]
+        return {"etc/bootlab/modules": "".join(f"{x}\n" for x in _module_lines(order, release, params, False)),
+                "etc/bootlab/app": "".join(f"{_resolve(a)}\n" if i == 0 else f"{a}\n"
+                                           for i, a in enumerate(shlex.split(spec.app))),
+                "etc/bootlab/flags": "".join(f"{x}\n" for x in flags)}
     mounts = ["mount -t proc proc /proc", "mount -t sysfs sys /sys",
               "mount -t devtmpfs dev /dev 2>/dev/null || true", "mkdir -p /dev/pts /tmp /run"]
-    modules = ([_mark("modules.start")] + _insmod_lines(order, release) + [_mark("modules.end")]) if order else []
-    after_lines = _insmod_lines(after, release)
+    module_lines = _module_lines(order, release, params, insmod=True)
+    modules = ([_mark("modules.start")] + module_lines + [_mark("modules.end")]) if order else []
+    after_lines = _module_lines(after, release, params, insmod=True)
     header = ["#!/bin/sh", "export PATH=/bin:/sbin:/usr/bin:/usr/sbin"]
     if spec.init == "script":
         return {"init": "\n".join(header + mounts + modules + _app_lines(spec, after_lines)) + "\n"}
     if spec.init != "rc":
-        raise InitramfsError(f"unknown init style {spec.init!r}: rc or script")
+        raise InitramfsError(f"unknown init style {spec.init!r}: rc, script or direct")
     rcs = header + mounts + [
         _mark("services.start"),
         "mdev -s",
@@ -162,6 +195,33 @@ def init_files(spec: InitramfsSpec, order: list[tuple[str, str]], after: list[tu
     inittab = "::sysinit:/etc/init.d/rcS\n::wait:/etc/init.d/app\n::shutdown:/bin/umount -a -r\n"
     return {"etc/init.d/rcS": "\n".join(rcs) + "\n", "etc/init.d/app": "\n".join(app) + "\n",
             "etc/inittab": inittab}
+
+
+def _resolve(program: str) -> str:
+    """bootlab-init execs without a shell or PATH: name busybox applets by their path."""
+    if program.startswith("/"):
+        return program
+    return f"/bin/{program}"
+
+
+def bootlab_init() -> Path:
+    """The static C init, compiled once per source version into the cache."""
+    source = Path(__file__).with_name("files") / "bootlab-init.c"
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    out = packages.cache_dir() / "artifacts" / f"bootlab-init-{digest}"
+    if out.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    cmd = ["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(tmp), str(source)]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise InitramfsError("gcc is not installed (run make setup): the direct init is compiled here") from None
+    if done.returncode != 0:
+        raise InitramfsError(f"compiling {source.name} failed: {done.stderr[-500:]}")
+    tmp.replace(out)
+    return out
 
 
 def busybox_applets() -> list[str]:
@@ -183,9 +243,11 @@ def archive(spec: InitramfsSpec) -> bytes:
     cpio.file("bin/busybox", BUSYBOX.read_bytes(), 0o755)
     for applet in busybox_applets():
         cpio.symlink(applet, "/bin/busybox")
-    order = packages.load_order(spec.kernel, spec.modules) if spec.modules else []
+    wanted, _ = split_modules(spec.modules)
+    wanted_after, _ = split_modules(spec.modules_after)
+    order = packages.load_order(spec.kernel, wanted) if wanted else []
     loaded = {name for name, _ in order}
-    after = [m for m in (packages.load_order(spec.kernel, spec.modules_after) if spec.modules_after else [])
+    after = [m for m in (packages.load_order(spec.kernel, wanted_after) if wanted_after else [])
              if m[0] not in loaded]
     for _name, path in order + after:
         cpio.file(f"lib/modules/{spec.kernel.release}/{path}", (spec.kernel.modules / path).read_bytes())
@@ -193,6 +255,8 @@ def archive(spec: InitramfsSpec) -> bytes:
         cpio.file(name, text.encode(), 0o755)
     if spec.init == "rc":
         cpio.symlink("init", "/bin/busybox")  # the kernel runs /init: busybox init reads inittab
+    elif spec.init == "direct":
+        cpio.file("init", bootlab_init().read_bytes(), 0o755)
     for inside, host in sorted(spec.files.items()):
         source = Path(host)
         if not source.exists():

@@ -15,8 +15,10 @@ artifacts built from it (kernel image, initramfs, QEMU command line).
 
     [initramfs]
     compression = "gzip"        # gzip, lz4, lzo, xz, zstd, lzma, bzip2, none
-    init = "rc"                 # rc (busybox init + rc scripts) or script (one /init script)
-    modules = []                # loaded before the application (dependencies added)
+    init = "rc"                 # rc (busybox init + rc scripts), script (one /init script),
+                                # or direct (a static C init that starts the app itself)
+    modules = []                # loaded before the application (dependencies added);
+                                # "name param=value ..." passes parameters
     modules_after = []          # loaded after the ready marker
     app = "true"                # the application (a shell command); init prints the marker after it
     app_prints_ready = false    # whether the app prints the ready marker itself
@@ -115,7 +117,7 @@ class Target:
             (t.accel in ("tcg", "kvm"), ("target", "accel"), "accel must be tcg or kvm"),
             (i.compression in initramfs.COMPRESSORS, ("initramfs", "compression"),
              f"compression must be one of {', '.join(initramfs.COMPRESSORS)}"),
-            (i.init in ("rc", "script"), ("initramfs", "init"), "init must be rc or script"),
+            (i.init in ("rc", "script", "direct"), ("initramfs", "init"), "init must be rc, script or direct"),
             (b.silence > 0, ("boot", "silence"), "silence must be positive"),
             (b.deadline > 0, ("boot", "deadline"), "deadline must be positive"),
         ]

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bootlab-init: the smallest init for the reference device ("init= straight to the
+ * application"): mount the pseudo filesystems, load the listed kernel modules, start the
+ * application, print the ready marker, and power off.  No shell, no scripts.
+ *
+ * Reads /etc/bootlab/modules (one module per line: path, then its parameters),
+ * /etc/bootlab/app (the application's argv, one argument per line), and
+ * /etc/bootlab/flags (words: "prints-ready", "dmesg", "after=<path> <params>").
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_ARGS 64
+#define LINE 512
+
+static void mark(const char *name)
+{
+	char line[LINE];
+	int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+
+	/* Kernel log first (printk time), console second (host time): see initramfs.py. */
+	if (fd >= 0) {
+		int n = snprintf(line, sizeof(line), "<6>bootlab-mark: %s\n", name);
+
+		if (write(fd, line, n) < 0)
+			perror("bootlab-init: /dev/kmsg");
+		close(fd);
+	}
+	printf("bootlab-mark: %s\n", name);
+	fflush(stdout);
+}
+
+static void load_module(char *spec)
+{
+	char *params = strchr(spec, ' ');
+	int fd;
+
+	if (params)
+		*params++ = '\0';
+	fd = open(spec, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || syscall(SYS_finit_module, fd, params ? params : "", 0) != 0)
+		fprintf(stderr, "bootlab-init: %s: %s\n", spec, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+static void load_modules(const char *list, const char *prefix)
+{
+	char line[LINE];
+	FILE *f = fopen(list, "re");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!prefix && line[0])
+			load_module(line);
+		else if (prefix && !strncmp(line, prefix, strlen(prefix)))
+			load_module(line + strlen(prefix));
+	}
+	fclose(f);
+}
+
+static int has_flag(const char *flag)
+{
+	char line[LINE];
+	FILE *f = fopen("/etc/bootlab/flags", "re");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, flag, strlen(flag));
+	fclose(f);
+	return found;
+}
+
+static int run(char **argv)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execv(argv[0], argv);
+		fprintf(stderr, "bootlab-init: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (pid < 0)
+		return -1;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return status;
+}
+
+int main(void)
+{
+	static char args[MAX_ARGS][LINE];
+	char *argv[MAX_ARGS + 1];
+	int argc = 0;
+	FILE *f;
+
+	mount("proc", "/proc", "proc", 0, NULL);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	mark("modules.start");
+	load_modules("/etc/bootlab/modules", NULL);
+	mark("modules.end");
+
+	f = fopen("/etc/bootlab/app", "re");
+	while (f && argc < MAX_ARGS && fgets(args[argc], LINE, f)) {
+		args[argc][strcspn(args[argc], "\n")] = '\0';
+		argv[argc] = args[argc];
+		argc++;
+	}
+	if (f)
+		fclose(f);
+	argv[argc] = NULL;
+	mark("app.start");
+	if (argc)
+		run(argv);
+	if (!has_flag("prints-ready")) {
+		printf("BOOTLAB READY\n");
+		fflush(stdout);
+	}
+	load_modules("/etc/bootlab/flags", "after=");
+	if (has_flag("dmesg")) {
+		char *dmesg[] = { "/bin/busybox", "dmesg", NULL };
+
+		printf("==== bootlab-dmesg begin ====\n");
+		fflush(stdout);
+		run(dmesg);
+		printf("==== bootlab-dmesg end ====\n");
+		fflush(stdout);
+		sleep(1); /* let the console drain: power-off does not wait */
+	}
+	sync();
+	reboot(RB_POWER_OFF);
+	return 0;
+}

@@ -1,0 +1,115 @@
+"""Real boots of the reference device in QEMU (TCG): about 5-8 s each."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bootlab.cli import main
+from bootlab.lab.boots import boot_and_store
+from bootlab.lab.stats import summarize
+from bootlab.lab.store import Store
+from bootlab.sources import read
+from bootlab.targets import qemu
+from bootlab.targets.reference import Target, TargetError, build
+from bootlab.timeline import Clock, Mark, Phase
+
+pytestmark = pytest.mark.qemu
+
+
+def test_boot_record_show_export(tmp_path, capsys):
+    db = str(tmp_path / "b.db")
+    assert main(["boot", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "run 1: ok" in out and "total (power-on to ready)" in out
+    run = Store(db).get(1)
+    assert run.status == "ok" and run.metrics["total"] > 1e9
+    assert run.target["target"]["kernel"] == "generic" and run.command[0] == "qemu-system-x86_64"
+    assert main(["show", "1", "--db", db, "-f", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    names = [p["phases"][0] for p in doc["phases"]]
+    assert names[:3] == [Phase.FIRMWARE, Phase.KERNEL_LOAD, Phase.KERNEL_INIT]
+    assert doc["end"]["mark"] == Mark.READY
+    assert main(["export", "--db", db]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"][0]["status"] == "ok"
+    assert main(["runs", "--db", db]) == 0
+
+
+def test_capture_from_exec_aligns_clocks(tmp_path):
+    built = build(Target())
+    store = Store(str(tmp_path / "c.db"))
+    run = boot_and_store(built, store)
+    boot = read([run.result.capture])
+    assert boot.reference == Clock.HOST and boot.meta["host_zero"] == "power-on"
+    printk = boot.clocks[Clock.PRINTK]
+    assert printk.method == "anchors" and printk.anchors > 100
+    a = run.analysis
+    # Firmware, decompression, kernel, init, ready: in order, each boundary from a real line.
+    b = a.phases.boundaries
+    assert 0 < b[Mark.KERNEL_LOAD].at < b[Mark.KERNEL_START].at < b[Mark.USERSPACE_START].at < a.phases.end.at
+    # The analysis stamps the ready line at its first byte, the capture loop when it matched.
+    assert 0 <= run.result.ready_ns - a.phases.end.at < 50_000_000
+
+
+def test_hung_boot_is_killed_recorded_and_the_next_run_continues(tmp_path):
+    t = Target()
+    t.initramfs.init = "script"
+    t.initramfs.app = "sleep 1000"
+    t.boot.silence = 12  # longer than the silent decompression on a loaded host
+    built = build(t)
+    store = Store(str(tmp_path / "h.db"))
+    runs = [boot_and_store(built, store, sequence=i) for i in range(2)]
+    for r in runs:
+        assert r.result.status == "timeout" and "silence" in r.result.reason
+        stored = store.get(r.run_id)
+        assert stored.status == "timeout" and b"Run /init" in store.capture(r.run_id)
+
+
+def test_boot_that_panics_is_failed(tmp_path):
+    t = Target()
+    t.target.append = "rdinit=/nonexistent init=/nonexistent"
+    t.boot.silence = 20
+    built = build(t)
+    r = boot_and_store(built, Store(str(tmp_path / "p.db")))
+    assert r.result.status == "failed"
+    assert b"Kernel panic" in open(r.result.capture, "rb").read()
+
+
+def test_kvm_is_refused_when_it_hangs():
+    usable, why = qemu.kvm_usable(timeout=6)
+    if usable:
+        pytest.skip("KVM works on this host")
+    t = Target()
+    t.target.accel = "kvm"
+    with pytest.raises(TargetError, match="KVM refused"):
+        qemu.boot(build(t), "/dev/null")
+
+
+def _kernel_time(run) -> int:
+    b = run.analysis.phases.boundaries
+    return b[Mark.USERSPACE_START].at - b[Mark.KERNEL_START].at
+
+
+def test_quiet_saves_what_the_console_bytes_predict(tmp_path):
+    """With the console drained at 115200 baud, the guest waits on its UART as on a board:
+    `quiet` then saves about the serial time of the kernel's messages."""
+    store = Store(str(tmp_path / "q.db"))
+    loud, quiet = Target(), Target()
+    for t in (loud, quiet):
+        t.initramfs.init = "script"
+        t.initramfs.dmesg = True  # the kernel log, printed after ready, says when init started
+    quiet.target.append = "quiet"
+    runs = {name: [boot_and_store(build(t), store, variant=name) for _ in range(2)]
+            for name, t in (("loud", loud), ("quiet", quiet))}
+    saved = summarize([_kernel_time(r) for r in runs["loud"]]).median - summarize(
+        [_kernel_time(r) for r in runs["quiet"]]).median
+
+    def kernel_bytes(run) -> int:
+        per = run.analysis.console.per_phase
+        return sum(n for name, (n, _) in per.items() if name in ("kernel init", "initcalls"))
+
+    predicted = (summarize([kernel_bytes(r) for r in runs["loud"]]).median -
+                 summarize([kernel_bytes(r) for r in runs["quiet"]]).median) * 10 / 115200 * 1e9
+    assert predicted > 1e9  # a loud kernel prints tens of kilobytes
+    assert 0.6 * predicted < saved < 1.4 * predicted, (saved, predicted)

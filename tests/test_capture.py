@@ -1,0 +1,232 @@
+"""Capture on a pty: every byte arrives, stamps are ordered and near the truth, a device
+that disappears and comes back is reconnected with the gap marked, Ctrl-C and kills keep
+what was read, and grabserial's format comes out byte for byte."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import tty
+from pathlib import Path
+
+import pytest
+
+from bootlab.capture import session
+from bootlab.capture.pty_source import PtySource
+from bootlab.capture.writer import GrabserialWriter, NativeWriter
+from bootlab.sources import bootlab_capture, read
+from bootlab.timeline import Boot
+
+BOOTLAB = [sys.executable, "-m", "bootlab"]
+
+
+def _pty():
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    return master, slave, os.ttyname(slave)
+
+
+def _records(path: Path):
+    data = path.read_bytes()
+    lines, stamps, cur, first = [], [], b"", None
+    for _, t, flag, payload in bootlab_capture.iter_records(data, str(path), Boot()):
+        if flag != "|":
+            continue
+        pieces = bootlab_capture.segments(t, payload)
+        first = t if first is None else first
+        cur += b"".join(raw for _, raw in pieces)
+        if not payload.endswith(bootlab_capture.CONTINUES):
+            lines.append(cur)
+            stamps.append(first)
+            cur, first = b"", None
+    return lines, stamps
+
+
+def _run_capture(path, source, stop, reconnect=False):
+    t0 = time.monotonic_ns()
+    writer = NativeWriter(str(path), {"zero": "capture start"})
+    result = session.run(source, [writer], t0, stop, reconnect=reconnect)
+    writer.close()
+    return t0, result
+
+
+def test_every_byte_stamped_at_first_byte(tmp_path):
+    master, slave, name = _pty()
+    source = PtySource(name)
+    source.open()
+    os.close(slave)
+    sent: list[tuple[int, bytes]] = []
+    payloads = [b"plain line\r\n", b"bad utf8 \xff\xfe\x00 NUL\r\n", b"bare CR\rstill the same line\n",
+                b"\x1b[0;32m  OK  \x1b[0m colours\n", b"slow ", b"second half\n"] * 20 + [b"QUIT\n"]
+
+    def writer():
+        time.sleep(0.2)
+        for p in payloads:
+            sent.append((time.monotonic_ns(), p))
+            os.write(master, p)
+            time.sleep(0.02 if p == b"slow " else 0.003)
+
+    th = threading.Thread(target=writer)
+    th.start()
+    t0, result = _run_capture(tmp_path / "c.capture", source, session.Stop(quit=re.compile(b"QUIT"), deadline=20))
+    th.join()
+    source.close()
+    os.close(master)
+    assert result.reason == "quit"
+    lines, stamps = _records(tmp_path / "c.capture")
+    assert b"\n".join(lines) + b"\n" == b"".join(p for _, p in sent)
+    assert stamps == sorted(stamps)
+    # Each line's stamp is the arrival of its first byte: never before it was sent, and
+    # close after (the machine is shared: the bound is loose on purpose).
+    starts = []
+    fresh = True
+    for t, p in sent:
+        if fresh:
+            starts.append(t - t0)
+        fresh = p.endswith(b"\n")
+    for stamp, truth in zip(stamps, starts):
+        assert 0 <= stamp - truth < 200_000_000
+
+
+def test_reconnect_marks_the_gap(tmp_path):
+    link = tmp_path / "ttyUSB0"
+    master, slave, name = _pty()
+    link.symlink_to(name)
+    source = PtySource(str(link))
+    source.open()
+    os.close(slave)
+    state = {}
+
+    def replug():
+        time.sleep(0.2)
+        os.write(master, b"before unplug\n")
+        time.sleep(0.2)
+        os.close(master)  # the adapter disappears
+        link.unlink()
+        time.sleep(0.5)
+        m2, s2, n2 = _pty()
+        link.symlink_to(n2)
+        state["m2"], state["s2"] = m2, s2
+        time.sleep(0.5)
+        os.write(m2, b"after replug\nQUIT\n")
+
+    th = threading.Thread(target=replug)
+    th.start()
+    _, result = _run_capture(tmp_path / "r.capture", source, session.Stop(quit=re.compile(b"QUIT"), deadline=20),
+                             reconnect=True)
+    th.join()
+    source.close()
+    os.close(state["m2"])
+    os.close(state["s2"])
+    assert result.reason == "quit" and len(result.gaps) == 1
+    lines, _ = _records(tmp_path / "r.capture")
+    assert lines == [b"before unplug", b"after replug", b"QUIT"]
+    boot = read([str(tmp_path / "r.capture")])
+    assert boot.first_mark("capture.disconnected") is not None
+    assert boot.first_mark("capture.reconnected") is not None
+
+
+def test_without_reconnect_a_lost_device_ends_the_capture(tmp_path):
+    master, slave, name = _pty()
+    source = PtySource(name)
+    source.open()
+    os.close(slave)
+
+    def unplug():
+        os.write(master, b"one line\n")
+        time.sleep(0.3)
+        os.close(master)
+
+    th = threading.Thread(target=unplug)
+    th.start()
+    _, result = _run_capture(tmp_path / "l.capture", source, session.Stop(deadline=10))
+    th.join()
+    assert result.reason == "lost"
+    assert _records(tmp_path / "l.capture")[0] == [b"one line"]
+
+
+def test_silence_stops(tmp_path):
+    master, slave, name = _pty()
+    source = PtySource(name)
+    source.open()
+    os.write(master, b"hello\n")
+    _, result = _run_capture(tmp_path / "s.capture", source, session.Stop(silence=0.3, deadline=10))
+    assert result.reason == "silence"
+    os.close(master)
+    os.close(slave)
+
+
+def _cli_capture(args, lines):
+    master, slave, name = _pty()
+    proc = subprocess.Popen(BOOTLAB + ["capture", "-d", name, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(2.0)  # the interpreter starts and opens the port
+    for line in lines:
+        os.write(master, line)
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)  # Ctrl-C: the file must be complete
+    stdout, stderr = proc.communicate(timeout=10)
+    os.close(master)
+    os.close(slave)
+    assert proc.returncode == 0, stderr
+    return stdout, stderr
+
+
+LINES = [b"U-Boot 2024.01\r\n", b"Starting kernel ...\r\n", b"Uncompressing Linux... done, booting\r\n",
+         b"bad \xff byte\r\n"]
+
+
+def test_cli_grabserial_format_and_ctrl_c(tmp_path):
+    out = tmp_path / "g.log"
+    stdout, stderr = _cli_capture(["-t", "-m", "Starting kernel", "--grabserial", "-o", str(out), "-i", "done,"], LINES)
+    text = out.read_bytes()
+    body, _, inline = text.partition(b"\nThe inlinepat")
+    got = body.split(b"\n")[:-1]
+    assert [re.sub(rb"^\[\d+\.\d{6} \d+\.\d{6}\] ", b"", line) for line in got] == [
+        line.replace(b"\r", b"").rstrip(b"\n") for line in LINES]
+    assert b'"done," was matched at' in inline
+    assert stdout.startswith(b"[0.000000 0.000000] U-Boot")  # -t on standard output too
+    assert b"interrupted" in stderr
+
+
+def test_cli_native_capture_and_analyze(tmp_path):
+    native = tmp_path / "n.capture"
+    _cli_capture(["-Q", "-o", str(native)], LINES)
+    boot = read([str(native)])
+    assert boot.sources[0].format == "bootlab-capture"
+    assert boot.meta["host_zero"] == "capture start"
+    assert boot.first_mark("kernel.load") is not None
+    assert _records(native)[0] == [line.rstrip(b"\n") for line in LINES]
+
+
+def test_grabserial_writer_matches_grabserial(tmp_path):
+    out = (tmp_path / "g").open("wb")
+    w = GrabserialWriter(out, match="Starting kernel")
+    w.chunk(1_000_000_000, b"U-Boot\r\n")
+    w.chunk(1_500_000_000, b"Starting kernel ...\r\n")
+    w.chunk(1_600_000_000, b"Linux\r\n")
+    w.inline(1_600_000_000, "Linux")
+    w.close()
+    out.close()
+    assert (tmp_path / "g").read_bytes() == (
+        b"[0.000000 0.000000] U-Boot\n"
+        b"[0.500000 0.500000] Starting kernel ...\n"
+        b"[0.100000 0.100000] Linux\n"
+        b'\nThe inlinepat: "Linux" was matched at 0.100000\n')
+
+
+def test_cli_needs_one_console(capsys):
+    from bootlab.cli import main
+    assert main(["capture"]) == 2
+    assert "exactly one console" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("opts", [["--tcp", "nohost"], ["--pty", "/nonexistent/pts/9"]])
+def test_cli_bad_console(opts, capsys):
+    from bootlab.cli import main
+    assert main(["capture", *opts]) == 2

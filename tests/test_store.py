@@ -1,0 +1,73 @@
+"""The run store: round trip, migrations, atomic runs."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from bootlab.lab import store as store_mod
+from bootlab.lab.store import SCHEMA_VERSION, Store, StoreError
+
+
+def _add(s: Store, **kw) -> int:
+    args = dict(status="ok", reason="ready", target={"name": "t"}, command=["qemu"], capture=b"#cap\n",
+                analysis={"total_ns": 5}, metrics={"total": 5.0, "phase:kernel init": 2.0}, wall_ns=7, ready_ns=5)
+    args.update(kw)
+    return s.add(**args)
+
+
+def test_round_trip(tmp_path):
+    s = Store(str(tmp_path / "b.db"))
+    rid = _add(s, label="x", campaign="c", variant="v", sequence=3)
+    run = s.get(rid)
+    assert (run.status, run.label, run.campaign, run.variant, run.sequence) == ("ok", "x", "c", "v", 3)
+    assert run.metrics == {"total": 5.0, "phase:kernel init": 2.0}
+    assert s.capture(rid) == b"#cap\n" and s.analysis(rid) == {"total_ns": 5}
+    assert s.get(run.uuid[:8]).id == rid
+    assert run.host["python"] and run.tool_version.startswith("bootlab")
+    assert [r.id for r in s.runs(campaign="c")] == [rid]
+    assert s.runs(label="nope") == []
+    with pytest.raises(StoreError):
+        s.get(999)
+
+
+def test_migrates_an_old_database(tmp_path):
+    path = str(tmp_path / "old.db")
+    db = sqlite3.connect(path)
+    db.executescript(store_mod.MIGRATIONS[0])
+    db.execute("PRAGMA user_version = 1")
+    db.execute("INSERT INTO runs (uuid, created, status, target, command, host, tool_version) "
+               "VALUES ('u1', 0, 'ok', '{}', '[]', '{}', 'bootlab 0.0')")
+    db.commit()
+    db.close()
+    s = Store(path)
+    assert s.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert s.get(1).sequence is None  # the old run is still readable
+    assert s.get(_add(s, sequence=1)).sequence == 1
+
+
+def test_refuses_a_newer_database(tmp_path):
+    path = str(tmp_path / "new.db")
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.close()
+    with pytest.raises(StoreError, match="newer"):
+        Store(path)
+
+
+def test_not_a_database(tmp_path):
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError):
+        Store(str(path))
+
+
+def test_a_run_is_all_or_nothing(tmp_path):
+    s = Store(str(tmp_path / "a.db"))
+    reader = Store(str(tmp_path / "a.db"))
+    with pytest.raises(TypeError):
+        _add(s, metrics={"total": object()})  # fails half way, after the run row
+    assert reader.runs() == []
+    _add(s)
+    assert len(reader.runs()) == 1 and reader.runs()[0].metrics
