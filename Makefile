@@ -3,29 +3,42 @@
 
 VENV := .venv
 BIN := $(VENV)/bin
+# The headers matching the reference device's kernel (setup installs them).
+KDIR = /usr/src/$(shell $(BIN)/bootlab target fetch --print-headers-package)
 
-.PHONY: setup demo test test-python test-c lint bench clean
+.PHONY: setup build demo test test-python test-c bench clean
 
 setup:
 	scripts/setup
 
-demo: setup
+# What runs in the guest: the scheduler's modules and programs, the grabber, benchmarks.
+build: setup
+	$(MAKE) -C rt all KDIR=$(KDIR)
+	$(MAKE) -C apps/grabber static
+	$(MAKE) -C bench/iomux static
+	$(MAKE) -C bench/rt_latency
+
+demo: build
 	$(BIN)/bootlab demo
 
-test: setup
-	$(MAKE) test-python test-c
+test: build
+	$(MAKE) test-c
+	$(MAKE) test-python
 
 test-python:
-	$(BIN)/pytest
+	$(BIN)/pytest tests apps/grabber/tests rt/tests
 
 test-c:
-	@for d in rt apps/grabber; do \
-		if [ -f $$d/Makefile ]; then $(MAKE) -C $$d check || exit 1; fi; \
-	done
+	$(MAKE) -C rt check checkpatch KDIR=$(KDIR)
+	$(MAKE) -C apps/grabber check
+	$(MAKE) -C bench/iomux check
 
-bench: setup
+bench: build
 	$(BIN)/python bench/analyze_scale.py
+	$(BIN)/python bench/capture_accuracy.py
 
 clean:
-	rm -rf out build .pytest_cache
-	@for d in rt apps/grabber; do [ -f $$d/Makefile ] && $(MAKE) -C $$d clean; done; true
+	rm -rf out .pytest_cache
+	$(MAKE) -C rt clean
+	$(MAKE) -C apps/grabber clean
+	$(MAKE) -C bench/iomux clean

@@ -393,3 +393,9 @@ def test_tar_bootchart_detection_in_memory():
         info.size = len(payload)
         tar.addfile(info, io.BytesIO(payload))
     assert detect.detect("x.tgz", buf.getvalue()) == "bootchart"
+
+
+def test_console_bytes_round_trip(tmp_path):
+    chunks = [(MS, b"U-Boot \xff\r\n"), (2 * MS, b"half"), (40 * MS, b" line\n\\end")]
+    path = _capture(tmp_path / "x.capture", chunks, events=[(50 * MS, "end")])
+    assert bootlab_capture.console_bytes(path.read_bytes()) == b"".join(c for _, c in chunks)

@@ -235,6 +235,8 @@ void rts_task_stop(struct rts_sched *s, int id, long long now)
 	if (!t->running)
 		return;
 	rts_advance(s, now);
+	/* The task leaves in the middle of its current job: close it in the trace. */
+	rts_emit(s, now, RTS_EV_EXIT, id, t->p.server, t->completed, 0);
 	t->running = 0;
 	t->used = t->reserved;
 	if (--s->nr_running)

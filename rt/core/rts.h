@@ -40,6 +40,7 @@ enum rts_event_type {
 	RTS_EV_MISS,
 	RTS_EV_SWITCH,
 	RTS_EV_OVERFLOW,
+	RTS_EV_EXIT,
 	RTS_EV_COUNT
 };
 

@@ -19,6 +19,7 @@ static const char *const event_names[RTS_EV_COUNT] = {
 	[RTS_EV_MISS] = "miss",
 	[RTS_EV_SWITCH] = "switch",
 	[RTS_EV_OVERFLOW] = "overflow",
+	[RTS_EV_EXIT] = "exit",
 };
 
 /* Commands may contain spaces; the format separates keys by spaces. */
@@ -83,7 +84,7 @@ int rt_trace_format(char *buf, size_t len, const struct rtsched_record *r)
 	case RTS_EV_OVERFLOW:
 		return snprintf(buf, len, "%llu %s lost=%llu", t, name,
 				(unsigned long long)r->job);
-	default:	/* start, preempt, resume, complete */
+	default:	/* start, preempt, resume, complete, exit */
 		return snprintf(buf, len, "%llu %s task=%d job=%llu", t, name,
 				r->task, (unsigned long long)r->job);
 	}

@@ -9,7 +9,7 @@ import tempfile
 from ..analysis import analyze
 from ..lab.store import StoreError
 from ..render import render
-from ..sources import NotALog, read
+from ..sources import NotALog, bootlab_capture, read
 from . import UsageError
 from .analyze import add_analysis_options, options_from
 from .boot import add_db_option, open_store
@@ -19,7 +19,8 @@ from .output import write_output
 def register(sub) -> None:
     p = sub.add_parser("show", help="analyze a recorded run (id or uuid)")
     p.add_argument("run", metavar="RUN")
-    p.add_argument("--capture", action="store_true", help="print the raw capture instead")
+    p.add_argument("--capture", action="store_true", help="print the capture file (bootlab's format) instead")
+    p.add_argument("--console", action="store_true", help="print the console's bytes as they arrived instead")
     add_analysis_options(p)
     add_db_option(p)
     p.set_defaults(func=run)
@@ -36,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"run {r.id} has no capture")
     if args.capture:
         write_output(raw, args.output)
+        return 0
+    if args.console:
+        write_output(bootlab_capture.console_bytes(raw), args.output)
         return 0
     if args.ready is None:
         args.ready = r.target.get("boot", {}).get("ready")

@@ -81,6 +81,12 @@ def check(config: Config, trace: Trace, tolerance_ns: int) -> CheckResult:
         lost_at = schedule.overflows[0].time
         limit = max((e.time for e in trace.events if e.time < lost_at), default=lost_at)
         result.notes.append(f"the recorder lost events before {_ms(lost_at - origin)}: compared up to {_ms(limit - origin)}")
+    finished = _workload_end(config, trace)
+    if finished is not None and finished < limit:
+        # The canonical task loop waits for one more period after its last job, is released
+        # once more and exits: past that point the system no longer runs the configuration.
+        limit = finished
+        result.notes.append(f"compared up to {_ms(limit - origin)}, where a task has run its configured jobs")
     analysis = analyze(config)
     _check_responses(schedule, analysis, limit, tolerance_ns, result)
     _check_budgets(schedule, analysis, limit, tolerance_ns, result)
@@ -123,6 +129,13 @@ def _common_start(config: Config, trace: Trace) -> int | None:
     starts = [e.time - (tasks[e["task"]].offset + e["job"] * tasks[e["task"]].period) * US
               for e in trace.events if e.name == "release" and e["task"] in tasks]
     return min(starts, default=None)
+
+
+def _workload_end(config: Config, trace: Trace) -> int | None:
+    """The first release of a job beyond a task's configured `jobs`."""
+    last = {t.id: t.jobs for t in config.tasks if t.jobs}
+    beyond = [e.time for e in trace.events if e.name == "release" and e["task"] in last and e["job"] >= last[e["task"]]]
+    return min(beyond, default=None)
 
 
 def _check_responses(schedule: Schedule, analysis: Analysis, limit: int, tolerance: int, result: CheckResult) -> None:

@@ -236,6 +236,11 @@ class _Builder:
             self.anomaly(e, f"complete of task {e['task']} job {e['job']}, which does not hold the CPU")
         self.job(e).completion = e.time
 
+    def on_exit(self, e: Event) -> None:
+        # The task left the framework (rt_exit, or killed) during this job: it stops there.
+        if e["task"] in self.running:
+            self.close_task(e["task"], e.time)
+
     def on_miss(self, e: Event) -> None:
         job = self.job(e)
         job.miss_event = True

@@ -28,6 +28,7 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "preempt": ("task", "job"),
     "resume": ("task", "job"),
     "complete": ("task", "job"),
+    "exit": ("task", "job"),
     "miss": ("task", "job", "deadline"),
     "switch": ("prev_pid", "next_pid"),
     "overflow": ("lost",),

@@ -137,6 +137,21 @@ def segments(t: int, payload: bytes) -> list[tuple[int, bytes]]:
     return [(pt, raw) for pt, raw in pieces if raw] or [(t, b"")]
 
 
+def console_bytes(data: bytes) -> bytes:
+    """The console's bytes exactly as they arrived, without stamps or events."""
+    out = bytearray()
+    for _lineno, t, flag, payload in iter_records(data, "", Boot()):
+        if flag != "|":
+            continue
+        continues = payload.endswith(CONTINUES) and not payload.endswith(b"\\" + CONTINUES)
+        if continues:
+            payload = payload[:-len(CONTINUES)]
+        out += b"".join(raw for _, raw in segments(t, payload))
+        if not continues:
+            out += b"\n"
+    return bytes(out)
+
+
 def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
     first = data.split(b"\n", 1)[0]
     try:

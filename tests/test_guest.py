@@ -1,0 +1,103 @@
+"""The C parts in the guest, booted through the reference device builder: the real-time
+scheduler's scenarios (rt/tests/guest) and the grabber's (apps/grabber/tests/guest),
+judged on the host by their own checkers.  Needs `make build` (done by `make test`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bootlab.cli import main
+from bootlab.sources import bootlab_capture
+from bootlab.targets import qemu
+from bootlab.targets.reference import Target, build
+
+pytestmark = pytest.mark.qemu
+ROOT = Path(__file__).resolve().parent.parent
+RT = ROOT / "rt"
+GRABBER = ROOT / "apps" / "grabber"
+
+
+def _need(*paths: Path) -> None:
+    missing = [str(p) for p in paths if not p.exists()]
+    assert not missing, f"build the guest programs first (make build): {missing}"
+
+
+def _boot(target: Target, tmp_path: Path) -> str:
+    result = qemu.boot(build(target), str(tmp_path / "guest.capture"))
+    console = bootlab_capture.console_bytes((tmp_path / "guest.capture").read_bytes())
+    (tmp_path / "console.log").write_bytes(console)
+    assert result.status == "ok", f"{result.reason}; console in {tmp_path / 'console.log'}"
+    return str(tmp_path / "console.log")
+
+
+def _guest_target(ready: str, app: str, files: dict[str, Path], modules: list[str] = ()) -> Target:
+    t = Target()
+    t.initramfs.init = "script"
+    t.initramfs.app = app
+    t.initramfs.app_prints_ready = True
+    t.initramfs.files = {inside: str(host) for inside, host in files.items()}
+    t.initramfs.modules = list(modules)
+    t.target.console_baud = 0  # not a boot-time measurement: no UART emulation
+    t.target.append = "quiet"
+    t.boot.ready = ready
+    t.boot.silence = 300
+    t.boot.deadline = 1500
+    return t
+
+
+def rt_files() -> dict[str, Path]:
+    build_dir = RT / "build"
+    files = {f"/rt/{p.name}": p for p in sorted((RT / "kmod").glob("*.ko"))}
+    files.update({f"/rt/{name}": build_dir / name for name in ("rtctl", "rt_periodic", "rt_checks", "rt_dropcap")})
+    files.update({f"/rt/{p.name}": p for p in sorted((RT / "examples").glob("*.toml"))})
+    files["/rt/scenarios.sh"] = RT / "tests" / "guest" / "scenarios.sh"
+    files["/rt/edf_guest.toml"] = RT / "tests" / "guest" / "edf_guest.toml"
+    return files
+
+
+def test_rt_scenarios_in_the_guest(tmp_path):
+    files = rt_files()
+    _need(*files.values())
+    t = _guest_target("==== rtsched-guest done ====", "env PATH=/rt:/bin RT=/rt CYCLES=100 sh /rt/scenarios.sh",
+                      files)
+    # Guest time follows executed instructions: host load does not become scheduling latency.
+    t.target.icount = "shift=0,sleep=off"
+    console = _boot(t, tmp_path)
+    done = subprocess.run([sys.executable, str(RT / "tests" / "check_guest.py"), console], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stdout[-3000:]
+    # The recorded Table III trace agrees with the analysis and the simulation.
+    text = Path(console).read_text(errors="replace")
+    table3 = RT / "examples" / "table3.toml"
+    for scenario in ("table3", "overload"):
+        (tmp_path / f"{scenario}.trace").write_text(_section(text, scenario))
+    assert main(["rt", "check", str(table3), str(tmp_path / "table3.trace"), "--tolerance-us", "500"]) == 0
+    # The overload scenario makes one task spin forever: against the plain configuration
+    # that is an overrun, and check must say so.
+    assert main(["rt", "check", str(table3), str(tmp_path / "overload.trace"), "--tolerance-us", "500"]) == 1
+
+
+def _section(console: str, scenario: str) -> str:
+    """The trace printed inside one scenario's block."""
+    block = console.split(f"==== rtsched-scenario {scenario} begin ====", 1)[1]
+    block = block.split(f"==== rtsched-scenario {scenario} end", 1)[0]
+    trace = block.split("==== rtsched-trace begin ====", 1)[1].split("==== rtsched-trace end ====", 1)[0]
+    return "\n".join(line.rstrip("\r") for line in trace.strip().splitlines()) + "\n"
+
+
+def test_grabber_in_the_guest(tmp_path):
+    static = GRABBER / "build" / "static"
+    files = {f"/bin/{name}": static / name for name in ("grabber", "framestat", "v4l2-button")}
+    files["/grabber-guest-test.sh"] = GRABBER / "tests" / "guest" / "grabber-guest-test.sh"
+    _need(*files.values())
+    t = _guest_target("@@ grabber-test end", "sh /grabber-guest-test.sh", files,
+                      ["vivid n_devs=4 node_types=0x1,0x1,0x1,0x1"])
+    t.initramfs.app = "sh -c 'mount -t tmpfs tmp /tmp && sh /grabber-guest-test.sh'"
+    console = _boot(t, tmp_path)
+    done = subprocess.run([sys.executable, str(GRABBER / "tests" / "guest_log_check.py"), console],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:]
