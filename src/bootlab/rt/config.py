@@ -9,7 +9,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .sourcemap import SourceMap, json_source_map, toml_source_map
+from ..sourcemap import SourceMap, json_source_map, toml_source_map
 from .units import scale_to_us
 
 PLUGINS = ("fp", "edf", "hsf-fp")

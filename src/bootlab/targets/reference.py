@@ -41,7 +41,7 @@ from pathlib import Path
 
 import tomli_w
 
-from ..rt.sourcemap import toml_source_map
+from ..sourcemap import toml_source_map
 from . import initramfs, kernel_image, packages
 
 FIRMWARE = {"seabios": None, "qboot": "/usr/share/qemu/qboot.rom"}
