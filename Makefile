@@ -19,7 +19,7 @@ build: setup
 	$(MAKE) -C bench/rt_latency
 
 demo: build
-	$(BIN)/bootlab demo
+	$(BIN)/bootlab demo --target demo/camera.toml
 
 test: build
 	$(MAKE) test-c

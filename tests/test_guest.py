@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bootlab.cli import main
+from bootlab.rt.trace import traces_in_console
 from bootlab.sources import bootlab_capture
 from bootlab.targets import qemu
 from bootlab.targets.reference import Target, build
@@ -73,20 +74,13 @@ def test_rt_scenarios_in_the_guest(tmp_path):
     # The recorded Table III trace agrees with the analysis and the simulation.
     text = Path(console).read_text(errors="replace")
     table3 = RT / "examples" / "table3.toml"
+    traces = traces_in_console(text)
     for scenario in ("table3", "overload"):
-        (tmp_path / f"{scenario}.trace").write_text(_section(text, scenario))
+        (tmp_path / f"{scenario}.trace").write_text(traces[scenario])
     assert main(["rt", "check", str(table3), str(tmp_path / "table3.trace"), "--tolerance-us", "500"]) == 0
     # The overload scenario makes one task spin forever: against the plain configuration
     # that is an overrun, and check must say so.
     assert main(["rt", "check", str(table3), str(tmp_path / "overload.trace"), "--tolerance-us", "500"]) == 1
-
-
-def _section(console: str, scenario: str) -> str:
-    """The trace printed inside one scenario's block."""
-    block = console.split(f"==== rtsched-scenario {scenario} begin ====", 1)[1]
-    block = block.split(f"==== rtsched-scenario {scenario} end", 1)[0]
-    trace = block.split("==== rtsched-trace begin ====", 1)[1].split("==== rtsched-trace end ====", 1)[0]
-    return "\n".join(line.rstrip("\r") for line in trace.strip().splitlines()) + "\n"
 
 
 def test_grabber_in_the_guest(tmp_path):

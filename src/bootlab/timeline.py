@@ -37,6 +37,7 @@ class Kind(StrEnum):
     UNIT = "unit"  # a systemd unit activation (span)
     PROCESS = "process"  # a process seen by bootchart (span)
     PHASE = "phase"  # a phase duration reported directly by a tool (systemd-analyze time)
+    STEP = "step"  # a named step of the boot, between bootlab-mark NAME.start and NAME.end
 
 
 class Mark(StrEnum):

@@ -6,8 +6,15 @@ from __future__ import annotations
 import argparse
 import os
 from html import escape
+from pathlib import Path
 
 from ..lab.stats import summarize
+from ..rt.config import load_config
+from ..rt.report import html_section, server_stats, task_stats
+from ..rt.schedulability import analyze as analyze_rt
+from ..rt.schedule import Schedule
+from ..rt.trace import parse_trace, traces_in_console
+from ..sources import bootlab_capture
 from ..render.fmt import seconds, span
 from ..render.html import Section, analysis_sections, page, table
 from ..targets.reference import TargetError, build
@@ -67,8 +74,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"Slowest initcalls (run {median_run.run_id}, the median boot):")
         for b in a.initcalls[:10]:
             print(f"  {span(b.duration):>8}  {b.name} {b.detail}".rstrip())
+    if a.steps:
+        print()
+        print(f"Steps (run {median_run.run_id}):")
+        for b in a.steps:
+            print(f"  {span(b.duration):>8}  {b.name}")
     sections = [Section("Runs", _runs_table(ok, runs)), *analysis_sections(a)]
     sections[1].title = f"Phases of run {median_run.run_id} (the median boot)"
+    rt = scheduler_section(store.capture(median_run.run_id), built.target)
+    if rt is not None:
+        sections.insert(2, rt)
     title = f"bootlab demo: the reference device boots in {span(int(summarize([r.analysis.phases.total for r in ok]).median))}"
     html = page(title, sections, subtitle=f"Linux {built.kernel.release} in QEMU TCG; "
                                           f"{len(ok)} of {len(runs)} boots reached the ready marker")
@@ -77,6 +92,33 @@ def run(args: argparse.Namespace) -> int:
     print(f"report: {os.path.abspath(args.output)}")
     print(f"runs:   bootlab runs --label demo   (store {os.path.abspath(args.db)})")
     return 0 if len(ok) == len(runs) else 1
+
+
+def scheduler_section(capture: bytes | None, target) -> Section | None:
+    """The Table III scenario the camera target runs after ready: its Gantt chart, the
+    response times against the analysis, the budget per server period."""
+    if not capture:
+        return None
+    traces = traces_in_console(bootlab_capture.console_bytes(capture).decode("utf-8", "replace"))
+    if "table3" not in traces:
+        return None
+    config_host = target.initramfs.files.get("/rt/table3.toml")
+    config = None
+    if config_host:
+        config = Path(config_host) if Path(config_host).is_absolute() or target.base is None else target.base / config_host
+    trace = parse_trace(traces["table3"], "table3 (recorded in the guest)")
+    schedule = Schedule.from_trace(trace)
+    loaded = load_config(config) if config else None
+    if loaded is not None:
+        schedule.name_from(loaded)
+    print()
+    print("The real-time scheduler after ready (Table III servers, one second):")
+    for s in server_stats(schedule, analyze_rt(loaded) if loaded else None):
+        worst = "-" if s.worst_used is None else span(s.worst_used)
+        print(f"  {s.label}: {s.periods} periods, budget {span(s.budget)}, most used {worst}, overruns {s.overruns}")
+    misses = sum(t.misses for t in task_stats(schedule, analyze_rt(loaded) if loaded else None))
+    print(f"  deadline misses: {misses}")
+    return Section("", html_section(trace, loaded))  # the fragment has its own heading
 
 
 def _runs_table(ok, runs) -> str:

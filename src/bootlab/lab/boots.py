@@ -34,6 +34,8 @@ def metrics_of(a: Analysis) -> dict[str, float]:
         m[f"at:{mark}"] = float(b.at)
     for s in p.spans:
         m[f"phase:{s.name}"] = float(s.duration)
+    for step in a.steps:
+        m[f"step:{step.name}"] = float(step.duration)
     if a.console is not None:
         m["console:bytes"] = float(a.console.bytes)
     return m

@@ -76,6 +76,10 @@ def analysis_sections(a: Analysis) -> list[Section]:
     sections.append(Section("Phases", "\n".join(summary)))
     sections.append(Section("Timeline (wheel to zoom, drag to pan, double-click to reset)",
                             f'<div class="zoom">{timeline_svg(a)}</div>'))
+    if a.steps:
+        sections.append(Section("Steps", table(["duration", "step", "start", "where"],
+                                               [[span(b.duration), b.name, f"{seconds(b.start)} s", b.where]
+                                                for b in a.steps], numeric={0, 2})))
     for title, items in (("Slowest initcalls", a.initcalls), ("Slowest driver probes", a.probes),
                          ("Slowest bootloader steps", a.stages), ("Slowest units", a.units),
                          ("Longest-lived processes", a.processes), ("Failed initcalls and probes", a.failures)):

@@ -79,6 +79,7 @@ def document(a: Analysis, events: bool = False) -> dict:
             "processes": _blamed(a.processes),
             "bootloader": _blamed(a.stages),
         },
+        "steps": _blamed(a.steps),
         "initcall_levels": [{"level": lv, "total_ns": t, "count": n} for lv, t, n in a.levels],
         "failures": _blamed(a.failures),
         "critical_path": {

@@ -19,6 +19,7 @@ GROUPS = {
     Kind.ASYNC_WAIT: "kernel",
     Kind.UNIT: "userspace",
     Kind.PROCESS: "processes",
+    Kind.STEP: "userspace",
 }
 
 

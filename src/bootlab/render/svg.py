@@ -32,6 +32,7 @@ KIND_COLOURS = {
     Kind.UNIT: "#4e79a7",
     Kind.PROCESS: "#76b7b2",
     Kind.PHASE: "#9c9c9c",
+    Kind.STEP: "#59a14f",
 }
 ROW = 14
 LABEL_W = 260

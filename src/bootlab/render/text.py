@@ -52,6 +52,9 @@ def render(a: Analysis) -> str:
     for note in p.notes:
         out.append(f"note: {note}")
 
+    if a.steps:
+        out += ["", "Steps (bootlab-mark NAME.start to NAME.end):"] + _table(
+            [(span(b.duration), b.name, f"at {seconds(b.start)} s", b.where) for b in a.steps], right={0})
     out += _blame("Slowest initcalls:", a.initcalls)
     if a.levels:
         rows = [(level, span(t), f"{n} initcalls") for level, t, n in a.levels]

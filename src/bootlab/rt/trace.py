@@ -81,6 +81,22 @@ class Trace:
         return next((p for p in self.problems if p.damage), None)
 
 
+_SCENARIO = re.compile(r"==== rtsched-scenario (\S+) begin ====(.*?)==== rtsched-scenario \1 end", re.S)
+_TRACE_BLOCK = re.compile(r"==== rtsched-trace begin ====\r?\n(.*?)==== rtsched-trace end ====", re.S)
+
+
+def traces_in_console(text: str) -> dict[str, str]:
+    """The traces a guest printed on its console, by scenario name: each scenario's output
+    sits between "==== rtsched-scenario NAME begin ====" and "... NAME end ...", its trace
+    between "==== rtsched-trace begin ====" and "==== rtsched-trace end ====" lines."""
+    found = {}
+    for scenario in _SCENARIO.finditer(text):
+        block = _TRACE_BLOCK.search(scenario.group(2))
+        if block:
+            found[scenario.group(1)] = "".join(line.rstrip("\r") + "\n" for line in block.group(1).splitlines())
+    return found
+
+
 def read_trace(path: str | Path) -> Trace:
     try:
         data = Path(path).read_bytes()

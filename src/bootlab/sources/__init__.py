@@ -10,7 +10,7 @@ from ..timeline import Boot, merge
 from . import bootchart, bootlab_capture, console, ftrace, grabserial, printk, systemd_analyze, uboot
 from .detect import FORMATS, NotALog, maybe_gunzip, read_input
 from .detect import detect as detect_format
-from .userspace import Patterns, anchor_marks
+from .userspace import Patterns, link_marks
 
 __all__ = ["FORMATS", "NotALog", "Patterns", "read", "read_one"]
 
@@ -61,7 +61,7 @@ def read(paths: list[str], patterns: Patterns | None = None, fmt: str | None = N
     if not boots:
         raise errors[0] if len(errors) == 1 else NotALog(
             ", ".join(e.file for e in errors), 0, "; ".join(str(e) for e in errors))
-    boot = merge(boots, link=anchor_marks)
+    boot = merge(boots, link=link_marks)
     for err in errors:
         boot.warn(err.file, err.line, str(err).split(": ", 1)[-1])
         boot.diagnostics[-1].severity = "error"

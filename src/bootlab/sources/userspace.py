@@ -130,9 +130,10 @@ class UserspaceReader:
         self.starting.clear()
 
 
-def anchor_marks(boot: Boot) -> None:
+def link_marks(boot: Boot) -> None:
     """bootlab's markers are written to the kernel log and then to the console: the same
-    instant on the printk clock and the host clock.  Each such pair is an anchor."""
+    instant on the printk clock and the host clock.  Each such pair is an anchor.  A pair
+    NAME.start / NAME.end on one clock is a step of the boot (loading the scheduler...)."""
     seen: dict[str, dict[str, list]] = {}
     for ev in boot.events:
         if ev.kind == Kind.MARKER and ev.t is not None and (ev.attrs or {}).get("bootlab"):
@@ -142,3 +143,14 @@ def anchor_marks(boot: Boot) -> None:
         if printk and host:
             p, h = printk[0], host[0]
             boot.anchor(Clock.PRINTK, p.t, Clock.HOST, h.t, f"{h.file}:{h.line} (bootlab-mark {name})")
+        if not name.endswith(".start"):
+            continue
+        step = name[: -len(".start")]
+        ends = seen.get(f"{step}.end", {})
+        # The host clock, when present, is the one the boot is timed on.
+        for clock in (Clock.HOST, Clock.PRINTK):
+            if clocks.get(clock) and ends.get(clock):
+                begin, end = clocks[clock][0], ends[clock][0]
+                boot.add(Event(Kind.STEP, step, clock, begin.t, max(0, end.t - begin.t), begin.file, begin.line,
+                               "steps", attrs={"end": f"{end.file}:{end.line}"}))
+                break

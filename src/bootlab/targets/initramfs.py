@@ -11,6 +11,11 @@ Init styles:
   direct  a small static C program as /init (files/bootlab-init.c): mounts, modules
           (finit_module), then the application itself, no shell ("init= the application")
 
+Steps are shell commands run after the modules and before the application, each between
+`bootlab-mark: NAME.start` and `NAME.end`, so the analysis times them (loading the
+real-time scheduler is one).  Commands after the ready marker are not timed: they run
+what the boot exists for (a scheduling scenario, a trace dump) before power-off.
+
 A module is named as in modules.dep, optionally followed by its parameters:
 "vivid n_devs=1 node_types=0x1".
 """
@@ -55,6 +60,8 @@ class InitramfsSpec:
     app: str = "true"
     app_prints_ready: bool = False
     files: dict[str, str] = field(default_factory=dict)  # path in the image -> path on the host
+    steps: dict[str, str] = field(default_factory=dict)  # name -> shell command, before the app, timed
+    after: list[str] = field(default_factory=list)  # shell commands after the ready marker
     dmesg: bool = False  # print the kernel log after the ready marker (for initcall_debug)
     poweroff: bool = True
 
@@ -121,11 +128,16 @@ def compress(data: bytes, method: str) -> bytes:
 
 # -- the init -------------------------------------------------------------------------------
 
+# Set at the top of every init script: whether the kernel prints KERN_INFO on the console.
+LOUDNESS = 'read BOOTLAB_LEVEL _ < /proc/sys/kernel/printk 2>/dev/null; [ "${BOOTLAB_LEVEL:-7}" -gt 6 ] && BOOTLAB_LOUD=1'
+
+
 def _mark(name: str) -> str:
-    # Into the kernel log first (printk time; its console copy, when not quiet, is printed
-    # before echo runs), then on the console (host time): the pair links the two clocks
-    # even when `quiet` keeps every kernel line off the console.
-    return f'echo "<6>bootlab-mark: {name}" > /dev/kmsg; echo "bootlab-mark: {name}"'
+    # Into the kernel log (printk time).  When the console shows KERN_INFO the kernel prints
+    # that copy itself; only when it does not (quiet) is the marker echoed on the console
+    # too, or the two copies would interleave on the serial line.  A marker seen in both
+    # clocks links them (sources/userspace.link_marks).
+    return f'echo "<6>bootlab-mark: {name}" > /dev/kmsg; [ "$BOOTLAB_LOUD" ] || echo "bootlab-mark: {name}"'
 
 
 def split_modules(specs: list[str]) -> tuple[list[str], dict[str, str]]:
@@ -155,6 +167,7 @@ def _app_lines(spec: InitramfsSpec, after: list[str]) -> list[str]:
         lines += [spec.app, f'echo "{READY_MARKER}"']
     if after:
         lines += [_mark("modules-after.start")] + after + [_mark("modules-after.end")]
+    lines += spec.after
     if spec.dmesg:
         # poweroff -f does not wait for the console to drain: give it a second.
         lines += ['echo "==== bootlab-dmesg begin ===="', "dmesg", 'echo "==== bootlab-dmesg end ===="', "sleep 1"]
@@ -168,6 +181,8 @@ def init_files(spec: InitramfsSpec, order: list[tuple[str, str]], after: list[tu
     release = spec.kernel.release
     _, params = split_modules(spec.modules + spec.modules_after)
     if spec.init == "direct":
+        if spec.steps or spec.after:
+            raise InitramfsError("steps and after-ready commands need a shell: use init rc or script")
         flags = (["prints-ready"] if spec.app_prints_ready else []) + (["dmesg"] if spec.dmesg else [])
         flags += [f"after={line}" for line in _module_lines(after, release, params, insmod=False)]
         return {"etc/bootlab/modules": "".join(f"{x}\n" for x in _module_lines(order, release, params, False)),
@@ -178,8 +193,10 @@ def init_files(spec: InitramfsSpec, order: list[tuple[str, str]], after: list[tu
               "mount -t devtmpfs dev /dev 2>/dev/null || true", "mkdir -p /dev/pts /tmp /run"]
     module_lines = _module_lines(order, release, params, insmod=True)
     modules = ([_mark("modules.start")] + module_lines + [_mark("modules.end")]) if order else []
+    for name, command in spec.steps.items():
+        modules += [_mark(f"{name}.start"), command, _mark(f"{name}.end")]
     after_lines = _module_lines(after, release, params, insmod=True)
-    header = ["#!/bin/sh", "export PATH=/bin:/sbin:/usr/bin:/usr/sbin"]
+    header = ["#!/bin/sh", "export PATH=/bin:/sbin:/usr/bin:/usr/sbin", LOUDNESS]
     if spec.init == "script":
         return {"init": "\n".join(header + mounts + modules + _app_lines(spec, after_lines)) + "\n"}
     if spec.init != "rc":

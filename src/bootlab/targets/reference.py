@@ -22,7 +22,9 @@ artifacts built from it (kernel image, initramfs, QEMU command line).
     modules_after = []          # loaded after the ready marker
     app = "true"                # the application (a shell command); init prints the marker after it
     app_prints_ready = false    # whether the app prints the ready marker itself
-    files = {}                  # {"/path/in/image" = "path/on/host"}
+    files = {}                  # {"/path/in/image" = "path/on/host"}, relative to the target file
+    steps = {}                  # {name = "shell command"}: timed steps before the app (rc, script)
+    after = []                  # shell commands after the ready marker (not timed)
     dmesg = false               # print the kernel log after ready (for initcall_debug)
 
     [boot]
@@ -77,6 +79,8 @@ class InitramfsSection:
     app: str = "true"
     app_prints_ready: bool = False
     files: dict[str, str] = field(default_factory=dict)
+    steps: dict[str, str] = field(default_factory=dict)
+    after: list[str] = field(default_factory=list)
     dmesg: bool = False
 
 
@@ -93,6 +97,8 @@ class Target:
     target: KernelSection = field(default_factory=KernelSection)
     initramfs: InitramfsSection = field(default_factory=InitramfsSection)
     boot: BootSection = field(default_factory=BootSection)
+    # Relative file paths are relative to the target file's directory (not serialized).
+    base: Path | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "target": asdict(self.target), "initramfs": asdict(self.initramfs),
@@ -172,7 +178,9 @@ def load(path: str) -> Target:
         line = lines.line_of(tuple(key))
         return f"{path}:{line}: " if line else f"{path}: "
 
-    return from_dict(data, where)
+    target = from_dict(data, where)
+    target.base = Path(path).resolve().parent
+    return target
 
 
 @dataclass
@@ -207,8 +215,9 @@ class Built:
                 "digest": self.digest}
 
 
-def build(target: Target, fetch: bool = True, files_base: Path | None = None) -> Built:
+def build(target: Target, fetch: bool = True) -> Built:
     t, i = target.target, target.initramfs
+    files_base = target.base
     try:
         k = packages.kernel(t.kernel, fetch=fetch)
     except packages.PackageError as err:
@@ -222,8 +231,10 @@ def build(target: Target, fetch: bool = True, files_base: Path | None = None) ->
             raise TargetError(f"{k.image}: {err}") from None
     files = {inside: str((files_base / host) if files_base and not Path(host).is_absolute() else host)
              for inside, host in i.files.items()}
-    spec = initramfs.InitramfsSpec(k, i.compression, i.init, list(i.modules), list(i.modules_after), i.app,
-                                   i.app_prints_ready, files, i.dmesg)
+    spec = initramfs.InitramfsSpec(k, compression=i.compression, init=i.init, modules=list(i.modules),
+                                   modules_after=list(i.modules_after), app=i.app,
+                                   app_prints_ready=i.app_prints_ready, files=files, steps=dict(i.steps),
+                                   after=list(i.after), dmesg=i.dmesg)
     try:
         initrd, size = initramfs.build(spec, out)
     except (initramfs.InitramfsError, packages.PackageError) as err:

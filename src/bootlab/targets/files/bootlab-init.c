@@ -24,12 +24,30 @@
 #define MAX_ARGS 64
 #define LINE 512
 
+/* Whether the kernel prints KERN_INFO messages on the console (not quiet). */
+static int console_is_loud(void)
+{
+	int level = 7;
+	FILE *f = fopen("/proc/sys/kernel/printk", "re");
+
+	if (f) {
+		if (fscanf(f, "%d", &level) != 1)
+			level = 7;
+		fclose(f);
+	}
+	return level > 6;
+}
+
 static void mark(const char *name)
 {
+	static int loud = -1;
 	char line[LINE];
 	int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
 
-	/* Kernel log first (printk time), console second (host time): see initramfs.py. */
+	/*
+	 * Kernel log (printk time); echoed on the console only when the kernel does not print
+	 * it there itself, or the two copies would interleave: see initramfs.py.
+	 */
 	if (fd >= 0) {
 		int n = snprintf(line, sizeof(line), "<6>bootlab-mark: %s\n", name);
 
@@ -37,8 +55,12 @@ static void mark(const char *name)
 			perror("bootlab-init: /dev/kmsg");
 		close(fd);
 	}
-	printf("bootlab-mark: %s\n", name);
-	fflush(stdout);
+	if (loud < 0)
+		loud = console_is_loud();
+	if (!loud) {
+		printf("bootlab-mark: %s\n", name);
+		fflush(stdout);
+	}
 }
 
 static void load_module(char *spec)
