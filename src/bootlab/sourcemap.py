@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from dataclasses import dataclass, field
+from pathlib import Path as FilePath
+from typing import Callable
 
 Path = tuple[str | int, ...]
 
@@ -72,6 +75,31 @@ def toml_source_map(text: str) -> SourceMap:
         elif match := _TOML_KEY.match(line):
             found.record(table + _dotted(match.group(1)), number)
     return found
+
+
+class FileError(Exception):
+    """A configuration file that cannot be read or parsed; the message starts with its path."""
+
+
+def read_toml(path: str) -> tuple[dict, Callable[..., str]]:
+    """A TOML file's data, and where(*key) -> "path:line: " for messages about its values."""
+    try:
+        text = FilePath(path).read_text()
+    except OSError as err:
+        raise FileError(f"{path}: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise FileError(f"{path}: not a text file") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise FileError(f"{path}: {err}") from None
+    lines = toml_source_map(text)
+
+    def where(*key) -> str:
+        line = lines.line_of(tuple(key))
+        return f"{path}:{line}: " if line else f"{path}: "
+
+    return data, where
 
 
 _JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]:,\n]')

@@ -23,6 +23,8 @@ VERBS = (
     "export",
     "demo",
     "rt",
+    "lab",
+    "compare",
 )
 
 

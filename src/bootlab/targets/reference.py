@@ -37,13 +37,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import tomli_w
 
-from ..sourcemap import toml_source_map
+from ..sourcemap import FileError, read_toml
 from . import initramfs, kernel_image, packages
 
 FIRMWARE = {"seabios": None, "qboot": "/usr/share/qemu/qboot.rom"}
@@ -165,19 +164,9 @@ def from_dict(data: dict, where=lambda *path: "") -> Target:
 
 def load(path: str) -> Target:
     try:
-        text = Path(path).read_text()
-    except OSError as err:
-        raise TargetError(f"{path}: {err.strerror}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise TargetError(f"{path}: {err}") from None
-    lines = toml_source_map(text)
-
-    def where(*key) -> str:
-        line = lines.line_of(tuple(key))
-        return f"{path}:{line}: " if line else f"{path}: "
-
+        data, where = read_toml(path)
+    except FileError as err:
+        raise TargetError(str(err)) from None
     target = from_dict(data, where)
     target.base = Path(path).resolve().parent
     return target

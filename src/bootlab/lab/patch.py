@@ -1,0 +1,89 @@
+"""Variants as patches: a partial target description applied over a whole one.
+
+A patch has the tables of a target file (`target`, `initramfs`, `boot` for the reference
+device; a board's keys for a board).  A value replaces the one below it, with one
+exception: `target.append` adds kernel arguments, so that patches compose (quiet from one,
+lpj= from another).  An argument whose name is already on the command line replaces that
+argument where it stands (`console=ttyS0,921600` replaces `console=ttyS0,115200`, and a
+second `lpj=` replaces the first).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+# A kernel argument: a run of non-blanks, where double quotes may protect blanks.
+_ARG = re.compile(r'(?:[^\s"]+|"[^"]*")+')
+
+
+def kernel_args(text: str) -> list[str]:
+    return _ARG.findall(text)
+
+
+def arg_name(arg: str) -> str:
+    return arg.split("=", 1)[0]
+
+
+def merge_args(cmdline: str, append: str, extra: str) -> tuple[str, str]:
+    """(cmdline, append) with the arguments of `extra` merged in by name."""
+    base, added = kernel_args(cmdline), kernel_args(append)
+    for arg in kernel_args(extra):
+        replaced = False
+        for args in (base, added):
+            for i, old in enumerate(args):
+                if arg_name(old) == arg_name(arg):
+                    args[i] = arg
+                    replaced = True
+        if not replaced:
+            added.append(arg)
+    return " ".join(base), " ".join(added)
+
+
+def apply(description: dict, patch: dict) -> dict:
+    """A copy of a target description (Target.to_dict() shape) with the patch applied.
+
+    Values of the wrong shape are passed through as they are, so that the target's own
+    validation reports them with their file and line."""
+    out = copy.deepcopy(description)
+    for section, values in patch.items():
+        if not isinstance(values, dict) or not isinstance(out.get(section), dict):
+            out[section] = copy.deepcopy(values)
+            continue
+        for key, value in values.items():
+            if key != "append":
+                out[section][key] = copy.deepcopy(value)
+        if "append" in values:
+            if section == "target" and isinstance(values["append"], str):
+                out[section]["cmdline"], out[section]["append"] = merge_args(
+                    str(out[section].get("cmdline", "")), str(out[section].get("append", "")), values["append"])
+            else:
+                out[section]["append"] = values["append"]
+    return out
+
+
+def describe(patch: dict) -> str:
+    """One line: 'target.append += quiet; initramfs.compression = lz4'."""
+    parts = []
+    for section, values in patch.items():
+        if not isinstance(values, dict):
+            parts.append(f"{section} = {values!r}")
+            continue
+        for key, value in values.items():
+            op = "+=" if (section, key) == ("target", "append") else "="
+            shown = value if isinstance(value, str) else repr(value)
+            parts.append(f"{section}.{key} {op} {shown}")
+    return "; ".join(parts) if parts else "(no change)"
+
+
+def changes(before: dict, after: dict) -> dict:
+    """The patch that takes `before` to `after` (whole values, no append arithmetic)."""
+    out: dict = {}
+    for section, values in after.items():
+        if isinstance(values, dict) and isinstance(before.get(section), dict):
+            diff = {k: v for k, v in values.items() if before[section].get(k) != v}
+            if diff:
+                out[section] = diff
+        elif before.get(section) != values:
+            out[section] = values
+    return out

@@ -1,0 +1,269 @@
+"""Comparisons and campaigns as text, JSON and HTML (the HTML reuses render.html's page)."""
+
+from __future__ import annotations
+
+import json
+import math
+from html import escape
+
+from ..render.fmt import span
+from ..render.html import Section, page, table
+from .campaign import CampaignResult
+from .compare import MetricRow, RunSet, SetComparison
+from .patch import describe
+from .stats import Summary, summarize
+
+
+def metric_label(metric: str) -> str:
+    kind, _, rest = metric.partition(":")
+    if metric == "total":
+        return "total (power-on to ready)"
+    if kind == "phase":
+        return rest
+    if kind == "at":
+        return f"at {rest}"
+    if kind == "step":
+        return f"step {rest}"
+    return metric.replace(":", " ")
+
+
+def value(metric: str, v: float | None) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if metric.startswith("console:"):
+        return f"{v:+.0f}" if v < 0 else f"{v:.0f}"
+    return span(int(round(v)))
+
+
+def delta(metric: str, v: float | None) -> str:
+    text = value(metric, v)
+    return f"+{text}" if v is not None and not math.isnan(v) and v > 0 and not text.startswith("+") else text
+
+
+def interval(metric: str, low: float, high: float, signed: bool = False) -> str:
+    if math.isnan(low) or math.isnan(high):
+        return ""
+    show = delta if signed else value
+    return f"[{show(metric, low)}, {show(metric, high)}]"
+
+
+def p_text(p: float | None) -> str:
+    if p is None:
+        return ""
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _summary(metric: str, s: Summary | None) -> tuple[str, str]:
+    if s is None:
+        return "-", ""
+    return value(metric, s.median), (interval(metric, s.low, s.high) if s.n > 1 else "n=1")
+
+
+def comparison_rows(cmp: SetComparison, metrics: set[str] | None = None) -> tuple[list[str], list[list[str]]]:
+    pct = f"{int(round(cmp.confidence * 100))}%"
+    header = ["metric", f"{cmp.a.name}", f"{pct} CI", f"{cmp.b.name}", f"{pct} CI", "difference", f"{pct} CI",
+              "%", "p", ""]
+    rows = []
+    for r in cmp.rows:
+        if metrics is not None and r.metric not in metrics:
+            continue
+        a, a_ci = _summary(r.metric, r.a)
+        b, b_ci = _summary(r.metric, r.b)
+        c = r.comparison
+        if c is None:
+            rows.append([metric_label(r.metric), a, a_ci, b, b_ci, "", "", "", "", ""])
+            continue
+        rows.append([metric_label(r.metric), a, a_ci, b, b_ci, delta(r.metric, c.difference),
+                     interval(r.metric, c.low, c.high, signed=True),
+                     "" if math.isnan(c.percent) else f"{c.percent:+.1f}%", p_text(r.p),
+                     "*" if r.significant(cmp.confidence) else ""])
+    return header, rows
+
+
+SHOWN = ("phase:", "step:", "total", "console:")  # the text and HTML tables; JSON has every metric
+
+
+def shown(cmp: SetComparison) -> set[str]:
+    return {r.metric for r in cmp.rows if r.metric.startswith(SHOWN)}
+
+
+def text_table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    lines = []
+    for row in [header] + rows:
+        cells = [str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def verdict_line(cmp: SetComparison) -> str:
+    row = cmp.row()
+    verdict = cmp.verdict()
+    if row is None or row.comparison is None or verdict not in ("faster", "slower"):
+        return f"{metric_label(cmp.primary)}: {verdict}"
+    c = row.comparison
+    return (f"{metric_label(cmp.primary)}: {cmp.b.name} is {verdict} than {cmp.a.name} by "
+            f"{value(cmp.primary, abs(c.difference))} ({abs(c.percent):.1f}%, Mann-Whitney p={p_text(row.p)}, "
+            f"{int(round(cmp.confidence * 100))}% interval of the difference {interval(cmp.primary, c.low, c.high, True)})")
+
+
+def _set_line(s: RunSet) -> str:
+    ids = [r.id for r in s.runs]
+    shown_ids = ", ".join(map(str, ids[:12])) + (" ..." if len(ids) > 12 else "")
+    failed = f", {len(s.failed)} failed" if s.failed else ""
+    return f"{s.name}: {len(s.ok)} ok run(s){failed} (ids {shown_ids})"
+
+
+def comparison_text(cmp: SetComparison) -> str:
+    out = [f"A = {_set_line(cmp.a)}", f"B = {_set_line(cmp.b)}", ""]
+    out.append(text_table(*comparison_rows(cmp, shown(cmp))))
+    out.append("")
+    out.append(verdict_line(cmp))
+    out += [f"note: {n}" for n in cmp.notes]
+    out.append(_method(cmp.confidence))
+    return "\n".join(out) + "\n"
+
+
+def _method(confidence: float) -> str:
+    pct = int(round(confidence * 100))
+    return (f"medians with {pct}% order-statistics intervals; differences B-A of medians with {pct}% bootstrap "
+            f"intervals; p: two-sided Mann-Whitney U; * = p < {1 - confidence:g} and the interval excludes 0")
+
+
+def _finite(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def _summary_json(s: Summary | None) -> dict | None:
+    if s is None:
+        return None
+    return {"n": s.n, "median": s.median, "low": s.low, "high": s.high, "min": s.min, "max": s.max}
+
+
+def _row_json(r: MetricRow, confidence: float) -> dict:
+    c = r.comparison
+    out = {"metric": r.metric, "a": _summary_json(r.a), "b": _summary_json(r.b)}
+    if c is not None:
+        out.update(difference=c.difference, low=_finite(c.low), high=_finite(c.high), percent=_finite(c.percent),
+                   p=c.p_value, p_adjusted=r.p_adjusted, significant=r.significant(confidence))
+    return out
+
+
+def _set_json(s: RunSet) -> dict:
+    return {"name": s.name, "runs": [r.id for r in s.runs], "ok": [r.id for r in s.ok],
+            "failed": [{"id": r.id, "status": r.status, "reason": r.reason} for r in s.failed]}
+
+
+def comparison_data(cmp: SetComparison) -> dict:
+    return {"a": _set_json(cmp.a), "b": _set_json(cmp.b), "primary": cmp.primary, "confidence": cmp.confidence,
+            "verdict": cmp.verdict(), "testable": cmp.testable, "notes": cmp.notes,
+            "metrics": [_row_json(r, cmp.confidence) for r in cmp.rows]}
+
+
+def to_json(data: dict) -> str:
+    return json.dumps(data, indent=1) + "\n"
+
+
+def comparison_sections(cmp: SetComparison, title: str) -> list[Section]:
+    header, rows = comparison_rows(cmp, shown(cmp))
+    body = [f"<p>A = {escape(_set_line(cmp.a))}<br>B = {escape(_set_line(cmp.b))}</p>",
+            f"<p><b>{escape(verdict_line(cmp))}</b></p>", table(header, rows, numeric=set(range(1, len(header))))]
+    body += [f'<p class="note">{escape(n)}</p>' for n in cmp.notes]
+    body.append(f'<p class="note">{escape(_method(cmp.confidence))}</p>')
+    return [Section(title, "\n".join(body))]
+
+
+def comparison_html(cmp: SetComparison) -> str:
+    return page(f"{cmp.b.name} against {cmp.a.name}", comparison_sections(cmp, "Comparison"))
+
+
+# -- campaigns ----------------------------------------------------------------------------------
+
+
+def _what(vr) -> str:
+    return vr.variant.description or (describe(vr.variant.patch) if vr.variant.patch else "")
+
+
+def _size(n: int | None) -> str:
+    return "" if n is None else f"{n:,}"
+
+
+def campaign_rows(res: CampaignResult) -> tuple[list[str], list[list[str]]]:
+    c = res.campaign
+    metric = c.metric
+    pct = f"{int(round(c.confidence * 100))}%"
+    sizes = any(vr.sizes for vr in res.variants)
+    header = ["variant", "what", "ok/runs", "median", f"{pct} CI", "difference", f"{pct} CI", "%", "p (Holm)", ""]
+    if sizes:
+        header += ["image bytes", "initramfs bytes"]
+    rows = []
+    for vr in res.variants:
+        row = vr.comparison.row() if vr.comparison is not None else None
+        values = vr.runs.values(metric)
+        med, ci = _summary(metric, row.b if row is not None else summarize(values, c.confidence) if values else None)
+        cells = ["", "", "", "", ""]
+        if row is not None and row.comparison is not None:
+            cmp = row.comparison
+            cells = [delta(metric, cmp.difference), interval(metric, cmp.low, cmp.high, True),
+                     "" if math.isnan(cmp.percent) else f"{cmp.percent:+.1f}%", p_text(row.p),
+                     "*" if row.significant(c.confidence) else ""]
+        status = f"{len(vr.runs.ok)}/{len(vr.runs.runs)}" + (" gave up" if vr.gave_up else "")
+        line = [vr.variant.name, _what(vr), status, med, ci] + cells
+        if sizes:
+            line += [_size(vr.sizes.get("image_size")), _size(vr.sizes.get("initrd_compressed"))]
+        rows.append(line)
+    return header, rows
+
+
+def _campaign_head(res: CampaignResult) -> list[str]:
+    c, st = res.campaign, res.state
+    total = len(c.schedule())
+    failed = sum(1 for r in st.done.values() if r.status != "ok")
+    lines = [f"campaign {c.name}" + (f": {c.description}" if c.description else "") +
+             (f" ({c.source})" if c.source else ""),
+             f"{c.runs} runs per variant, interleaved; {len(st.done)} of {total} boots done, {failed} failed; "
+             f"deciding metric: {metric_label(c.metric)}"]
+    return lines
+
+
+def campaign_text(res: CampaignResult, details: bool = True) -> str:
+    out = _campaign_head(res) + [""]
+    out.append(text_table(*campaign_rows(res)))
+    out += [f"warning: {w}" for w in res.warnings]
+    out.append(_method(res.campaign.confidence) + "; the deciding metric's p is Holm-adjusted over the variants")
+    if details:
+        for vr in res.variants[1:]:
+            if vr.comparison is not None and vr.comparison.rows:
+                out += ["", f"{vr.variant.name} against the baseline (per phase; p not adjusted)"]
+                out.append(text_table(*comparison_rows(vr.comparison, shown(vr.comparison))))
+    return "\n".join(out) + "\n"
+
+
+def campaign_data(res: CampaignResult) -> dict:
+    c = res.campaign
+    return {"campaign": c.name, "description": c.description, "source": c.source, "runs_per_variant": c.runs,
+            "metric": c.metric, "confidence": c.confidence, "boots": len(c.schedule()),
+            "done": len(res.state.done), "warnings": res.warnings,
+            "variants": [{"name": vr.variant.name, "description": vr.variant.description, "patch": vr.variant.patch,
+                          "definition": vr.variant.definition(), "sizes": vr.sizes, "gave_up": vr.gave_up,
+                          "runs": _set_json(vr.runs),
+                          "against_baseline": comparison_data(vr.comparison) if vr.comparison else None}
+                         for vr in res.variants]}
+
+
+def campaign_sections(res: CampaignResult) -> list[Section]:
+    header, rows = campaign_rows(res)
+    body = [f"<p>{escape(line)}</p>" for line in _campaign_head(res)]
+    body.append(table(header, rows, numeric=set(range(2, len(header)))))
+    body += [f'<p class="warn">{escape(w)}</p>' for w in res.warnings]
+    body.append(f'<p class="note">{escape(_method(res.campaign.confidence))}; the deciding metric\'s p is '
+                "Holm-adjusted over the variants</p>")
+    sections = [Section(f"Campaign {res.campaign.name}", "\n".join(body))]
+    for vr in res.variants[1:]:
+        if vr.comparison is not None and vr.comparison.rows:
+            sections += comparison_sections(vr.comparison, f"{vr.variant.name} against the baseline (per phase)")
+    return sections
+
+
+def campaign_html(res: CampaignResult) -> str:
+    return page(f"Campaign {res.campaign.name}", campaign_sections(res), res.campaign.description)

@@ -1,0 +1,150 @@
+"""The campaign runner: interleaving, resuming from the store after any interruption,
+failed variants, and refusing to mix definitions."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from bootlab.lab import campaign
+from bootlab.lab.boots import captures_dir
+from bootlab.lab.campaign import Campaign, Variant
+from bootlab.targets.reference import Target
+
+from .conftest import FakeBooter, add_run
+
+
+def make(names=("baseline", "a", "b"), runs=3, name="c", give_up_after=2) -> Campaign:
+    variants = []
+    for i, n in enumerate(names):
+        t = Target()
+        t.target.cpus = i + 1  # each variant its own definition
+        variants.append(Variant(n, "", t, {"target": {"cpus": i + 1}} if i else {}))
+    return Campaign(name, variants, runs=runs, give_up_after=give_up_after)
+
+
+def run(c, store, fake):
+    return campaign.run(c, store, booter=fake.for_variant)
+
+
+def test_schedule_interleaves_baseline_first():
+    c = make(runs=3)
+    assert [v for _, v in c.schedule()] == ["baseline", "a", "b"] * 3
+    assert [s for s, _ in c.schedule()] == list(range(9))
+
+
+def test_runs_are_stored_in_schedule_order(store):
+    c = make(runs=3)
+    fake = FakeBooter({"baseline": 5e9, "a": 4e9, "b": 6e9})
+    st = run(c, store, fake)
+    assert fake.calls == c.schedule()
+    assert st.complete and len(st.done) == 9
+    stored = store.runs(campaign="c")
+    assert [(r.sequence, r.variant) for r in stored] == c.schedule()
+
+
+def test_crash_between_runs_resumes_without_repeating_or_losing(store):
+    c = make(runs=4)
+    means = {"baseline": 5e9, "a": 4e9, "b": 6e9}
+    with pytest.raises(RuntimeError):
+        run(c, store, FakeBooter(means, crash_at=5))
+    assert len(store.runs(campaign="c")) == 5
+    fake = FakeBooter(means)
+    st = run(c, store, fake)
+    assert fake.calls == c.schedule()[5:]  # exactly what was left, in order
+    sequences = [r.sequence for r in store.runs(campaign="c")]
+    assert sorted(sequences) == list(range(12)) and st.complete
+    # Nothing left: running again boots nothing.
+    again = FakeBooter(means)
+    run(c, store, again)
+    assert again.calls == []
+
+
+def test_interrupted_boot_does_not_count_and_is_run_again(store):
+    c = make(runs=2)
+    means = {"baseline": 5e9, "a": 4e9, "b": 6e9}
+    with pytest.raises(KeyboardInterrupt):
+        run(c, store, FakeBooter(means, interrupt_at=3))
+    stored = store.runs(campaign="c")
+    assert [r.reason for r in stored][-1] == "interrupted" and len(stored) == 4
+    st = campaign.state(c, store)
+    assert sorted(st.done) == [0, 1, 2]
+    fake = FakeBooter(means)
+    st = run(c, store, fake)
+    assert fake.calls[0] == (3, "baseline") and st.complete
+    assert all(r.reason != "interrupted" for r in st.done.values())
+    res = campaign.results(c, st)
+    assert len(res.result("baseline").runs.runs) == 2  # the interrupted one is not among them
+
+
+def test_run_killed_in_progress_leaves_a_capture_that_never_counts(store, tmp_path):
+    """kill -9 during a boot: the capture file was being written, no row was stored."""
+    c = make(runs=2)
+    means = {"baseline": 5e9, "a": 4e9, "b": 6e9}
+    with pytest.raises(RuntimeError):
+        run(c, store, FakeBooter(means, crash_at=2))
+    half = captures_dir(store.path) / "0000-half.capture"
+    half.write_bytes(b'#bootlab-capture 1 {"zero": "power-on"}\n0.000000000 ! power-on\n0.1000 | SeaBI')
+    st = campaign.state(c, store)
+    assert sorted(st.done) == [0, 1]
+    fake = FakeBooter(means)
+    st = run(c, store, fake)
+    assert fake.calls == c.schedule()[2:] and st.complete
+    assert len(store.runs(campaign="c")) == 6
+
+
+def test_failed_variant_is_excluded_with_a_warning_and_given_up(store):
+    c = make(runs=4, give_up_after=2)
+    fake = FakeBooter({"baseline": 5e9, "a": 4e9, "b": 6e9}, fail={"b"})
+    st = run(c, store, fake)
+    assert [v for _, v in fake.calls].count("b") == 2  # not booted after two failures
+    assert st.gave_up("b") and st.complete
+    res = campaign.results(c, st)
+    b = res.result("b")
+    assert b.gave_up and not b.runs.ok and b.comparison.row().comparison is None
+    assert any(w.startswith("b: gave up after 2 failed boots") for w in res.warnings)
+    assert res.result("a").comparison.row().comparison is not None
+
+
+def test_changed_definition_is_refused(store):
+    c = make(runs=2)
+    run(c, store, FakeBooter({"baseline": 5e9, "a": 4e9, "b": 6e9}))
+    changed = make(runs=2)
+    changed.variant("a").spec.initramfs.compression = "lz4"
+    with pytest.raises(campaign.CampaignError, match="another definition of 'a'"):
+        campaign.state(changed, store)
+    reordered = make(names=("baseline", "b", "a"), runs=2)
+    with pytest.raises(campaign.CampaignError, match="other variants"):
+        campaign.state(reordered, store)
+
+
+def test_more_runs_extend_a_finished_campaign(store):
+    means = {"baseline": 5e9, "a": 4e9, "b": 6e9}
+    run(make(runs=2), store, FakeBooter(means))
+    fake = FakeBooter(means)
+    run(make(runs=3), store, fake)
+    assert fake.calls == make(runs=3).schedule()[6:]
+
+
+def test_one_runner_per_campaign(store):
+    c = make(runs=2)
+    with campaign._Lock(store, c.name):
+        with pytest.raises(campaign.CampaignBusy):
+            run(c, store, FakeBooter({"baseline": 5e9, "a": 4e9, "b": 6e9}))
+
+
+def test_report_from_the_store_without_the_file(store):
+    c = make(runs=3)
+    run(c, store, FakeBooter({"baseline": 5e9, "a": 4e9, "b": 6e9}))
+    rebuilt = campaign.from_store(store, "c")
+    assert [v.name for v in rebuilt.variants] == ["baseline", "a", "b"] and rebuilt.runs == 3
+    assert rebuilt.variant("a").patch == {"target": {"cpus": 2}}
+    assert campaign.state(rebuilt, store).complete
+
+
+def test_stray_runs_of_other_campaigns_do_not_count(store):
+    add_run(store, 1e9, campaign="other", variant="baseline", sequence=0)
+    c = make(runs=2)
+    assert campaign.state(c, store).done == {}
+    assert os.path.exists(store.path)
