@@ -54,9 +54,11 @@ def _stage(ctx: Context, pattern: re.Pattern):
 
 def _reference_image(ctx: Context) -> images.ImageInfo | None:
     """The reference device's compressed kernel, read from the image itself."""
-    path = target_value(ctx, "target", "image") == "bzimage" and ctx.target.get("image_path")
-    if not path or not Path(path).is_file():
+    if target_value(ctx, "target", "image") != "bzimage":
         return None
+    path = ctx.target.get("image_path")
+    if not path or not Path(path).is_file():
+        return None  # a run recorded on another machine: its image is not here
     try:
         return images.info(Path(path))
     except (OSError, images.ImageError):

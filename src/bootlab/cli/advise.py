@@ -80,9 +80,8 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _read_run(args: argparse.Namespace) -> tuple[int, Boot, dict, argparse.Namespace]:
-    """A stored run: its capture (the file beside the store when it is still there, so
-    evidence names a file that exists) and its target description."""
+def _stored_run(args: argparse.Namespace):
+    """(store, run) for --run; the run's ready line and console speed become the defaults."""
     store = open_store(args)
     try:
         r = store.get(args.run)
@@ -92,35 +91,34 @@ def _read_run(args: argparse.Namespace) -> tuple[int, Boot, dict, argparse.Names
         args.ready = r.target.get("boot", {}).get("ready")
     if args.baud is None:
         args.baud = r.target.get("target", {}).get("console_baud") or None
-    patterns, _options = options_from(args)
+    return store, r
+
+
+def _read_stored(store, r, patterns) -> Boot:
+    """A run's capture: the file kept beside the store when it is still there (evidence then
+    names a file that exists), else the copy in the store."""
     kept = captures_dir(store.path) / f"{r.uuid}.capture"
-    try:
-        if kept.is_file():
-            return r.id, read([str(kept)], patterns), r.target, args
-        raw = store.capture(r.id)
-        if raw is None:
-            raise UsageError(f"run {r.id} has no capture")
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp, f"run-{r.id}.capture")
-            path.write_bytes(raw)
-            return r.id, read([str(path)], patterns), r.target, args
-    except NotALog as err:
-        raise UsageError(f"run {r.id}: {err}") from None
+    if kept.is_file():
+        return read([str(kept)], patterns)
+    raw = store.capture(r.id)
+    if raw is None:
+        raise UsageError(f"run {r.id} has no capture")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, f"run-{r.id}.capture")
+        path.write_bytes(raw)
+        return read([str(path)], patterns)
 
 
 def run(args: argparse.Namespace) -> int:
     if bool(args.files) == bool(args.run):
         raise UsageError("give either log FILEs or --run RUN")
-    run_id, target = None, None
-    if args.run:
-        run_id, boot, target, args = _read_run(args)
-        _patterns, options = options_from(args)
-    else:
-        patterns, options = options_from(args)
-        try:
-            boot = read(args.files, patterns, args.input_format)
-        except NotALog as err:
-            raise UsageError(str(err)) from None
+    stored = _stored_run(args) if args.run else None
+    patterns, options = options_from(args)
+    try:
+        boot = _read_stored(*stored, patterns) if stored else read(args.files, patterns, args.input_format)
+    except NotALog as err:
+        raise UsageError(f"run {stored[1].id}: {err}" if stored else str(err)) from None
+    run_id, target = (stored[1].id, stored[1].target) if stored else (None, None)
     analysis = analyze(boot, options)
     findings = advise(boot, analysis, target)
     if args.format == "json":
