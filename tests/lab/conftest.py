@@ -28,13 +28,15 @@ def add_run(store: Store, total_ns: float | None, *, status: str = "ok", reason:
 
 
 class FakeBooter:
-    """Boots nothing: stores a run whose total is `means[variant]` with 2% noise.  `fail`
-    names variants that never boot; `crash_at` raises after that many boots (a crash
-    between two runs); `interrupt_at` stores that boot as interrupted (Ctrl-C)."""
+    """Boots nothing: stores a run whose total is the variant's mean with 2% noise.
+    `means` maps variant names to means, or is a function of the variant's target
+    description; `fail` names variants that never boot; `crash_at` raises after that
+    many boots (a crash between two runs); `interrupt_at` stores that boot as interrupted
+    (Ctrl-C)."""
 
-    def __init__(self, means: dict[str, float], fail=(), crash_at=None, interrupt_at=None, seed=1):
-        self.means = means
-        self.fail = set(fail)
+    def __init__(self, means, fail=(), crash_at=None, interrupt_at=None, seed=1):
+        self.mean_of = means if callable(means) else (lambda target, variant: means[variant])
+        self.fail = fail if callable(fail) else (lambda target, variant: variant in fail)
         self.crash_at = crash_at
         self.interrupt_at = interrupt_at
         self.calls: list[tuple[int, str]] = []
@@ -50,9 +52,9 @@ class FakeBooter:
         self.calls.append((ids["sequence"], ids["variant"]))
         if self.interrupt_at is not None and len(self.calls) == self.interrupt_at + 1:
             return add_run(store, None, status="failed", reason="interrupted", target=target, **ids)
-        if ids["variant"] in self.fail:
+        if self.fail(target, ids["variant"]):
             return add_run(store, None, status="timeout", reason="killed: silence", target=target, **ids)
-        total = self.means[ids["variant"]] * (1 + 0.02 * self.rng.standard_normal())
+        total = self.mean_of(target, ids["variant"]) * (1 + 0.02 * self.rng.standard_normal())
         return add_run(store, total, target=target, **ids)
 
 

@@ -105,11 +105,17 @@ def test_board_campaign(tmp_path):
      ":6: board.initramfs: unknown key"),
     ("target_file = 'x.toml'\n[board]\ndevice = 'd'\n", ":1: target_file: a campaign boots either"),
     ("runs = [\n", "c.toml: "),
+    ("[variant.m]\ntarget.machine = 'microvm'\n", ":2: target.machine: microvm needs tsc_early_khz="),
 ])
 def test_errors_name_key_and_line(tmp_path, text, where):
     message = error_of(tmp_path, text)
     assert where in message, message
     assert message.startswith(str(tmp_path / "c.toml"))
+
+
+def test_microvm_with_the_tsc_rate_is_accepted(tmp_path):
+    c = campaign.load(write(tmp_path, "[variant.m]\ntarget = { machine = 'microvm', append = 'tsc_early_khz=2596000' }\n"))
+    assert c.variant("m").spec.target.machine == "microvm"
 
 
 def test_cli_refuses_a_bad_file_before_booting(tmp_path, capsys):

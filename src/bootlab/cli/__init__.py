@@ -25,6 +25,8 @@ VERBS = (
     "rt",
     "lab",
     "compare",
+    "optimize",
+    "advise",
 )
 
 

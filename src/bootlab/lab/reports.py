@@ -1,4 +1,4 @@
-"""Comparisons and campaigns as text, JSON and HTML (the HTML reuses render.html's page)."""
+"""Comparisons, campaigns and optimizations as text, JSON and HTML (the HTML reuses render.html's page)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ from html import escape
 from ..render.fmt import span
 from ..render.html import Section, page, table
 from .campaign import CampaignResult
-from .compare import MetricRow, RunSet, SetComparison
-from .patch import describe
+from .compare import MetricRow, RunSet, SetComparison, metric_order
+from .optimizer import Outcome
+from .patch import changes, describe
 from .stats import Summary, summarize
+from .waterfall import section as waterfall_section
+from .waterfall import text as waterfall_text
 
 
 def metric_label(metric: str) -> str:
@@ -267,3 +270,99 @@ def campaign_sections(res: CampaignResult) -> list[Section]:
 
 def campaign_html(res: CampaignResult) -> str:
     return page(f"Campaign {res.campaign.name}", campaign_sections(res), res.campaign.description)
+
+
+# -- optimizations ------------------------------------------------------------------------------
+
+
+def _decision_rows(out: Outcome) -> list[list[str]]:
+    return [[d.stage, d.candidate.name, "kept" if d.kept else "dropped",
+             delta("total", d.difference) if d.difference is not None else "",
+             p_text(d.p), d.why, d.candidate.origin] for d in out.decisions]
+
+
+DECISION_HEADER = ["stage", "candidate", "decision", "difference", "p", "why", "from"]
+
+
+def final_phases(out: Outcome) -> list[list[str]]:
+    """Where the optimized boot's time goes: the final configuration's verification runs."""
+    if out.verify is None:
+        return []
+    runs = out.verify.variants[-1].runs
+    names = sorted({m for r in runs.ok for m in r.metrics if m.startswith(("phase:", "step:")) or m == "total"},
+                   key=metric_order)
+    total = summarize(runs.values("total")).median if runs.values("total") else None
+    rows = []
+    for m in names:
+        s = summarize(runs.values(m))
+        share = f"{100 * s.median / total:.1f}%" if total and m != "total" and m.startswith("phase:") else ""
+        rows.append([metric_label(m), value(m, s.median), interval(m, s.low, s.high), share, f"{s.n}/{len(runs.runs)}"])
+    return rows
+
+
+PHASE_HEADER = ["phase", "median", "95% CI", "share", "runs"]
+
+
+def optimize_text(out: Outcome) -> str:
+    f = out.facts
+    lines = [f"optimization {out.name}",
+             f"facts from the probe boot: lpj={f.lpj or '?'}, TSC {f.tsc_khz or '?'} kHz",
+             f"candidates tried: {', '.join(c.name for c in out.candidates) or 'none'}"]
+    lines += [f"  not tried: {c.name}: {why}" for c, why in out.not_applicable]
+    if out.screening is not None:
+        lines += ["", campaign_text(out.screening, details=False).rstrip()]
+    if out.decisions:
+        lines += ["", "decisions (screening against the baseline, then greedy combination with fresh runs)",
+                  text_table(DECISION_HEADER, _decision_rows(out))]
+    if out.waterfall is not None:
+        lines += ["", f"verification (campaign {out.name}.verify, fresh interleaved runs)", waterfall_text(out.waterfall)]
+    lines += ["", f"kept: {' + '.join(c.name for c in out.kept) or 'nothing'}",
+              f"final configuration changes: {describe(changes(out.baseline.to_dict(), out.final.to_dict()))}"]
+    phases = final_phases(out)
+    if phases:
+        lines += ["", "where the optimized boot's time goes (verification runs of the final configuration)",
+                  text_table(PHASE_HEADER, phases)]
+    lines += [f"note: {n}" for n in out.notes]
+    return "\n".join(lines) + "\n"
+
+
+def optimize_data(out: Outcome) -> dict:
+    w = out.waterfall
+    return {
+        "name": out.name, "facts": {"lpj": out.facts.lpj, "tsc_khz": out.facts.tsc_khz},
+        "baseline": out.baseline.to_dict(), "final": out.final.to_dict(),
+        "candidates": [{"name": c.name, "description": c.description, "patch": c.patch, "origin": c.origin,
+                        "notes": c.notes} for c in out.candidates],
+        "not_applicable": [{"name": c.name, "why": why} for c, why in out.not_applicable],
+        "decisions": [{"stage": d.stage, "candidate": d.candidate.name, "kept": d.kept, "why": d.why,
+                       "campaign": d.campaign, "difference": d.difference, "p": d.p} for d in out.decisions],
+        "kept": [c.name for c in out.kept],
+        "screening": campaign_data(out.screening) if out.screening else None,
+        "verify": campaign_data(out.verify) if out.verify else None,
+        "waterfall": None if w is None else {
+            "metric": w.metric, "speedup": list(w.speedup),
+            "bars": [{"name": b.name, "description": b.description, "n": b.n, "median": b.median, "low": b.low,
+                      "high": b.high, "saving": b.saving} for b in w.bars]},
+        "notes": out.notes,
+    }
+
+
+def optimize_html(out: Outcome, image: bytes | None, final_toml: str) -> str:
+    sections = []
+    if out.waterfall is not None:
+        sections.append(waterfall_section(out.waterfall, image))
+    phases = final_phases(out)
+    if phases:
+        sections.append(Section("Where the optimized boot's time goes", table(PHASE_HEADER, phases,
+                                                                                 numeric={1, 2, 3, 4})))
+    if out.decisions:
+        sections.append(Section("Decisions", table(DECISION_HEADER, _decision_rows(out), numeric={3, 4})))
+    if out.screening is not None:
+        sections += campaign_sections(out.screening)[:1]
+    sections.append(Section("The final configuration (bootlab boot --target FILE)",
+                            f"<pre>{escape(final_toml)}</pre>"))
+    if out.notes or out.not_applicable:
+        items = [escape(n) for n in out.notes] + [escape(f"{c.name}: {why}") for c, why in out.not_applicable]
+        sections.append(Section("Notes", "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"))
+    return page(f"Optimization {out.name}", sections,
+                f"{' + '.join(c.name for c in out.kept) or 'nothing kept'}")

@@ -1,0 +1,88 @@
+"""`bootlab optimize`: find, combine and prove the changes that make the boot faster.
+
+    bootlab optimize                                  # from the stock reference device
+    bootlab optimize --target mine.toml --runs 8 --budget 2h --out result/
+    bootlab optimize --only quiet,cloud-kernel --runs 5   # a short list of candidates
+
+Writes OUT/final.toml (boot it with `bootlab boot --target OUT/final.toml`),
+OUT/waterfall.png, OUT/report.html, OUT/report.json and OUT/report.txt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..lab.optimizer import Budget, Optimizer, OptimizerError, final_target_file
+from ..lab.reports import optimize_data, optimize_html, optimize_text, to_json
+from ..lab.waterfall import png
+from ..targets.reference import Target, TargetError, load
+from . import UsageError
+from .boot import add_db_option, open_store
+from .lab import run_campaign
+from .output import write_output
+
+
+def register(sub) -> None:
+    p = sub.add_parser("optimize", help="try the advice and the known changes as campaigns, keep what is faster",
+                       description="Probe the baseline, screen every applicable change against it, combine the "
+                                   "significantly faster ones greedily (each re-tested with fresh runs), verify the "
+                                   "result against the baseline and draw the waterfall.")
+    p.add_argument("--target", metavar="FILE", help="the baseline target file (default: the stock reference device)")
+    p.add_argument("--runs", type=int, default=8, metavar="N", help="boots per variant in each campaign (default 8)")
+    p.add_argument("--verify-runs", type=int, metavar="N", help="boots per configuration in the final verification "
+                                                                 "(default: --runs)")
+    p.add_argument("--budget", metavar="LIMIT", help="stop trying changes beyond this: boots (300) or time (90m, 2h)")
+    p.add_argument("--name", default="optimize", help="names the campaigns in the store (NAME.screen ...); the same "
+                                                      "name resumes an interrupted optimization (default optimize)")
+    p.add_argument("--only", metavar="NAMES", help="try only these candidates (comma-separated)")
+    p.add_argument("--skip", metavar="NAMES", help="never try these candidates (comma-separated)")
+    p.add_argument("--out", metavar="DIR", help="where the results go (default NAME-result)")
+    p.add_argument("-v", "--verbose", action="store_true", help="show the console while booting")
+    add_db_option(p)
+    p.set_defaults(func=run)
+
+
+def _names(text: str | None) -> set[str] | None:
+    return {n.strip() for n in text.split(",") if n.strip()} if text else None
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.runs < 2 or (args.verify_runs is not None and args.verify_runs < 2):
+        raise UsageError("--runs and --verify-runs must be at least 2 (5 or more for a test to be able to decide)")
+    try:
+        budget = Budget.parse(args.budget)
+        baseline = load(args.target) if args.target else Target()
+    except (ValueError, TargetError) as err:
+        raise UsageError(str(err)) from None
+    out_dir = args.out or f"{args.name}-result"
+    store = open_store(args)
+
+    def log(message: str) -> None:
+        print(f"bootlab optimize: {message}", file=sys.stderr)
+
+    try:
+        optimizer = Optimizer(store, baseline, args.name, args.runs, args.verify_runs, budget, _names(args.only),
+                              _names(args.skip) or set(),
+                              lambda c, title: run_campaign(c, store, args.verbose, f"{args.name} {title}"), log)
+        outcome = optimizer.run()
+    except OptimizerError as err:
+        raise UsageError(str(err)) from None
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"cannot create {out_dir}: {err.strerror}") from None
+    final_toml = final_target_file(outcome.final, f"{args.name}-final")
+    image = png(outcome.waterfall) if outcome.waterfall is not None else None
+    write_output(final_toml, os.path.join(out_dir, "final.toml"))
+    if image is not None:
+        write_output(image, os.path.join(out_dir, "waterfall.png"))
+    report = optimize_text(outcome)
+    write_output(report, os.path.join(out_dir, "report.txt"))
+    write_output(to_json(optimize_data(outcome)), os.path.join(out_dir, "report.json"))
+    write_output(optimize_html(outcome, image, final_toml), os.path.join(out_dir, "report.html"))
+    print(report, end="")
+    print(f"results in {out_dir}/: final.toml, report.txt, report.json, report.html"
+          + (", waterfall.png" if image is not None else ""))
+    return 0

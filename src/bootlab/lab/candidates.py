@@ -1,0 +1,141 @@
+"""What the optimizer may try on the reference device: patches over a target description.
+
+Some candidates need facts a boot has shown (the loops_per_jiffy the kernel calibrated, the
+TSC rate it detected); they come from a probe boot's console and kernel log.  Each
+candidate is applied to the configuration as it stands, so `target.append` adds kernel
+arguments while other keys replace (see patch.py): a later compression choice replaces an
+earlier one, and the greedy search keeps whichever measured faster.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..advice import Finding
+from ..sources import bootlab_capture
+from ..targets.reference import Target
+from .patch import arg_name, kernel_args
+
+_PRINTK = re.compile(r"^\s*\[\s*\d+\.\d+\]")
+_TSC_REFINED = re.compile(r"tsc: Refined TSC clocksource calibration: (\d+\.\d+) MHz")
+_TSC_DETECTED = re.compile(r"tsc: Detected (\d+\.\d+) MHz processor")
+_LPJ = re.compile(r"\(lpj=(\d+)\)")
+APP_START = "bootlab-mark: app.start"
+MARK = "bootlab-mark:"
+
+
+@dataclass
+class Facts:
+    """What a probe boot showed."""
+
+    lpj: int | None = None
+    tsc_khz: int | None = None
+
+
+def console_lines(capture: bytes) -> list[str]:
+    return bootlab_capture.console_bytes(capture).decode(errors="replace").replace("\r", "").splitlines()
+
+
+def facts_from(capture: bytes) -> Facts:
+    """lpj and the TSC rate from a boot's console (the kernel log printed after ready
+    with initramfs.dmesg shows them even under quiet)."""
+    text = "\n".join(console_lines(capture))
+    lpj = _LPJ.search(text)
+    tsc = _TSC_REFINED.search(text) or _TSC_DETECTED.search(text)
+    return Facts(lpj=int(lpj.group(1)) if lpj else None, tsc_khz=round(float(tsc.group(1)) * 1000) if tsc else None)
+
+
+def app_output(capture: bytes, ready: str) -> list[str]:
+    """What the application printed: console lines from its start to the ready line,
+    without kernel messages and bootlab's markers."""
+    lines = console_lines(capture)
+    ready_re = re.compile(ready)
+    start = next((i for i, line in enumerate(lines) if APP_START in line), None)
+    if start is None:
+        return []
+    out = []
+    for line in lines[start + 1:]:
+        if ready_re.search(line):
+            break
+        if line.strip() and not _PRINTK.match(line) and MARK not in line:
+            out.append(line.rstrip())
+    return out
+
+
+@dataclass
+class Candidate:
+    name: str  # a variant name: letters, digits, _ . + -
+    description: str
+    patch: dict
+    origin: str = "built-in"  # or "advice: RULE"
+    notes: list[str] = field(default_factory=list)
+
+
+def _console_arg(t: Target) -> str | None:
+    return next((a for a in kernel_args(t.cmdline()) if re.match(r"console=ttyS\d+,\d+", a)), None)
+
+
+def builtin(t: Target, facts: Facts) -> list[Candidate]:
+    """The reference device's non-intrusive changes that apply to this configuration."""
+    names = {arg_name(a) for a in kernel_args(t.cmdline())}
+    k, i = t.target, t.initramfs
+    out: list[Candidate] = []
+
+    def add(ok: bool, name: str, description: str, patch: dict, notes: tuple = ()) -> None:
+        if ok:
+            out.append(Candidate(name, description, patch, notes=list(notes)))
+
+    add("quiet" not in names, "quiet", "quiet: kernel messages kept off the console", {"target": {"append": "quiet"}})
+    add(bool(facts.lpj) and "lpj" not in names, "lpj", f"lpj={facts.lpj}: skip the delay-loop calibration",
+        {"target": {"append": f"lpj={facts.lpj}"}})
+    add(bool(facts.tsc_khz) and "tsc_early_khz" not in names, "tsc-khz",
+        f"tsc_early_khz={facts.tsc_khz}: give the TSC rate, no calibration against the PIT",
+        {"target": {"append": f"tsc_early_khz={facts.tsc_khz}"}})
+    add("cryptomgr.notests" not in names, "no-crypto-selftests",
+        "cryptomgr.notests: skip the crypto API self-tests at boot",
+        {"target": {"append": "cryptomgr.notests"}},
+        ("the self-tests check the kernel's crypto implementations; skip them only where that check is "
+         "not a requirement (not in FIPS mode)",))
+    add(k.memory > 128, "ram-128M", "128 MiB of RAM: less memory for the kernel to initialise",
+        {"target": {"memory": 128}},
+        ("the reference device's mem=: QEMU places the initramfs at the top of RAM, where a mem= "
+         "limit would cut it off; on a board, mem= does this",))
+    for method in ("lz4", "lzo", "zstd", "none"):
+        add(i.compression != method, f"initramfs-{method}", f"initramfs compressed with {method}",
+            {"initramfs": {"compression": method}})
+    add(k.image == "bzimage", "pvh-vmlinux", "uncompressed kernel booted through its PVH entry (no decompression)",
+        {"target": {"image": "vmlinux"}})
+    add(k.kernel != "cloud", "cloud-kernel", "Debian's -cloud kernel (a configuration trimmed for virtual machines)",
+        {"target": {"kernel": "cloud"}})
+    add(k.kernel != "cloud" or k.image != "bzimage", "cloud-bzimage", "the -cloud kernel as shipped (bzImage)",
+        {"target": {"kernel": "cloud", "image": "bzimage"}})
+    add(k.firmware == "seabios" and k.machine != "microvm", "qboot", "qboot firmware instead of SeaBIOS",
+        {"target": {"firmware": "qboot"}})
+    add(k.machine != "microvm" and bool(facts.tsc_khz), "microvm",
+        "-M microvm with qboot: no PCI, no legacy devices; the TSC rate given",
+        {"target": {"machine": "microvm", "firmware": "qboot", "append": f"tsc_early_khz={facts.tsc_khz}"}})
+    add(k.cpus == 1, "2-cpus", "two CPUs (TCG runs each in its own host thread)", {"target": {"cpus": 2}})
+    add(i.init == "rc", "init-script", "one init script instead of busybox init and rc scripts",
+        {"initramfs": {"init": "script"}})
+    add(i.init != "direct", "init-direct", "init= the application: a static init that starts it, no shell",
+        {"initramfs": {"init": "direct"}})
+    add(bool(i.modules), "modules-after", "load the kernel modules after the ready marker",
+        {"initramfs": {"modules": [], "modules_after": i.modules + i.modules_after}})
+    console = _console_arg(t)
+    if console and k.console_baud and k.console_baud < 921600:
+        device = console.split("=", 1)[1].split(",")[0]
+        add(True, "console-921600", "console UART at 921600 baud",
+            {"target": {"append": f"console={device},921600", "console_baud": 921600}},
+            ("the host's serial adapter must support the speed",))
+    return out
+
+
+def from_advice(findings: list[Finding]) -> list[Candidate]:
+    """Findings that carry a patch the reference device can try."""
+    out = []
+    for f in findings:
+        if f.patch:
+            name = re.sub(r"[^A-Za-z0-9_.+-]+", "-", f.rule).strip("-") or "advice"
+            out.append(Candidate(name, f.title, f.patch, origin=f"advice: {f.rule}", notes=list(f.notes)))
+    return out

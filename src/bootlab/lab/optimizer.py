@@ -1,0 +1,339 @@
+"""The optimizer: from a baseline, find the non-intrusive changes that make the boot
+significantly faster, combine them, and prove the result.
+
+1. probe      one boot of the baseline that also prints the kernel log after ready: the
+              facts candidates need (lpj, TSC rate) and the advice rules' findings.
+2. screen     one campaign: the baseline and every applicable candidate alone on top of it.
+              A candidate passes when it is significantly faster than the baseline (the
+              campaign's Holm-adjusted test), none of its boots failed, and the application
+              printed the same thing before ready.
+3. combine    greedy, largest screening saving first: a campaign per candidate, the
+              configuration so far against the same plus the candidate, with fresh runs;
+              kept under the same three conditions.  A candidate that sets a key an earlier
+              one set (another compression, another kernel) is tried as a replacement.
+4. verify     one campaign with the baseline and each cumulative configuration, fresh runs,
+              interleaved: the waterfall and the final speed-up come from it alone.
+
+Every campaign is named after the optimization (NAME.probe, NAME.screen, NAME.step03-quiet,
+NAME.verify) and resumes from the run store, so an interrupted optimization continues where
+it stopped when started again with the same name; decisions already made are made again
+from the same stored runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import median
+from typing import Callable
+
+from ..advice import advise
+from ..analysis import Options, analyze
+from ..sources import NotALog, Patterns, read
+from ..targets.reference import Target, TargetError
+from ..targets.reference import from_dict as target_from_dict
+from . import campaign as campaigns
+from .candidates import Candidate, Facts, app_output, builtin, facts_from, from_advice
+from .patch import apply
+from .store import Run, Store
+from .waterfall import Waterfall
+from .waterfall import build as build_waterfall
+
+DEFAULT_BOOT_SECONDS = 10.0  # the cost of a boot before any has been measured
+
+
+class OptimizerError(Exception):
+    pass
+
+
+@dataclass
+class Budget:
+    """A limit on boots or on wall time; None is no limit."""
+
+    boots: int | None = None
+    seconds: float | None = None
+    started: float = field(default_factory=time.monotonic)
+    used: int = 0  # boots run by this optimization so far
+
+    @classmethod
+    def parse(cls, text: str | None) -> "Budget":
+        """'300' or '300boots' (boots), '90s', '45m', '2h', '1h30m' (wall time)."""
+        if not text:
+            return cls()
+        t = text.strip().lower().replace(" ", "")
+        m = re.fullmatch(r"(\d+)(?:boots?)?", t)
+        if m:
+            return cls(boots=int(m.group(1)))
+        m = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)(?:m|min))?(?:(\d+)s)?", t)
+        if m and any(m.groups()):
+            h, mi, s = (int(x or 0) for x in m.groups())
+            return cls(seconds=h * 3600 + mi * 60 + s)
+        raise ValueError(f"budget {text!r}: a number of boots (300) or a duration (90s, 45m, 2h, 1h30m)")
+
+    def allows(self, boots: int, per_boot: float) -> bool:
+        if self.boots is not None and self.used + boots > self.boots:
+            return False
+        if self.seconds is not None and time.monotonic() - self.started + boots * per_boot > self.seconds:
+            return False
+        return True
+
+
+@dataclass
+class Decision:
+    candidate: Candidate
+    stage: str  # "screen" or "combine"
+    kept: bool
+    why: str
+    campaign: str = ""
+    difference: float | None = None  # ns, candidate minus reference median (negative: faster)
+    p: float | None = None
+
+
+@dataclass
+class Outcome:
+    name: str
+    baseline: Target
+    final: Target
+    facts: Facts
+    candidates: list[Candidate]
+    not_applicable: list[tuple[Candidate, str]]
+    decisions: list[Decision]
+    kept: list[Candidate]
+    screening: campaigns.CampaignResult | None = None
+    verify: campaigns.CampaignResult | None = None
+    waterfall: Waterfall | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _target(description: dict, base) -> Target:
+    t = target_from_dict(description)
+    t.base = base
+    return t
+
+
+def _same(a: Target, b: Target) -> bool:
+    return a.to_dict() == b.to_dict()
+
+
+class Optimizer:
+    def __init__(self, store: Store, baseline: Target, name: str = "optimize", runs: int = 8,
+                 verify_runs: int | None = None, budget: Budget | None = None, only: set[str] | None = None,
+                 skip: set[str] = frozenset(),
+                 run_campaign: Callable[[campaigns.Campaign, str], campaigns.State] | None = None,
+                 log: Callable[[str], None] = lambda _: None):
+        if not campaigns.NAME.match(name):
+            raise OptimizerError(f"name {name!r}: letters, digits and _ . + - only")
+        self.store = store
+        self.baseline = baseline
+        self.name = name
+        self.runs = runs
+        self.verify_runs = verify_runs or runs
+        self.budget = budget or Budget()
+        self.only = only
+        self.skip = set(skip)
+        self.run_campaign = run_campaign or (lambda c, title: campaigns.run(c, store))
+        self.log = log
+
+    # -- running campaigns within the budget ---------------------------------------------------
+
+    def _campaign(self, suffix: str, variants: list[campaigns.Variant], runs: int) -> campaigns.Campaign:
+        return campaigns.Campaign(f"{self.name}.{suffix}", variants, runs=runs)
+
+    def _per_boot(self) -> float:
+        walls = [r.wall_ns / 1e9 for r in self.store.runs() if r.campaign and r.campaign.startswith(f"{self.name}.")
+                 and r.wall_ns]
+        return median(walls) if walls else DEFAULT_BOOT_SECONDS
+
+    def _left(self, c: campaigns.Campaign) -> int:
+        return len(campaigns.state(c, self.store).remaining())
+
+    def _run(self, c: campaigns.Campaign, title: str) -> campaigns.CampaignResult:
+        left = self._left(c)
+        st = self.run_campaign(c, title)
+        self.budget.used += left - len(st.remaining())
+        return campaigns.results(c, st)
+
+    # -- the steps ----------------------------------------------------------------------------
+
+    def probe(self) -> tuple[Facts, list[Candidate], Run]:
+        probe_target = _target(self.baseline.to_dict(), self.baseline.base)
+        probe_target.initramfs.dmesg = True  # the kernel log after ready: facts even under quiet
+        c = self._campaign("probe", [campaigns.Variant(campaigns.BASELINE, "the baseline, kernel log printed after ready",
+                                                       probe_target, {"initramfs": {"dmesg": True}})], runs=1)
+        res = self._run(c, "probe")
+        runs = res.result(campaigns.BASELINE).runs
+        if not runs.ok:
+            reason = runs.runs[-1].reason if runs.runs else "not run"
+            raise OptimizerError(f"the baseline does not boot ({reason}): nothing to optimize from")
+        run = runs.ok[0]
+        capture = self.store.capture(run.id) or b""
+        return facts_from(capture), self._advice(run, capture), run
+
+    def _advice(self, run: Run, capture: bytes) -> list[Candidate]:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, f"run-{run.id}.capture")
+            Path(path).write_bytes(capture)
+            try:
+                boot = read([path], Patterns.from_options(self.baseline.boot.ready))
+            except NotALog as err:
+                self.log(f"advice skipped: the probe's capture is unreadable ({err})")
+                return []
+            analysis = analyze(boot, Options(baud=self.baseline.target.console_baud or None))
+            try:
+                findings = advise(boot, analysis, run.target)
+            except Exception as err:  # noqa: BLE001 - the rules are written elsewhere; built-ins still work
+                self.log(f"advice skipped: the rules failed ({type(err).__name__}: {err})")
+                return []
+        return from_advice(findings)
+
+    def applicable(self, candidates: list[Candidate], on: Target) -> tuple[list[tuple[Candidate, Target]],
+                                                                           list[tuple[Candidate, str]]]:
+        """(candidate, its target on top of `on`) for those that change something valid."""
+        good, bad, seen = [], [], set()
+        for c in candidates:
+            key = json.dumps(c.patch, sort_keys=True)
+            if key in seen or c.name in self.skip or (self.only is not None and c.name not in self.only):
+                continue
+            seen.add(key)
+            try:
+                t = _target(apply(on.to_dict(), c.patch), on.base)
+            except TargetError as err:
+                bad.append((c, f"not applicable: {err}"))
+                continue
+            if _same(t, on):
+                bad.append((c, "already so in the baseline"))
+                continue
+            good.append((c, t))
+        return good, bad
+
+    def accept(self, vr: campaigns.VariantResult, reference_output: list[str]) -> tuple[bool, str]:
+        """Whether a variant may be kept: no failed boot, significantly faster, same output."""
+        runs = vr.runs
+        if runs.failed:
+            reasons = "; ".join(sorted({r.reason or r.status for r in runs.failed}))
+            return False, f"{len(runs.failed)} of {len(runs.runs)} boots failed ({reasons})"
+        row = vr.comparison.row() if vr.comparison is not None else None
+        if row is None or row.comparison is None:
+            return False, "no numbers to compare"
+        c = row.comparison
+        if not row.significant(vr.comparison.confidence):
+            return False, f"not significantly faster ({c.percent:+.1f}%, p={row.p:.3g})"
+        if c.difference > 0:
+            return False, f"significantly slower ({c.percent:+.1f}%, p={row.p:.3g})"
+        ready = vr.variant.spec.boot.ready
+        for r in runs.ok:
+            if app_output(self.store.capture(r.id) or b"", ready) != reference_output:
+                return False, f"the application's output changed (run {r.id})"
+        return True, f"faster by {-c.difference / 1e6:.0f} ms ({c.percent:+.1f}%, p={row.p:.3g})"
+
+    def _output_of(self, vr: campaigns.VariantResult) -> list[str]:
+        ok = vr.runs.ok
+        return app_output(self.store.capture(ok[0].id) or b"", vr.variant.spec.boot.ready) if ok else []
+
+    def run(self) -> Outcome:
+        facts, advice, _probe = self.probe()
+        pool = advice + builtin(self.baseline, facts)
+        tried, not_applicable = self.applicable(pool, self.baseline)
+        out = Outcome(self.name, self.baseline, self.baseline, facts, [c for c, _ in tried], not_applicable, [], [])
+        if not tried:
+            out.notes.append("no candidate applies to this baseline")
+            return out
+        # Candidates that make the same configuration are booted once.
+        variants: list[campaigns.Variant] = [campaigns.Variant(campaigns.BASELINE, "the baseline", self.baseline, {})]
+        screened: dict[str, str] = {}  # candidate -> the variant it was measured as
+        for c, t in tried:
+            same = next((v for v in variants[1:] if _same(v.spec, t)), None)
+            if same is None:
+                variants.append(campaigns.Variant(c.name, c.description, t, c.patch))
+            screened[c.name] = same.name if same else c.name
+        screen = self._campaign("screen", variants, self.runs)
+        need = self._left(screen)
+        if not self.budget.allows(need + 2 * self.verify_runs, self._per_boot()):
+            raise OptimizerError(f"screening {len(variants) - 1} candidates needs {need} more boots (about "
+                                 f"{need * self._per_boot() / 60:.0f} min) and the budget does not allow it: raise "
+                                 "--budget, lower --runs, or choose candidates with --only/--skip")
+        self.log(f"screening {len(variants) - 1} candidates, {self.runs} boots each, against the baseline")
+        out.screening = self._run(screen, "screen")
+        reference_output = self._output_of(out.screening.result(campaigns.BASELINE))
+        passed: list[tuple[float, Candidate]] = []
+        for c, _t in tried:
+            vr = out.screening.result(screened[c.name])
+            ok, why = self.accept(vr, reference_output)
+            row = vr.comparison.row()
+            diff = row.comparison.difference if row is not None and row.comparison is not None else None
+            out.decisions.append(Decision(c, "screen", ok, why, screen.name, diff, row.p if row is not None else None))
+            if ok:
+                passed.append((diff, c))
+        current = self.baseline
+        for step, (_, c) in enumerate(sorted(passed, key=lambda x: x[0]), start=1):
+            current = self._combine(out, step, c, current, reference_output)
+        out.final = current
+        self._verify(out)
+        return out
+
+    def _combine(self, out: Outcome, step: int, c: Candidate, current: Target, reference_output: list[str]) -> Target:
+        try:
+            nxt = _target(apply(current.to_dict(), c.patch), current.base)
+        except TargetError as err:
+            out.decisions.append(Decision(c, "combine", False, f"not applicable on top of the kept changes: {err}"))
+            return current
+        if _same(nxt, current):
+            out.decisions.append(Decision(c, "combine", False, "already part of the configuration"))
+            return current
+        reserve = (len(out.kept) + 2) * self.verify_runs
+        if not self.budget.allows(2 * self.runs + reserve, self._per_boot()):
+            out.decisions.append(Decision(c, "combine", False, "not tried: the budget is spent"))
+            return current
+        kept_names = "+".join(k.name for k in out.kept) or "baseline"
+        c_step = self._campaign(f"step{step:02d}-{c.name}", [
+            campaigns.Variant(campaigns.BASELINE, f"kept so far: {kept_names}", current, {}),
+            campaigns.Variant(c.name, c.description, nxt, c.patch)], self.runs)
+        self.log(f"step {step}: {c.name} on top of {kept_names}")
+        res = self._run(c_step, f"step {step}: {c.name}")
+        ok, why = self.accept(res.result(c.name), reference_output)
+        row = res.result(c.name).comparison.row()
+        out.decisions.append(Decision(c, "combine", ok, why, c_step.name,
+                                      row.comparison.difference if row and row.comparison else None,
+                                      row.p if row else None))
+        if not ok:
+            return current
+        out.kept.append(c)
+        return nxt
+
+    def _verify(self, out: Outcome) -> None:
+        variants = [campaigns.Variant(campaigns.BASELINE, "the baseline", self.baseline, {})]
+        current = self.baseline
+        for k, c in enumerate(out.kept, start=1):
+            current = _target(apply(current.to_dict(), c.patch), current.base)
+            variants.append(campaigns.Variant(f"{k}-{c.name}", c.description, current, c.patch))
+        if len(variants) == 1:
+            out.notes.append("no change was kept: the baseline is the result")
+            return
+        verify = self._campaign("verify", variants, self.verify_runs)
+        self.log(f"verifying: the baseline and {len(variants) - 1} cumulative configurations, "
+                 f"{self.verify_runs} fresh boots each")
+        out.verify = self._run(verify, "verify")
+        steps = [(vr.variant.name, vr.variant.description, vr.runs.values("total")) for vr in out.verify.variants]
+        final = out.verify.variants[-1]
+        if final.runs.failed:
+            out.notes.append(f"the final configuration failed {len(final.runs.failed)} of {len(final.runs.runs)} "
+                             "boots in verification: do not use it as it is")
+        if all(values for _, _, values in steps):
+            out.waterfall = build_waterfall(steps, "total", verify.confidence)
+        else:
+            out.notes.append("a configuration had no successful boot in verification: no waterfall")
+
+
+def final_target_file(t: Target, name: str) -> str:
+    """The result as a target file anyone can boot (relative file paths made absolute)."""
+    out = _target(t.to_dict(), t.base)
+    out.name = name
+    if t.base is not None:
+        out.initramfs.files = {inside: str(Path(t.base) / host) if not Path(host).is_absolute() else host
+                               for inside, host in t.initramfs.files.items()}
+    return out.to_toml()

@@ -1,0 +1,144 @@
+"""The optimizer on a simulated device whose true effects are known, and the waterfall."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bootlab.lab import campaign
+from bootlab.lab.candidates import Facts, app_output, builtin, facts_from
+from bootlab.lab.optimizer import Budget, Optimizer, final_target_file
+from bootlab.lab.reports import optimize_data, optimize_html, optimize_text
+from bootlab.lab.waterfall import build, png, section, text
+from bootlab.targets.reference import Target, load
+
+from .conftest import FakeBooter
+
+ONLY = {"quiet", "cloud-kernel", "initramfs-lz4", "init-direct", "initramfs-zstd"}
+
+
+def simulated(target: dict, variant: str) -> float:
+    """6 s stock; quiet saves 2 s, the cloud kernel 1.5 s, zstd makes it 0.3 s slower;
+    lz4 changes nothing measurable; the direct init never boots (see `broken`)."""
+    t = 6e9
+    if "quiet" in target["target"]["append"]:
+        t -= 2e9
+    if target["target"]["kernel"] == "cloud":
+        t -= 1.5e9
+    if target["initramfs"]["compression"] == "zstd":
+        t += 0.3e9
+    return t
+
+
+def broken(target: dict, variant: str) -> bool:
+    return target["initramfs"]["init"] == "direct"
+
+
+def optimize(store, only=ONLY, runs=8, budget=None):
+    fake = FakeBooter(simulated, fail=broken)
+    opt = Optimizer(store, Target(), "sim", runs=runs, budget=budget, only=only,
+                    run_campaign=lambda c, title: campaign.run(c, store, booter=fake.for_variant))
+    return opt.run(), fake
+
+
+def test_keeps_what_is_faster_and_proves_it(store):
+    out, fake = optimize(store)
+    assert [c.name for c in out.kept] == ["quiet", "cloud-kernel"]  # largest screening saving first
+    assert out.final.target.kernel == "cloud" and "quiet" in out.final.cmdline()
+    decisions = {(d.stage, d.candidate.name): d for d in out.decisions}
+    assert not decisions["screen", "initramfs-lz4"].kept and "not significantly" in decisions["screen", "initramfs-lz4"].why
+    assert not decisions["screen", "initramfs-zstd"].kept and "slower" in decisions["screen", "initramfs-zstd"].why
+    assert not decisions["screen", "init-direct"].kept and "boots failed" in decisions["screen", "init-direct"].why
+    assert decisions["combine", "cloud-kernel"].kept
+    # The waterfall comes from one verification campaign: baseline, +quiet, +quiet+cloud.
+    w = out.waterfall
+    assert [b.name for b in w.bars] == ["baseline", "1-quiet", "2-cloud-kernel"]
+    assert w.bars[1].saving == pytest.approx(2e9, rel=0.15) and w.bars[2].saving == pytest.approx(1.5e9, rel=0.15)
+    assert w.speedup[1] < 6 / 2.5 < w.speedup[2]
+    names = [name for name, _ in store.campaigns()]
+    assert names == ["sim.probe", "sim.screen", "sim.step01-quiet", "sim.step02-cloud-kernel", "sim.verify"]
+
+
+def test_resuming_makes_the_same_decisions_without_booting_again(store):
+    first, _ = optimize(store)
+    again, fake = optimize(store)
+    assert fake.calls == []
+    assert [c.name for c in again.kept] == [c.name for c in first.kept]
+
+
+def test_budget_stops_the_combination_but_still_verifies(store):
+    out, _ = optimize(store, budget=Budget(boots=1 + 48 + 16 + 24))
+    assert [c.name for c in out.kept] == ["quiet"]
+    assert any(d.why == "not tried: the budget is spent" for d in out.decisions)
+    assert [b.name for b in out.waterfall.bars] == ["baseline", "1-quiet"]
+
+
+def test_reports(store, tmp_path):
+    out, _ = optimize(store)
+    report = optimize_text(out)
+    assert "kept: quiet + cloud-kernel" in report and "x faster" in report
+    data = json.loads(json.dumps(optimize_data(out)))
+    assert data["kept"] == ["quiet", "cloud-kernel"] and len(data["waterfall"]["bars"]) == 3
+    html = optimize_html(out, png(out.waterfall), out.final.to_toml())
+    assert "data:image/png;base64," in html and "Decisions" in html
+
+
+def test_budget_parsing():
+    assert Budget.parse("300").boots == 300 and Budget.parse("300 boots").boots == 300
+    assert Budget.parse("90s").seconds == 90 and Budget.parse("45m").seconds == 2700
+    assert Budget.parse("1h30m").seconds == 5400 and Budget.parse(None).boots is None
+    with pytest.raises(ValueError):
+        Budget.parse("soon")
+
+
+def test_waterfall_data():
+    w = build([("baseline", "stock", [6.0e9, 6.2e9, 5.9e9, 6.1e9, 6.0e9]),
+               ("1-quiet", "quiet", [4.0e9, 4.1e9, 3.9e9, 4.0e9, 4.05e9]),
+               ("2-cloud", "cloud", [2.5e9, 2.6e9, 2.4e9, 2.5e9, 2.55e9])])
+    assert [b.median for b in w.bars] == [6.0e9, 4.0e9, 2.5e9]
+    assert [b.saving for b in w.bars] == [0.0, 2.0e9, 1.5e9]
+    assert sum(b.saving for b in w.bars) == w.baseline.median - w.final.median
+    assert w.speedup[0] == pytest.approx(2.4) and w.speedup[1] <= 2.4 <= w.speedup[2]
+    assert "6.000s -> 2.500s: 2.40x faster" in text(w)
+    image = png(w)
+    assert image.startswith(b"\x89PNG")
+    assert "2.40&times;" in section(w, image).html
+
+
+def test_builtin_candidates_follow_the_configuration():
+    stock = {c.name for c in builtin(Target(), Facts(lpj=4000000, tsc_khz=2596000))}
+    assert {"quiet", "lpj", "tsc-khz", "pvh-vmlinux", "cloud-kernel", "qboot", "microvm", "init-direct",
+            "initramfs-lz4", "console-921600"} <= stock
+    assert "modules-after" not in stock and "initramfs-gzip" not in stock
+    assert "microvm" not in {c.name for c in builtin(Target(), Facts())}  # needs the TSC rate
+    t = Target()
+    t.target.append = "quiet lpj=1"
+    t.initramfs.init = "direct"
+    t.initramfs.modules = ["vivid"]
+    names = {c.name for c in builtin(t, Facts(lpj=5))}
+    assert "quiet" not in names and "lpj" not in names and "init-direct" not in names and "modules-after" in names
+
+
+CAPTURE = b"""#bootlab-capture 1 {"zero": "power-on"}
+0.000000000 ! power-on
+0.500000000 | [    0.000000] tsc: Detected 2596.126 MHz processor\\r
+0.600000000 | [    0.100000] Calibrating delay loop (skipped), value calculated using timer frequency.. 5192.25 BogoMIPS (lpj=10384504)\\r
+1.000000000 | bootlab-mark: app.start\\r
+1.100000000 | frames: 10\\r
+1.150000000 | [    0.800000] random: crng init done\\r
+1.200000000 | BOOTLAB READY\\r
+1.300000000 | after ready\\r
+"""
+
+
+def test_facts_and_application_output_from_a_capture():
+    assert facts_from(CAPTURE) == Facts(lpj=10384504, tsc_khz=2596126)
+    assert app_output(CAPTURE, "BOOTLAB READY") == ["frames: 10"]
+
+
+def test_final_configuration_boots_as_a_target_file(store, tmp_path):
+    out, _ = optimize(store)
+    path = tmp_path / "final.toml"
+    path.write_text(final_target_file(out.final, "sim-final"))
+    assert load(str(path)).to_dict() == {**out.final.to_dict(), "name": "sim-final"}
