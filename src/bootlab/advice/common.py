@@ -15,7 +15,7 @@ from ..analysis import Analysis
 from ..analysis.phases import PhaseSpan
 from ..render.fmt import span
 from ..sources.console import PRINTK_AT_START, stamp_ns
-from ..timeline import NS_PER_MS, Boot, Clock, ConsoleLog, Event, Kind, Mark, Phase
+from ..timeline import NS_PER_MS, Boot, Clock, ConsoleLog, Event, Kind, Phase
 from . import Context
 
 MIN_SAVING_NS = 10 * NS_PER_MS
@@ -248,10 +248,6 @@ def before_ready(boot: Boot, analysis: Analysis, ev: Event) -> bool:
 def spans(boot: Boot, *kinds: str) -> Iterator[Event]:
     """Events of these kinds that have a duration."""
     return (ev for ev in boot.of_kind(*kinds) if ev.dur is not None)
-
-
-def has_app_start(boot: Boot) -> bool:
-    return boot.first_mark(Mark.APP_START) is not None
 
 
 def units(boot: Boot) -> Iterator[Event]:

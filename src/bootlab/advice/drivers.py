@@ -10,8 +10,8 @@ import errno
 
 from ..timeline import Kind, Mark
 from . import Context, Finding, rule
-from .common import (append_patch, arg_value, before_ready, between, cite, contains, for_reference, has_app_start,
-                     spans, target_value, took, total, worth_it)
+from .common import (append_patch, arg_value, before_ready, between, cite, contains, for_reference, spans,
+                     target_value, took, total, worth_it)
 
 FAMILY = "drivers"
 SLOW_INITCALL_NS = 50_000_000
@@ -193,15 +193,16 @@ def async_probe(ctx: Context) -> Finding | None:
 def modules_after_app(ctx: Context) -> Finding | None:
     """Modules loaded before the application delay it by their loading time (bootlab's
     modules.start/modules.end marks when present, else their initcalls)."""
-    end = ctx.analysis.phases.end
-    if end is None or end.mark != Mark.READY:
+    ready = ctx.analysis.phases.end
+    if ready is None or ready.mark != Mark.READY:
         return None  # without a ready line, "before the application" means nothing
-    app_at = ctx.boot.at(ctx.boot.first_mark(Mark.APP_START)) if has_app_start(ctx.boot) else None
+    app = ctx.boot.first_mark(Mark.APP_START)
+    app_at = ctx.boot.at(app) if app is not None else None
     loaded = [ev for ev in spans(ctx.boot, Kind.INITCALL) if (ev.attrs or {}).get("module")
               and (app_at is None or (ctx.boot.at(ev) or 0) < app_at) and before_ready(ctx.boot, ctx.analysis, ev)]
-    marked, start, end = between(ctx.boot, "modules.start", "modules.end")
-    if marked is not None and (app_at is None or ctx.boot.at(end) <= app_at):
-        saving, evidence = marked, [cite(ctx.boot, start), cite(ctx.boot, end)]
+    marked, start, stop = between(ctx.boot, "modules.start", "modules.end")
+    if marked is not None and (app_at is None or ctx.boot.at(stop) <= app_at):
+        saving, evidence = marked, [cite(ctx.boot, start), cite(ctx.boot, stop)]
     else:
         saving, evidence = total(ev.dur for ev in loaded), []
     if not worth_it(saving):
@@ -223,5 +224,6 @@ def modules_after_app(ctx: Context) -> Finding | None:
         evidence=evidence, saving_ns=saving,
         how="Start the application first and load the other modules after it (modprobe in the background, or a "
             "service ordered after the application).",
-        non_intrusive=True, patch=patch, confidence="medium",
-        notes=["keep before the application the modules it uses (its camera, its network)"])
+        non_intrusive=True, patch=patch, confidence="medium" if app_at is not None else "low",
+        notes=["keep before the application the modules it uses (its camera, its network)"]
+        + ([] if app_at is not None else ["the application's start is not marked: counted up to the ready line"]))
