@@ -27,8 +27,9 @@ DMESG = re.compile(
     r"^(?:<\d+>)?(?:[a-z]+\s*:[a-z]+\s*: )?\[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\](?:\[\s*(?P<caller>[TC]\d+)\])? ?"
 )
 SYSLOG = re.compile(r"^(?:\S.*?\s)?kernel: \[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\] ?")
+# The identifier is a program name: "EXT4-fs (mmcblk0p2): ..." in a dmesg is not a journal line.
 JOURNAL = re.compile(
-    r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{6})\] (?P<host>\S+) (?P<ident>[^\s:\[]+)(?:\[(?P<pid>\d+)\])?: "
+    r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{6})\] (?P<host>[\w.-]+) (?P<ident>[\w.@/+-]+)(?:\[(?P<pid>\d+)\])?: "
 )
 KMSG = re.compile(r"^(?P<level>\d+),(?P<seq>\d+),(?P<us>\d+),[^;]*;")
 

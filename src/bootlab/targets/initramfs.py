@@ -132,12 +132,17 @@ def compress(data: bytes, method: str) -> bytes:
 LOUDNESS = 'read BOOTLAB_LEVEL _ < /proc/sys/kernel/printk 2>/dev/null; [ "${BOOTLAB_LEVEL:-7}" -gt 6 ] && BOOTLAB_LOUD=1'
 
 
-def _mark(name: str) -> str:
+def _announce(text: str) -> str:
     # Into the kernel log (printk time).  When the console shows KERN_INFO the kernel prints
-    # that copy itself; only when it does not (quiet) is the marker echoed on the console
-    # too, or the two copies would interleave on the serial line.  A marker seen in both
-    # clocks links them (sources/userspace.link_marks).
-    return f'echo "<6>bootlab-mark: {name}" > /dev/kmsg; [ "$BOOTLAB_LOUD" ] || echo "bootlab-mark: {name}"'
+    # that copy itself; only when it does not (quiet) is the line echoed on the console too,
+    # or the two copies would interleave on the serial line.  The printk copy is the better
+    # time: a line echoed on a slow console arrives after what is queued before it.
+    return f'echo "<6>{text}" > /dev/kmsg; [ "$BOOTLAB_LOUD" ] || echo "{text}"'
+
+
+def _mark(name: str) -> str:
+    # A marker seen in both clocks links them (sources/userspace.link_marks).
+    return _announce(f"bootlab-mark: {name}")
 
 
 def split_modules(specs: list[str]) -> tuple[list[str], dict[str, str]]:
@@ -164,7 +169,7 @@ def _app_lines(spec: InitramfsSpec, after: list[str]) -> list[str]:
     if spec.app_prints_ready:
         lines.append(spec.app)
     else:
-        lines += [spec.app, f'echo "{READY_MARKER}"']
+        lines += [spec.app, _announce(READY_MARKER)]
     if after:
         lines += [_mark("modules-after.start")] + after + [_mark("modules-after.end")]
     lines += spec.after

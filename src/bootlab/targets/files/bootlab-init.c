@@ -38,18 +38,18 @@ static int console_is_loud(void)
 	return level > 6;
 }
 
-static void mark(const char *name)
+/*
+ * Into the kernel log (printk time); echoed on the console only when the kernel does not
+ * print it there itself, or the two copies would interleave: see initramfs.py.
+ */
+static void announce(const char *prefix, const char *text)
 {
 	static int loud = -1;
 	char line[LINE];
 	int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
 
-	/*
-	 * Kernel log (printk time); echoed on the console only when the kernel does not print
-	 * it there itself, or the two copies would interleave: see initramfs.py.
-	 */
 	if (fd >= 0) {
-		int n = snprintf(line, sizeof(line), "<6>bootlab-mark: %s\n", name);
+		int n = snprintf(line, sizeof(line), "<6>%s%s\n", prefix, text);
 
 		if (write(fd, line, n) < 0)
 			perror("bootlab-init: /dev/kmsg");
@@ -58,9 +58,14 @@ static void mark(const char *name)
 	if (loud < 0)
 		loud = console_is_loud();
 	if (!loud) {
-		printf("bootlab-mark: %s\n", name);
+		printf("%s%s\n", prefix, text);
 		fflush(stdout);
 	}
+}
+
+static void mark(const char *name)
+{
+	announce("bootlab-mark: ", name);
 }
 
 static void load_module(char *spec)
@@ -151,10 +156,8 @@ int main(void)
 	mark("app.start");
 	if (argc)
 		run(argv);
-	if (!has_flag("prints-ready")) {
-		printf("BOOTLAB READY\n");
-		fflush(stdout);
-	}
+	if (!has_flag("prints-ready"))
+		announce("", "BOOTLAB READY");
 	load_modules("/etc/bootlab/flags", "after=");
 	if (has_flag("dmesg")) {
 		char *dmesg[] = { "/bin/busybox", "dmesg", NULL };
