@@ -40,23 +40,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-import tempfile
 import textwrap
-from pathlib import Path
 
 from .. import __version__
 from ..advice import Finding, advise
 from ..analysis import Analysis, analyze
-from ..lab.boots import captures_dir
-from ..lab.store import StoreError
 from ..render.fmt import percent, seconds, span
 from ..sources import FORMATS as INPUT_FORMATS
-from ..sources import NotALog, read
-from ..timeline import Boot
 from . import UsageError
 from .analyze import add_analysis_options, options_from
-from .boot import add_db_option, open_store
+from .boot import add_db_option
+from .inputs import read_logs, read_stored, report_errors, stored_run
 from .output import write_output
 
 SCHEMA = "bootlab-advice"
@@ -80,44 +74,12 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _stored_run(args: argparse.Namespace):
-    """(store, run) for --run; the run's ready line and console speed become the defaults."""
-    store = open_store(args)
-    try:
-        r = store.get(args.run)
-    except StoreError as err:
-        raise UsageError(str(err)) from None
-    if args.ready is None:
-        args.ready = r.target.get("boot", {}).get("ready")
-    if args.baud is None:
-        args.baud = r.target.get("target", {}).get("console_baud") or None
-    return store, r
-
-
-def _read_stored(store, r, patterns) -> Boot:
-    """A run's capture: the file kept beside the store when it is still there (evidence then
-    names a file that exists), else the copy in the store."""
-    kept = captures_dir(store.path) / f"{r.uuid}.capture"
-    if kept.is_file():
-        return read([str(kept)], patterns)
-    raw = store.capture(r.id)
-    if raw is None:
-        raise UsageError(f"run {r.id} has no capture")
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp, f"run-{r.id}.capture")
-        path.write_bytes(raw)
-        return read([str(path)], patterns)
-
-
 def run(args: argparse.Namespace) -> int:
     if bool(args.files) == bool(args.run):
         raise UsageError("give either log FILEs or --run RUN")
-    stored = _stored_run(args) if args.run else None
+    stored = stored_run(args, args.run) if args.run else None
     patterns, options = options_from(args)
-    try:
-        boot = _read_stored(*stored, patterns) if stored else read(args.files, patterns, args.input_format)
-    except NotALog as err:
-        raise UsageError(f"run {stored[1].id}: {err}" if stored else str(err)) from None
+    boot = read_stored(*stored, patterns) if stored else read_logs(args.files, patterns, args.input_format)
     run_id, target = (stored[1].id, stored[1].target) if stored else (None, None)
     analysis = analyze(boot, options)
     findings = advise(boot, analysis, target)
@@ -126,10 +88,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         out = render_text(analysis, findings)
     write_output(out, args.output)
-    errors = [d for d in boot.diagnostics if d.severity == "error"]
-    for d in errors:
-        print(f"bootlab advise: {d}", file=sys.stderr)
-    return 2 if errors else 0
+    return report_errors("advise", boot)
 
 
 def _share(f: Finding, whole: int | None) -> float | None:

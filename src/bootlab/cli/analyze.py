@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..analysis import Options, analyze
 from ..render import FORMATS as OUTPUT_FORMATS
 from ..render import render
 from ..sources import FORMATS as INPUT_FORMATS
-from ..sources import NotALog, Patterns, read
+from ..sources import Patterns
 from . import UsageError
+from .inputs import read_logs, report_errors
 from .output import write_output
 
 
@@ -52,13 +52,6 @@ def options_from(args: argparse.Namespace) -> tuple[Patterns, Options]:
 
 def run(args: argparse.Namespace) -> int:
     patterns, options = options_from(args)
-    try:
-        boot = read(args.files, patterns, args.input_format)
-    except NotALog as err:
-        raise UsageError(str(err)) from None
-    analysis = analyze(boot, options)
-    write_output(render(analysis, args.format), args.output)
-    errors = [d for d in boot.diagnostics if d.severity == "error"]
-    for d in errors:
-        print(f"bootlab analyze: {d}", file=sys.stderr)
-    return 2 if errors else 0
+    boot = read_logs(args.files, patterns, args.input_format)
+    write_output(render(analyze(boot, options), args.format), args.output)
+    return report_errors("analyze", boot)

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 
 from ..analysis import analyze
-from ..lab.store import StoreError
 from ..render import render
-from ..sources import NotALog, bootlab_capture, read
+from ..sources import bootlab_capture
 from . import UsageError
 from .analyze import add_analysis_options, options_from
-from .boot import add_db_option, open_store
+from .boot import add_db_option
+from .inputs import read_stored, stored_run
 from .output import write_output
 
 
@@ -27,32 +25,14 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    store = open_store(args)
-    try:
-        r = store.get(args.run)
-    except StoreError as err:
-        raise UsageError(str(err)) from None
-    raw = store.capture(r.id)
-    if raw is None:
-        raise UsageError(f"run {r.id} has no capture")
-    if args.capture:
-        write_output(raw, args.output)
+    store, r = stored_run(args, args.run)
+    if args.capture or args.console:
+        raw = store.capture(r.id)
+        if raw is None:
+            raise UsageError(f"run {r.id} has no capture")
+        write_output(raw if args.capture else bootlab_capture.console_bytes(raw), args.output)
         return 0
-    if args.console:
-        write_output(bootlab_capture.console_bytes(raw), args.output)
-        return 0
-    if args.ready is None:
-        args.ready = r.target.get("boot", {}).get("ready")
     patterns, options = options_from(args)
-    if options.baud is None:
-        options.baud = r.target.get("target", {}).get("console_baud") or None
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, f"run-{r.id}.capture")
-        with open(path, "wb") as fh:
-            fh.write(raw)
-        try:
-            boot = read([path], patterns)
-        except NotALog as err:
-            raise UsageError(f"run {r.id}: {err}") from None
+    boot = read_stored(store, r, patterns)
     write_output(render(analyze(boot, options), args.format), args.output)
     return 0

@@ -1,0 +1,63 @@
+"""Where a verb's boot comes from: log files, or a run in the store (analyze, show, advise)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from ..lab.boots import captures_dir
+from ..lab.store import Run, Store, StoreError
+from ..sources import NotALog, Patterns, read
+from ..timeline import Boot
+from . import UsageError
+from .boot import open_store
+
+
+def read_logs(files: list[str], patterns: Patterns, fmt: str | None = None) -> Boot:
+    try:
+        return read(files, patterns, fmt)
+    except NotALog as err:
+        raise UsageError(str(err)) from None
+
+
+def stored_run(args: argparse.Namespace, ref: str) -> tuple[Store, Run]:
+    """The store and a run in it; the run's ready line and console speed become the
+    defaults of --ready and --baud."""
+    store = open_store(args)
+    try:
+        run = store.get(ref)
+    except StoreError as err:
+        raise UsageError(str(err)) from None
+    if args.ready is None:
+        args.ready = run.target.get("boot", {}).get("ready")
+    if args.baud is None:
+        args.baud = run.target.get("target", {}).get("console_baud") or None
+    return store, run
+
+
+def read_stored(store: Store, run: Run, patterns: Patterns) -> Boot:
+    """A run's capture: the file kept beside the store when it is still there (evidence then
+    names a file that exists), else the copy in the store."""
+    kept = captures_dir(store.path) / f"{run.uuid}.capture"
+    try:
+        if kept.is_file():
+            return read([str(kept)], patterns)
+        raw = store.capture(run.id)
+        if raw is None:
+            raise UsageError(f"run {run.id} has no capture")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp, f"run-{run.id}.capture")
+            path.write_bytes(raw)
+            return read([str(path)], patterns)
+    except NotALog as err:
+        raise UsageError(f"run {run.id}: {err}") from None
+
+
+def report_errors(verb: str, boot: Boot) -> int:
+    """Unreadable inputs among readable ones: named on stderr, exit status 2."""
+    errors = [d for d in boot.diagnostics if d.severity == "error"]
+    for d in errors:
+        print(f"bootlab {verb}: {d}", file=sys.stderr)
+    return 2 if errors else 0
