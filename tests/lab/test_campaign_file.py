@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -133,3 +134,9 @@ def test_missing_and_unreadable_files(tmp_path, capsys):
     assert main(["lab", "run", str(tmp_path / "bin.toml"), "--db", str(tmp_path / "x.db")]) == 2
     err = capsys.readouterr().err
     assert "none.toml" in err and "bin.toml" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parents[2] / "campaigns").glob("*.toml")), ids=lambda p: p.name)
+def test_shipped_campaigns_load(path):
+    c = campaign.load(str(path))
+    assert c.name == path.stem and len(c.variants) >= 2 and c.runs >= 5

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from bootlab.analysis.blame import Blamed
 from bootlab.lab import campaign
-from bootlab.lab.candidates import Facts, app_output, builtin, facts_from
-from bootlab.lab.optimizer import Budget, Optimizer, final_target_file
+from bootlab.lab.candidates import Facts, app_output, builtin, facts_from, from_initcalls
+from bootlab.lab.optimizer import Budget, Optimizer, final_target_file, waterfall_campaign
 from bootlab.lab.reports import optimize_data, optimize_html, optimize_text
 from bootlab.lab.waterfall import build, png, section, text
 from bootlab.targets.reference import Target, load
@@ -142,3 +143,21 @@ def test_final_configuration_boots_as_a_target_file(store, tmp_path):
     path = tmp_path / "final.toml"
     path.write_text(final_target_file(out.final, "sim-final"))
     assert load(str(path)).to_dict() == {**out.final.to_dict(), "name": "sim-final"}
+
+
+def test_waterfall_as_a_campaign_file(store, tmp_path):
+    out, _ = optimize(store)
+    path = tmp_path / "waterfall.toml"
+    path.write_text(waterfall_campaign(out, 6))
+    c = campaign.load(str(path))
+    assert [v.name for v in c.variants] == ["baseline", "1-quiet", "2-cloud-kernel"] and c.runs == 6
+    assert c.variants[-1].definition() == {k: v for k, v in out.final.to_dict().items() if k != "name"}
+    assert c.baseline.definition() == {k: v for k, v in out.baseline.to_dict().items() if k != "name"}
+
+
+def test_slow_builtin_initcalls_become_blacklist_candidates():
+    found = from_initcalls([Blamed("crypto_algapi_init", 530_000_000, 1, "x:1"),
+                            Blamed("vivid_init", 90_000_000, 1, "x:2", "[vivid]"),
+                            Blamed("pci_init", 10_000_000, 1, "x:3")])
+    assert [c.name for c in found] == ["skip-crypto_algapi_init"]
+    assert found[0].patch == {"target": {"append": "initcall_blacklist=crypto_algapi_init"}}

@@ -13,6 +13,10 @@ def test_arguments_merge_by_name():
     assert merge_args("a", "", 'init="/bin/sh -c x" b') == ("a", 'init="/bin/sh -c x" b')
 
 
+def test_list_arguments_join():
+    assert merge_args("a", "initcall_blacklist=f", "initcall_blacklist=g,f") == ("a", "initcall_blacklist=f,g")
+
+
 def test_apply_composes_and_leaves_the_original_alone():
     base = Target().to_dict()
     once = apply(base, {"target": {"append": "quiet", "kernel": "cloud"}, "initramfs": {"modules": ["vivid"]}})

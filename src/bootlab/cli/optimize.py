@@ -5,7 +5,9 @@
     bootlab optimize --only quiet,cloud-kernel --runs 5   # a short list of candidates
 
 Writes OUT/final.toml (boot it with `bootlab boot --target OUT/final.toml`),
-OUT/waterfall.png, OUT/report.html, OUT/report.json and OUT/report.txt.
+OUT/waterfall.toml (the verification as a campaign: `bootlab lab run OUT/waterfall.toml`
+measures the waterfall again), OUT/waterfall.png, OUT/report.html, OUT/report.json and
+OUT/report.txt.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import argparse
 import os
 import sys
 
-from ..lab.optimizer import Budget, Optimizer, OptimizerError, final_target_file
+from ..lab.optimizer import Budget, Optimizer, OptimizerError, final_target_file, waterfall_campaign
 from ..lab.reports import optimize_data, optimize_html, optimize_text, to_json
 from ..lab.waterfall import png
 from ..targets.reference import Target, TargetError, load
@@ -76,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     final_toml = final_target_file(outcome.final, f"{args.name}-final")
     image = png(outcome.waterfall) if outcome.waterfall is not None else None
     write_output(final_toml, os.path.join(out_dir, "final.toml"))
+    write_output(waterfall_campaign(outcome, args.verify_runs or args.runs), os.path.join(out_dir, "waterfall.toml"))
     if image is not None:
         write_output(image, os.path.join(out_dir, "waterfall.png"))
     report = optimize_text(outcome)
@@ -83,6 +86,6 @@ def run(args: argparse.Namespace) -> int:
     write_output(to_json(optimize_data(outcome)), os.path.join(out_dir, "report.json"))
     write_output(optimize_html(outcome, image, final_toml), os.path.join(out_dir, "report.html"))
     print(report, end="")
-    print(f"results in {out_dir}/: final.toml, report.txt, report.json, report.html"
+    print(f"results in {out_dir}/: final.toml, waterfall.toml (bootlab lab run), report.txt, report.json, report.html"
           + (", waterfall.png" if image is not None else ""))
     return 0

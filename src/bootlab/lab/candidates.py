@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..advice import Finding
+from ..analysis.blame import Blamed
+from ..render.fmt import span
 from ..sources import bootlab_capture
 from ..targets.reference import Target
 from .patch import arg_name, kernel_args
@@ -23,6 +25,7 @@ _TSC_DETECTED = re.compile(r"tsc: Detected (\d+\.\d+) MHz processor")
 _LPJ = re.compile(r"\(lpj=(\d+)\)")
 APP_START = "bootlab-mark: app.start"
 MARK = "bootlab-mark:"
+SLOW_INITCALL_NS = 50_000_000  # a built-in initcall this slow is worth a try without it
 
 
 @dataclass
@@ -138,4 +141,17 @@ def from_advice(findings: list[Finding]) -> list[Candidate]:
         if f.patch:
             name = re.sub(r"[^A-Za-z0-9_.+-]+", "-", f.rule).strip("-") or "advice"
             out.append(Candidate(name, f.title, f.patch, origin=f"advice: {f.rule}", notes=list(f.notes)))
+    return out
+
+
+def from_initcalls(initcalls: list[Blamed]) -> list[Candidate]:
+    """initcall_blacklist= for each slow built-in initcall (the probe boots with
+    initcall_debug): what trimming the kernel configuration would do, without a rebuild.
+    A boot that needs the initcall fails or prints something else, and is not kept."""
+    out = []
+    for b in initcalls:
+        if b.duration >= SLOW_INITCALL_NS and not b.detail.startswith("["):  # "[module]": not built in
+            out.append(Candidate(f"skip-{b.name}", f"initcall_blacklist={b.name} (it took {span(b.duration)})",
+                                 {"target": {"append": f"initcall_blacklist={b.name}"}},
+                                 notes=[f"check that the product does not need what {b.name} sets up"]))
     return out

@@ -1,8 +1,9 @@
 """The optimizer: from a baseline, find the non-intrusive changes that make the boot
 significantly faster, combine them, and prove the result.
 
-1. probe      one boot of the baseline that also prints the kernel log after ready: the
-              facts candidates need (lpj, TSC rate) and the advice rules' findings.
+1. probe      one boot of the baseline with initcall_debug that also prints the kernel log
+              after ready: the facts candidates need (lpj, TSC rate), the advice rules'
+              findings, and the slow built-in initcalls (initcall_blacklist= candidates).
 2. screen     one campaign: the baseline and every applicable candidate alone on top of it.
               A candidate passes when it is significantly faster than the baseline (the
               campaign's Holm-adjusted test), none of its boots failed, and the application
@@ -32,19 +33,22 @@ from pathlib import Path
 from statistics import median
 from typing import Callable
 
+import tomli_w
+
 from ..advice import advise
 from ..analysis import Options, analyze
 from ..sources import NotALog, Patterns, read
 from ..targets.reference import Target, TargetError
 from ..targets.reference import from_dict as target_from_dict
 from . import campaign as campaigns
-from .candidates import Candidate, Facts, app_output, builtin, facts_from, from_advice
-from .patch import apply
+from .candidates import Candidate, Facts, app_output, builtin, facts_from, from_advice, from_initcalls
+from .patch import apply, changes
 from .store import Run, Store
 from .waterfall import Waterfall
 from .waterfall import build as build_waterfall
 
 DEFAULT_BOOT_SECONDS = 10.0  # the cost of a boot before any has been measured
+INITCALLS_SEEN = 40  # the probe's slowest initcalls considered for initcall_blacklist=
 
 
 class OptimizerError(Exception):
@@ -161,10 +165,12 @@ class Optimizer:
     # -- the steps ----------------------------------------------------------------------------
 
     def probe(self) -> tuple[Facts, list[Candidate], Run]:
-        probe_target = _target(self.baseline.to_dict(), self.baseline.base)
-        probe_target.initramfs.dmesg = True  # the kernel log after ready: facts even under quiet
+        # The kernel log printed after ready gives the facts even under quiet, and with
+        # initcall_debug (in a buffer large enough to keep it all) each initcall's time.
+        patch = {"target": {"append": "initcall_debug log_buf_len=4M"}, "initramfs": {"dmesg": True}}
+        probe_target = _target(apply(self.baseline.to_dict(), patch), self.baseline.base)
         c = self._campaign("probe", [campaigns.Variant(campaigns.BASELINE, "the baseline, kernel log printed after ready",
-                                                       probe_target, {"initramfs": {"dmesg": True}})], runs=1)
+                                                       probe_target, patch)], runs=1)
         res = self._run(c, "probe")
         runs = res.result(campaigns.BASELINE).runs
         if not runs.ok:
@@ -172,9 +178,9 @@ class Optimizer:
             raise OptimizerError(f"the baseline does not boot ({reason}): nothing to optimize from")
         run = runs.ok[0]
         capture = self.store.capture(run.id) or b""
-        return facts_from(capture), self._advice(run, capture), run
+        return facts_from(capture), self._from_probe(run, capture), run
 
-    def _advice(self, run: Run, capture: bytes) -> list[Candidate]:
+    def _from_probe(self, run: Run, capture: bytes) -> list[Candidate]:
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, f"run-{run.id}.capture")
             Path(path).write_bytes(capture)
@@ -183,13 +189,13 @@ class Optimizer:
             except NotALog as err:
                 self.log(f"advice skipped: the probe's capture is unreadable ({err})")
                 return []
-            analysis = analyze(boot, Options(baud=self.baseline.target.console_baud or None))
+            analysis = analyze(boot, Options(baud=self.baseline.target.console_baud or None, top=INITCALLS_SEEN))
             try:
                 findings = advise(boot, analysis, run.target)
             except Exception as err:  # noqa: BLE001 - the rules are written elsewhere; built-ins still work
                 self.log(f"advice skipped: the rules failed ({type(err).__name__}: {err})")
-                return []
-        return from_advice(findings)
+                findings = []
+        return from_advice(findings) + from_initcalls(analysis.initcalls)
 
     def applicable(self, candidates: list[Candidate], on: Target) -> tuple[list[tuple[Candidate, Target]],
                                                                            list[tuple[Candidate, str]]]:
@@ -329,11 +335,35 @@ class Optimizer:
             out.notes.append("a configuration had no successful boot in verification: no waterfall")
 
 
-def final_target_file(t: Target, name: str) -> str:
-    """The result as a target file anyone can boot (relative file paths made absolute)."""
+def _standalone(t: Target, name: str) -> Target:
+    """A copy that stands without its target file: relative file paths made absolute."""
     out = _target(t.to_dict(), t.base)
     out.name = name
     if t.base is not None:
         out.initramfs.files = {inside: str(Path(t.base) / host) if not Path(host).is_absolute() else host
                                for inside, host in t.initramfs.files.items()}
-    return out.to_toml()
+    return out
+
+
+def final_target_file(t: Target, name: str) -> str:
+    """The result as a target file anyone can boot."""
+    return _standalone(t, name).to_toml()
+
+
+def waterfall_campaign(out: Outcome, runs: int) -> str:
+    """The verification as a campaign file (baseline, then each cumulative configuration),
+    to measure the waterfall again, anywhere, with `bootlab lab run`."""
+    stock = Target().to_dict()
+
+    def patch(before: dict, after: dict) -> dict:
+        return {k: v for k, v in changes(before, after).items() if k != "name"}
+
+    base = _standalone(out.baseline, "baseline").to_dict()
+    data = {"name": f"{out.name}-waterfall", "runs": runs,
+            "description": f"the waterfall of optimization {out.name}: the baseline, then each kept change added",
+            "baseline": {"description": "the starting configuration", **patch(stock, base)}, "variant": {}}
+    current = base
+    for k, c in enumerate(out.kept, start=1):
+        current = apply(current, c.patch)
+        data["variant"][f"{k}-{c.name}"] = {"description": c.description, **patch(base, current)}
+    return tomli_w.dumps(data)

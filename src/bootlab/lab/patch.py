@@ -5,7 +5,8 @@ device; a board's keys for a board).  A value replaces the one below it, with on
 exception: `target.append` adds kernel arguments, so that patches compose (quiet from one,
 lpj= from another).  An argument whose name is already on the command line replaces that
 argument where it stands (`console=ttyS0,921600` replaces `console=ttyS0,115200`, and a
-second `lpj=` replaces the first).
+second `lpj=` replaces the first), except list-valued ones, whose lists are joined
+(`initcall_blacklist=a` then `initcall_blacklist=b` give `initcall_blacklist=a,b`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import copy
 import re
 
+# Arguments whose value is a comma-separated list that patches add to.
+LIST_ARGS = ("initcall_blacklist", "module_blacklist")
 # A kernel argument: a run of non-blanks, where double quotes may protect blanks.
 _ARG = re.compile(r'(?:[^\s"]+|"[^"]*")+')
 
@@ -25,6 +28,17 @@ def arg_name(arg: str) -> str:
     return arg.split("=", 1)[0]
 
 
+def _merged(old: str, new: str) -> str:
+    """The argument that results from `new` meeting `old` of the same name: a list-valued
+    argument collects both lists, any other is replaced."""
+    name = arg_name(new)
+    if name not in LIST_ARGS:
+        return new
+    values = old.split("=", 1)[1].split(",") if "=" in old else []
+    values += [v for v in new.split("=", 1)[1].split(",") if v not in values] if "=" in new else []
+    return f"{name}={','.join(values)}"
+
+
 def merge_args(cmdline: str, append: str, extra: str) -> tuple[str, str]:
     """(cmdline, append) with the arguments of `extra` merged in by name."""
     base, added = kernel_args(cmdline), kernel_args(append)
@@ -33,7 +47,7 @@ def merge_args(cmdline: str, append: str, extra: str) -> tuple[str, str]:
         for args in (base, added):
             for i, old in enumerate(args):
                 if arg_name(old) == arg_name(arg):
-                    args[i] = arg
+                    args[i] = _merged(old, arg)
                     replaced = True
         if not replaced:
             added.append(arg)
