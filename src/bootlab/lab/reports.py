@@ -276,12 +276,12 @@ def campaign_html(res: CampaignResult) -> str:
 
 
 def _decision_rows(out: Outcome) -> list[list[str]]:
-    return [[d.stage, d.candidate.name, "kept" if d.kept else "dropped",
+    return [[str(d.round), d.stage, d.candidate.name, "kept" if d.kept else "dropped",
              delta("total", d.difference) if d.difference is not None else "",
              p_text(d.p), d.why, d.candidate.origin] for d in out.decisions]
 
 
-DECISION_HEADER = ["stage", "candidate", "decision", "difference", "p", "why", "from"]
+DECISION_HEADER = ["round", "stage", "candidate", "decision", "difference", "p", "why", "from"]
 
 
 def final_phases(out: Outcome) -> list[list[str]]:
@@ -309,10 +309,11 @@ def optimize_text(out: Outcome) -> str:
              f"facts from the probe boot: lpj={f.lpj or '?'}, TSC {f.tsc_khz or '?'} kHz",
              f"candidates tried: {', '.join(c.name for c in out.candidates) or 'none'}"]
     lines += [f"  not tried: {c.name}: {why}" for c, why in out.not_applicable]
-    if out.screening is not None:
-        lines += ["", campaign_text(out.screening, details=False).rstrip()]
+    for res in out.screenings:
+        lines += ["", campaign_text(res, details=False).rstrip()]
     if out.decisions:
-        lines += ["", "decisions (screening against the baseline, then greedy combination with fresh runs)",
+        lines += ["", "decisions (each round: screening against the configuration so far, then greedy combination "
+                  "with fresh runs)",
                   text_table(DECISION_HEADER, _decision_rows(out))]
     if out.waterfall is not None:
         lines += ["", f"verification (campaign {out.name}.verify, fresh interleaved runs)", waterfall_text(out.waterfall)]
@@ -334,10 +335,10 @@ def optimize_data(out: Outcome) -> dict:
         "candidates": [{"name": c.name, "description": c.description, "patch": c.patch, "origin": c.origin,
                         "notes": c.notes} for c in out.candidates],
         "not_applicable": [{"name": c.name, "why": why} for c, why in out.not_applicable],
-        "decisions": [{"stage": d.stage, "candidate": d.candidate.name, "kept": d.kept, "why": d.why,
+        "decisions": [{"round": d.round, "stage": d.stage, "candidate": d.candidate.name, "kept": d.kept, "why": d.why,
                        "campaign": d.campaign, "difference": d.difference, "p": d.p} for d in out.decisions],
         "kept": [c.name for c in out.kept],
-        "screening": campaign_data(out.screening) if out.screening else None,
+        "screenings": [campaign_data(res) for res in out.screenings],
         "verify": campaign_data(out.verify) if out.verify else None,
         "waterfall": None if w is None else {
             "metric": w.metric, "speedup": list(w.speedup),
@@ -356,9 +357,9 @@ def optimize_html(out: Outcome, image: bytes | None, final_toml: str) -> str:
         sections.append(Section("Where the optimized boot's time goes", table(PHASE_HEADER, phases,
                                                                                  numeric={1, 2, 3, 4})))
     if out.decisions:
-        sections.append(Section("Decisions", table(DECISION_HEADER, _decision_rows(out), numeric={3, 4})))
-    if out.screening is not None:
-        sections += campaign_sections(out.screening)[:1]
+        sections.append(Section("Decisions", table(DECISION_HEADER, _decision_rows(out), numeric={4, 5})))
+    for res in out.screenings:
+        sections += campaign_sections(res)[:1]
     sections.append(Section("The final configuration (bootlab boot --target FILE)",
                             f"<pre>{escape(final_toml)}</pre>"))
     if out.notes or out.not_applicable:
