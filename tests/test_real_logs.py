@@ -55,7 +55,8 @@ def test_capture_and_dmesg_of_one_boot_merge():
     calls = [ev.name for ev in a.boot.events if ev.kind == Kind.INITCALL and not (ev.attrs or {}).get("fixup")]
     assert len(calls) == len(set(zip(calls, [ev.t for ev in a.boot.events if ev.kind == Kind.INITCALL
                                              and not (ev.attrs or {}).get("fixup")])))
-    assert a.critical.kernel_track == "pid 1" and a.critical.kernel
+    assert a.critical.kernel_track == "pid 1" and a.critical.kernel_steps > 500
+    assert a.critical.kernel_top[0].name == "acpi_init"
 
 
 def test_cloud_kernel_decompresses_faster_than_generic():

@@ -366,7 +366,7 @@ def test_truncated_line_is_read(tmp_path):
     path = tmp_path / "dmesg"
     path.write_bytes(b"[    0.000000] Linux version 6.1.0 (x) #1\n[    0.500000] Run /init as init pro")
     boot = read([str(path)])
-    assert boot.logs[0].text[-1].startswith("Run /init")
+    assert boot.logs[0].text[-1].endswith("Run /init as init pro")
 
 
 def test_interleaved_logs_warn(tmp_path):

@@ -11,6 +11,8 @@ Times are integer nanoseconds, so anchors compare exactly and a million events s
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Iterable, Iterator
@@ -122,12 +124,70 @@ class Diagnostic:
         return f"{where}: {self.severity}: {self.message}"
 
 
+NO_TIME = -(2**63)  # how a line without a time is stored in Times
+
+
+class Times(Sequence):
+    """A column of times (ns, or None for a line without one), stored compactly; `numpy()`
+    gives the raw int64 values (None as NO_TIME) for vectorised analyses."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, values: Iterable[int | None] = ()):
+        self.raw = array("q", (NO_TIME if v is None else v for v in values))
+
+    def append(self, t: int | None) -> None:
+        self.raw.append(NO_TIME if t is None else t)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [None if v == NO_TIME else v for v in self.raw[i]]
+        v = self.raw[i]
+        return None if v == NO_TIME else v
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    def __iter__(self) -> Iterator[int | None]:
+        return (None if v == NO_TIME else v for v in self.raw)
+
+    def __eq__(self, other) -> bool:
+        return list(self) == list(other)
+
+    def numpy(self):
+        import numpy as np
+
+        return np.frombuffer(self.raw, dtype=np.int64) if len(self.raw) else np.zeros(0, dtype=np.int64)
+
+
+class SlicedText(Sequence):
+    """Line texts kept as one string and the offsets of each line (a million lines, one copy)."""
+
+    __slots__ = ("whole", "starts", "ends")
+
+    def __init__(self, whole: str, starts, ends):
+        self.whole, self.starts, self.ends = whole, starts, ends
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        return self.whole[self.starts[i]:self.ends[i]]
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __iter__(self) -> Iterator[str]:
+        whole = self.whole
+        return (whole[a:b] for a, b in zip(self.starts.tolist(), self.ends.tolist()))
+
+
 class ConsoleLog:
     """The lines of one console or kernel log, kept as columns.
 
-    A boot log can have a million lines; columns keep that small and fast.  `t` is the
-    line's time in `clock` (None when the line carries no time), `nbytes` the bytes the
-    line took on the console, which is what console cost is computed from.
+    A boot log can have a million lines; compact columns keep that small and fast.  `t` is
+    the line's time in `clock` (None when the line carries no time), `text` the line as
+    read (cleaned of escapes), `nbytes` the bytes the line took on the console, which is
+    what console cost is computed from.
     """
 
     __slots__ = ("file", "clock", "printed", "t", "text", "lineno", "nbytes")
@@ -138,19 +198,33 @@ class ConsoleLog:
         # printed: the lines went through the console (a capture), rather than being
         # read back from the ring buffer (dmesg), where quiet lines are also present.
         self.printed = printed
-        self.t: list[int | None] = []
+        self.t = Times()
         self.text: list[str] = []
-        self.lineno: list[int] = []
-        self.nbytes: list[int] = []
+        self.lineno = array("i")
+        self.nbytes = array("i")
+
+    @classmethod
+    def from_columns(cls, file: str, clock: str, printed: bool, times, text: Sequence[str], lineno,
+                     nbytes) -> "ConsoleLog":
+        """A log built at once from numpy columns (int64 times with NO_TIME, int32 rest)."""
+        log = cls(file, clock, printed)
+        log.t.raw.frombytes(times.astype("int64").tobytes())
+        log.text = text
+        log.lineno.frombytes(lineno.astype("int32").tobytes())
+        log.nbytes.frombytes(nbytes.astype("int32").tobytes())
+        return log
 
     def append(self, t: int | None, text: str, lineno: int, nbytes: int) -> None:
-        self.t.append(t)
+        self.t.raw.append(NO_TIME if t is None else t)  # Times.append, inlined: a million calls
         self.text.append(text)
         self.lineno.append(lineno)
         self.nbytes.append(nbytes)
 
     def __len__(self) -> int:
-        return len(self.t)
+        return len(self.text)
+
+    def timed(self) -> bool:
+        return any(v != NO_TIME for v in self.t.raw)
 
 
 @dataclass(slots=True)
@@ -222,6 +296,7 @@ class Boot:
     # Sampled values (CPU busy %, disk throughput): name -> (clock, [(t, value)])
     series: dict[str, tuple[str, list[tuple[int, float]]]] = field(default_factory=dict)
     reference: str | None = None
+    _event_index: tuple | None = field(default=None, repr=False, compare=False)
 
     # -- writing ------------------------------------------------------------------
 
@@ -244,7 +319,7 @@ class Boot:
 
     def clocks_used(self) -> set[str]:
         used = {ev.clock for ev in self.events if ev.t is not None}
-        used.update(log.clock for log in self.logs if any(t is not None for t in log.t))
+        used.update(log.clock for log in self.logs if log.timed())
         return used
 
     def align(self) -> None:
@@ -336,11 +411,29 @@ class Boot:
 
     # -- reading ------------------------------------------------------------------
 
-    def of_kind(self, *kinds: str) -> Iterator[Event]:
-        return (ev for ev in self.events if ev.kind in kinds)
+    def of_kind(self, *kinds: str) -> list[Event]:
+        """The events of some kinds, in list order (indexed once per state of the list)."""
+        index = self._index()[1]
+        if len(kinds) == 1:
+            return index.get(kinds[0], [])
+        wanted = set(kinds)
+        return [ev for ev in self.events if ev.kind in wanted]
+
+    def _index(self) -> tuple[dict[str, list[Event]], dict[str, list[Event]]]:
+        """(markers by name, events by kind); rebuilt when the event list changes."""
+        key = (id(self.events), len(self.events))
+        if self._event_index is None or self._event_index[0] != key:
+            marks: dict[str, list[Event]] = {}
+            kinds: dict[str, list[Event]] = {}
+            for ev in self.events:
+                kinds.setdefault(ev.kind, []).append(ev)
+                if ev.kind == Kind.MARKER:
+                    marks.setdefault(ev.name, []).append(ev)
+            self._event_index = (key, (marks, kinds))
+        return self._event_index[1]
 
     def marks(self, mark: str) -> list[Event]:
-        return [ev for ev in self.events if ev.kind == Kind.MARKER and ev.name == mark]
+        return self._index()[0].get(mark, [])
 
     def first_mark(self, mark: str) -> Event | None:
         """The earliest placed occurrence of a marker (the first in file order if untimed)."""
@@ -393,7 +486,8 @@ def merge(boots: Iterable[Boot], link=None) -> Boot:
                 mine.merge(anchors)
         for key, value in boot.meta.items():
             out.meta.setdefault(key, value)
-    out.dedupe()
+    if len(out.sources) > 1:
+        out.dedupe()
     if link is not None:
         link(out)
     out.align()

@@ -56,7 +56,7 @@ def analyze(boot: Boot, options: Options | None = None) -> Analysis:
         steps=sorted(top(boot, Kind.STEP, 100), key=lambda b: (b.start is None, b.start or 0)),
         levels=level_totals(boot),
         failures=failures(boot),
-        critical=find_critical_path(boot),
+        critical=find_critical_path(boot, options.top),
         console=console_cost(boot, phases, options.baud),
         gaps=find_gaps(boot, options.gap_threshold, until=phases.end.at if phases.end else None),
         options=options,

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..timeline import NS_PER_S, Boot
+import numpy as np
+
+from ..timeline import NO_TIME, NS_PER_S, Boot
 from .phases import Phases
 
 DEFAULT_BAUD = 115200
@@ -52,12 +54,19 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None) -> Console
     total = sum(log.nbytes)
     result = ConsoleCost(rate, rate_source, total, len(log), byte_cost(total, rate), log.printed, source=log.file)
     info = boot.clocks.get(log.clock)
-    if info is not None:
-        per: dict[str, int] = {}
-        for t, n in zip(log.t, log.nbytes):
-            name = phases.phase_at(None if t is None else t + info.offset) or "untimed"
-            per[name] = per.get(name, 0) + n
-        result.per_phase = {name: (n, byte_cost(n, rate)) for name, n in per.items()}
+    if info is not None and phases.spans:
+        t = log.t.numpy()
+        nbytes = np.frombuffer(log.nbytes, dtype=np.int32).astype(np.int64)
+        timed = t != NO_TIME
+        starts = np.array([s.start for s in phases.spans], dtype=np.int64)
+        ref = t[timed] + info.offset
+        which = np.searchsorted(starts, ref, side="right") - 1
+        inside = (which >= 0) & (ref <= phases.spans[-1].end)
+        per = np.bincount(which[inside], weights=nbytes[timed][inside], minlength=len(starts))
+        result.per_phase = {s.name: (int(n), byte_cost(int(n), rate)) for s, n in zip(phases.spans, per) if n}
+        untimed = total - int(per.sum())
+        if untimed:
+            result.per_phase["untimed or after the end"] = (untimed, byte_cost(untimed, rate))
     cmdline = boot.meta.get("cmdline", "")
     if not log.printed:
         if " quiet" in f" {cmdline}":

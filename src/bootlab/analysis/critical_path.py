@@ -2,12 +2,15 @@
 
 In the kernel, PID 1 runs the initcalls one after another; other threads run asynchronous
 work, and PID 1 waits for it only where it says `async_waiting`.  So the kernel's critical
-path is PID 1's initcalls and async waits, in time order, with what ran between them.
+path is PID 1's initcalls and async waits, in time order, with what ran between them; it
+is summarised by its total and its longest steps (a million-line log has hundreds of
+thousands of them: `--events` lists every one).
 In userspace, systemd's critical-chain names the units the default target waited for.
 """
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 from ..timeline import Boot, Kind
@@ -24,12 +27,12 @@ class Step:
 
 @dataclass
 class CriticalPath:
-    kernel: list[Step] = field(default_factory=list)
     kernel_track: str | None = None
+    kernel_steps: int = 0
+    kernel_total: int = 0  # time in initcalls and async waits on the path
+    kernel_span: int = 0  # from the path's first step to its last one's end
+    kernel_top: list[Step] = field(default_factory=list)  # longest first
     userspace: list[Step] = field(default_factory=list)
-
-    def top_kernel(self, n: int = 10) -> list[Step]:
-        return sorted(self.kernel, key=lambda s: -s.duration)[:n]
 
 
 def _main_track(boot: Boot) -> str | None:
@@ -43,21 +46,21 @@ def _main_track(boot: Boot) -> str | None:
     return max(totals, key=totals.get) if totals else None
 
 
-def find_critical_path(boot: Boot) -> CriticalPath:
-    path = CriticalPath()
-    track = _main_track(boot)
-    path.kernel_track = track
-    if track:
-        for ev in boot.events:
-            if ev.track != track or ev.kind not in (Kind.INITCALL, Kind.ASYNC_WAIT) or ev.dur is None:
-                continue
-            if (ev.attrs or {}).get("fixup"):
-                continue  # runs inside a driver's initcall: already counted there
-            at = boot.at(ev)
-            if at is None:
-                continue
-            path.kernel.append(Step(ev.name, at, ev.dur, ev.kind, ev.where()))
-        path.kernel.sort(key=lambda s: s.start)
+def find_critical_path(boot: Boot, top: int = 10) -> CriticalPath:
+    path = CriticalPath(kernel_track=_main_track(boot))
+    if path.kernel_track:
+        on_path = [ev for ev in boot.events
+                   if ev.track == path.kernel_track and ev.kind in (Kind.INITCALL, Kind.ASYNC_WAIT)
+                   and ev.dur is not None and ev.t is not None
+                   and not (ev.attrs or {}).get("fixup")]  # a fixup runs inside a driver's initcall
+        path.kernel_steps = len(on_path)
+        path.kernel_total = sum(ev.dur for ev in on_path)
+        if on_path:
+            first = min(boot.at(ev) for ev in on_path)
+            last = max(boot.at_end(ev) for ev in on_path)
+            path.kernel_span = last - first
+        path.kernel_top = [Step(ev.name, boot.at(ev), ev.dur, ev.kind, ev.where())
+                           for ev in heapq.nlargest(top, on_path, key=lambda ev: ev.dur)]
     chain = [ev for ev in boot.of_kind(Kind.UNIT) if (ev.attrs or {}).get("critical_chain")]
     chain.sort(key=lambda ev: (ev.attrs or {}).get("depth", 0))
     for ev in chain:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..timeline import Boot, Clock, ConsoleLog
+import numpy as np
+
+from ..timeline import NO_TIME, Boot, Clock, ConsoleLog
 
 DEFAULT_THRESHOLD_NS = 100_000_000
 
@@ -27,7 +29,7 @@ class Gap:
 
 
 def _primary_log(boot: Boot) -> ConsoleLog | None:
-    timed = [log for log in boot.logs if log.clock in boot.clocks and any(t is not None for t in log.t)]
+    timed = [log for log in boot.logs if log.clock in boot.clocks and log.timed()]
     if not timed:
         return None
     printed = [log for log in timed if log.printed]
@@ -44,21 +46,26 @@ def find_gaps(boot: Boot, threshold: int = DEFAULT_THRESHOLD_NS, limit: int = 20
     if log is None:
         return []
     offset = boot.clocks[log.clock].offset
+    t = log.t.numpy()
+    index = np.nonzero(t != NO_TIME)[0]
+    times = t[index]
     gaps = []
-    prev_i = None
-    prev_t = None
-    for i, t in enumerate(log.t):
-        if t is None:
-            continue
-        if until is not None and prev_t is not None and prev_t + offset >= until:
-            break
-        if prev_t is not None and t - prev_t > threshold:
-            gaps.append(Gap(prev_t + offset, t + offset, _describe(log, prev_i), _describe(log, i)))
-        if prev_t is None or t >= prev_t:
-            prev_t, prev_i = t, i
+    if len(times) > 1:
+        # A line earlier than the latest one before it (printk stamps can go back) does not
+        # end a gap: each line is compared with the running maximum, and the line that set
+        # it is the gap's "before".
+        latest = np.maximum.accumulate(times)
+        setter = np.maximum.accumulate(np.where(times == latest, np.arange(len(times)), 0))
+        width = times[1:] - latest[:-1]
+        wide = np.nonzero(width > threshold)[0]
+        if until is not None:
+            wide = wide[latest[wide] + offset < until]
+        for k in wide[np.argsort(-width[wide], kind="stable")][:limit]:
+            gaps.append(Gap(int(latest[k]) + offset, int(times[k + 1]) + offset,
+                            _describe(log, int(index[setter[k]])), _describe(log, int(index[k + 1]))))
     if boot.reference in (Clock.HOST, Clock.BOOTLOADER):
         # The reference clock's zero is power-on: silence before the first line counts too.
-        first = next((i for i, t in enumerate(log.t) if t is not None), None)
+        first = int(index[0]) if len(index) else None
         if first is not None and log.t[first] + offset > threshold:
             gaps.append(Gap(0, log.t[first] + offset, f"power-on ({boot.reference} clock zero)", _describe(log, first)))
     gaps.sort(key=lambda g: -g.duration)

@@ -22,6 +22,8 @@ Boundaries, in order of preference:
 
 from __future__ import annotations
 
+import bisect
+
 from dataclasses import dataclass, field
 
 from ..sources import kernel_messages as km
@@ -67,14 +69,16 @@ class Phases:
         return self.spans[-1].end - self.spans[0].start
 
     def phase_at(self, t: int | None) -> str | None:
-        if t is None:
+        if t is None or not self.spans:
             return None
-        for span in self.spans:
-            if span.start <= t < span.end:
-                return span.name
-        if self.spans and t == self.spans[-1].end:
-            return self.spans[-1].name
-        return None
+        i = bisect.bisect_right(self.starts, t) - 1
+        if i < 0 or t > self.spans[-1].end or (t == self.spans[i].end and i < len(self.spans) - 1):
+            return None
+        return self.spans[i].name
+
+    @property
+    def starts(self) -> list[int]:
+        return [s.start for s in self.spans]
 
 
 def _evidence(ev: Event | None, how: str = "") -> str:
@@ -237,5 +241,14 @@ def _phase_evident(boot: Boot, phase: Phase) -> bool:
 
 def assign(boot: Boot, phases: Phases) -> None:
     """Write each event's phase name (by its aligned start time)."""
+    if not phases.spans:
+        return
+    starts, spans, end = phases.starts, phases.spans, phases.spans[-1].end
+    offsets = {clock: info.offset for clock, info in boot.clocks.items()}
     for ev in boot.events:
-        ev.phase = phases.phase_at(boot.at(ev))
+        offset = offsets.get(ev.clock)
+        if ev.t is None or offset is None:
+            continue
+        at = ev.t + offset
+        i = bisect.bisect_right(starts, at) - 1
+        ev.phase = spans[i].name if 0 <= i and at <= end else None

@@ -34,7 +34,9 @@ class UsageError(Exception):
     """Bad input the user can fix: printed without a traceback, exit status 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `only`, just that verb's (a verb's libraries load only when it runs:
+    `bootlab analyze` need not import the statistics and plotting stacks)."""
     parser = argparse.ArgumentParser(
         prog="bootlab",
         description="Measure, explain, improve and predict embedded Linux boot time.",
@@ -42,13 +44,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bootlab {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     sub.required = True
-    for name in VERBS:
+    for name in VERBS if only is None else (only,):
         importlib.import_module(f".{name}", __name__).register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    verb = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(verb if verb in VERBS else None)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

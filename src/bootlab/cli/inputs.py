@@ -7,12 +7,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..lab.boots import captures_dir
-from ..lab.store import Run, Store, StoreError
 from ..sources import NotALog, Patterns, read
 from ..timeline import Boot
 from . import UsageError
-from .boot import open_store
 
 
 def read_logs(files: list[str], patterns: Patterns, fmt: str | None = None) -> Boot:
@@ -22,9 +19,12 @@ def read_logs(files: list[str], patterns: Patterns, fmt: str | None = None) -> B
         raise UsageError(str(err)) from None
 
 
-def stored_run(args: argparse.Namespace, ref: str) -> tuple[Store, Run]:
-    """The store and a run in it; the run's ready line and console speed become the
+def stored_run(args: argparse.Namespace, ref: str):
+    """(store, run): a run in the store; the run's ready line and console speed become the
     defaults of --ready and --baud."""
+    from ..lab.store import StoreError
+    from .boot import open_store
+
     store = open_store(args)
     try:
         run = store.get(ref)
@@ -37,9 +37,11 @@ def stored_run(args: argparse.Namespace, ref: str) -> tuple[Store, Run]:
     return store, run
 
 
-def read_stored(store: Store, run: Run, patterns: Patterns) -> Boot:
+def read_stored(store, run, patterns: Patterns) -> Boot:
     """A run's capture: the file kept beside the store when it is still there (evidence then
     names a file that exists), else the copy in the store."""
+    from ..lab.boots import captures_dir
+
     kept = captures_dir(store.path) / f"{run.uuid}.capture"
     try:
         if kept.is_file():

@@ -89,10 +89,12 @@ def analysis_sections(a: Analysis) -> list[Section]:
         sections.append(Section("Initcall time by level", table(
             ["level", "time", "initcalls"], [[lv, span(t), n] for lv, t, n in a.levels], numeric={1, 2})))
     cp = a.critical
-    if cp.kernel:
-        sections.append(Section(f"Kernel critical path ({cp.kernel_track}): longest steps", table(
-            ["duration", "step", "kind", "where"],
-            [[span(s.duration), s.name, s.kind, s.where] for s in cp.top_kernel(a.options.top)], numeric={0})))
+    if cp.kernel_steps:
+        sections.append(Section(
+            f"Kernel critical path ({cp.kernel_track}): {cp.kernel_steps} steps, {span(cp.kernel_total)} of "
+            f"{span(cp.kernel_span)} in initcalls and async waits; longest steps",
+            table(["duration", "step", "kind", "where"],
+                  [[span(s.duration), s.name, s.kind, s.where] for s in cp.kernel_top], numeric={0})))
     if cp.userspace:
         sections.append(Section("Userspace critical chain", table(
             ["unit", "active at", "took"],

@@ -84,7 +84,10 @@ def document(a: Analysis, events: bool = False) -> dict:
         "failures": _blamed(a.failures),
         "critical_path": {
             "kernel_track": a.critical.kernel_track,
-            "kernel": _steps(a.critical.kernel),
+            "kernel_steps": a.critical.kernel_steps,
+            "kernel_total_ns": a.critical.kernel_total,
+            "kernel_span_ns": a.critical.kernel_span,
+            "kernel_longest": _steps(a.critical.kernel_top),
             "userspace": _steps(a.critical.userspace),
         },
         "console": None if c is None else {

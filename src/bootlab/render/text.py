@@ -72,12 +72,11 @@ def render(a: Analysis) -> str:
             out.append(f"  ... and {more} more")
 
     cp = a.critical
-    if cp.kernel:
-        on_path = sum(s.duration for s in cp.kernel)
+    if cp.kernel_steps:
         out.append("")
-        out.append(f"Kernel critical path ({cp.kernel_track}): {len(cp.kernel)} steps, {span(on_path)} in initcalls "
-                   "and async waits; longest:")
-        out += _table([(span(s.duration), s.name, s.kind, s.where) for s in cp.top_kernel(a.options.top)], right={0})
+        out.append(f"Kernel critical path ({cp.kernel_track}): {cp.kernel_steps} steps over {span(cp.kernel_span)}, "
+                   f"{span(cp.kernel_total)} in initcalls and async waits; longest:")
+        out += _table([(span(s.duration), s.name, s.kind, s.where) for s in cp.kernel_top], right={0})
     if cp.userspace:
         out.append("")
         out.append("Userspace critical chain (@ active at, + activation took):")

@@ -41,13 +41,21 @@ PROBE = re.compile(r"probe of (?P<dev>\S+) returned (?P<ret>-?\d+) after (?P<n>\
 ASYNC_WAIT = re.compile(r"async_waiting @ (?P<pid>\d+)")
 ASYNC_CONT = re.compile(r"async_continuing @ (?P<pid>\d+) after (?P<n>\d+) usec")
 LEVEL = re.compile(r"entering initcall level: (?P<level>\S+)")
+# The common case, a message that starts with the keyword, without the general search.
+_FAST_SYM = r"(?P<sym>[^\s+(]+)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[(?P<mod>[^\]]+)\])?"
+CALLING_AT_START = re.compile(r"calling  " + _FAST_SYM + r" @ (?P<pid>\d+)")
+RETURNED_AT_START = re.compile(
+    r"initcall " + _FAST_SYM + r" returned (?:(?P<ret>-?\d+) )?after (?P<n>\d+) (?P<unit>usecs|msecs)")
 _ASYNC_COOKIE = re.compile(r"^(\d+)_(.+)$")
 
-# Cheap prefilter: only messages containing one of these reach the regular expressions.
+# Cheap prefilter: only messages containing one of these reach the regular expressions
+# (console.Interpreter.kernel tests them inline; keep the two lists the same).
 KEYWORDS = ("calling  ", "initcall ", "probe of ", "async_", "Calling initcall", " took ")
 
 
 def _split_cookie(sym: str) -> tuple[str, int | None]:
+    if not sym[:1].isdigit():
+        return sym, None  # the usual case: a function name
     m = _ASYNC_COOKIE.match(sym)
     if m and not sym.startswith("0x"):
         return m.group(2), int(m.group(1))
@@ -65,9 +73,23 @@ class InitcallReader:
         self.waiting: dict[str, tuple[int, int]] = {}  # pid -> (t, line) of async_waiting
         self.level: str | None = None
         self.count = 0
+        # Most initcalls share their attributes (ret 0, a level): one dict for each such set
+        # keeps a million-line log small.  Attributes are never modified after creation.
+        self.shared_attrs: dict[tuple, dict] = {}
+        self.events = boot.events
 
     def feed(self, t: int | None, msg: str, lineno: int) -> bool:
         """Interpret one message; True if it was an initcall_debug message."""
+        if msg.startswith("calling  "):
+            m = CALLING_AT_START.match(msg)
+            if m:
+                self.call(t, lineno, *m.groups())
+                return True
+        elif msg.startswith("initcall "):
+            m = RETURNED_AT_START.match(msg)
+            if m:
+                self.returned(t, lineno, *m.groups())
+                return True
         if "calling  " in msg:
             m = CALLING.search(msg)
             if m:
@@ -155,9 +177,19 @@ class InitcallReader:
     def _key(sym: str, mod: str | None) -> str:
         return f"{sym} [{mod}]" if mod else sym
 
+    def call(self, t: int | None, lineno: int, sym: str, mod: str | None, pid: str) -> None:
+        """`calling  SYM [MOD] @ PID` (the groups of CALLING_AT_START)."""
+        self.pending.setdefault(f"{sym} [{mod}]" if mod else sym, []).append((t, lineno, pid))
+
+    def returned(self, t: int | None, lineno: int, sym: str, mod: str | None, ret: str | None, n: str,
+                 unit: str) -> None:
+        """`initcall SYM [MOD] returned RET after N UNIT` (the groups of RETURNED_AT_START)."""
+        dur = int(n) * (NS_PER_US if unit == "usecs" else NS_PER_MS)
+        self._finish(sym, mod, t, dur, None if ret is None else int(ret), lineno)
+
     def _finish(self, raw_sym: str, mod: str | None, t: int | None, dur: int, ret: int | None, lineno: int,
                 extra: dict | None = None) -> None:
-        key = self._key(raw_sym, mod)
+        key = f"{raw_sym} [{mod}]" if mod else raw_sym
         stack = self.pending.get(key)
         pid = None
         start = None if t is None else t - dur
@@ -167,19 +199,24 @@ class InitcallReader:
                 del self.pending[key]
             if call_t is not None:
                 start = call_t
-        sym, cookie = _split_cookie(raw_sym)
-        attrs: dict = dict(extra) if extra else {}
-        if ret is not None:
-            attrs["ret"] = ret
-        if mod:
-            attrs["module"] = mod
-        if cookie is not None:
-            attrs["async"] = cookie
+        sym, cookie = _split_cookie(raw_sym) if raw_sym[:1].isdigit() else (raw_sym, None)
         level = "module" if mod else self.level
-        if level:
-            attrs["level"] = level
+        key = (ret, mod, cookie, level)
+        attrs = None if extra else self.shared_attrs.get(key)
+        if attrs is None:
+            attrs = dict(extra) if extra else {}
+            if ret is not None:
+                attrs["ret"] = ret
+            if mod:
+                attrs["module"] = mod
+            if cookie is not None:
+                attrs["async"] = cookie
+            if level:
+                attrs["level"] = level
+            if not extra:
+                self.shared_attrs[key] = attrs
         self.count += 1
-        self.boot.add(
+        self.events.append(
             Event(
                 Kind.INITCALL,
                 sym,

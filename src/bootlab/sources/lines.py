@@ -12,7 +12,8 @@ from typing import Iterator
 
 # CSI sequences (colours, cursor), OSC, and two-byte escapes such as ESC c (reset).
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]|[ -/][0-~]|.?)")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# Control characters and ESC: a line holding none needs no cleaning.
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def clean(text: str) -> str:
@@ -20,7 +21,7 @@ def clean(text: str) -> str:
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     # Backspaces are dropped, not applied: U-Boot's countdown "1\b\b\b 0" keeps its 1.
-    return _CONTROL.sub("", text) if _CONTROL.search(text) else text
+    return CONTROL.sub("", text) if CONTROL.search(text) else text
 
 
 def decode(data: bytes) -> str:

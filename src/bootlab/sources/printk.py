@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 
 from ..timeline import Boot, Clock, ConsoleLog, SourceInfo
+from . import dmesg_bulk
 from .console import Interpreter
-from .lines import clean, split
+from .lines import CONTROL, clean, decode
 from .userspace import Patterns
 
 DMESG = re.compile(
@@ -49,6 +50,8 @@ def sniff(lines: list[str]) -> dict[str, float]:
 
 
 def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) -> None:
+    if variant == "dmesg" and dmesg_bulk.parse(boot, file, data, patterns):
+        return
     log = ConsoleLog(file, Clock.PRINTK, printed=False)
     interp = Interpreter(boot, file, patterns, log)
     regex = {"dmesg": DMESG, "syslog": SYSLOG, "journal": JOURNAL, "kmsg": KMSG}[variant]
@@ -58,20 +61,25 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) 
     unreadable = 0
     first_bad = 0
     n = 0
-    for line in split(data):
-        n += 1
-        raw = line.text
-        text = clean(raw) if ("\x1b" in raw or "\r" in raw or "\x00" in raw or "\x08" in raw) else raw
+    lines = decode(data).split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    exact = data.isascii()
+    # Most logs have no escapes or control characters at all: then no line needs cleaning.
+    dirty = CONTROL.search(data.decode("latin-1")) is not None
+    for n, raw in enumerate(lines, 1):
+        nbytes = (len(raw) if exact else len(raw.encode("utf-8", "replace"))) + 1
+        text = clean(raw) if dirty else raw
         m = regex.match(text)
         if m is None:
             if variant == "kmsg" and text.startswith(" "):
                 continue  # /dev/kmsg dictionary line (KEY=value), not printed
             if text.strip():
                 if not first_bad:
-                    first_bad = line.lineno
+                    first_bad = n
                 unreadable += 1
-                interp.text(None, None, text, line.lineno)
-            append(None, text, line.lineno, line.nbytes)
+                interp.text(None, None, text, n)
+            append(None, text, n, nbytes)
             continue
         if variant == "kmsg":
             t = int(m.group("us")) * 1000
@@ -81,17 +89,17 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) 
         if variant == "journal":
             ident = m.group("ident")
             if ident == "kernel":
-                kernel(t, msg, line.lineno)
+                kernel(t, msg, n)
             else:
                 pid = m.group("pid")
                 who = f"{ident}[{pid}]" if pid else ident
-                interp.user.patterns_seen(Clock.PRINTK, t, msg, line.lineno)
-                interp.user.feed(Clock.PRINTK, t, f"{who}: {msg}", line.lineno)
+                interp.user.patterns_seen(Clock.PRINTK, t, msg, n)
+                interp.user.feed(Clock.PRINTK, t, f"{who}: {msg}", n)
         else:
-            kernel(t, msg, line.lineno, m.groupdict().get("caller"))
-        append(t, msg, line.lineno, line.nbytes)
+            kernel(t, msg, n, m.group("caller") if variant == "dmesg" else None)
+        append(t, text, n, nbytes)
     interp.close()
     if unreadable and unreadable * 2 > n:
         boot.warn(file, first_bad, f"{unreadable} of {n} lines are not {variant} lines")
     boot.logs.append(log)
-    boot.sources.append(SourceInfo(file, variant, n, 0))
+    boot.sources.append(SourceInfo(file, variant, len(lines), 0))

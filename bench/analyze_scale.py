@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""bootlab analyze on a million-line kernel log, side by side with the kernel's own
+scripts/bootgraph.pl (from Debian's linux-source-6.1) on the same file.
+
+The log is real: the initcall_debug dmesg of a reference-device boot
+(tests/data/real/generic-initcall.dmesg.gz) repeated with its timestamps shifted until
+it has 1,000,000 lines.  Each tool runs N times; the table gives the median wall time and
+the peak memory (maximum resident set size).
+
+    .venv/bin/python bench/analyze_scale.py [--lines 1000000] [--runs 3] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "tests" / "data" / "real" / "generic-initcall.dmesg.gz"
+STAMP = re.compile(rb"^\[\s*(\d+)\.(\d{6})\]")
+
+
+def build_log(path: Path, lines: int) -> int:
+    base = gzip.decompress(SOURCE.read_bytes()).splitlines()
+    span = 0
+    for line in base:
+        m = STAMP.match(line)
+        if m:
+            span = max(span, int(m.group(1)) * 1_000_000 + int(m.group(2)))
+    span += 1_000_000
+    written = 0
+    with path.open("wb") as out:
+        shift = 0
+        while written < lines:
+            for line in base:
+                if written == lines:
+                    break
+                m = STAMP.match(line)
+                if m:
+                    t = int(m.group(1)) * 1_000_000 + int(m.group(2)) + shift
+                    line = b"[%5d.%06d]" % divmod(t, 1_000_000) + line[m.end():]
+                out.write(line + b"\n")
+                written += 1
+            shift += span
+    return written
+
+
+def measure(argv: list[str], stdin: Path | None, runs: int) -> dict:
+    """Median wall time and peak RSS of a command (each run in a fresh child)."""
+    walls, peaks = [], []
+    for _ in range(runs):
+        script = ("import resource, subprocess, sys, time\n"
+                  "start = time.perf_counter()\n"
+                  "stdin = open(sys.argv[1], 'rb') if sys.argv[1] != '-' else None\n"
+                  "code = subprocess.run(sys.argv[2:], stdin=stdin, stdout=subprocess.DEVNULL).returncode\n"
+                  "wall = time.perf_counter() - start\n"
+                  "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+                  "print(wall, peak, code)\n")
+        out = subprocess.run([sys.executable, "-c", script, str(stdin) if stdin else "-", *argv],
+                             capture_output=True, text=True, check=True).stdout.split()
+        if out[2] != "0":
+            raise SystemExit(f"{argv[0]} failed with status {out[2]}")
+        walls.append(float(out[0]))
+        peaks.append(int(out[1]) / 1024)
+    return {"wall_s": statistics.median(walls), "peak_mb": max(peaks), "runs": runs}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--json", metavar="FILE")
+    args = parser.parse_args()
+    bootgraph = subprocess.run([str(ROOT / "scripts" / "kernel-source-file"), "scripts/bootgraph.pl"],
+                               capture_output=True, text=True)
+    if bootgraph.returncode != 0:
+        print(bootgraph.stderr, file=sys.stderr)
+        return 2
+    bootlab = [str(ROOT / ".venv" / "bin" / "bootlab"), "analyze"]
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "dmesg-1M.txt"
+        n = build_log(log, args.lines)
+        size = log.stat().st_size
+        results = {
+            "bootlab analyze (text)": measure(bootlab + [str(log)], None, args.runs),
+            "bootlab analyze -f json": measure(bootlab + ["-f", "json", str(log)], None, args.runs),
+            "bootgraph.pl (svg)": measure(["perl", bootgraph.stdout.strip()], log, args.runs),
+        }
+    peer = results["bootgraph.pl (svg)"]["wall_s"]
+    print(f"{n} lines ({size / 1e6:.0f} MB of initcall_debug dmesg), median of {args.runs} runs")
+    print(f"{'tool':26} {'wall':>8} {'peak RSS':>10} {'vs bootgraph.pl':>16}")
+    for tool, r in results.items():
+        print(f"{tool:26} {r['wall_s']:7.2f}s {r['peak_mb']:8.0f}MB {r['wall_s'] / peer:15.2f}x")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"lines": n, "bytes": size, "results": results}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

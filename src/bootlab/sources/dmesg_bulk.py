@@ -1,0 +1,145 @@
+"""Reading a big plain dmesg fast: a million lines of initcall_debug in a few seconds.
+
+The per-line path (printk.parse) costs a few microseconds a line.  Most lines of a big
+kernel log have the kernel's fixed stamp layout (`[%5lu.%06lu] `) and most of those are
+`calling` / `initcall ... returned` lines, so here the stamps are read with numpy, the
+initcall lines are found with one regular-expression scan of the whole text, and only the
+other lines go through the general interpreter.  Everything still happens in file order
+through the same InitcallReader and Interpreter, so the results are the same as the
+per-line path's (tests/test_dmesg_bulk.py compares them).  Logs that do not fit (not
+ASCII, control characters, other stamp layouts) are left to the per-line path.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SlicedText, SourceInfo
+from .console import Interpreter
+from .initcall import CALLING_AT_START, RETURNED_AT_START
+from .userspace import Patterns
+
+# Only worth its set-up on big logs.
+MIN_LINES = 20_000
+# Control characters other than a CR before LF: such a log needs the per-line cleaning.
+_DIRTY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
+# Each starts with a literal ("] calling  "), which the regex engine finds fast; that the
+# "]" closes a line's stamp is checked against the stamps numpy read.
+_CALLING = re.compile(r"\] " + CALLING_AT_START.pattern + r"\r?$", re.M)
+_RETURNED = re.compile(r"\] " + RETURNED_AT_START.pattern + r"\r?$", re.M)
+_PRINTK_LINE = re.compile(r"\[\s*(\d+)\.(\d{6,9})\] ?")
+CHUNK = 65536
+
+
+def _stamps(arr: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(times in ns or NO_TIME, message offsets) of lines in the "[sssss.uuuuuu] " layout;
+    other lines get NO_TIME and are read by a regular expression afterwards."""
+    n = len(starts)
+    t = np.full(n, NO_TIME, dtype=np.int64)
+    fits = np.nonzero(ends - starts >= 15)[0]
+    s = starts[fits]
+    fits = fits[(arr[s] == ord("[")) & (arr[s + 6] == ord(".")) & (arr[s + 13] == ord("]")) & (arr[s + 14] == ord(" "))]
+    s = starts[fits]
+    whole = np.zeros(len(fits), dtype=np.int64)
+    good = np.ones(len(fits), dtype=bool)
+    for k in range(1, 6):  # seconds: digits, padded with spaces on the left
+        d = arr[s + k].astype(np.int64)
+        digit = (d >= 48) & (d <= 57)
+        good &= digit | (d == 32)
+        whole = whole * 10 + np.where(digit, d - 48, 0)
+    micro = np.zeros(len(fits), dtype=np.int64)
+    for k in range(7, 13):
+        d = arr[s + k].astype(np.int64)
+        good &= (d >= 48) & (d <= 57)
+        micro = micro * 10 + (d - 48)
+    t[fits[good]] = whole[good] * 1_000_000_000 + micro[good] * 1_000
+    offsets = starts + 15
+    return t, offsets
+
+
+def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> bool:
+    """Read a plain dmesg in bulk; False (nothing done) when it does not fit."""
+    if len(data) < MIN_LINES * 20 or not data.isascii():
+        return False
+    text = data.decode("ascii")
+    if _DIRTY.search(text):
+        return False
+    arr = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(arr == 10)
+    nbytes_end = ends + 1
+    if len(ends) == 0 or ends[-1] != len(arr) - 1:
+        ends = np.append(ends, len(arr))
+        nbytes_end = np.append(nbytes_end, len(arr))
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    if len(starts) < MIN_LINES:
+        return False
+    nbytes = nbytes_end - starts
+    ends = ends - (arr[np.maximum(ends - 1, 0)] == 13)  # a CRLF log: the CR is not text
+    t, offsets = _stamps(arr, starts, ends)
+    if np.count_nonzero(t == NO_TIME) > len(t) // 10:
+        return False  # another layout (caller id, wide stamps ...): the per-line path reads it
+
+    # Lines the ready and app-start patterns could match: those holding a pattern's required
+    # text (every line when a pattern has none).
+    interp = Interpreter(boot, file, patterns, ConsoleLog(file, Clock.PRINTK, printed=False))
+    candidates = _candidates(text, starts, interp)
+    reader, kernel, user = interp.initcalls, interp.kernel, interp.user
+    # The initcall lines, in file order, merged with the lines as they come: a match counts
+    # when its "]" is the one closing a line's stamp (its message starts right after it).
+    calls, returns = _CALLING.finditer(text), _RETURNED.finditer(text)
+    call, ret = next(calls, None), next(returns, None)
+    for first in range(0, len(starts), CHUNK):
+        # A chunk at a time as Python lists: fast to index, and never a million at once.
+        chunk = slice(first, first + CHUNK)
+        for i, ti, off, end in zip(range(first, first + CHUNK), t[chunk].tolist(), offsets[chunk].tolist(),
+                                   ends[chunk].tolist()):
+            stamp_end = off - 2
+            while call is not None and call.start() < stamp_end:
+                call = next(calls, None)
+            while ret is not None and ret.start() < stamp_end:
+                ret = next(returns, None)
+            if ti != NO_TIME and ((call is not None and call.start() == stamp_end)
+                                  or (ret is not None and ret.start() == stamp_end)):
+                if candidates is None or i in candidates:
+                    user.patterns_seen(Clock.PRINTK, ti, text[off:end], i + 1)
+                if call is not None and call.start() == stamp_end:
+                    reader.call(ti, i + 1, *call.groups())
+                    call = next(calls, None)
+                else:
+                    reader.returned(ti, i + 1, *ret.groups())
+                    ret = next(returns, None)
+                continue
+            if ti != NO_TIME:
+                kernel(ti, text[off:end], i + 1)
+                continue
+            line = text[starts[i]:end]
+            m = _PRINTK_LINE.match(line)
+            if m is None:
+                if line.strip():
+                    interp.text(None, None, line, i + 1)
+                continue
+            ti = int(m.group(1)) * 1_000_000_000 + int((m.group(2) + "000")[:9])
+            t[i] = ti
+            kernel(ti, line[m.end():], i + 1)
+    interp.close()
+    boot.logs.append(ConsoleLog.from_columns(file, Clock.PRINTK, False, t, SlicedText(text, starts, ends),
+                                             np.arange(1, len(starts) + 1), nbytes))
+    boot.sources.append(SourceInfo(file, "dmesg", len(starts), 0))
+    return True
+
+
+def _candidates(text: str, starts: np.ndarray, interp: Interpreter) -> set[int] | None:
+    hints = [hint for hint, _rank, _p in interp.user.ready] + [hint for hint, _p in interp.user.app_start]
+    if any(h is None for h in hints):
+        return None
+    lines: set[int] = set()
+    for hint in hints:
+        at = text.find(hint)
+        while at >= 0:
+            lines.add(int(np.searchsorted(starts, at, side="right")) - 1)
+            at = text.find(hint, at + 1)
+    return lines
