@@ -34,8 +34,13 @@ test-c:
 	$(MAKE) -C bench/iomux check
 
 bench: build
+	mkdir -p out
 	$(BIN)/python bench/analyze_scale.py
 	$(BIN)/python bench/capture_accuracy.py
+	$(MAKE) -C bench/iomux run
+	bench/guest.sh bench/iomux/guest.toml out/iomux-guest.log
+	bench/guest.sh bench/rt_latency/guest.toml out/rt-latency-guest.log
+	$(BIN)/python bench/rt_latency/analyze.py out/rt-latency-guest.log
 
 clean:
 	rm -rf out .pytest_cache

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Guest side of the rt_latency benchmark (run by run.sh through
-# rt/tests/guest/boot-qemu.sh).  A SCHED_OTHER busy loop competes for the
+# Guest side of the rt_latency benchmark (the application of guest.toml, booted by
+# bench/guest.sh).  A SCHED_OTHER busy loop competes for the
 # CPU throughout, as an application would.
 PERIOD_US=${PERIOD_US:-2000}
 JOBS=${JOBS:-2000}

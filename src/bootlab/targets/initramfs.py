@@ -246,6 +246,23 @@ def bootlab_init() -> Path:
     return out
 
 
+def shared_libraries(program: Path) -> list[Path]:
+    """The shared libraries (and loader) a dynamically linked ELF program needs, by ldd;
+    none for a static program or a script."""
+    with program.open("rb") as fh:
+        if fh.read(4) != b"\x7fELF":
+            return []
+    done = subprocess.run(["ldd", str(program)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:  # "not a dynamic executable"
+        return []
+    found = []
+    for line in done.stdout.splitlines():
+        path = next((word for word in line.split() if word.startswith("/")), None)
+        if path:
+            found.append(Path(path))
+    return found
+
+
 def busybox_applets() -> list[str]:
     done = subprocess.run([str(BUSYBOX), "--list-full"], capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -290,6 +307,9 @@ def archive(spec: InitramfsSpec) -> bytes:
                     cpio.file(f"{inside.rstrip('/')}/{rel}", sub.read_bytes(), sub.stat().st_mode & 0o777)
         else:
             cpio.file(inside, source.read_bytes(), source.stat().st_mode & 0o777)
+            for library in shared_libraries(source):
+                # The initramfs has no libc: a dynamically linked program brings its own.
+                cpio.file(str(library), library.resolve().read_bytes(), 0o755)
     return cpio.pack()
 
 

@@ -1,0 +1,8 @@
+#!/bin/sh
+# bench/guest.sh TARGET.toml CONSOLE.log: boot a benchmark's target (the reference device
+# running the benchmark as its application) and save the guest's console.
+set -eu
+cd "$(dirname "$0")/.."
+db=$(mktemp -d)/bench.db
+.venv/bin/bootlab boot --target "$1" --db "$db" >&2
+.venv/bin/bootlab show 1 --db "$db" --console -o "$2"
