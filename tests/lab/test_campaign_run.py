@@ -148,3 +148,8 @@ def test_stray_runs_of_other_campaigns_do_not_count(store):
     c = make(runs=2)
     assert campaign.state(c, store).done == {}
     assert os.path.exists(store.path)
+
+
+def test_duplicate_variant_names_are_refused(store):
+    with pytest.raises(campaign.CampaignError, match="unique"):
+        campaign.state(make(names=("baseline", "a", "a")), store)

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from bootlab.advice import Finding
 from bootlab.analysis.blame import Blamed
 from bootlab.lab import campaign
-from bootlab.lab.candidates import Facts, app_output, builtin, facts_from, from_initcalls
+from bootlab.lab.candidates import Facts, app_output, builtin, facts_from, from_advice, from_initcalls
 from bootlab.lab.optimizer import Budget, Optimizer, final_target_file, waterfall_campaign
 from bootlab.lab.reports import optimize_data, optimize_html, optimize_text
 from bootlab.lab.waterfall import build, png, section, text
@@ -170,3 +171,11 @@ def test_slow_builtin_initcalls_become_blacklist_candidates():
                             Blamed("pci_init", 10_000_000, 1, "x:3")])
     assert [c.name for c in found] == ["skip-crypto_algapi_init"]
     assert found[0].patch == {"target": {"append": "initcall_blacklist=crypto_algapi_init"}}
+
+
+def test_advice_findings_of_one_rule_get_distinct_names():
+    def finding(arg):
+        return Finding("drivers.slow-initcall", "drivers", "t", [], 1, "how", True, {"target": {"append": arg}})
+
+    found = from_advice([finding("a=1"), finding("b=1"), Finding("x", "f", "t", [], None, "", True)])
+    assert [c.name for c in found] == ["drivers.slow-initcall", "drivers.slow-initcall-2"]

@@ -35,6 +35,8 @@ def register(sub) -> None:
     p.add_argument("--runs", type=int, default=8, metavar="N", help="boots per variant in each campaign (default 8)")
     p.add_argument("--verify-runs", type=int, metavar="N", help="boots per configuration in the final verification "
                                                                  "(default: --runs)")
+    p.add_argument("--rounds", type=int, default=3, metavar="N",
+                   help="at most N rounds of screening and combining on top of what was kept (default 3)")
     p.add_argument("--budget", metavar="LIMIT", help="stop trying changes beyond this: boots (300) or time (90m, 2h)")
     p.add_argument("--name", default="optimize", help="names the campaigns in the store (NAME.screen ...); the same "
                                                       "name resumes an interrupted optimization (default optimize)")
@@ -53,6 +55,8 @@ def _names(text: str | None) -> set[str] | None:
 def run(args: argparse.Namespace) -> int:
     if args.runs < 2 or (args.verify_runs is not None and args.verify_runs < 2):
         raise UsageError("--runs and --verify-runs must be at least 2 (5 or more for a test to be able to decide)")
+    if args.rounds < 1:
+        raise UsageError("--rounds must be at least 1")
     try:
         budget = Budget.parse(args.budget)
         baseline = load(args.target) if args.target else Target()
@@ -66,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         optimizer = Optimizer(store, baseline, args.name, args.runs, args.verify_runs, budget, _names(args.only),
-                              _names(args.skip) or set(),
+                              _names(args.skip) or set(), args.rounds,
                               lambda c, title: run_campaign(c, store, args.verbose, f"{args.name} {title}"), log)
         outcome = optimizer.run()
     except OptimizerError as err:

@@ -275,6 +275,9 @@ class State:
 
 def state(c: Campaign, store: Store) -> State:
     """Read the campaign's runs back; refuse when they were made from another definition."""
+    names = [v.name for v in c.variants]
+    if len(set(names)) != len(names) or names[0] != BASELINE:
+        raise CampaignError(f"campaign {c.name!r}: variant names must be unique, the baseline first ({names})")
     st = State(c)
     slots = dict(c.schedule())
     for run in store.runs(campaign=c.name):

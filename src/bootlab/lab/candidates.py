@@ -136,10 +136,13 @@ def builtin(t: Target, facts: Facts) -> list[Candidate]:
 
 def from_advice(findings: list[Finding]) -> list[Candidate]:
     """Findings that carry a patch the reference device can try."""
-    out = []
+    out: list[Candidate] = []
     for f in findings:
         if f.patch:
             name = re.sub(r"[^A-Za-z0-9_.+-]+", "-", f.rule).strip("-") or "advice"
+            same = sum(1 for c in out if c.origin == f"advice: {f.rule}")
+            if same:  # a rule with several findings (one per slow initcall)
+                name = f"{name}-{same + 1}"
             out.append(Candidate(name, f.title, f.patch, origin=f"advice: {f.rule}", notes=list(f.notes)))
     return out
 
