@@ -399,3 +399,15 @@ def test_console_bytes_round_trip(tmp_path):
     chunks = [(MS, b"U-Boot \xff\r\n"), (2 * MS, b"half"), (40 * MS, b" line\n\\end")]
     path = _capture(tmp_path / "x.capture", chunks, events=[(50 * MS, "end")])
     assert bootlab_capture.console_bytes(path.read_bytes()) == b"".join(c for _, c in chunks)
+
+
+def test_output_after_a_long_pause_on_one_line_is_a_new_line(tmp_path):
+    # With `quiet`, "Booting from ROM.." is followed on the same physical line, seconds
+    # later, by init's first marker: the marker is timed where it arrived.
+    path = _capture(tmp_path / "quiet.capture", [
+        (150 * MS, b"Booting from ROM.."), (180 * MS, b"\x1bc\x1b[2J"),
+        (5149 * MS, b"bootlab-mark: app.start\r\n"), (5152 * MS, b"BOOTLAB READY\r\n")])
+    boot = read([str(path)])
+    assert boot.first_mark(Mark.KERNEL_LOAD).t == 150 * MS
+    assert boot.first_mark(Mark.APP_START).t == 5149 * MS
+    assert sum(boot.logs[0].nbytes) == len(b"Booting from ROM..\x1bc\x1b[2Jbootlab-mark: app.start\r\nBOOTLAB READY\r\n")

@@ -24,6 +24,7 @@ FORMAT = "console"
 
 # [    1.234567] msg, optionally with a caller id: [  311.349740][    T1] msg
 PRINTK_AT_START = re.compile(r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\](?:\[\s*(?P<caller>[TC]\d+)\])? ?")
+PAUSE_CUT = 100_000_000  # ns of silence inside a physical line that make what follows a new line
 LEADING_INVISIBLE = re.compile(r"(?:\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_]|[ -/][0-~]|[a-z])|[\x00-\x20\x7f])*")
 PRINTK_INSIDE = re.compile(r"\[\s*\d+\.\d{6,9}\](?:\[\s*[TC]\d+\])? ")
 
@@ -100,20 +101,37 @@ class Interpreter:
                      host_t: int | None = None) -> None:
         """One physical console line; segments are its host-timed pieces when captured.
 
-        Two logical lines share one physical line when the kernel's first message follows
-        boot-stub output without a newline ("Probing EDD ... o[    0.000000] Linux ..."):
-        the line is cut before the printk stamp, and each part gets the host time of the
-        piece it starts in.
+        Several logical lines can share one physical line: output that arrives after a long
+        pause (PAUSE_CUT) with no newline before it is something new ("Booting from ROM.."
+        then, seconds later, init's first line), and the kernel's first message often
+        follows boot-stub output directly ("Probing EDD ... o[    0.000000] Linux ...").
+        The line is cut there, and each part gets the host time of the piece it starts in.
         """
         pieces = [(host_t, raw)] if segments is None else [(s.t, s.text) for s in segments]
-        cut = 0
-        if "[" in raw and not PRINTK_AT_START.match(clean(raw)):
-            inside = PRINTK_INSIDE.search(raw)
-            if inside:
-                cut = inside.start()
-        parts = [(0, raw)] if not cut else [(0, raw[:cut]), (cut, raw[cut:])]
-        for start, part in parts:
-            share = nbytes if len(parts) == 1 else (len(part) if start else nbytes - (len(raw) - cut))
+        cuts = [0]
+        position = 0
+        for k in range(1, len(pieces)):
+            position += len(pieces[k - 1][1])
+            if pieces[k][0] - pieces[k - 1][0] >= PAUSE_CUT:
+                cuts.append(position)
+        parts: list[tuple[int, str]] = []
+        for a, b in zip(cuts, cuts[1:] + [len(raw)]):
+            chunk = raw[a:b]
+            inside = PRINTK_INSIDE.search(chunk) if "[" in chunk and not PRINTK_AT_START.match(clean(chunk)) else None
+            if inside and inside.start():
+                head = chunk[:inside.start()]
+                if parts:  # the tail of what was printed before the pause ("o" ... "k")
+                    parts[-1] = (parts[-1][0], parts[-1][1] + head)
+                else:
+                    parts.append((a, head))
+                parts.append((a + inside.start(), chunk[inside.start():]))
+            else:
+                parts.append((a, chunk))
+        for k, (start, part) in enumerate(parts):
+            # Console bytes go to the parts as they were sent; the line's terminator to the last.
+            share = len(part.encode("utf-8", "replace")) if len(parts) > 1 else nbytes
+            if len(parts) > 1 and k == len(parts) - 1:
+                share = nbytes - sum(len(p.encode("utf-8", "replace")) for _, p in parts[:-1])
             # A line is stamped where its text starts: terminal resets and colour codes
             # can sit at the start of a line for seconds before anything visible follows.
             visible = start + len(LEADING_INVISIBLE.match(part).group())

@@ -24,7 +24,7 @@ _RULES: tuple[tuple[re.Pattern, str, dict], ...] = (
     (re.compile(r"^qboot"), Mark.FIRMWARE_START, {"firmware": "qboot"}),
     (re.compile(r"^NOTICE:\s+BL2: v(?P<version>\S+)"), Mark.FIRMWARE_START, {"firmware": "TF-A"}),
     (re.compile(r"^(?:sys: 0x|BootROM|F0: [0-9A-F]{4} )"), Mark.FIRMWARE_START, {"firmware": "BootROM"}),
-    (re.compile(r"^Booting from ROM\.\.\."), Mark.KERNEL_LOAD, {"via": "option ROM"}),
+    (re.compile(r"^Booting from ROM\.\."), Mark.KERNEL_LOAD, {"via": "option ROM"}),  # the 3rd dot may be overwritten
     (re.compile(r"^Booting from (?:Hard Disk|DVD/CD|Floppy)"), "firmware.handover", {}),
     (re.compile(r"^(?:Welcome to GRUB!|GNU GRUB\s+version)"), Mark.BOOTLOADER_START, {"bootloader": "GRUB"}),
     (re.compile(r"^\s*Loading Linux "), Mark.KERNEL_LOAD, {"via": "GRUB"}),

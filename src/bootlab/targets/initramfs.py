@@ -195,13 +195,14 @@ def init_files(spec: InitramfsSpec, order: list[tuple[str, str]], after: list[tu
                                            for i, a in enumerate(shlex.split(spec.app))),
                 "etc/bootlab/flags": "".join(f"{x}\n" for x in flags)}
     mounts = ["mount -t proc proc /proc", "mount -t sysfs sys /sys",
-              "mount -t devtmpfs dev /dev 2>/dev/null || true", "mkdir -p /dev/pts /tmp /run"]
+              "mount -t devtmpfs dev /dev 2>/dev/null || true", "mkdir -p /dev/pts /tmp /run",
+              LOUDNESS]  # reads /proc: after the mounts
     module_lines = _module_lines(order, release, params, insmod=True)
     modules = ([_mark("modules.start")] + module_lines + [_mark("modules.end")]) if order else []
     for name, command in spec.steps.items():
         modules += [_mark(f"{name}.start"), command, _mark(f"{name}.end")]
     after_lines = _module_lines(after, release, params, insmod=True)
-    header = ["#!/bin/sh", "export PATH=/bin:/sbin:/usr/bin:/usr/sbin", LOUDNESS]
+    header = ["#!/bin/sh", "export PATH=/bin:/sbin:/usr/bin:/usr/sbin"]
     if spec.init == "script":
         return {"init": "\n".join(header + mounts + modules + _app_lines(spec, after_lines)) + "\n"}
     if spec.init != "rc":
@@ -213,7 +214,7 @@ def init_files(spec: InitramfsSpec, order: list[tuple[str, str]], after: list[tu
         "klogd",
         "hostname bootlab",
     ] + modules + [_mark("services.end")]
-    app = header + _app_lines(spec, after_lines)
+    app = header + [LOUDNESS] + _app_lines(spec, after_lines)
     inittab = "::sysinit:/etc/init.d/rcS\n::wait:/etc/init.d/app\n::shutdown:/bin/umount -a -r\n"
     return {"etc/init.d/rcS": "\n".join(rcs) + "\n", "etc/init.d/app": "\n".join(app) + "\n",
             "etc/inittab": inittab}
