@@ -48,8 +48,9 @@ def test_capture_from_exec_aligns_clocks(tmp_path):
     # Firmware, decompression, kernel, init, ready: in order, each boundary from a real line.
     b = a.phases.boundaries
     assert 0 < b[Mark.KERNEL_LOAD].at < b[Mark.KERNEL_START].at < b[Mark.USERSPACE_START].at < a.phases.end.at
-    # The analysis stamps the ready line at its first byte, the capture loop when it matched.
-    assert 0 <= run.result.ready_ns - a.phases.end.at < 50_000_000
+    # The analysis times ready by the kernel-log copy of the line (printk clock), the capture
+    # loop when the console copy arrived, behind whatever the UART still had queued.
+    assert 0 <= run.result.ready_ns - a.phases.end.at < 2_000_000_000
 
 
 def test_hung_boot_is_killed_recorded_and_the_next_run_continues(tmp_path):
@@ -77,13 +78,14 @@ def test_boot_that_panics_is_failed(tmp_path):
 
 
 def test_kvm_is_refused_when_it_hangs():
-    usable, why = qemu.kvm_usable(timeout=6)
-    if usable:
-        pytest.skip("KVM works on this host")
     t = Target()
     t.target.accel = "kvm"
+    built = build(t)
+    usable, why = qemu.kvm_usable(str(built.image))
+    if usable:
+        pytest.skip("KVM works on this host")
     with pytest.raises(TargetError, match="KVM refused"):
-        qemu.boot(build(t), "/dev/null")
+        qemu.boot(built, "/dev/null")
 
 
 def _kernel_time(run) -> int:
