@@ -68,14 +68,6 @@ class Phases:
             return None
         return self.spans[-1].end - self.spans[0].start
 
-    def phase_at(self, t: int | None) -> str | None:
-        if t is None or not self.spans:
-            return None
-        i = bisect.bisect_right(self.starts, t) - 1
-        if i < 0 or t > self.spans[-1].end or (t == self.spans[i].end and i < len(self.spans) - 1):
-            return None
-        return self.spans[i].name
-
     @property
     def starts(self) -> list[int]:
         return [s.start for s in self.spans]

@@ -26,10 +26,6 @@ class Summary:
     max: float
     confidence: float
 
-    @property
-    def spread(self) -> float:
-        return self.max - self.min
-
 
 def summarize(values: list[float], confidence: float = 0.95) -> Summary:
     if not values:

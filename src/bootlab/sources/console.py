@@ -57,7 +57,7 @@ class Interpreter:
 
     # -- kernel messages ------------------------------------------------------------
 
-    def kernel(self, t: int, msg: str, lineno: int, caller: str | None = None) -> None:
+    def kernel(self, t: int, msg: str, lineno: int) -> None:
         """A printk message at printk time t."""
         if not self.in_kernel:
             self.in_kernel = True
@@ -68,7 +68,7 @@ class Interpreter:
                                "two boots or two logs interleaved?")
         self.last_printk = t
         self.user.patterns_seen(Clock.PRINTK, t, msg, lineno)
-        # The keywords of initcall.KEYWORDS, tested inline: this runs for every kernel line.
+        # The keywords initcall.py lists, tested inline: this runs for every kernel line.
         if ("calling  " in msg or "initcall " in msg or "probe of " in msg or "async_" in msg or " took " in msg
                 or "Calling initcall" in msg) and self.initcalls.feed(t, msg, lineno):
             return
@@ -144,7 +144,7 @@ class Interpreter:
             t_printk = stamp_ns(m)
             if t_host is not None:
                 self.boot.anchor(Clock.PRINTK, t_printk, Clock.HOST, t_host, f"{self.file}:{lineno}")
-            self.kernel(t_printk, text[m.end():], lineno, m.group("caller"))
+            self.kernel(t_printk, text[m.end():], lineno)
         else:
             self.text(Clock.HOST if t_host is not None else None, t_host, text, lineno)
         self.log.append(t_host if self.log.clock == Clock.HOST else t_printk, text, lineno, nbytes)

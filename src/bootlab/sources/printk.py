@@ -96,7 +96,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) 
                 interp.user.patterns_seen(Clock.PRINTK, t, msg, n)
                 interp.user.feed(Clock.PRINTK, t, f"{who}: {msg}", n)
         else:
-            kernel(t, msg, n, m.group("caller") if variant == "dmesg" else None)
+            kernel(t, msg, n)
         append(t, text, n, nbytes)
     interp.close()
     if unreadable and unreadable * 2 > n:

@@ -35,7 +35,6 @@ class ImageInfo:
     path: Path
     size: int
     compression: str
-    payload_size: int
     protocol: str
 
 
@@ -59,7 +58,7 @@ def info(path: Path) -> ImageInfo:
     data = path.read_bytes()
     payload, compression = _payload(data)
     protocol = struct.unpack_from("<H", data, 0x206)[0]
-    return ImageInfo(path, len(data), compression, len(payload), f"{protocol >> 8}.{protocol & 0xff:02d}")
+    return ImageInfo(path, len(data), compression, f"{protocol >> 8}.{protocol & 0xff:02d}")
 
 
 def extract_vmlinux(bzimage: Path, out: Path) -> Path:
