@@ -74,7 +74,7 @@ class RichProgress:
 
     def start(self, c: campaigns.Campaign, st: campaigns.State) -> None:
         total, done = len(c.schedule()), len(st.done)
-        title = self.title or c.name
+        self.title = title = self.title or c.name
         if done:
             print(f"{title}: resuming, {done} of {total} boots already in the store", file=sys.stderr)
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -89,7 +89,7 @@ class RichProgress:
         self.bar.update(self.task, advance=1, last=last)
         if not self.console.is_terminal:
             done = int(self.bar.tasks[0].completed)
-            print(f"{self.title or 'boot'} {done}/{int(self.bar.tasks[0].total)}: run {run.id} {last}", file=sys.stderr)
+            print(f"{self.title} {done}/{int(self.bar.tasks[0].total)}: run {run.id} {last}", file=sys.stderr)
 
     def gave_up(self, variant: str, runs: list[Run]) -> None:
         self.console.print(f"[yellow]warning:[/] {variant}: {len(runs)} failed boots and none reached ready: "
