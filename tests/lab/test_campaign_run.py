@@ -3,6 +3,7 @@ failed variants, and refusing to mix definitions."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -153,3 +154,13 @@ def test_stray_runs_of_other_campaigns_do_not_count(store):
 def test_duplicate_variant_names_are_refused(store):
     with pytest.raises(campaign.CampaignError, match="unique"):
         campaign.state(make(names=("baseline", "a", "a")), store)
+
+
+def test_runs_from_different_builds_are_flagged(store):
+    c = make(names=("baseline", "a"), runs=2)
+    run(c, store, FakeBooter({"baseline": 5e9, "a": 4e9}))
+    for i, r in enumerate(store.runs(campaign="c")):
+        target = {**r.target, "digest": f"d{i % 3}"}
+        store.db.execute("UPDATE runs SET target = ? WHERE id = ?", (json.dumps(target), r.id))
+    res = campaign.results(c, campaign.state(c, store))
+    assert any(w.startswith("baseline: booted from 2 different builds") for w in res.warnings)

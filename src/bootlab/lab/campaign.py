@@ -482,6 +482,11 @@ def results(c: Campaign, st: State) -> CampaignResult:
             reasons = sorted({r.reason or r.status for r in failed})
             warnings.append(f"{vr.variant.name}: {len(failed)} of {len(vr.runs.runs)} runs failed and are left out "
                             f"of the statistics ({'; '.join(reasons)})")
+    for vr in out:
+        builds = {r.target.get("digest") for r in vr.runs.runs if r.target.get("digest")}
+        if len(builds) > 1:
+            warnings.append(f"{vr.variant.name}: booted from {len(builds)} different builds of the same definition "
+                            "(bootlab's init or the host's packages changed during the campaign)")
     left = len(st.remaining())
     if left:
         warnings.append(f"incomplete: {left} of {len(c.schedule())} boots still to run (run the campaign again "
