@@ -222,10 +222,12 @@ def _campaign_head(res: CampaignResult) -> list[str]:
     c, st = res.campaign, res.state
     total = len(c.schedule())
     failed = sum(1 for r in st.done.values() if r.status != "ok")
+    skipped = sum(1 for _, v in c.schedule() if st.gave_up(v)) - sum(1 for r in st.done.values() if st.gave_up(r.variant))
     lines = [f"campaign {c.name}" + (f": {c.description}" if c.description else "") +
              (f" ({c.source})" if c.source else ""),
-             f"{c.runs} runs per variant, interleaved; {len(st.done)} of {total} boots done, {failed} failed; "
-             f"deciding metric: {metric_label(c.metric)}"]
+             f"{c.runs} runs per variant, interleaved; {len(st.done)} of {total} boots done, {failed} failed"
+             + (f", {skipped} not booted (variants given up)" if skipped else "")
+             + f"; deciding metric: {metric_label(c.metric)}"]
     return lines
 
 
@@ -236,8 +238,8 @@ def campaign_text(res: CampaignResult, details: bool = True) -> str:
     out.append(_method(res.campaign.confidence) + "; the deciding metric's p is Holm-adjusted over the variants")
     if details:
         for vr in res.variants[1:]:
-            if vr.comparison is not None and vr.comparison.rows:
-                out += ["", f"{vr.variant.name} against the baseline (per phase; p not adjusted)"]
+            if vr.comparison is not None and vr.runs.ok:
+                out += ["", f"{vr.variant.name} against the baseline (per phase; only the total's p is adjusted)"]
                 out.append(text_table(*comparison_rows(vr.comparison, shown(vr.comparison))))
     return "\n".join(out) + "\n"
 
@@ -263,7 +265,7 @@ def campaign_sections(res: CampaignResult) -> list[Section]:
                 "Holm-adjusted over the variants</p>")
     sections = [Section(f"Campaign {res.campaign.name}", "\n".join(body))]
     for vr in res.variants[1:]:
-        if vr.comparison is not None and vr.comparison.rows:
+        if vr.comparison is not None and vr.runs.ok:
             sections += comparison_sections(vr.comparison, f"{vr.variant.name} against the baseline (per phase)")
     return sections
 
