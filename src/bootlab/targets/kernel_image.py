@@ -2,8 +2,9 @@
 can boot directly through the kernel's PVH entry point (no decompression at boot).
 
 The boot protocol's setup header says where the compressed payload is (payload_offset,
-payload_length, since protocol 2.08); the payload is decompressed here with Python's own
-codecs.
+payload_length, since protocol 2.08); the payload is decompressed with Python's own codecs
+or, for lz4, zstd and lzo, with the command-line tools `make setup` installs. The kernel's
+build appends the uncompressed size (4 bytes) to the payload; the tools refuse that trailer.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import bz2
 import gzip
 import lzma
 import struct
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +26,9 @@ MAGICS = (
     (b"BZh", "bzip2"),
     (b"\x5d\x00\x00", "lzma"),
 )
+
+
+TOOLS = {"lz4": "lz4", "zstd": "zstd", "lzo": "lzop"}
 
 
 class ImageError(Exception):
@@ -61,6 +66,16 @@ def info(path: Path) -> ImageInfo:
     return ImageInfo(path, len(data), compression, f"{protocol >> 8}.{protocol & 0xff:02d}")
 
 
+def _decompress_with_tool(tool: str, payload: bytes) -> bytes:
+    try:
+        done = subprocess.run([tool, "-dc"], input=payload, capture_output=True, check=False)
+    except FileNotFoundError:
+        raise ImageError(f"{tool} is not installed (make setup installs it)") from None
+    if done.returncode != 0:
+        raise ImageError(f"{tool} -dc failed: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout
+
+
 def extract_vmlinux(bzimage: Path, out: Path) -> Path:
     """Write the uncompressed ELF kernel inside a bzImage (cached next to `out`)."""
     if out.exists() and out.stat().st_mtime >= bzimage.stat().st_mtime:
@@ -72,6 +87,8 @@ def extract_vmlinux(bzimage: Path, out: Path) -> Path:
         elf = gzip.decompress(payload)
     elif compression == "bzip2":
         elf = bz2.decompress(payload)
+    elif compression in TOOLS:
+        elf = _decompress_with_tool(TOOLS[compression], payload[:-4])
     else:
         raise ImageError(f"cannot decompress a {compression} kernel payload here")
     if not elf.startswith(b"\x7fELF"):
