@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from bootlab.lab import campaign
+from bootlab.lab import campaign, reports
 from bootlab.lab.boots import captures_dir
 from bootlab.lab.campaign import Campaign, Variant
 from bootlab.targets.reference import Target
@@ -126,6 +126,15 @@ def test_more_runs_extend_a_finished_campaign(store):
     fake = FakeBooter(means)
     run(make(runs=3), store, fake)
     assert fake.calls == make(runs=3).schedule()[6:]
+
+
+def test_fewer_runs_use_the_first_ones_and_say_what_was_left_out(store):
+    means = {"baseline": 5e9, "a": 4e9, "b": 6e9}
+    run(make(runs=3), store, FakeBooter(means))
+    fewer = make(runs=2)
+    st = campaign.state(fewer, store)
+    assert st.complete and sorted(st.done) == list(range(6)) and st.ignored == 3
+    assert "3 stored runs beyond this schedule left out" in reports.campaign_text(campaign.results(fewer, st))
 
 
 def test_one_runner_per_campaign(store):

@@ -54,11 +54,9 @@ class ProcessSource(FdSource):
             code = self.proc.wait() if self.proc else None
             raise SourceClosed(f"{self.argv[0]} exited with status {code}") from None
 
-    def stop(self, grace: float = 2.0) -> int | None:
+    def stop(self, grace: float = 2.0) -> None:
         """Power off: terminate the child (and its process group), kill it if it lingers."""
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
+        if self.proc is not None and self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGTERM)
                 self.proc.wait(grace)
@@ -67,7 +65,6 @@ class ProcessSource(FdSource):
                 self.proc.wait()
             except ProcessLookupError:
                 pass
-        return self.proc.returncode
 
     def close(self) -> None:
         self.stop()

@@ -11,6 +11,7 @@ from ..analysis import Analysis, Options, analyze
 from ..render.json import document
 from ..sources import NotALog, Patterns, read
 from ..targets import qemu
+from ..targets.result import BootResult
 from ..targets.reference import Built
 from .store import Store
 
@@ -18,7 +19,7 @@ from .store import Store
 @dataclass
 class BootRun:
     run_id: int
-    result: qemu.BootResult
+    result: BootResult
     analysis: Analysis | None
 
 

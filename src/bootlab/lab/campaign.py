@@ -393,7 +393,7 @@ class _Lock:
                                f"(lock {self.path})") from None
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *_) -> None:
         fcntl.flock(self.fd, fcntl.LOCK_UN)
         os.close(self.fd)
 

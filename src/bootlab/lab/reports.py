@@ -227,6 +227,7 @@ def _campaign_head(res: CampaignResult) -> list[str]:
              (f" ({c.source})" if c.source else ""),
              f"{c.runs} runs per variant, interleaved; {len(st.done)} of {total} boots done, {failed} failed"
              + (f", {skipped} not booted (variants given up)" if skipped else "")
+             + (f", {st.ignored} stored runs beyond this schedule left out" if st.ignored else "")
              + f"; deciding metric: {metric_label(c.metric)}"]
     return lines
 

@@ -28,8 +28,8 @@ from ..capture.pty_source import PtySource
 from ..capture.serial_port import SerialSource
 from ..capture.source import SourceLost
 from ..capture.writer import NativeWriter
-from .qemu import BootResult
 from .reference import TargetError, _section
+from .result import BootResult, classify
 
 AFTER_READY = 1.0  # seconds of console kept after the ready line
 
@@ -108,7 +108,7 @@ def boot(board: Board, capture_path: str, echo=None) -> BootResult:
 
 def _powered_boot(board: Board, writer: NativeWriter, echo, wall: int) -> BootResult:
     def failed(reason: str) -> BootResult:
-        return BootResult("failed", reason, writer.path, None, time.monotonic_ns() - wall, None, "")
+        return BootResult("failed", reason, writer.path, None, time.monotonic_ns() - wall)
 
     for cmd, what in ((board.prepare, "prepare"), (board.power_off, "power-off")):
         if cmd and (why := _command(cmd, what)):
@@ -132,12 +132,6 @@ def _powered_boot(board: Board, writer: NativeWriter, echo, wall: int) -> BootRe
         writer.event(time.monotonic_ns() - t0, f"end {result.reason}")
     finally:
         source.close()
-    if result.ready_ns is not None:
-        status, reason = "ok", "ready"
-    elif result.reason in ("silence", "deadline"):
-        status, reason = "timeout", f"killed: {result.reason} ({result.detail or board.deadline})"
-    elif result.reason == "interrupted":
-        status, reason = "failed", "interrupted"
-    else:
-        status, reason = "failed", f"the console ended without the ready line ({result.reason} {result.detail})"
-    return BootResult(status, reason, writer.path, result.ready_ns, time.monotonic_ns() - wall, None, "")
+    status, reason = classify(result, board.deadline,
+                              f"the console ended without the ready line ({result.reason} {result.detail})")
+    return BootResult(status, reason, writer.path, result.ready_ns, time.monotonic_ns() - wall)

@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import time
-from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from ..capture import session
@@ -20,19 +19,9 @@ from ..capture.pacing import PacedSource
 from ..capture.process import ProcessSource
 from ..capture.writer import NativeWriter
 from .reference import Built, TargetError
+from .result import BootResult, classify
 
 AFTER_READY = 15.0  # seconds to keep reading after ready (the kernel log dump, poweroff)
-
-
-@dataclass
-class BootResult:
-    status: str  # "ok", "timeout", "failed"
-    reason: str
-    capture: str  # path of the capture file
-    ready_ns: int | None
-    wall_ns: int
-    exit_code: int | None
-    stderr: str
 
 
 def kvm_usable(kernel: str, timeout: float = 10.0) -> tuple[bool, str]:
@@ -88,22 +77,16 @@ def boot(built: Built, capture_path: str, echo=None) -> BootResult:
     try:
         result = session.run(source, writers, t0, stop)
     finally:
-        code = proc.stop()
+        proc.stop()
         end = time.monotonic_ns() - t0
     writer.event(end, f"end {result.reason}")
     writer.close()
     stderr = _read(stderr_path)
-    if result.ready_ns is not None:
-        status, reason = "ok", "ready"
-    elif result.reason in ("silence", "deadline"):
-        status, reason = "timeout", f"killed: {result.reason} ({result.detail or t.boot.deadline})"
-    elif result.reason == "interrupted":
-        status, reason = "failed", "interrupted"
-    else:
-        status, reason = "failed", f"QEMU ended without the ready marker ({result.detail})"
-        if stderr:
-            reason += f": {stderr.strip().splitlines()[-1]}"
-    return BootResult(status, reason, capture_path, result.ready_ns, time.monotonic_ns() - wall, code, stderr)
+    ended = f"QEMU ended without the ready marker ({result.detail})"
+    if stderr.strip():
+        ended += f": {stderr.strip().splitlines()[-1]}"
+    status, reason = classify(result, t.boot.deadline, ended)
+    return BootResult(status, reason, capture_path, result.ready_ns, time.monotonic_ns() - wall)
 
 
 def _read(path: str) -> str:

@@ -1,0 +1,28 @@
+"""What one boot of a target came to, whichever kind of target it was (QEMU or a board)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..capture import session
+
+
+@dataclass
+class BootResult:
+    status: str  # "ok", "timeout", "failed"
+    reason: str
+    capture: str  # path of the capture file
+    ready_ns: int | None
+    wall_ns: int
+
+
+def classify(result: session.Result, deadline: float, ended: str) -> tuple[str, str]:
+    """Status and reason of a finished capture session; `ended` says how a console that
+    stopped before the ready marker ended."""
+    if result.ready_ns is not None:
+        return "ok", "ready"
+    if result.reason in ("silence", "deadline"):
+        return "timeout", f"killed: {result.reason} ({result.detail or deadline})"
+    if result.reason == "interrupted":
+        return "failed", "interrupted"
+    return "failed", ended
