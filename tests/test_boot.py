@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -115,3 +120,24 @@ def test_quiet_saves_what_the_console_bytes_predict(tmp_path):
                  summarize([kernel_bytes(r) for r in runs["quiet"]]).median) * 10 / 115200 * 1e9
     assert predicted > 1e9  # a loud kernel prints tens of kilobytes
     assert 0.6 * predicted < saved < 1.4 * predicted, (saved, predicted)
+
+
+def test_sigterm_during_a_boot_powers_off_and_records_it_interrupted(tmp_path):
+    """`kill`, `timeout` or a CI job limit in the middle of a boot: QEMU goes with bootlab,
+    and the run is stored as interrupted (it never counts in statistics)."""
+    db = str(tmp_path / "t.db")
+    proc = subprocess.Popen([sys.executable, "-m", "bootlab", "boot", "--kernel", "cloud", "--db", db],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    captures = tmp_path / "t-captures"
+    deadline = time.monotonic() + 120
+    while not any(p.stat().st_size > 2000 for p in captures.glob("*.capture")):  # the kernel is printing
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
+        time.sleep(0.1)
+    qemu_pids = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and b"interrupted" in stderr
+    run = Store(db).get(1)
+    assert (run.status, run.reason) == ("failed", "interrupted")
+    for pid in qemu_pids:
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()

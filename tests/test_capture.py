@@ -161,7 +161,7 @@ def test_silence_stops(tmp_path):
     os.close(slave)
 
 
-def _cli_capture(args, lines):
+def _cli_capture(args, lines, stop=signal.SIGINT):
     master, slave, name = _pty()
     proc = subprocess.Popen(BOOTLAB + ["capture", "-d", name, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(2.0)  # the interpreter starts and opens the port
@@ -169,7 +169,7 @@ def _cli_capture(args, lines):
         os.write(master, line)
         time.sleep(0.05)
     time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)  # Ctrl-C: the file must be complete
+    proc.send_signal(stop)  # Ctrl-C, or `kill`/`timeout`: the file must be complete
     stdout, stderr = proc.communicate(timeout=10)
     os.close(master)
     os.close(slave)
@@ -194,9 +194,10 @@ def test_cli_grabserial_format_and_ctrl_c(tmp_path):
     assert b"interrupted" in stderr
 
 
-def test_cli_native_capture_and_analyze(tmp_path):
+def test_cli_native_capture_ended_by_sigterm_and_analyze(tmp_path):
     native = tmp_path / "n.capture"
-    _cli_capture(["-Q", "-o", str(native)], LINES)
+    _, stderr = _cli_capture(["-Q", "-o", str(native)], LINES, stop=signal.SIGTERM)
+    assert b"interrupted" in stderr
     boot = read([str(native)])
     assert boot.sources[0].format == "bootlab-capture"
     assert boot.meta["host_zero"] == "capture start"

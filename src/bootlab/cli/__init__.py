@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
 from .. import __version__
 
@@ -49,11 +51,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _terminated(_signum, _frame) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     verb = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(verb if verb in VERBS else None)
     args = parser.parse_args(argv)
+    # `kill`, `timeout` and CI job limits send SIGTERM: end as on Ctrl-C, so that a capture
+    # is complete, QEMU is powered off and an unfinished boot is stored as interrupted.
+    # (A background job started by a script has SIGINT ignored; SIGTERM still reaches it.)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         return int(args.func(args) or 0)
     except UsageError as err:
@@ -64,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,8 @@ def boot_runs(built, store: Store, n: int, label: str | None, verbose: bool = Fa
             progress.update(task, advance=1, last=last)
             if not console.is_terminal or verbose:
                 print(f"{title} {i + 1}/{n}: {last}", file=sys.stderr)
+            if r.reason == "interrupted":
+                raise KeyboardInterrupt  # stored as interrupted; no more boots
     return done
 
 

@@ -50,25 +50,40 @@ def captures_dir(db_path: str) -> Path:
     return path
 
 
-def boot_and_store(built: Built, store: Store, *, label: str | None = None, campaign: str | None = None,
-                   variant: str | None = None, sequence: int | None = None, echo=None) -> BootRun:
+def new_capture(store: Store) -> tuple[str, str]:
+    """A run's uuid and the path its capture is written to as the boot goes."""
     run_uuid = str(uuid.uuid4())
-    capture_path = str(captures_dir(store.path) / f"{run_uuid}.capture")
-    result = qemu.boot(built, capture_path, echo=echo)
+    return run_uuid, str(captures_dir(store.path) / f"{run_uuid}.capture")
+
+
+def record(store: Store, run_uuid: str, result: BootResult, *, ready: str, baud: int | None, target: dict,
+           command: list[str], label: str | None = None, campaign: str | None = None, variant: str | None = None,
+           sequence: int | None = None) -> BootRun:
+    """Analyse a finished boot's capture and store the run (a capture that cannot be read
+    fails a boot that reached ready)."""
     analysis = None
     status, reason = result.status, result.reason
     try:
-        boot = read([capture_path], Patterns.from_options(built.target.boot.ready))
-        analysis = analyze(boot, Options(baud=built.target.target.console_baud or None))
+        analysis = analyze(read([result.capture], Patterns.from_options(ready)), Options(baud=baud))
     except NotALog as err:
         if status == "ok":
             status, reason = "failed", f"capture unreadable: {err}"
-    with open(capture_path, "rb") as fh:
+    with open(result.capture, "rb") as fh:
         raw = fh.read()
     metrics = metrics_of(analysis) if analysis is not None and status == "ok" else {}
-    run_id = store.add(status=status, reason=reason, target=built.describe(), command=built.qemu_argv(),
-                       capture=raw, analysis=document(analysis) if analysis is not None else None, metrics=metrics,
+    run_id = store.add(status=status, reason=reason, target=target, command=command, capture=raw,
+                       analysis=document(analysis) if analysis is not None else None, metrics=metrics,
                        wall_ns=result.wall_ns, ready_ns=result.ready_ns, label=label, campaign=campaign,
                        variant=variant, sequence=sequence, run_uuid=run_uuid)
     result.status, result.reason = status, reason
     return BootRun(run_id, result, analysis)
+
+
+def boot_and_store(built: Built, store: Store, *, label: str | None = None, campaign: str | None = None,
+                   variant: str | None = None, sequence: int | None = None, echo=None) -> BootRun:
+    """One boot of the reference device, recorded."""
+    run_uuid, capture_path = new_capture(store)
+    result = qemu.boot(built, capture_path, echo=echo)
+    return record(store, run_uuid, result, ready=built.target.boot.ready, baud=built.target.target.console_baud or None,
+                  target=built.describe(), command=built.qemu_argv(), label=label, campaign=campaign, variant=variant,
+                  sequence=sequence)

@@ -34,20 +34,16 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
-from ..analysis import Options, analyze
-from ..render.json import document
 from ..sourcemap import FileError, read_toml
-from ..sources import NotALog, Patterns, read
 from ..targets import board as board_target
 from ..targets.reference import Target, TargetError, build
 from ..targets.reference import from_dict as target_from_dict
 from ..targets.reference import load as load_target
-from .boots import boot_and_store, captures_dir, metrics_of
+from .boots import boot_and_store, new_capture, record
 from .compare import RunSet, SetComparison, compare_sets, counts, holm
 from .patch import apply, changes
 from .store import Run, Store
@@ -339,22 +335,12 @@ class BoardBooter:
         self.echo = echo
 
     def boot(self, store: Store, *, campaign: str, variant: str, sequence: int) -> int:
-        run_uuid = str(uuid.uuid4())
-        capture = str(captures_dir(store.path) / f"{run_uuid}.capture")
+        run_uuid, capture = new_capture(store)
         result = board_target.boot(self.board, capture, echo=self.echo)
-        analysis, status, reason = None, result.status, result.reason
-        try:
-            analysis = analyze(read([capture], Patterns.from_options(self.board.ready)), Options(baud=self.board.baud))
-        except NotALog as err:
-            status, reason = ("failed", f"capture unreadable: {err}") if status == "ok" else (status, reason)
-        with open(capture, "rb") as fh:
-            raw = fh.read()
         command = [c for c in (self.board.prepare, self.board.power_off, self.board.power_cycle or self.board.power_on) if c]
-        return store.add(status=status, reason=reason, target=self.board.to_dict(), command=command, capture=raw,
-                         analysis=document(analysis) if analysis is not None else None,
-                         metrics=metrics_of(analysis) if analysis is not None and status == "ok" else {},
-                         wall_ns=result.wall_ns, ready_ns=result.ready_ns, campaign=campaign, variant=variant,
-                         sequence=sequence, run_uuid=run_uuid)
+        return record(store, run_uuid, result, ready=self.board.ready, baud=self.board.baud,
+                      target=self.board.to_dict(), command=command, campaign=campaign, variant=variant,
+                      sequence=sequence).run_id
 
 
 def booter_for(c: Campaign, v: Variant, echo=None) -> Booter:
