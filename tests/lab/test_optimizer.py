@@ -94,6 +94,31 @@ def test_small_savings_are_proven_together(store):
     assert out.waterfall.bars[-1].saving > 0
 
 
+def clash(target: dict, variant: str) -> bool:
+    """Two CPUs with 128 MiB never boot; each alone is fine."""
+    return target["target"]["cpus"] == 2 and target["target"]["memory"] == 128
+
+
+def small_savings_and_a_clash(target: dict, variant: str) -> float:
+    return small_savings(target, variant) - 45e6 * (target["target"]["cpus"] == 2)
+
+
+def test_a_pool_that_fails_is_split_until_its_good_members_are_kept(store):
+    fake = FakeBooter(small_savings_and_a_clash, fail=clash)
+    opt = Optimizer(store, Target(), "split", runs=8, rounds=1,
+                    only={"no-crypto-selftests", "initramfs-lz4", "ram-128M", "2-cpus"},
+                    run_campaign=lambda c, title: campaign.run(c, store, booter=fake.for_variant))
+    out = opt.run()
+    combined = [(d.candidate.name, d.kept, d.why) for d in out.decisions if d.stage == "combine"]
+    assert combined[0][:2] == ("pool1", False) and "boots failed" in combined[0][2]
+    assert {name for name, _, _ in combined[1:3]} <= {"pool1a", "pool1b", "2-cpus", "ram-128M", "no-crypto-selftests",
+                                                      "initramfs-lz4"}
+    assert out.kept, combined  # the members that pay are found inside the failed pool
+    final = out.final.target
+    assert not (final.cpus == 2 and final.memory == 128)
+    assert out.verify.variants[-1].runs.failed == [] and out.waterfall.bars[-1].saving > 0
+
+
 def test_resuming_makes_the_same_decisions_without_booting_again(store):
     first, _ = optimize(store)
     again, fake = optimize(store)
