@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -7,6 +8,13 @@ import pytest
 DATA = Path(__file__).parent / "data"
 FIXTURES = DATA / "fixtures"
 CORPUS = DATA / "corpus"
+
+# Tests press Ctrl-C (SIGINT) on the bootlab processes they start.  A shell that runs the
+# suite as a background job starts it with SIGINT ignored, and an ignored signal stays
+# ignored in every child; a handled one is reset to the default in a child, which Python
+# then turns into KeyboardInterrupt as at a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
