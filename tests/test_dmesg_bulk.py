@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bootlab.analysis import analyze
@@ -61,3 +62,11 @@ def test_bulk_leaves_other_layouts_to_the_per_line_path(tmp_path):
     boot = read([str(path)])
     assert not isinstance(boot.logs[0].text, dmesg_bulk.SlicedText)
     assert len(boot.logs[0]) == 30_000
+
+
+@pytest.mark.parametrize("dirt, dirty", [(b"", False), (b"\r\n", False), (b"\tx", False), (b"\x1b[0m", True),
+                                         (b"\x7f", True), (b"a\rb", True), (b"\x00", True)])
+def test_control_characters_send_a_log_to_the_per_line_cleaning(dirt, dirty):
+    data = b"[    0.000001] one\n" * 3 + b"[    0.000002] x" + dirt + b"\n" + b"[    0.000003] end\n"
+    assert dmesg_bulk._dirty(np.frombuffer(data, dtype=np.uint8)) is dirty
+    assert dmesg_bulk._dirty(np.frombuffer(data + b"\r", dtype=np.uint8))  # a CR at the very end
