@@ -66,3 +66,14 @@ def test_cloud_kernel_decompresses_faster_than_generic():
     # Debian's generic image is xz-compressed, the cloud image lz4: under TCG the difference
     # is seconds, far above boot-to-boot noise.
     assert load_phase("cloud") < load_phase("generic")
+
+
+@pytest.mark.parametrize("name", ["generic-initcall.dmesg.gz", "generic-initcall.capture.gz"])
+def test_kernel_critical_path_spans_pid_1s_initcalls(name):
+    a = analyze(read([_path(name)]))
+    cp, boot = a.critical, a.boot
+    steps = [ev for ev in boot.of_kind(Kind.INITCALL, Kind.ASYNC_WAIT)
+             if ev.track == "pid 1" and ev.dur is not None and ev.t is not None and not (ev.attrs or {}).get("fixup")]
+    assert cp.kernel_track == "pid 1" and cp.kernel_steps == len(steps) > 300
+    assert cp.kernel_span == max(boot.at_end(ev) for ev in steps) - min(boot.at(ev) for ev in steps)
+    assert cp.kernel_total == sum(ev.dur for ev in steps) <= cp.kernel_span

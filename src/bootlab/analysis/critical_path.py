@@ -55,10 +55,16 @@ def find_critical_path(boot: Boot, top: int = 10) -> CriticalPath:
                    and not (ev.attrs or {}).get("fixup")]  # a fixup runs inside a driver's initcall
         path.kernel_steps = len(on_path)
         path.kernel_total = sum(ev.dur for ev in on_path)
-        if on_path:
-            first = min(boot.at(ev) for ev in on_path)
-            last = max(boot.at_end(ev) for ev in on_path)
-            path.kernel_span = last - first
+        # First start and last end per clock, then on the reference clock (an event on a
+        # clock that could not be placed has no say).
+        spans: dict[str, tuple[int, int]] = {}
+        for ev in on_path:
+            lo, hi = spans.get(ev.clock, (ev.t, ev.t + ev.dur))
+            spans[ev.clock] = (min(lo, ev.t), max(hi, ev.t + ev.dur))
+        placed = [(boot.to_ref(c, lo), boot.to_ref(c, hi)) for c, (lo, hi) in spans.items()
+                  if c in boot.clocks]
+        if placed:
+            path.kernel_span = max(hi for _, hi in placed) - min(lo for lo, _ in placed)
         path.kernel_top = [Step(ev.name, boot.at(ev), ev.dur, ev.kind, ev.where())
                            for ev in heapq.nlargest(top, on_path, key=lambda ev: ev.dur)]
     chain = [ev for ev in boot.of_kind(Kind.UNIT) if (ev.attrs or {}).get("critical_chain")]
