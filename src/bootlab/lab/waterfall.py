@@ -95,9 +95,10 @@ def png(w: Waterfall) -> bytes:
     ax.bar(last, seconds[-1], color="#2f6fb0")
     ax.errorbar(last, seconds[-1], yerr=[[seconds[-1] - w.final.low / 1e9], [w.final.high / 1e9 - seconds[-1]]],
                 fmt="none", ecolor="black", capsize=3)
-    for x, v in ((0, seconds[0]), (last, seconds[-1])):
-        ax.annotate(f"{v * 1000:.0f} ms", (x, v), ha="center", va="bottom", fontsize=9, fontweight="bold",
-                    xytext=(0, 8), textcoords="offset points")
+    for x, v, interval in ((0, seconds[0], w.baseline), (last, seconds[-1], w.final)):
+        # Above the interval's whisker, which would cross the number otherwise.
+        ax.annotate(f"{v * 1000:.0f} ms", (x, max(v, interval.high / 1e9)), ha="center", va="bottom", fontsize=9,
+                    fontweight="bold", xytext=(0, 4), textcoords="offset points")
     ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("power-on to ready (s), median" if w.metric == "total" else f"{w.metric} (s), median")
     point, low, high = w.speedup
