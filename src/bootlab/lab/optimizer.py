@@ -68,6 +68,8 @@ class OptimizerError(Exception):
     pass
 
 
+OUTPUT_CHANGED = "the application's output changed"
+
 @dataclass
 class Budget:
     """A limit on boots or on wall time; None is no limit."""
@@ -252,7 +254,7 @@ class Optimizer:
         if c.difference > 0:
             return False, f"significantly slower ({c.percent:+.1f}%, p={row.p:.3g})"
         if not self._same_output(vr, reference_output):
-            return False, "the application's output changed"
+            return False, OUTPUT_CHANGED
         return True, f"faster by {-c.difference / 1e6:.0f} ms ({c.percent:+.1f}%, p={row.p:.3g})"
 
     def _same_output(self, vr: campaigns.VariantResult, reference_output: list[str]) -> bool:
@@ -367,9 +369,10 @@ class Optimizer:
 
     def _try_pool(self, out: Outcome, round_: int, step: int, name: str, members: list[Candidate],
                   reference_output: list[str]) -> int:
-        """Try the members together; when the pool is not kept (one member hangs the boot or
-        slows it down more than the others save), try each half the same way: group testing
-        finds the members that pay in a few campaigns.  Returns the last step number used."""
+        """Try the members together; when a member spoils the pool (it hangs the boot, slows
+        it down more than the others save, or changes the output), try each half the same
+        way: group testing finds the members that pay in a few campaigns.  Returns the last
+        step number used."""
         if len(members) == 1:
             pooled = members[0]
         else:
@@ -382,8 +385,12 @@ class Optimizer:
         kept = len(out.kept)
         step += 1
         out.final = self._combine(out, round_, step, pooled, out.final, reference_output)
-        tried = bool(out.decisions[-1].campaign)  # booted, not refused before any boot
-        if len(out.kept) == kept and len(members) >= 2 and tried:
+        d = out.decisions[-1]
+        # Split only when a member spoils the pool: failed boots, a slower boot, another
+        # output.  A pool that is merely not significantly faster has halves with even
+        # smaller savings, which 8 boots prove even less.
+        spoilt = bool(d.campaign) and (d.difference is None or d.difference >= 0 or d.why == OUTPUT_CHANGED)
+        if len(out.kept) == kept and len(members) >= 2 and spoilt:
             half = (len(members) + 1) // 2
             step = self._try_pool(out, round_, step, f"{name}a", members[:half], reference_output)
             step = self._try_pool(out, round_, step, f"{name}b", members[half:], reference_output)
