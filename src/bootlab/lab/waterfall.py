@@ -99,6 +99,7 @@ def png(w: Waterfall) -> bytes:
         # Above the interval's whisker, which would cross the number otherwise.
         ax.annotate(f"{v * 1000:.0f} ms", (x, max(v, interval.high / 1e9)), ha="center", va="bottom", fontsize=9,
                     fontweight="bold", xytext=(0, 4), textcoords="offset points")
+    ax.set_ylim(0, max(seconds[0], w.baseline.high / 1e9) * 1.12)  # room for the numbers on top
     ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("power-on to ready (s), median" if w.metric == "total" else f"{w.metric} (s), median")
     point, low, high = w.speedup
