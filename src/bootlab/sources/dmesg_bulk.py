@@ -69,18 +69,6 @@ def _dirty(arr: np.ndarray) -> bool:
     return bool(cr[-1] == len(arr) - 1 or (arr[cr + 1] != 10).any())
 
 
-def _line_of(matches: list[re.Match], stamp_ends: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """For each line, the index of the match whose "]" closes the line's stamp, or -1."""
-    which = np.full(len(stamp_ends), -1, dtype=np.int64)
-    if not matches:
-        return which
-    at = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
-    line = np.minimum(np.searchsorted(stamp_ends, at), len(stamp_ends) - 1)
-    ok = (stamp_ends[line] == at) & (t[line] != NO_TIME)
-    which[line[ok]] = np.flatnonzero(ok)
-    return which
-
-
 def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> bool:
     """Read a plain dmesg in bulk; False (nothing done) when it does not fit."""
     if len(data) < MIN_LINES * 20 or not data.isascii():
@@ -110,23 +98,30 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> bool:
     interp = Interpreter(boot, file, patterns, ConsoleLog(file, Clock.PRINTK, printed=False))
     candidates = _candidates(text, starts, interp)
     reader, kernel, user = interp.initcalls, interp.kernel, interp.user
-    # The initcall lines: a match counts when its "]" is the one closing a line's stamp (its
-    # message starts right after it).  Then every line in file order.
-    calls, returns = list(_CALLING.finditer(text)), list(_RETURNED.finditer(text))
-    stamp_ends = offsets - 2
-    call_of, return_of = _line_of(calls, stamp_ends, t), _line_of(returns, stamp_ends, t)
+    # The initcall lines, in file order, merged with the lines as they come: a match counts
+    # when its "]" is the one closing a line's stamp (its message starts right after it).
+    calls, returns = _CALLING.finditer(text), _RETURNED.finditer(text)
+    call, ret = next(calls, None), next(returns, None)
     for first in range(0, len(starts), CHUNK):
         # A chunk at a time as Python lists: fast to index, and never a million at once.
         chunk = slice(first, first + CHUNK)
-        for i, ti, off, end, c, r in zip(range(first, first + CHUNK), t[chunk].tolist(), offsets[chunk].tolist(),
-                                         ends[chunk].tolist(), call_of[chunk].tolist(), return_of[chunk].tolist()):
-            if c >= 0 or r >= 0:
+        for i, ti, off, end in zip(range(first, first + CHUNK), t[chunk].tolist(), offsets[chunk].tolist(),
+                                   ends[chunk].tolist()):
+            stamp_end = off - 2
+            while call is not None and call.start() < stamp_end:
+                call = next(calls, None)
+            while ret is not None and ret.start() < stamp_end:
+                ret = next(returns, None)
+            if ti != NO_TIME and ((call is not None and call.start() == stamp_end)
+                                  or (ret is not None and ret.start() == stamp_end)):
                 if candidates is None or i in candidates:
                     user.patterns_seen(Clock.PRINTK, ti, text[off:end], i + 1)
-                if c >= 0:
-                    reader.call(ti, i + 1, *calls[c].groups())
+                if call is not None and call.start() == stamp_end:
+                    reader.call(ti, i + 1, *call.groups())
+                    call = next(calls, None)
                 else:
-                    reader.returned(ti, i + 1, *returns[r].groups())
+                    reader.returned(ti, i + 1, *ret.groups())
+                    ret = next(returns, None)
                 continue
             if ti != NO_TIME:
                 kernel(ti, text[off:end], i + 1)
