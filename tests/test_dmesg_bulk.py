@@ -32,6 +32,13 @@ def _big_log(path: Path, crlf: bool = False) -> None:
         lines.append(b"[%5d.%06d] i8042: no controller[%5d.%06d] calling  mid_line_init+0x0/0x10 @ 1"
                      % (rep * 10 + 9, 0, rep * 10 + 9, 10))
         lines.append(b"[%5d.%06d] initcall mid_line_init+0x0/0x10 returned 0 after 5 usecs" % (rep * 10 + 9, 20))
+    # Time going back on initcall lines (a warning either way), a line in dmesg -r's layout,
+    # and a call that never returns (it runs until the log's last time).
+    lines.append(b"[    0.500000] calling  back_in_time+0x0/0x10 @ 1")
+    lines.append(b"[    0.500100] initcall back_in_time+0x0/0x10 returned 0 after 100 usecs")
+    lines.append(b"<6>[  140.000000] Run /init as init process")
+    lines.append(b"[  140.100000] calling  never_returns+0x0/0x10 @ 1")
+    lines.append(b"[  150.000000] the last line")
     path.write_bytes((b"\r\n" if crlf else b"\n").join(lines) + b"\n")
 
 
@@ -39,7 +46,8 @@ def _summary(boot):
     events = sorted((str(e.kind), e.name, e.clock, e.t, e.dur, e.track, tuple(sorted((e.attrs or {}).items())))
                     for e in boot.events)
     log = boot.logs[0]
-    return events, list(log.t), list(log.text), list(log.lineno), list(log.nbytes)
+    return (events, list(log.t), list(log.text), list(log.lineno), list(log.nbytes),
+            [(d.line, d.message) for d in boot.diagnostics])
 
 
 @pytest.mark.parametrize("crlf", [False, True])
@@ -52,6 +60,9 @@ def test_bulk_equals_per_line(tmp_path, monkeypatch, crlf):
     per_line = read([str(path)])
     assert not isinstance(per_line.logs[0].text, dmesg_bulk.SlicedText)
     assert _summary(bulk) == _summary(per_line)
+    assert any("goes back" in d.message for d in bulk.diagnostics)
+    unfinished = [e for e in bulk.events if e.name == "never_returns"]
+    assert [e.dur for e in unfinished] == [9_900_000_000]
     assert render(analyze(bulk), "text") == render(analyze(per_line), "text")
 
 

@@ -77,3 +77,13 @@ def test_kernel_critical_path_spans_pid_1s_initcalls(name):
     assert cp.kernel_track == "pid 1" and cp.kernel_steps == len(steps) > 300
     assert cp.kernel_span == max(boot.at_end(ev) for ev in steps) - min(boot.at(ev) for ev in steps)
     assert cp.kernel_total == sum(ev.dur for ev in steps) <= cp.kernel_span
+
+
+def test_kernel_log_printed_again_after_ready_is_not_counted_twice():
+    """The capture holds some kernel lines live on the console and the whole log again
+    after ready (the target's dmesg dump): each initcall and marker once, no warning."""
+    boot = read([_path("generic-initcall.capture.gz")])
+    initcalls = [(e.name, e.t, e.dur, (e.attrs or {}).get("device")) for e in boot.of_kind(Kind.INITCALL)]
+    markers = [(e.name, e.t, e.clock) for e in boot.of_kind(Kind.MARKER)]
+    assert len(initcalls) == len(set(initcalls)) and len(markers) == len(set(markers))
+    assert not any("goes back" in d.message for d in boot.diagnostics)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import tarfile
 
 import pytest
@@ -411,3 +413,16 @@ def test_output_after_a_long_pause_on_one_line_is_a_new_line(tmp_path):
     assert boot.first_mark(Mark.KERNEL_LOAD).t == 150 * MS
     assert boot.first_mark(Mark.APP_START).t == 5149 * MS
     assert sum(boot.logs[0].nbytes) == len(b"Booting from ROM..\x1bc\x1b[2Jbootlab-mark: app.start\r\nBOOTLAB READY\r\n")
+
+
+def test_last_line_without_newline_counts_its_bytes_only(tmp_path):
+    p = tmp_path / "tail.dmesg"
+    p.write_bytes(b"[    0.000000] Linux version 6.1\n[    0.100000] no newline")
+    assert list(read([str(p)]).logs[0].nbytes) == [33, len(b"[    0.100000] no newline")]
+
+
+def test_reading_a_small_log_does_not_load_numpy(fixture_path):
+    code = ("import sys; from bootlab.sources import read; import bootlab.cli.capture; "
+            f"read([{fixture_path('dmesg-plain.txt')!r}]); print('numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -296,6 +296,7 @@ class Boot:
     # Sampled values (CPU busy %, disk throughput): name -> (clock, [(t, value)])
     series: dict[str, tuple[str, list[tuple[int, float]]]] = field(default_factory=dict)
     reference: str | None = None
+    repeats: bool = False  # a source went back in time: it may report some events twice
     _event_index: tuple | None = field(default=None, repr=False, compare=False)
 
     # -- writing ------------------------------------------------------------------
@@ -449,7 +450,8 @@ class Boot:
         return best
 
     def dedupe(self) -> None:
-        """Drop structured events that two sources both reported (a capture and a dmesg).
+        """Drop structured events reported twice (by a capture and a dmesg, or by one log
+        printed again).
 
         Events are the same when kind, name, clock and times agree; the first source's
         event is kept and gains what the other knew (its attributes).
@@ -486,7 +488,8 @@ def merge(boots: Iterable[Boot], link=None) -> Boot:
                 mine.merge(anchors)
         for key, value in boot.meta.items():
             out.meta.setdefault(key, value)
-    if len(out.sources) > 1:
+        out.repeats |= boot.repeats
+    if len(out.sources) > 1 or out.repeats:
         out.dedupe()
     if link is not None:
         link(out)

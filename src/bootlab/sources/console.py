@@ -27,6 +27,9 @@ PRINTK_AT_START = re.compile(r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\](?:\[\s*(?
 PAUSE_CUT = 100_000_000  # ns of silence inside a physical line that make what follows a new line
 LEADING_INVISIBLE = re.compile(r"(?:\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_]|[ -/][0-~]|[a-z])|[\x00-\x20\x7f])*")
 PRINTK_INSIDE = re.compile(r"\[\s*\d+\.\d{6,9}\](?:\[\s*[TC]\d+\])? ")
+# The reference device's init prints the kernel log after ready between these lines
+# (targets/initramfs.py and bootlab-init.c print the same text): the log is printed again.
+DMESG_DUMP_BEGIN = "==== bootlab-dmesg begin ===="
 
 
 def stamp_ns(m: re.Match) -> int:
@@ -57,16 +60,22 @@ class Interpreter:
 
     # -- kernel messages ------------------------------------------------------------
 
+    def stamp(self, t: int, lineno: int) -> None:
+        """Every printk message's time, in file order: where the log is, and whether it
+        repeats itself (time going back: the same messages may come again)."""
+        self.in_kernel = True
+        if self.last_printk is not None and t < self.last_printk:
+            self.boot.repeats = True
+            if t < self.last_printk - 1_000_000_000:
+                self.backwards += 1
+                if self.backwards <= 3:
+                    self.boot.warn(self.file, lineno, "printk time goes back by more than 1 s: the log printed "
+                                   "again (dmesg on the console), two boots, or two logs interleaved?")
+        self.last_printk = t
+
     def kernel(self, t: int, msg: str, lineno: int) -> None:
         """A printk message at printk time t."""
-        if not self.in_kernel:
-            self.in_kernel = True
-        if self.last_printk is not None and t < self.last_printk - 1_000_000_000:
-            self.backwards += 1
-            if self.backwards <= 3:
-                self.boot.warn(self.file, lineno, "printk time goes back by more than 1 s: "
-                               "two boots or two logs interleaved?")
-        self.last_printk = t
+        self.stamp(t, lineno)
         self.user.patterns_seen(Clock.PRINTK, t, msg, lineno)
         # The keywords initcall.py lists, tested inline: this runs for every kernel line.
         if ("calling  " in msg or "initcall " in msg or "probe of " in msg or "async_" in msg or " took " in msg
@@ -82,6 +91,9 @@ class Interpreter:
         """A line without a printk stamp: firmware, bootloader or userspace."""
         if not text.strip():
             return
+        if text.startswith(DMESG_DUMP_BEGIN):  # the log again from its start, not a second boot
+            self.last_printk = None
+            self.boot.repeats = True
         self.user.patterns_seen(clock or Clock.HOST, t, text, lineno)
         if not self.in_kernel:
             m = uboot.VENDOR_STAMP.match(text)

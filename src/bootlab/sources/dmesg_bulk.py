@@ -7,7 +7,8 @@ initcall lines are found with one regular-expression scan of the whole text, and
 other lines go through the general interpreter.  Everything still happens in file order
 through the same InitcallReader and Interpreter, so the results are the same as the
 per-line path's (tests/test_dmesg_bulk.py compares them).  Logs that do not fit (not
-ASCII, control characters, other stamp layouts) are left to the per-line path.
+ASCII, control characters, other stamp layouts) are left to the per-line path.  printk.py
+imports this module (and numpy) only for a log big enough to be worth it.
 """
 
 from __future__ import annotations
@@ -17,17 +18,16 @@ import re
 import numpy as np
 
 from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SlicedText, SourceInfo
-from .console import Interpreter
+from .console import Interpreter, stamp_ns
 from .initcall import CALLING_AT_START, RETURNED_AT_START
 from .userspace import Patterns
 
-# Only worth its set-up on big logs.
+# Only worth its set-up on big logs (printk.py also sends only big files here).
 MIN_LINES = 20_000
 # Each starts with a literal ("] calling  "), which the regex engine finds fast; that the
 # "]" closes a line's stamp is checked against the stamps numpy read.
 _CALLING = re.compile(r"\] " + CALLING_AT_START.pattern + r"\r?$", re.M)
 _RETURNED = re.compile(r"\] " + RETURNED_AT_START.pattern + r"\r?$", re.M)
-_PRINTK_LINE = re.compile(r"\[\s*(\d+)\.(\d{6,9})\] ?")
 CHUNK = 65536
 
 
@@ -69,9 +69,10 @@ def _dirty(arr: np.ndarray) -> bool:
     return bool(cr[-1] == len(arr) - 1 or (arr[cr + 1] != 10).any())
 
 
-def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> bool:
-    """Read a plain dmesg in bulk; False (nothing done) when it does not fit."""
-    if len(data) < MIN_LINES * 20 or not data.isascii():
+def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: re.Pattern) -> bool:
+    """Read a plain dmesg in bulk; False (nothing done) when it does not fit.  Lines out of
+    the fixed layout are read with `printk_line`, the per-line path's expression."""
+    if not data.isascii():
         return False
     arr = np.frombuffer(data, dtype=np.uint8)
     if _dirty(arr):
@@ -114,6 +115,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> bool:
                 ret = next(returns, None)
             if ti != NO_TIME and ((call is not None and call.start() == stamp_end)
                                   or (ret is not None and ret.start() == stamp_end)):
+                interp.stamp(ti, i + 1)
                 if candidates is None or i in candidates:
                     user.patterns_seen(Clock.PRINTK, ti, text[off:end], i + 1)
                 if call is not None and call.start() == stamp_end:
@@ -127,13 +129,12 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> bool:
                 kernel(ti, text[off:end], i + 1)
                 continue
             line = text[starts[i]:end]
-            m = _PRINTK_LINE.match(line)
+            m = printk_line.match(line)
             if m is None:
                 if line.strip():
                     interp.text(None, None, line, i + 1)
                 continue
-            ti = int(m.group(1)) * 1_000_000_000 + int((m.group(2) + "000")[:9])
-            t[i] = ti
+            ti = t[i] = stamp_ns(m)
             kernel(ti, line[m.end():], i + 1)
     interp.close()
     boot.logs.append(ConsoleLog.from_columns(file, Clock.PRINTK, False, t, SlicedText(text, starts, ends),

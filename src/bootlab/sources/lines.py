@@ -14,6 +14,7 @@ from typing import Iterator
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]|[ -/][0-~]|.?)")
 # Control characters and ESC: a line holding none needs no cleaning.
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+CONTROL_BYTES = re.compile(CONTROL.pattern.encode())
 
 
 def clean(text: str) -> str:

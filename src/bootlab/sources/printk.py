@@ -19,9 +19,8 @@ from __future__ import annotations
 import re
 
 from ..timeline import Boot, Clock, ConsoleLog, SourceInfo
-from . import dmesg_bulk
 from .console import Interpreter
-from .lines import CONTROL, clean, decode
+from .lines import CONTROL_BYTES, clean, decode
 from .userspace import Patterns
 
 DMESG = re.compile(
@@ -35,6 +34,8 @@ JOURNAL = re.compile(
 KMSG = re.compile(r"^(?P<level>\d+),(?P<seq>\d+),(?P<us>\d+),[^;]*;")
 
 FORMATS = ("dmesg", "syslog", "journal", "kmsg")
+# A dmesg this big goes to the bulk reader (which loads numpy: not for small logs).
+BULK_MIN_BYTES = 400_000
 
 
 def sniff(lines: list[str]) -> dict[str, float]:
@@ -50,8 +51,11 @@ def sniff(lines: list[str]) -> dict[str, float]:
 
 
 def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) -> None:
-    if variant == "dmesg" and dmesg_bulk.parse(boot, file, data, patterns):
-        return
+    if variant == "dmesg" and len(data) >= BULK_MIN_BYTES:
+        from . import dmesg_bulk
+
+        if dmesg_bulk.parse(boot, file, data, patterns, DMESG):
+            return
     log = ConsoleLog(file, Clock.PRINTK, printed=False)
     interp = Interpreter(boot, file, patterns, log)
     regex = {"dmesg": DMESG, "syslog": SYSLOG, "journal": JOURNAL, "kmsg": KMSG}[variant]
@@ -66,9 +70,10 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) 
         lines.pop()
     exact = data.isascii()
     # Most logs have no escapes or control characters at all: then no line needs cleaning.
-    dirty = CONTROL.search(data.decode("latin-1")) is not None
+    dirty = CONTROL_BYTES.search(data) is not None
+    unterminated = len(lines) if not data.endswith(b"\n") else 0  # the last line has no newline
     for n, raw in enumerate(lines, 1):
-        nbytes = (len(raw) if exact else len(raw.encode("utf-8", "replace"))) + 1
+        nbytes = (len(raw) if exact else len(raw.encode("utf-8", "replace"))) + (n != unterminated)
         text = clean(raw) if dirty else raw
         m = regex.match(text)
         if m is None:
