@@ -53,7 +53,7 @@ def analyze(boot: Boot, options: Options | None = None) -> Analysis:
         units=top(boot, Kind.UNIT, options.top),
         processes=top(boot, Kind.PROCESS, options.top),
         stages=top(boot, Kind.STAGE, options.top),
-        steps=sorted(top(boot, Kind.STEP, 100), key=lambda b: (b.start is None, b.start or 0)),
+        steps=sorted(top(boot, Kind.STEP, None), key=lambda b: (b.start is None, b.start or 0)),
         levels=level_totals(boot),
         failures=failures(boot),
         critical=find_critical_path(boot, options.top),

@@ -35,8 +35,8 @@ def _detail(ev: Event) -> str:
     return " ".join(parts)
 
 
-def top(boot: Boot, kind: str, n: int = 10) -> list[Blamed]:
-    """The n longest spans of one kind; a name seen twice keeps its longest span."""
+def top(boot: Boot, kind: str, n: int | None = 10) -> list[Blamed]:
+    """The n longest spans of one kind (all with None); a name seen twice keeps its longest."""
     best: dict[str, Event] = {}
     for ev in boot.of_kind(kind):
         if ev.dur is None:

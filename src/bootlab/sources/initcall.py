@@ -72,7 +72,6 @@ class InitcallReader:
         self.pending: dict[str, list[tuple[int, int, str]]] = {}  # sym -> [(t, line, pid)]
         self.waiting: dict[str, tuple[int, int]] = {}  # pid -> (t, line) of async_waiting
         self.level: str | None = None
-        self.count = 0
         # Most initcalls share their attributes (ret 0, a level): one dict for each such set
         # keeps a million-line log small.  Attributes are never modified after creation.
         self.shared_attrs: dict[tuple, dict] = {}
@@ -95,7 +94,6 @@ class InitcallReader:
             if m:
                 ts = m.group("ts")
                 start = seconds_to_ns(ts) if ts else t
-                sym, _ = _split_cookie(m.group("sym"))
                 self.pending.setdefault(self._key(m.group("sym"), m.group("mod")), []).append(
                     (start, lineno, m.group("pid"))
                 )
@@ -179,7 +177,7 @@ class InitcallReader:
 
     def call(self, t: int | None, lineno: int, sym: str, mod: str | None, pid: str) -> None:
         """`calling  SYM [MOD] @ PID` (the groups of CALLING_AT_START)."""
-        self.pending.setdefault(f"{sym} [{mod}]" if mod else sym, []).append((t, lineno, pid))
+        self.pending.setdefault(self._key(sym, mod), []).append((t, lineno, pid))
 
     def returned(self, t: int | None, lineno: int, sym: str, mod: str | None, ret: str | None, n: str,
                  unit: str) -> None:
@@ -189,7 +187,7 @@ class InitcallReader:
 
     def _finish(self, raw_sym: str, mod: str | None, t: int | None, dur: int, ret: int | None, lineno: int,
                 extra: dict | None = None) -> None:
-        key = f"{raw_sym} [{mod}]" if mod else raw_sym
+        key = self._key(raw_sym, mod)
         stack = self.pending.get(key)
         pid = None
         start = None if t is None else t - dur
@@ -199,7 +197,7 @@ class InitcallReader:
                 del self.pending[key]
             if call_t is not None:
                 start = call_t
-        sym, cookie = _split_cookie(raw_sym) if raw_sym[:1].isdigit() else (raw_sym, None)
+        sym, cookie = _split_cookie(raw_sym)
         level = "module" if mod else self.level
         key = (ret, mod, cookie, level)
         attrs = None if extra else self.shared_attrs.get(key)
@@ -215,7 +213,6 @@ class InitcallReader:
                 attrs["level"] = level
             if not extra:
                 self.shared_attrs[key] = attrs
-        self.count += 1
         self.events.append(
             Event(
                 Kind.INITCALL,
