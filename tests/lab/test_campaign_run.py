@@ -8,10 +8,10 @@ import os
 
 import pytest
 
-from bootlab.lab import campaign, reports
+from bootlab.lab import boots, campaign, reports
 from bootlab.lab.boots import captures_dir
 from bootlab.lab.campaign import Campaign, Variant
-from bootlab.targets.reference import Target
+from bootlab.targets.reference import Target, TargetError
 
 from .conftest import FakeBooter, add_run
 
@@ -173,3 +173,14 @@ def test_runs_from_different_builds_are_flagged(store):
         store.db.execute("UPDATE runs SET target = ? WHERE id = ?", (json.dumps(target), r.id))
     res = campaign.results(c, campaign.state(c, store))
     assert any(w.startswith("baseline: booted from 2 different builds") for w in res.warnings)
+
+
+def test_a_device_that_cannot_start_stops_the_campaign_with_a_message(store, monkeypatch):
+    def no_qemu(built, capture_path, echo=None):
+        raise TargetError("cannot start QEMU: [Errno 2] No such file or directory")
+
+    monkeypatch.setattr(campaign, "build", lambda target: object())
+    monkeypatch.setattr(boots.qemu, "boot", no_qemu)
+    with pytest.raises(campaign.CampaignError, match="cannot start QEMU"):
+        campaign.run(make(runs=2), store)
+    assert store.runs(campaign="c") == []

@@ -7,13 +7,14 @@ import json
 import pytest
 
 from bootlab.advice import Finding
-from bootlab.analysis.blame import Blamed
 from bootlab.lab import campaign
 from bootlab.lab.candidates import Facts, app_output, builtin, facts_from, from_advice, from_initcalls
 from bootlab.lab.optimizer import Budget, Optimizer, final_target_file, waterfall_campaign
 from bootlab.lab.reports import optimize_data, optimize_html, optimize_text
 from bootlab.lab.waterfall import build, png, section, text
+from bootlab.sources import read
 from bootlab.targets.reference import Target, load
+from bootlab.timeline import Boot, Clock, Event, Kind
 
 from .conftest import FakeBooter
 
@@ -145,6 +146,16 @@ def test_resuming_makes_the_same_decisions_without_booting_again(store):
     assert [c.name for c in again.kept] == [c.name for c in first.kept]
 
 
+def test_the_budget_counts_the_boots_made_not_the_slots_of_given_up_variants(store):
+    fake = FakeBooter(simulated, fail=broken)
+    budget = Budget()
+    opt = Optimizer(store, Target(), "count", runs=8, budget=budget, only=ONLY,
+                    run_campaign=lambda c, title: campaign.run(c, store, booter=fake.for_variant))
+    out = opt.run()
+    assert any(d.candidate.name == "init-direct" and "boots failed" in d.why for d in out.decisions)
+    assert budget.used == len(fake.calls) == len(store.runs())
+
+
 def test_budget_stops_the_combination_but_still_verifies(store):
     out, _ = optimize(store, budget=Budget(boots=1 + 48 + 16 + 24))
     assert [c.name for c in out.kept] == ["quiet"]
@@ -210,8 +221,10 @@ CAPTURE = b"""#bootlab-capture 1 {"zero": "power-on"}
 """
 
 
-def test_facts_and_application_output_from_a_capture():
-    assert facts_from(CAPTURE) == Facts(lpj=10384504, tsc_khz=2596126)
+def test_facts_and_application_output_from_a_capture(tmp_path):
+    path = tmp_path / "probe.capture"
+    path.write_bytes(CAPTURE)
+    assert facts_from(read([str(path)])) == Facts(lpj=10384504, tsc_khz=2596126)
     assert app_output(CAPTURE, "BOOTLAB READY") == ["frames: 10"]
 
 
@@ -233,9 +246,11 @@ def test_waterfall_as_a_campaign_file(store, tmp_path):
 
 
 def test_slow_builtin_initcalls_become_blacklist_candidates():
-    found = from_initcalls([Blamed("crypto_algapi_init", 530_000_000, 1, "x:1"),
-                            Blamed("vivid_init", 90_000_000, 1, "x:2", "[vivid]"),
-                            Blamed("pci_init", 10_000_000, 1, "x:3")])
+    boot = Boot()
+    for name, dur, attrs in (("crypto_algapi_init", 530_000_000, None), ("vivid_init", 90_000_000, {"module": "vivid"}),
+                             ("pci_init", 10_000_000, None)):
+        boot.add(Event(Kind.INITCALL, name, Clock.PRINTK, 1, dur, "x", 1, "pid 1", attrs=attrs))
+    found = from_initcalls(boot)
     assert [c.name for c in found] == ["skip-crypto_algapi_init"]
     assert found[0].patch == {"target": {"append": "initcall_blacklist=crypto_algapi_init"}}
 

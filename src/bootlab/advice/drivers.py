@@ -34,7 +34,8 @@ def _ret(ev) -> int | None:
     return (ev.attrs or {}).get("ret")
 
 
-def _builtin(ev) -> bool:
+def is_builtin(ev) -> bool:
+    """A built-in initcall run in order (not a module's, a PCI fixup or an async one)."""
     attrs = ev.attrs or {}
     return not attrs.get("module") and not attrs.get("fixup") and "async" not in attrs
 
@@ -68,7 +69,7 @@ def slow_initcalls(ctx: Context) -> list[Finding]:
     have their own rules."""
     probing = {id(initcall) for _probe, initcall in slow_probes(ctx)}
     slow = [ev for ev in spans(ctx.boot, Kind.INITCALL)
-            if _builtin(ev) and ev.dur >= SLOW_INITCALL_NS and ev.name not in OWN_RULES
+            if is_builtin(ev) and ev.dur >= SLOW_INITCALL_NS and ev.name not in OWN_RULES
             and (_ret(ev) or 0) >= 0 and id(ev) not in probing]
     slow.sort(key=lambda ev: -ev.dur)
     found = []
@@ -161,7 +162,7 @@ def slow_probes(ctx: Context) -> list[tuple]:
         if any(contains(outer, probe) for outer in probes):
             continue
         initcall = next((ev for ev in spans(ctx.boot, Kind.INITCALL) if contains(ev, probe)), None)
-        if initcall is not None and _builtin(initcall):
+        if initcall is not None and is_builtin(initcall):
             found.append((probe, initcall))
     return found
 

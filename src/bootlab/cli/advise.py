@@ -45,7 +45,7 @@ import textwrap
 from .. import __version__
 from ..advice import Finding, advise
 from ..analysis import Analysis, analyze
-from ..render.fmt import percent, seconds, span
+from ..render.fmt import aligned, percent, seconds, span
 from ..sources import FORMATS as INPUT_FORMATS
 from . import UsageError
 from .analyze import add_analysis_options, options_from
@@ -135,10 +135,7 @@ def render_text(a: Analysis, findings: list[Finding]) -> str:
     for n, f in enumerate(findings, 1):
         rows.append((str(n), "?" if f.saving_ns is None else span(f.saving_ns),
                      percent(f.saving_ns or 0, p.total) if f.saving_ns else "", f.title, f.family))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        cells = [c.rjust(w) if i in (0, 1, 2) else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
-        out.append("  " + "  ".join(cells).rstrip())
+    out += aligned(rows, right={0, 1, 2})
     out.append("")
     out.append("Savings overlap (two changes can remove the same time): prove each with repeated A/B boots.")
     for n, f in enumerate(findings, 1):

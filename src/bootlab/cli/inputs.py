@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
-from pathlib import Path
 
 from ..sources import NotALog, Patterns, read
 from ..timeline import Boot
@@ -38,23 +36,12 @@ def stored_run(args: argparse.Namespace, ref: str):
 
 
 def read_stored(store, run, patterns: Patterns) -> Boot:
-    """A run's capture: the file kept beside the store when it is still there (evidence then
-    names a file that exists), else the copy in the store."""
-    from ..lab.boots import captures_dir
+    from ..lab.boots import read_run
 
-    kept = captures_dir(store.path) / f"{run.uuid}.capture"
     try:
-        if kept.is_file():
-            return read([str(kept)], patterns)
-        raw = store.capture(run.id)
-        if raw is None:
-            raise UsageError(f"run {run.id} has no capture")
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp, f"run-{run.id}.capture")
-            path.write_bytes(raw)
-            return read([str(path)], patterns)
+        return read_run(store, run, patterns)
     except NotALog as err:
-        raise UsageError(f"run {run.id}: {err}") from None
+        raise UsageError(str(err)) from None
 
 
 def report_errors(verb: str, boot: Boot) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..analysis import Analysis
 from ..lab.stats import summarize
-from ..render.fmt import span
+from ..render.fmt import aligned, span
 
 
 def phase_rows(analyses: list[Analysis]) -> list[tuple[str, list[int]]]:
@@ -26,6 +26,4 @@ def phase_table(analyses: list[Analysis]) -> str:
     for name, vals in phase_rows(analyses):
         s = summarize(vals)
         rows.append((name, span(int(s.median)), span(int(s.min)), span(int(s.max)), str(s.n)))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    return "\n".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-                     for r in rows)
+    return "\n".join(aligned(rows, right={1, 2, 3, 4}, indent=""))

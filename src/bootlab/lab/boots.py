@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,8 @@ from ..sources import NotALog, Patterns, read
 from ..targets import qemu
 from ..targets.result import BootResult
 from ..targets.reference import Built
-from .store import Store
+from ..timeline import Boot
+from .store import Run, Store
 
 
 @dataclass
@@ -42,12 +44,32 @@ def metrics_of(a: Analysis) -> dict[str, float]:
     return m
 
 
-def captures_dir(db_path: str) -> Path:
+def captures_dir(db_path: str, create: bool = True) -> Path:
     """Captures live beside their run store: bootlab.db -> bootlab-captures/."""
     db = Path(os.path.abspath(db_path))
     path = db.with_name(f"{db.stem}-captures")
-    path.mkdir(exist_ok=True)
+    if create:
+        path.mkdir(exist_ok=True)
     return path
+
+
+def read_run(store: Store, run: Run, patterns: Patterns) -> Boot:
+    """A stored run's capture as a boot: the file kept beside the store when it is still
+    there (evidence then names a file that exists), else the copy in the store.  NotALog
+    when there is none or it cannot be read."""
+    kept = captures_dir(store.path, create=False) / f"{run.uuid}.capture"
+    raw = None if kept.is_file() else store.capture(run.id)
+    if raw is None and not kept.is_file():
+        raise NotALog(f"run {run.id}", 0, "no capture in the store")
+    try:
+        if raw is None:
+            return read([str(kept)], patterns)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp, f"run-{run.id}.capture")
+            path.write_bytes(raw)
+            return read([str(path)], patterns)
+    except NotALog as err:
+        raise NotALog(f"run {run.id}", 0, str(err)) from None
 
 
 def new_capture(store: Store) -> tuple[str, str]:

@@ -325,8 +325,11 @@ class ReferenceBooter:
             return store.add(status="failed", reason=f"build failed: {self.error}", target=self.target.to_dict(),
                              command=[], capture=None, analysis=None, metrics={}, wall_ns=None, ready_ns=None,
                              campaign=campaign, variant=variant, sequence=sequence)
-        return boot_and_store(self.built, store, campaign=campaign, variant=variant, sequence=sequence,
-                              echo=self.echo).run_id
+        try:
+            return boot_and_store(self.built, store, campaign=campaign, variant=variant, sequence=sequence,
+                                  echo=self.echo).run_id
+        except TargetError as err:  # QEMU cannot start, KVM refused: no boot of any variant can run
+            raise CampaignError(f"campaign {campaign!r}: {err}") from None
 
 
 class BoardBooter:

@@ -13,19 +13,16 @@ import re
 from dataclasses import dataclass, field
 
 from ..advice import Finding
-from ..analysis.blame import Blamed
+from ..advice.drivers import SLOW_INITCALL_NS, is_builtin
 from ..render.fmt import span
 from ..sources import bootlab_capture
 from ..targets.reference import Target
+from ..timeline import Boot, Kind
 from .patch import arg_name, kernel_args
 
 _PRINTK = re.compile(r"^\s*\[\s*\d+\.\d+\]")
-_TSC_REFINED = re.compile(r"tsc: Refined TSC clocksource calibration: (\d+\.\d+) MHz")
-_TSC_DETECTED = re.compile(r"tsc: Detected (\d+\.\d+) MHz processor")
-_LPJ = re.compile(r"\(lpj=(\d+)\)")
 APP_START = "bootlab-mark: app.start"
 MARK = "bootlab-mark:"
-SLOW_INITCALL_NS = 50_000_000  # a built-in initcall this slow is worth a try without it
 
 
 @dataclass
@@ -40,13 +37,10 @@ def console_lines(capture: bytes) -> list[str]:
     return bootlab_capture.console_bytes(capture).decode(errors="replace").replace("\r", "").splitlines()
 
 
-def facts_from(capture: bytes) -> Facts:
-    """lpj and the TSC rate from a boot's console (the kernel log printed after ready
-    with initramfs.dmesg shows them even under quiet)."""
-    text = "\n".join(console_lines(capture))
-    lpj = _LPJ.search(text)
-    tsc = _TSC_REFINED.search(text) or _TSC_DETECTED.search(text)
-    return Facts(lpj=int(lpj.group(1)) if lpj else None, tsc_khz=round(float(tsc.group(1)) * 1000) if tsc else None)
+def facts_from(boot: Boot) -> Facts:
+    """lpj and the TSC rate the kernel reported (the kernel log printed after ready with
+    initramfs.dmesg shows them even under quiet)."""
+    return Facts(lpj=boot.meta.get("lpj"), tsc_khz=boot.meta.get("tsc_khz"))
 
 
 def app_output(capture: bytes, ready: str) -> list[str]:
@@ -147,14 +141,15 @@ def from_advice(findings: list[Finding]) -> list[Candidate]:
     return out
 
 
-def from_initcalls(initcalls: list[Blamed]) -> list[Candidate]:
+def from_initcalls(boot: Boot) -> list[Candidate]:
     """initcall_blacklist= for each slow built-in initcall (the probe boots with
     initcall_debug): what trimming the kernel configuration would do, without a rebuild.
     A boot that needs the initcall fails or prints something else, and is not kept."""
-    out = []
-    for b in initcalls:
-        if b.duration >= SLOW_INITCALL_NS and not b.detail.startswith("["):  # "[module]": not built in
-            out.append(Candidate(f"skip-{b.name}", f"initcall_blacklist={b.name} (it took {span(b.duration)})",
-                                 {"target": {"append": f"initcall_blacklist={b.name}"}},
-                                 notes=[f"check that the product does not need what {b.name} sets up"]))
-    return out
+    slowest: dict[str, int] = {}
+    for ev in boot.of_kind(Kind.INITCALL):
+        if ev.dur is not None and ev.dur >= SLOW_INITCALL_NS and is_builtin(ev):
+            slowest[ev.name] = max(ev.dur, slowest.get(ev.name, 0))
+    return [Candidate(f"skip-{name}", f"initcall_blacklist={name} (it took {span(dur)})",
+                      {"target": {"append": f"initcall_blacklist={name}"}},
+                      notes=[f"check that the product does not need what {name} sets up"])
+            for name, dur in sorted(slowest.items(), key=lambda x: (-x[1], x[0]))]

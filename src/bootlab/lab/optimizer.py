@@ -37,9 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,18 +48,18 @@ import tomli_w
 
 from ..advice import advise
 from ..analysis import Options, analyze
-from ..sources import NotALog, Patterns, read
+from ..sources import NotALog, Patterns
 from ..targets.reference import Target, TargetError
 from ..targets.reference import from_dict as target_from_dict
 from . import campaign as campaigns
+from .boots import read_run
 from .candidates import Candidate, Facts, app_output, builtin, facts_from, from_advice, from_initcalls
 from .patch import apply, changes
-from .store import Run, Store
+from .store import Store
 from .waterfall import Waterfall
 from .waterfall import build as build_waterfall
 
 DEFAULT_BOOT_SECONDS = 10.0  # the cost of a boot before any has been measured
-INITCALLS_SEEN = 40  # the probe's slowest initcalls considered for initcall_blacklist=
 
 
 class OptimizerError(Exception):
@@ -170,17 +168,16 @@ class Optimizer:
         return campaigns.Campaign(f"{self.name}.{suffix}-{digest.hexdigest()[:8]}", variants, runs=runs)
 
     def _per_boot(self) -> float:
-        walls = [r.wall_ns / 1e9 for r in self.store.runs() if r.campaign and r.campaign.startswith(f"{self.name}.")
-                 and r.wall_ns]
-        return median(walls) if walls else DEFAULT_BOOT_SECONDS
+        walls = self.store.walls(f"{self.name}.")
+        return median(walls) / 1e9 if walls else DEFAULT_BOOT_SECONDS
 
     def _left(self, c: campaigns.Campaign) -> int:
         return len(campaigns.state(c, self.store).remaining())
 
     def _run(self, c: campaigns.Campaign, title: str) -> campaigns.CampaignResult:
-        left = self._left(c)
+        before = self.store.count(c.name)
         st = self.run_campaign(c, title)
-        self.budget.used += left - len(st.remaining())
+        self.budget.used += self.store.count(c.name) - before  # boots made (a given-up variant's slots are not)
         return campaigns.results(c, st)
 
     # -- the steps ----------------------------------------------------------------------------
@@ -199,25 +196,18 @@ class Optimizer:
             self.log(f"the probe boot failed ({runs.runs[-1].reason if runs.runs else 'not run'})")
             return None
         run = runs.ok[0]
-        capture = self.store.capture(run.id) or b""
-        return facts_from(capture), self._from_probe(run, capture)
-
-    def _from_probe(self, run: Run, capture: bytes) -> list[Candidate]:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, f"run-{run.id}.capture")
-            Path(path).write_bytes(capture)
-            try:
-                boot = read([path], Patterns.from_options(self.baseline.boot.ready))
-            except NotALog as err:
-                self.log(f"advice skipped: the probe's capture is unreadable ({err})")
-                return []
-            analysis = analyze(boot, Options(baud=self.baseline.target.console_baud or None, top=INITCALLS_SEEN))
-            try:
-                findings = advise(boot, analysis, run.target)
-            except Exception as err:  # noqa: BLE001 - the rules are written elsewhere; built-ins still work
-                self.log(f"advice skipped: the rules failed ({type(err).__name__}: {err})")
-                findings = []
-        return from_advice(findings) + from_initcalls(analysis.initcalls)
+        try:
+            boot = read_run(self.store, run, Patterns.from_options(self.baseline.boot.ready))
+        except NotALog as err:
+            self.log(f"facts and advice skipped: the probe's capture is unreadable ({err})")
+            return Facts(), []
+        analysis = analyze(boot, Options(baud=self.baseline.target.console_baud or None))
+        try:
+            findings = advise(boot, analysis, run.target)
+        except Exception as err:  # noqa: BLE001 - the rules are written elsewhere; built-ins still work
+            self.log(f"advice skipped: the rules failed ({type(err).__name__}: {err})")
+            findings = []
+        return facts_from(boot), from_advice(findings) + from_initcalls(boot)
 
     def applicable(self, candidates: list[Candidate], on: Target) -> tuple[list[tuple[Candidate, Target]],
                                                                            list[tuple[Candidate, str]]]:

@@ -6,7 +6,7 @@ import json
 import math
 from html import escape
 
-from ..render.fmt import span
+from ..render.fmt import aligned, span
 from ..render.html import Section, page, table
 from .campaign import CampaignResult
 from .compare import MetricRow, RunSet, SetComparison, metric_order
@@ -91,12 +91,9 @@ def shown(cmp: SetComparison) -> set[str]:
 
 
 def text_table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
-    lines = []
-    for row in [header] + rows:
-        cells = [str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)
+    """The first column is a name, the others numbers."""
+    cells = [[str(c) for c in row] for row in [header] + rows]
+    return "\n".join(aligned(cells, right=set(range(1, len(header))), indent=""))
 
 
 def verdict_line(cmp: SetComparison) -> str:

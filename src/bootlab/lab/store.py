@@ -209,6 +209,16 @@ class Store:
         row = self.db.execute("SELECT analysis FROM runs WHERE id = ?", (run_id,)).fetchone()
         return json.loads(row[0]) if row and row[0] else None
 
+    def count(self, campaign: str) -> int:
+        """How many runs a campaign has stored (boots made, whatever became of them)."""
+        return self.db.execute("SELECT COUNT(*) FROM runs WHERE campaign = ?", (campaign,)).fetchone()[0]
+
+    def walls(self, campaign_prefix: str) -> list[int]:
+        """Wall times (ns, boot and its set-up) of the runs of campaigns named prefix..."""
+        return [w for (w,) in self.db.execute(
+            "SELECT wall_ns FROM runs WHERE substr(campaign, 1, length(?1)) = ?1 AND wall_ns IS NOT NULL",
+            (campaign_prefix,))]
+
     def campaigns(self) -> list[tuple[str, int]]:
         return list(self.db.execute(
             "SELECT campaign, COUNT(*) FROM runs WHERE campaign IS NOT NULL GROUP BY campaign ORDER BY MIN(id)"))

@@ -14,7 +14,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, never a display
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ..render.fmt import span  # noqa: E402
+from ..render.fmt import aligned, span  # noqa: E402
 from ..render.html import Section, table  # noqa: E402
 from .compare import ratio_interval  # noqa: E402
 from .stats import summarize  # noqa: E402
@@ -67,9 +67,7 @@ def text(w: Waterfall) -> str:
         share = "" if i == 0 else f"{100 * b.saving / w.baseline.median:.1f}%"
         rows.append((b.name, span(int(b.median)), f"[{span(int(b.low))}, {span(int(b.high))}]", saved, share,
                      b.description))
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(wd) if c in (0, 5) else cell.rjust(wd) for c, (cell, wd) in
-                       enumerate(zip(r, widths))).rstrip() for r in rows]
+    lines = aligned(rows, right={1, 2, 3, 4}, indent="")
     point, low, high = w.speedup
     lines.append(f"{span(int(w.baseline.median))} -> {span(int(w.final.median))}: {point:.2f}x faster "
                  f"({int(w.confidence * 100)}% bootstrap interval {low:.2f}x..{high:.2f}x)")

@@ -1,4 +1,4 @@
-"""Number formatting shared by the renderers."""
+"""Number and table formatting shared by the renderers and the reports."""
 
 from __future__ import annotations
 
@@ -27,3 +27,12 @@ def seconds(ns: int | None, digits: int = 3) -> str:
 
 def percent(part: int, whole: int | None) -> str:
     return f"{100.0 * part / whole:.1f}%" if whole else ""
+
+
+def aligned(rows, right=frozenset(), indent: str = "  ") -> list[str]:
+    """Rows of cells as aligned text lines: the columns in `right` right-aligned."""
+    if not rows:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [indent + "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths)))
+            .rstrip() for row in rows]

@@ -4,25 +4,14 @@ from __future__ import annotations
 
 from ..analysis import Analysis
 from ..analysis.blame import Blamed
-from .fmt import percent, seconds, span
-
-
-def _table(rows: list[tuple[str, ...]], right: set[int] = frozenset()) -> list[str]:
-    if not rows:
-        return []
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = []
-    for row in rows:
-        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
-        out.append("  " + "  ".join(cells).rstrip())
-    return out
+from .fmt import aligned, percent, seconds, span
 
 
 def _blame(title: str, items: list[Blamed]) -> list[str]:
     if not items:
         return []
     rows = [(span(b.duration), b.name, b.detail, b.where) for b in items]
-    return ["", title] + _table(rows, right={0})
+    return ["", title] + aligned(rows, right={0})
 
 
 def render(a: Analysis) -> str:
@@ -48,17 +37,17 @@ def render(a: Analysis) -> str:
         for s in p.spans:
             rows.append((s.name, f"{seconds(s.start)} s", span(s.duration), percent(s.duration, total), s.start_evidence))
         out.append("")
-        out += _table(rows, right={1, 2, 3})
+        out += aligned(rows, right={1, 2, 3})
     for note in p.notes:
         out.append(f"note: {note}")
 
     if a.steps:
-        out += ["", "Steps (bootlab-mark NAME.start to NAME.end):"] + _table(
+        out += ["", "Steps (bootlab-mark NAME.start to NAME.end):"] + aligned(
             [(span(b.duration), b.name, f"at {seconds(b.start)} s", b.where) for b in a.steps], right={0})
     out += _blame("Slowest initcalls:", a.initcalls)
     if a.levels:
         rows = [(level, span(t), f"{n} initcalls") for level, t, n in a.levels]
-        out += ["", "Initcall time by level:"] + _table(rows, right={1})
+        out += ["", "Initcall time by level:"] + aligned(rows, right={1})
     out += _blame("Slowest driver probes:", a.probes)
     out += _blame("Slowest bootloader steps:", a.stages)
     out += _blame("Slowest units:", a.units)
@@ -67,7 +56,7 @@ def render(a: Analysis) -> str:
         shown = a.failures[: a.options.top]
         rows = [(b.name, b.detail, b.where) for b in shown]
         more = len(a.failures) - len(shown)
-        out += ["", f"Initcalls and probes that failed ({len(a.failures)}):"] + _table(rows)
+        out += ["", f"Initcalls and probes that failed ({len(a.failures)}):"] + aligned(rows)
         if more > 0:
             out.append(f"  ... and {more} more")
 
@@ -76,7 +65,7 @@ def render(a: Analysis) -> str:
         out.append("")
         out.append(f"Kernel critical path ({cp.kernel_track}): {cp.kernel_steps} steps over {span(cp.kernel_span)}, "
                    f"{span(cp.kernel_total)} in initcalls and async waits; longest:")
-        out += _table([(span(s.duration), s.name, s.kind, s.where) for s in cp.kernel_top], right={0})
+        out += aligned([(span(s.duration), s.name, s.kind, s.where) for s in cp.kernel_top], right={0})
     if cp.userspace:
         out.append("")
         out.append("Userspace critical chain (@ active at, + activation took):")
@@ -94,7 +83,7 @@ def render(a: Analysis) -> str:
             out.append(f"  {c.note}")
         if c.per_phase:
             rows = [(name, f"{n} bytes", span(cost)) for name, (n, cost) in c.per_phase.items()]
-            out += _table(rows, right={1, 2})
+            out += aligned(rows, right={1, 2})
 
     if a.gaps:
         out.append("")

@@ -35,6 +35,7 @@ _MEMORY = re.compile(r"^Memory: (?P<avail>\d+)K/(?P<total>\d+)K available")
 _VERSION = re.compile(r"^Linux version (?P<version>\S+)")
 _CONSOLE_BAUD = re.compile(r"console=(?P<dev>tty[A-Za-z]*\d+|ttyAMA\d+|ttymxc\d+),(?P<baud>\d+)")
 _FREEING = re.compile(r"^Freeing unused kernel (?:image \(initmem\) )?memory")
+_TSC = re.compile(r"^tsc: (?:(?P<refined>Refined TSC clocksource calibration:)|Detected) (?P<mhz>\d+\.\d+) MHz")
 _COMPRESSED = re.compile(r"^(?:Decompressing|Uncompressing) Linux")
 
 # A message reaches the expressions only if it starts with one of these (fast path).
@@ -53,6 +54,7 @@ PREFIXES = (
     "Write protecting the kernel",
     "Run ",
     "Memory: ",
+    "tsc: ",
 )
 
 
@@ -115,6 +117,15 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
         if not m:
             return False
         boot.meta.setdefault("memory_kb", int(m.group("total")))
+    elif msg.startswith("tsc: "):
+        m = _TSC.match(msg)
+        if not m:
+            return False
+        khz = round(float(m.group("mhz")) * 1000)
+        if m.group("refined"):
+            boot.meta["tsc_khz"] = khz  # the refined rate replaces the first estimate
+        else:
+            boot.meta.setdefault("tsc_khz", khz)
     return True
 
 

@@ -8,6 +8,7 @@ hosts a KVM guest never leaves the firmware): a short probe decides.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -24,9 +25,11 @@ from .result import BootResult, classify
 AFTER_READY = 15.0  # seconds to keep reading after ready (the kernel log dump, poweroff)
 
 
+@functools.lru_cache(maxsize=None)
 def kvm_usable(kernel: str, timeout: float = 10.0) -> tuple[bool, str]:
     """Whether a KVM guest gets as far as the kernel's first message here (on some hosts it
-    hangs once the firmware hands over: SeaBIOS prints, the kernel never does)."""
+    hangs once the firmware hands over: SeaBIOS prints, the kernel never does).  Asked once
+    per kernel and process: a campaign does not boot a probe before every boot."""
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         return False, "/dev/kvm is missing or not accessible"
     argv = ["qemu-system-x86_64", "-accel", "kvm", "-nographic", "-no-reboot", "-m", "256", "-kernel", kernel,
