@@ -8,6 +8,7 @@ MIN_SAVING_NS stays silent: a change that small is lost in boot-to-boot noise.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
@@ -57,17 +58,56 @@ class Line:
 
 
 class LineIndex:
-    """Finds the log line an event came from, by file and line number."""
+    """The boot being advised, read once for every rule: where an event's line is, and each
+    line's message for the searches."""
 
     def __init__(self, boot: Boot):
         self.boot = boot
         self.where: dict[tuple[str, int], Line] = {}
+        self.messages: list[tuple[Line, str]] = []
+        self._starts: dict[str, Starts] = {}
         for log in boot.logs:
             for i, lineno in enumerate(log.lineno):
-                self.where.setdefault((log.file, lineno), Line(log, i))
+                line = Line(log, i)
+                self.where.setdefault((log.file, lineno), line)
+                self.messages.append((line, line.message))
 
     def of(self, ev: Event) -> Line | None:
         return self.where.get((ev.file, ev.line)) if ev.file else None
+
+    def starts(self, kind: str) -> "Starts":
+        found = self._starts.get(kind)
+        if found is None:
+            found = self._starts[kind] = Starts(spans(self.boot, kind))
+        return found
+
+
+class Starts:
+    """Spans by clock, sorted by start: which contain a given instant, without trying them all."""
+
+    def __init__(self, events: Iterable[Event]):
+        by_clock: dict[str, list[tuple[int, int, Event]]] = {}
+        for order, ev in enumerate(events):
+            if ev.t is not None:
+                by_clock.setdefault(ev.clock, []).append((ev.t, order, ev))
+        self.spans = {clock: sorted(found, key=lambda x: (x[0], x[1])) for clock, found in by_clock.items()}
+        self.t = {clock: [t for t, _, _ in found] for clock, found in self.spans.items()}
+        self.longest = {clock: max(ev.dur for _, _, ev in found) for clock, found in self.spans.items()}
+
+    def any_starting_in(self, clock: str, lo: int, hi: int) -> bool:
+        """Whether a span starts in [lo, hi)."""
+        t = self.t.get(clock, [])
+        i = bisect_left(t, lo)
+        return i < len(t) and t[i] < hi
+
+    def containing(self, inner: Event) -> Event | None:
+        """The first span (in event order) that `contains` inner."""
+        if inner.t is None or inner.clock not in self.t:
+            return None
+        t, found = self.t[inner.clock], self.spans[inner.clock]
+        window = found[bisect_left(t, inner.t - self.longest[inner.clock]):bisect_right(t, inner.t)]
+        hits = [(order, ev) for _, order, ev in window if contains(ev, inner)]
+        return min(hits, key=lambda x: x[0])[1] if hits else None
 
 
 _index: LineIndex | None = None
@@ -81,20 +121,10 @@ def line_index(boot: Boot) -> LineIndex:
     return _index
 
 
-def lines(boot: Boot) -> Iterator[Line]:
-    for log in boot.logs:
-        for i in range(len(log)):
-            yield Line(log, i)
-
-
 def find_lines(boot: Boot, pattern: re.Pattern) -> list[tuple[Line, re.Match]]:
     """Lines whose message (printk stamp removed) matches `pattern` at its start."""
-    found = []
-    for line in lines(boot):
-        m = pattern.match(line.message)
-        if m:
-            found.append((line, m))
-    return found
+    match = pattern.match
+    return [(line, m) for line, message in line_index(boot).messages if (m := match(message))]
 
 
 def cite(boot: Boot, ev: Event, derived: str | None = None) -> str:

@@ -10,8 +10,8 @@ import errno
 
 from ..timeline import Kind, Mark
 from . import Context, Finding, rule
-from .common import (append_patch, arg_value, before_ready, between, cite, contains, for_reference, spans,
-                     target_value, took, total, worth_it)
+from .common import (append_patch, arg_value, before_ready, between, cite, contains, for_reference, line_index,
+                     spans, target_value, took, total, worth_it)
 
 FAMILY = "drivers"
 SLOW_INITCALL_NS = 50_000_000
@@ -161,7 +161,7 @@ def slow_probes(ctx: Context) -> list[tuple]:
     for probe in probes:
         if any(contains(outer, probe) for outer in probes):
             continue
-        initcall = next((ev for ev in spans(ctx.boot, Kind.INITCALL) if contains(ev, probe)), None)
+        initcall = line_index(ctx.boot).starts(Kind.INITCALL).containing(probe)
         if initcall is not None and is_builtin(initcall):
             found.append((probe, initcall))
     return found

@@ -11,7 +11,8 @@ import re
 
 from ..timeline import Kind, Phase
 from . import Context, Finding, rule
-from .common import cite, contains, find_lines, for_reference, phase_span, spans, target_value, took, total, worth_it
+from .common import (cite, find_lines, for_reference, line_index, phase_span, spans, target_value, took, total,
+                     worth_it)
 
 FAMILY = "kernel configuration"
 MIN_INITCALLS_NS = 500_000_000  # an initcall phase this long is worth measuring initcall by initcall
@@ -24,10 +25,10 @@ _VERSION = re.compile(r"^(\d+)\.(\d+)")
 
 def idle_drivers(ctx: Context) -> list:
     """Built-in driver registrations that found no device: no probe ran while they did."""
+    probes = line_index(ctx.boot).starts(Kind.PROBE)
     return [ev for ev in spans(ctx.boot, Kind.INITCALL)
             if ev.t is not None and DRIVER_INIT.search(ev.name) and not (ev.attrs or {}).get("module")
-            and (ev.attrs or {}).get("ret", 0) == 0
-            and not any(contains(ev, probe) for probe in spans(ctx.boot, Kind.PROBE))]
+            and (ev.attrs or {}).get("ret", 0) == 0 and not probes.any_starting_in(ev.clock, ev.t, ev.end)]
 
 
 @rule(FAMILY)
