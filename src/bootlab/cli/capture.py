@@ -11,12 +11,12 @@ import argparse
 import os
 import re
 import shlex
-import subprocess
 import sys
 import time
 from datetime import datetime, timezone
 
 from ..capture import session
+from ..capture.power import device_source, mark_zero, switch
 from ..capture.process import ProcessSource
 from ..capture.pty_source import PtySource
 from ..capture.source import SourceLost
@@ -84,8 +84,8 @@ def make_source(args: argparse.Namespace):
         raise UsageError("give exactly one console: -d DEVICE, --pty PATH, --tcp HOST:PORT, --exec CMD or --labgrid-env FILE")
     if args.exec_cmd:
         return ProcessSource(shlex.split(args.exec_cmd))
-    if args.pty or (args.device and args.device.startswith("/dev/pts/")):
-        return PtySource(args.pty or args.device)
+    if args.pty:
+        return PtySource(args.pty)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         if not host or not port.isdigit():
@@ -94,14 +94,14 @@ def make_source(args: argparse.Namespace):
     if args.labgrid_env:
         from ..capture.labgrid_console import LabgridSource
         return LabgridSource(args.labgrid_env, args.labgrid_role)
-    from ..capture.serial_port import SerialSource
-    return SerialSource(args.device, args.baudrate, args.parity, args.width, args.stopbits, args.xonxoff, args.rtscts)
+    return device_source(args.device, args.baudrate, parity=args.parity, bytesize=args.width,
+                         stopbits=args.stopbits, xonxoff=args.xonxoff, rtscts=args.rtscts)
 
 
 def _power(cmd: str, what: str) -> None:
-    done = subprocess.run(cmd, shell=True, check=False)
-    if done.returncode != 0:
-        raise UsageError(f"{what} command failed with status {done.returncode}: {cmd}")
+    why = switch(cmd, what)
+    if why:
+        raise UsageError(why)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -145,23 +145,18 @@ def run(args: argparse.Namespace) -> int:
                                             args.timeformat))
         else:
             writers.append(_RawStdout())
+    issued = None
     if power_cmd:
         issued = time.monotonic_ns()
         _power(power_cmd, "power-cycle" if args.power_cycle else "power-on")
         t0 = time.monotonic_ns()
-        for w in writers:
-            w.event(issued - t0, "power command started")
     elif args.labgrid_env:
         t0 = source.power_on()
     elif isinstance(source, ProcessSource):
         t0 = source.started_ns
     else:
         t0 = time.monotonic_ns()
-    for w in writers:
-        # The host's monotonic clock at zero: lets other host-side records be lined up.
-        w.event(0, f"zero monotonic_ns={t0}")
-        if powered:
-            w.event(0, "power-on")
+    mark_zero(writers, t0, powered, issued)
     result = session.run(source, writers, t0, stop, reconnect=args.reconnect)
     source.close()
     end = time.monotonic_ns() - t0

@@ -102,21 +102,19 @@ def scheduler_section(capture: bytes | None, target) -> Section | None:
     traces = traces_in_console(bootlab_capture.console_bytes(capture).decode("utf-8", "replace"))
     if "table3" not in traces:
         return None
-    config_host = target.initramfs.files.get("/rt/table3.toml")
-    config = None
-    if config_host:
-        config = Path(config_host) if Path(config_host).is_absolute() or target.base is None else target.base / config_host
+    config = target.host_files().get("/rt/table3.toml")
     trace = parse_trace(traces["table3"], "table3 (recorded in the guest)")
     schedule = Schedule.from_trace(trace)
-    loaded = load_config(config) if config else None
+    loaded = load_config(Path(config)) if config else None
+    analysis = analyze_rt(loaded) if loaded else None
     if loaded is not None:
         schedule.name_from(loaded)
     print()
     print("The real-time scheduler after ready (Table III servers, one second):")
-    for s in server_stats(schedule, analyze_rt(loaded) if loaded else None):
+    for s in server_stats(schedule, analysis):
         worst = "-" if s.worst_used is None else span(s.worst_used)
         print(f"  {s.label}: {s.periods} periods, budget {span(s.budget)}, most used {worst}, overruns {s.overruns}")
-    misses = sum(t.misses for t in task_stats(schedule, analyze_rt(loaded) if loaded else None))
+    misses = sum(t.misses for t in task_stats(schedule, analysis))
     print(f"  deadline misses: {misses}")
     return Section("", html_section(trace, loaded))  # the fragment has its own heading
 

@@ -14,7 +14,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from ..timeline import Mark, Phase
-from .stats import Comparison, Summary, compare, summarize
+from .stats import Comparison, Summary, compare, significant, summarize
 from .store import Run, Store, StoreError
 
 INTERRUPTED = "interrupted"  # the reason of a boot stopped by Ctrl-C: not a result
@@ -108,7 +108,7 @@ class MetricRow:
 
     def significant(self, confidence: float) -> bool:
         c = self.comparison
-        return c is not None and self.p is not None and self.p < 1 - confidence and not (c.low <= 0 <= c.high)
+        return c is not None and self.p is not None and significant(self.p, c.low, c.high, confidence)
 
 
 @dataclass
@@ -152,9 +152,9 @@ def compare_sets(a: RunSet, b: RunSet, primary: str = "total", confidence: float
     rows = []
     for metric in sorted(names, key=metric_order):
         va, vb = a.values(metric), b.values(metric)
-        rows.append(MetricRow(metric, summarize(va, confidence) if va else None,
-                              summarize(vb, confidence) if vb else None,
-                              compare(va, vb, confidence) if va and vb else None))
+        c = compare(va, vb, confidence) if va and vb else None
+        rows.append(MetricRow(metric, c.baseline if c else summarize(va, confidence) if va else None,
+                              c.candidate if c else summarize(vb, confidence) if vb else None, c))
     notes = []
     for s in (a, b):
         if s.failed:

@@ -40,7 +40,6 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from statistics import median
 from typing import Callable
 
@@ -445,9 +444,7 @@ def _standalone(t: Target, name: str) -> Target:
     """A copy that stands without its target file: relative file paths made absolute."""
     out = _target(t.to_dict(), t.base)
     out.name = name
-    if t.base is not None:
-        out.initramfs.files = {inside: str(Path(t.base) / host) if not Path(host).is_absolute() else host
-                               for inside, host in t.initramfs.files.items()}
+    out.initramfs.files = t.host_files()
     return out
 
 

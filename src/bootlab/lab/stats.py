@@ -58,11 +58,6 @@ class Comparison:
     low: float  # bootstrap interval of the difference
     high: float
     p_value: float
-    significant: bool
-
-    @property
-    def ratio(self) -> float:
-        return self.candidate.median / self.baseline.median if self.baseline.median else math.nan
 
     @property
     def percent(self) -> float:
@@ -82,5 +77,9 @@ def compare(baseline: list[float], candidate: list[float], confidence: float = 0
         low, high = float(boot.confidence_interval.low), float(boot.confidence_interval.high)
     else:
         p, low, high = 1.0, math.nan, math.nan
-    significant = p < (1 - confidence) and not (low <= 0 <= high)
-    return Comparison(summarize(list(a), confidence), summarize(list(b), confidence), diff, low, high, p, significant)
+    return Comparison(summarize(list(a), confidence), summarize(list(b), confidence), diff, low, high, p)
+
+
+def significant(p: float, low: float, high: float, confidence: float) -> bool:
+    """The test rejects at the level and the bootstrap interval of the difference excludes zero."""
+    return p < 1 - confidence and not (low <= 0 <= high)

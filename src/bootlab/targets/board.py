@@ -18,14 +18,12 @@ is missed.  A campaign's variants patch these keys (usually `prepare`).
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 
 from ..capture import session
-from ..capture.pty_source import PtySource
-from ..capture.serial_port import SerialSource
+from ..capture.power import device_source, mark_zero, switch
 from ..capture.source import SourceLost
 from ..capture.writer import NativeWriter
 from .reference import TargetError, _section
@@ -79,21 +77,6 @@ def from_dict(data: dict, where=lambda *path: "") -> Board:
     return board
 
 
-def _command(cmd: str, what: str) -> str | None:
-    """Run a shell command; the reason it failed, or None."""
-    done = subprocess.run(cmd, shell=True, check=False, capture_output=True, text=True)
-    if done.returncode == 0:
-        return None
-    detail = done.stderr.strip().splitlines()
-    return f"{what} command failed with status {done.returncode}: {cmd}" + (f": {detail[-1]}" if detail else "")
-
-
-def _source(board: Board):
-    if board.device.startswith("/dev/pts/"):
-        return PtySource(board.device)
-    return SerialSource(board.device, board.baud)
-
-
 def boot(board: Board, capture_path: str, echo=None) -> BootResult:
     """One boot: prepare, power off, open the console, power on, capture until ready."""
     wall = time.monotonic_ns()
@@ -111,21 +94,20 @@ def _powered_boot(board: Board, writer: NativeWriter, echo, wall: int) -> BootRe
         return BootResult("failed", reason, writer.path, None, time.monotonic_ns() - wall)
 
     for cmd, what in ((board.prepare, "prepare"), (board.power_off, "power-off")):
-        if cmd and (why := _command(cmd, what)):
+        if cmd and (why := switch(cmd, what)):
             return failed(why)
-    source = _source(board)
+    source = device_source(board.device, board.baud)
     try:
         source.open()
     except SourceLost as err:
         return failed(str(err))
     try:
         issued = time.monotonic_ns()
-        why = _command(board.power_cycle or board.power_on, "power")
+        why = switch(board.power_cycle or board.power_on, "power")
         t0 = time.monotonic_ns()
         if why:
             return failed(why)
-        writer.event(issued - t0, "power command started")
-        writer.event(0, "power-on")
+        mark_zero([writer], t0, True, issued)
         stop = session.Stop(ready=re.compile(board.ready.encode()), after_ready=AFTER_READY, silence=board.silence,
                             deadline=board.deadline)
         result = session.run(source, [writer] + ([echo] if echo is not None else []), t0, stop)

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 
 from ..capture import session
 from ..capture.pacing import PacedSource
+from ..capture.power import mark_zero
 from ..capture.process import ProcessSource
 from ..capture.writer import NativeWriter
 from .reference import Built, TargetError
@@ -76,7 +77,7 @@ def boot(built: Built, capture_path: str, echo=None) -> BootResult:
         writer.close()
         raise TargetError(f"cannot start QEMU: {err}") from None
     t0 = proc.started_ns
-    writer.event(0, "power-on")
+    mark_zero([writer], t0, True)
     try:
         result = session.run(source, writers, t0, stop)
     finally:

@@ -111,6 +111,12 @@ class Target:
     def cmdline(self) -> str:
         return " ".join(p for p in (self.target.cmdline, self.target.append) if p).strip()
 
+    def host_files(self) -> dict[str, str]:
+        """initramfs.files with each host path made absolute (relative ones are relative to
+        the target file's directory)."""
+        return {inside: str(self.base / host) if self.base is not None and not Path(host).is_absolute() else host
+                for inside, host in self.initramfs.files.items()}
+
     def validate(self, where=lambda *path: "") -> None:
         t, i, b = self.target, self.initramfs, self.boot
         checks = [
@@ -214,7 +220,6 @@ class Built:
 
 def build(target: Target, fetch: bool = True) -> Built:
     t, i = target.target, target.initramfs
-    files_base = target.base
     try:
         k = packages.kernel(t.kernel, fetch=fetch)
     except packages.PackageError as err:
@@ -226,8 +231,7 @@ def build(target: Target, fetch: bool = True) -> Built:
             image = kernel_image.extract_vmlinux(k.image, out / f"vmlinux-{k.release}")
         except kernel_image.ImageError as err:
             raise TargetError(f"{k.image}: {err}") from None
-    files = {inside: str((files_base / host) if files_base and not Path(host).is_absolute() else host)
-             for inside, host in i.files.items()}
+    files = target.host_files()
     spec = initramfs.InitramfsSpec(k, compression=i.compression, init=i.init, modules=list(i.modules),
                                    modules_after=list(i.modules_after), app=i.app,
                                    app_prints_ready=i.app_prints_ready, files=files, steps=dict(i.steps),
