@@ -10,7 +10,7 @@ import pytest
 
 from bootlab.cli import main
 
-SCHEMA = json.loads(resources.files("bootlab").joinpath("schema/analysis-1.json").read_text())
+SCHEMA = json.loads(resources.files("bootlab").joinpath("schema/analysis-2.json").read_text())
 
 
 def test_text_default(fixture_path, capsys):
@@ -39,7 +39,7 @@ def test_json_matches_schema(fixture_path, corpus_path, tmp_path):
     assert main(["analyze", "-f", "json", "--events", "-o", str(target), *files]) == 0
     doc = json.loads(target.read_text())
     jsonschema.validate(doc, SCHEMA)
-    assert doc["schema"] == "bootlab-analysis" and doc["version"] == 1
+    assert doc["schema"] == "bootlab-analysis" and doc["version"] == 2
     assert doc["blame"]["initcalls"][0]["name"] == "init_kprobe_trace"
     assert len(doc["events"]) > 700
 
