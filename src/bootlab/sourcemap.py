@@ -144,3 +144,13 @@ def json_source_map(text: str) -> SourceMap:
         else:
             value_starts()
     return found
+
+
+def typed(value, expected: type):
+    """A configuration value as `expected` (an integer is a float too; a boolean is not an
+    integer), or TypeError naming what was found."""
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+        raise TypeError(f"expected {expected.__name__}, got {value!r}")
+    return value

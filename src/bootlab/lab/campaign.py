@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
-from ..sourcemap import FileError, read_toml
+from ..sourcemap import FileError, read_toml, typed
 from ..targets import board as board_target
 from ..targets.reference import Target, TargetError, build
 from ..targets.reference import from_dict as target_from_dict
@@ -114,12 +114,10 @@ def _check_settings(data: dict, where) -> dict:
         if key not in SETTINGS:
             known = ", ".join(list(SETTINGS) + [f"[{t}]" for t in TABLES])
             raise CampaignError(f"{where(key)}{key}: unknown key (known: {known})")
-        expected = SETTINGS[key]
-        if expected is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-            raise CampaignError(f"{where(key)}{key}: expected {expected.__name__}, got {value!r}")
-        out[key] = value
+        try:
+            out[key] = typed(value, SETTINGS[key])
+        except TypeError as err:
+            raise CampaignError(f"{where(key)}{key}: {err}") from None
     checks = [
         ("name", lambda v: bool(NAME.match(v)), "letters, digits and _ . + - only (':' separates campaign:variant)"),
         ("runs", lambda v: v >= 2, "at least 2 runs per variant (5 or more for a significance test to be possible)"),

@@ -219,7 +219,7 @@ def _campaign_head(res: CampaignResult) -> list[str]:
     c, st = res.campaign, res.state
     total = len(c.schedule())
     failed = sum(1 for r in st.done.values() if r.status != "ok")
-    skipped = sum(1 for _, v in c.schedule() if st.gave_up(v)) - sum(1 for r in st.done.values() if st.gave_up(r.variant))
+    skipped = total - len(st.done) - len(st.remaining())  # the slots of variants given up
     lines = [f"campaign {c.name}" + (f": {c.description}" if c.description else "") +
              (f" ({c.source})" if c.source else ""),
              f"{c.runs} runs per variant, interleaved; {len(st.done)} of {total} boots done, {failed} failed"

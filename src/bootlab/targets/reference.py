@@ -42,7 +42,7 @@ from pathlib import Path
 
 import tomli_w
 
-from ..sourcemap import FileError, read_toml
+from ..sourcemap import FileError, read_toml, typed
 from . import initramfs, kernel_image, packages
 
 FIRMWARE = {"seabios": None, "qboot": "/usr/share/qemu/qboot.rom"}
@@ -152,11 +152,10 @@ def _section(cls, data: dict, name: str, where) -> object:
     for key, value in data.items():
         if key not in known:
             raise TargetError(f"{where(name, key)}{name}.{key}: unknown key (known: {', '.join(known)})")
-        expected = type(getattr(defaults, key))
-        if expected is float and isinstance(value, int) and not isinstance(value, bool):
-            data = {**data, key: float(value)}
-        elif not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-            raise TargetError(f"{where(name, key)}{name}.{key}: expected {expected.__name__}, got {value!r}")
+        try:
+            data = {**data, key: typed(value, type(getattr(defaults, key)))}
+        except TypeError as err:
+            raise TargetError(f"{where(name, key)}{name}.{key}: {err}") from None
     return cls(**data)
 
 
