@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from ..analysis import Analysis
+from ..analysis.console_cost import console_log
 from ..analysis.phases import PhaseSpan
 from ..render.fmt import span
 from ..sources.console import PRINTK_AT_START, stamp_ns
@@ -169,10 +170,9 @@ def printk_lines(boot: Boot, until: int | None) -> list[Line]:
     """Kernel messages before `until` (the ready time) in the log that best shows what
     reached the console: the printed log when there is one (a capture), else the longest
     kernel log.  (A kernel log printed after ready, for initcall_debug, is not the boot's.)"""
-    logs = [log for log in boot.logs if log.printed] or list(boot.logs)
-    if not logs:
+    log = console_log(boot)
+    if log is None:
         return []
-    log = max(logs, key=len)
     found = []
     for line in (Line(log, i) for i in range(len(log))):
         when = at(boot, line)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..timeline import NO_TIME, NS_PER_S, Boot
+from ..timeline import NO_TIME, NS_PER_S, Boot, ConsoleLog
 from .phases import Phases
 
 DEFAULT_BAUD = 115200
@@ -45,11 +45,17 @@ def byte_cost(nbytes: int, baud: int) -> int:
     return nbytes * BITS_PER_BYTE * NS_PER_S // baud if baud else 0
 
 
+def console_log(boot: Boot) -> ConsoleLog | None:
+    """The log that best shows what reached the console: the printed one (a capture), else
+    the longest."""
+    logs = [log for log in boot.logs if log.printed] or list(boot.logs)
+    return max(logs, key=len) if logs else None
+
+
 def console_cost(boot: Boot, phases: Phases, baud: int | None = None) -> ConsoleCost | None:
-    logs = [log for log in boot.logs if log.printed] or [log for log in boot.logs]
-    if not logs:
+    log = console_log(boot)
+    if log is None:
         return None
-    log = max(logs, key=len)
     rate, rate_source = baud_of(boot, baud)
     total = sum(log.nbytes)
     result = ConsoleCost(rate, rate_source, total, len(log), byte_cost(total, rate), log.printed, source=log.file)
