@@ -231,3 +231,33 @@ def test_cli_needs_one_console(capsys):
 def test_cli_bad_console(opts, capsys):
     from bootlab.cli import main
     assert main(["capture", *opts]) == 2
+
+
+def _header(path: Path) -> dict:
+    import json
+    return json.loads(path.read_bytes().split(b"\n", 1)[0].split(b" ", 2)[2])
+
+
+@pytest.mark.parametrize("opts", [[], ["--rt-priority", "0"]])
+def test_cli_reader_priority_and_children_ordinary(tmp_path, opts):
+    """By default the reader runs at SCHED_FIFO when it may (stamps are taken at wake-up);
+    `--rt-priority 0` keeps it ordinary; the launched command is ordinary either way."""
+    out = tmp_path / "p.capture"
+    child = f"{sys.executable} -c 'import os; print(\"policy\", os.sched_getscheduler(0))'"
+    proc = subprocess.run(BOOTLAB + ["capture", "--exec", child, "-Q", "-o", str(out), *opts],
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert f"policy {os.SCHED_OTHER}".encode() in out.read_bytes()
+    policy = _header(out)["scheduling"]
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(10))
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        permitted = True
+    except PermissionError:
+        permitted = False
+    if opts:
+        assert policy == "SCHED_OTHER"
+    elif permitted:
+        assert policy == "SCHED_FIFO 10"
+    else:
+        assert policy.startswith("SCHED_OTHER (SCHED_FIFO refused")

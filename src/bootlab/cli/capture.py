@@ -24,6 +24,12 @@ from ..capture.tcp import TcpSource
 from ..capture.writer import GrabserialWriter, NativeWriter
 from . import UsageError
 
+# A stamp is taken when the reader wakes up; on a busy host an ordinary process may wait
+# its turn for a scheduler tick, a SCHED_FIFO one is run at once (the reader blocks in
+# select between reads, so it never holds a CPU).  Children (the --exec command, power
+# switches) start as ordinary processes again.
+AUTO_RT_PRIORITY = 10
+
 
 def register(sub) -> None:
     p = sub.add_parser("capture", help="timestamp every console byte (grabserial compatible)",
@@ -65,7 +71,8 @@ def register(sub) -> None:
     pw.add_argument("--power-on", metavar="CMD", help="command that switches power on; zero is when it returns")
     p.add_argument("--reconnect", action="store_true", help="wait for a vanished device to come back, marking the gap")
     p.add_argument("--rt-priority", type=int, metavar="N",
-                   help="read at SCHED_FIFO priority N (needs CAP_SYS_NICE): stamps stay close on a busy host")
+                   help=f"read at SCHED_FIFO priority N (needs CAP_SYS_NICE); 0: an ordinary process. Default: "
+                        f"{AUTO_RT_PRIORITY} when the process may, else ordinary")
     p.set_defaults(func=run)
 
 
@@ -104,12 +111,23 @@ def _power(cmd: str, what: str) -> None:
         raise UsageError(why)
 
 
+def set_priority(requested: int | None) -> str:
+    """Raise the reader to SCHED_FIFO as asked (or, by default, when permitted); returns
+    the policy in force, for the capture's header."""
+    if requested == 0:
+        return "SCHED_OTHER"
+    priority = AUTO_RT_PRIORITY if requested is None else requested
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(priority))
+    except (OSError, ValueError) as err:
+        if requested is None:
+            return f"SCHED_OTHER (SCHED_FIFO refused: {err.strerror or err})"
+        raise UsageError(f"--rt-priority {requested}: {err}") from None
+    return f"SCHED_FIFO {priority}"
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.rt_priority is not None:
-        try:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(args.rt_priority))
-        except (OSError, ValueError) as err:
-            raise UsageError(f"--rt-priority {args.rt_priority}: {err}") from None
+    policy = set_priority(args.rt_priority)
     source = make_source(args)
     stop = session.Stop(quit=_regex(args.quitpat, "quit"), inline=_regex(args.inline, "inline"),
                         deadline=args.endtime, silence=args.silence)
@@ -119,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     power_cmd = args.power_cycle or args.power_on
     powered = bool(power_cmd or args.exec_cmd or args.labgrid_env)
     meta = {"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"), **source.describe(),
-            "zero": "power-on" if powered else "capture start"}
+            "zero": "power-on" if powered else "capture start", "scheduling": policy}
     if args.device and not args.device.startswith("/dev/pts/"):
         meta["baud"] = args.baudrate
     if args.power_off:
