@@ -207,6 +207,11 @@ def test_builtin_candidates_follow_the_configuration():
     t.initramfs.modules = ["vivid"]
     names = {c.name for c in builtin(t, Facts(lpj=5))}
     assert "quiet" not in names and "lpj" not in names and "init-direct" not in names and "modules-after" in names
+    assert "cpu-bringup" not in names  # one CPU: no other CPU to start
+    t.target.cpus = 2
+    assert "cpu-bringup" in {c.name for c in builtin(t, Facts())}
+    t.target.append += " tsc=reliable"
+    assert "cpu-bringup" not in {c.name for c in builtin(t, Facts())}
 
 
 CAPTURE = b"""#bootlab-capture 1 {"zero": "power-on"}

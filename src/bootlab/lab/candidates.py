@@ -113,6 +113,12 @@ def builtin(t: Target, facts: Facts) -> list[Candidate]:
         "-M microvm with qboot: no PCI, no legacy devices; the TSC rate given",
         {"target": {"machine": "microvm", "firmware": "qboot", "append": f"tsc_early_khz={facts.tsc_khz}"}})
     add(k.cpus == 1, "2-cpus", "two CPUs (TCG runs each in its own host thread)", {"target": {"cpus": 2}})
+    add(k.cpus > 1 and not {"tsc", "cpu_init_udelay"} & names, "cpu-bringup",
+        "tsc=reliable cpu_init_udelay=0: start the other CPUs without the TSC sync test and the 10 ms INIT wait",
+        {"target": {"append": "tsc=reliable cpu_init_udelay=0"}},
+        ("tsc=reliable also stops the clocksource watchdog: only where the TSC is invariant and the same on "
+         "every CPU (virtual machines on a modern host, most x86 boards); the INIT wait is for CPUs of the "
+         "1990s",))
     add(i.init == "rc", "init-script", "one init script instead of busybox init and rc scripts",
         {"initramfs": {"init": "script"}})
     add(i.init != "direct", "init-direct", "init= the application: a static init that starts it, no shell",
