@@ -3,8 +3,8 @@
 The per-line path (printk.parse) costs a few microseconds a line.  Most lines of a big
 kernel log have the kernel's fixed stamp layout (`[%5lu.%06lu] `) and most of those are
 `calling` / `initcall ... returned` lines, so here the stamps are read with numpy, the
-initcall lines are found with one regular-expression scan of the whole text, and only the
-other lines go through the general interpreter.  Everything still happens in file order
+lines whose message starts like an initcall line are found with numpy too and matched on
+their own, and only the other lines go through the general interpreter.  Everything still happens in file order
 through the same InitcallReader and Interpreter, so the results are the same as the
 per-line path's (tests/test_dmesg_bulk.py compares them).  Logs that do not fit (not
 ASCII, control characters, other stamp layouts) are left to the per-line path.  printk.py
@@ -24,10 +24,6 @@ from .userspace import Patterns
 
 # Only worth its set-up on big logs (printk.py also sends only big files here).
 MIN_LINES = 20_000
-# Each starts with a literal ("] calling  "), which the regex engine finds fast; that the
-# "]" closes a line's stamp is checked against the stamps numpy read.
-_CALLING = re.compile(r"\] " + CALLING_AT_START.pattern + r"\r?$", re.M)
-_RETURNED = re.compile(r"\] " + RETURNED_AT_START.pattern + r"\r?$", re.M)
 CHUNK = 65536
 
 
@@ -99,32 +95,24 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
     interp = Interpreter(boot, file, patterns, ConsoleLog(file, Clock.PRINTK, printed=False))
     candidates = _candidates(text, starts, interp)
     reader, kernel, user = interp.initcalls, interp.kernel, interp.user
-    # The initcall lines, in file order, merged with the lines as they come: a match counts
-    # when its "]" is the one closing a line's stamp (its message starts right after it).
-    calls, returns = _CALLING.finditer(text), _RETURNED.finditer(text)
-    call, ret = next(calls, None), next(returns, None)
+    # Lines whose message starts as an initcall_debug line does (numpy, for all lines at
+    # once); such a line must still match the whole expression, or it is read as any other.
+    kind = (_starts_with(arr, offsets, ends, b"calling  ") + 2 * _starts_with(arr, offsets, ends, b"initcall "))
+    kind[t == NO_TIME] = 0
+    call_match, ret_match = CALLING_AT_START.fullmatch, RETURNED_AT_START.fullmatch
     for first in range(0, len(starts), CHUNK):
         # A chunk at a time as Python lists: fast to index, and never a million at once.
         chunk = slice(first, first + CHUNK)
-        for i, ti, off, end in zip(range(first, first + CHUNK), t[chunk].tolist(), offsets[chunk].tolist(),
-                                   ends[chunk].tolist()):
-            stamp_end = off - 2
-            while call is not None and call.start() < stamp_end:
-                call = next(calls, None)
-            while ret is not None and ret.start() < stamp_end:
-                ret = next(returns, None)
-            if ti != NO_TIME and ((call is not None and call.start() == stamp_end)
-                                  or (ret is not None and ret.start() == stamp_end)):
-                interp.stamp(ti, i + 1)
-                if candidates is None or i in candidates:
-                    user.patterns_seen(Clock.PRINTK, ti, text[off:end], i + 1)
-                if call is not None and call.start() == stamp_end:
-                    reader.call(ti, i + 1, *call.groups())
-                    call = next(calls, None)
-                else:
-                    reader.returned(ti, i + 1, *ret.groups())
-                    ret = next(returns, None)
-                continue
+        for i, k, ti, off, end in zip(range(first, first + CHUNK), kind[chunk].tolist(), t[chunk].tolist(),
+                                      offsets[chunk].tolist(), ends[chunk].tolist()):
+            if k:
+                m = (call_match if k == 1 else ret_match)(text, off, end)
+                if m is not None:
+                    interp.stamp(ti, i + 1)
+                    if candidates is None or i in candidates:
+                        user.patterns_seen(Clock.PRINTK, ti, text[off:end], i + 1)
+                    (reader.call if k == 1 else reader.returned)(ti, i + 1, *m.groups())
+                    continue
             if ti != NO_TIME:
                 kernel(ti, text[off:end], i + 1)
                 continue
@@ -141,6 +129,18 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
                                              np.arange(1, len(starts) + 1), nbytes))
     boot.sources.append(SourceInfo(file, "dmesg", len(starts), 0))
     return True
+
+
+def _starts_with(arr: np.ndarray, offsets: np.ndarray, ends: np.ndarray, prefix: bytes) -> np.ndarray:
+    """Per line, 1 where the text from its offset starts with `prefix`, else 0."""
+    hit = ends - offsets >= len(prefix)
+    at = offsets[hit]
+    sub = np.ones(len(at), dtype=bool)
+    for k, b in enumerate(prefix):
+        sub &= arr[at + k] == b
+    out = np.zeros(len(offsets), dtype=np.int8)
+    out[np.flatnonzero(hit)[sub]] = 1
+    return out
 
 
 def _candidates(text: str, starts: np.ndarray, interp: Interpreter) -> set[int] | None:

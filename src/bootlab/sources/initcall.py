@@ -75,6 +75,8 @@ class InitcallReader:
         # Most initcalls share their attributes (ret 0, a level): one dict for each such set
         # keeps a million-line log small.  Attributes are never modified after creation.
         self.shared_attrs: dict[tuple, dict] = {}
+        self.split: dict[str, tuple[str, int | None]] = {}  # raw symbol -> (name, async cookie)
+        self.tracks: dict[str | None, str] = {}  # pid -> swim lane
         self.events = boot.events
 
     def feed(self, t: int | None, msg: str, lineno: int) -> bool:
@@ -187,7 +189,7 @@ class InitcallReader:
 
     def _finish(self, raw_sym: str, mod: str | None, t: int | None, dur: int, ret: int | None, lineno: int,
                 extra: dict | None = None) -> None:
-        key = self._key(raw_sym, mod)
+        key = f"{raw_sym} [{mod}]" if mod else raw_sym
         stack = self.pending.get(key)
         pid = None
         start = None if t is None else t - dur
@@ -197,10 +199,13 @@ class InitcallReader:
                 del self.pending[key]
             if call_t is not None:
                 start = call_t
-        sym, cookie = _split_cookie(raw_sym)
+        split = self.split.get(raw_sym)
+        if split is None:
+            split = self.split[raw_sym] = _split_cookie(raw_sym)
+        sym, cookie = split
         level = "module" if mod else self.level
-        key = (ret, mod, cookie, level)
-        attrs = None if extra else self.shared_attrs.get(key)
+        shared = (ret, mod, cookie, level)
+        attrs = None if extra else self.shared_attrs.get(shared)
         if attrs is None:
             attrs = dict(extra) if extra else {}
             if ret is not None:
@@ -212,20 +217,11 @@ class InitcallReader:
             if level:
                 attrs["level"] = level
             if not extra:
-                self.shared_attrs[key] = attrs
-        self.events.append(
-            Event(
-                Kind.INITCALL,
-                sym,
-                self.clock,
-                start,
-                dur,
-                self.file,
-                lineno,
-                f"pid {pid}" if pid else "initcalls",
-                attrs=attrs,
-            )
-        )
+                self.shared_attrs[shared] = attrs
+        track = self.tracks.get(pid)
+        if track is None:
+            track = self.tracks[pid] = f"pid {pid}" if pid else "initcalls"
+        self.events.append(Event(Kind.INITCALL, sym, self.clock, start, dur, self.file, lineno, track, None, attrs))
 
     def close(self, end: int | None) -> None:
         """Report initcalls that never returned: they ran until the log ended (or hung)."""
