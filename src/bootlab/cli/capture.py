@@ -25,9 +25,9 @@ from ..capture.writer import GrabserialWriter, NativeWriter
 from . import UsageError
 
 # A stamp is taken when the reader wakes up; on a busy host an ordinary process may wait
-# its turn for a scheduler tick, a SCHED_FIFO one is run at once (the reader blocks in
-# select between reads, so it never holds a CPU).  Children (the --exec command, power
-# switches) start as ordinary processes again.
+# its turn for a scheduler tick, a SCHED_FIFO one is run at once (the reader sleeps in
+# select whenever no byte is waiting, so it uses CPU time only for what the console
+# sends).  Children (the --exec command, power switches) start as ordinary processes again.
 AUTO_RT_PRIORITY = 10
 
 
