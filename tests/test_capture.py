@@ -233,11 +233,6 @@ def test_cli_bad_console(opts, capsys):
     assert main(["capture", *opts]) == 2
 
 
-def _header(path: Path) -> dict:
-    import json
-    return json.loads(path.read_bytes().split(b"\n", 1)[0].split(b" ", 2)[2])
-
-
 @pytest.mark.parametrize("opts", [[], ["--rt-priority", "0"]])
 def test_cli_reader_priority_and_children_ordinary(tmp_path, opts):
     """By default the reader runs at SCHED_FIFO when it may (stamps are taken at wake-up);
@@ -248,7 +243,7 @@ def test_cli_reader_priority_and_children_ordinary(tmp_path, opts):
                           capture_output=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert f"policy {os.SCHED_OTHER}".encode() in out.read_bytes()
-    policy = _header(out)["scheduling"]
+    policy = read([str(out)]).meta["capture_scheduling"]
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(10))
         os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))

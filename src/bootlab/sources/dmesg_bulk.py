@@ -4,11 +4,11 @@ The per-line path (printk.parse) costs a few microseconds a line.  Most lines of
 kernel log have the kernel's fixed stamp layout (`[%5lu.%06lu] `) and most of those are
 `calling` / `initcall ... returned` lines, so here the stamps are read with numpy, the
 lines whose message starts like an initcall line are found with numpy too and matched on
-their own, and only the other lines go through the general interpreter.  Everything still happens in file order
-through the same InitcallReader and Interpreter, so the results are the same as the
-per-line path's (tests/test_dmesg_bulk.py compares them).  Logs that do not fit (not
-ASCII, control characters, other stamp layouts) are left to the per-line path.  printk.py
-imports this module (and numpy) only for a log big enough to be worth it.
+their own, and only the other lines go through the general interpreter.  Everything still
+happens in file order through the same InitcallReader and Interpreter, so the results are
+the same as the per-line path's (tests/test_dmesg_bulk.py compares them).  Logs that do
+not fit (not ASCII, control characters, other stamp layouts) are left to the per-line
+path.  printk.py imports this module (and numpy) only for a log big enough to be worth it.
 """
 
 from __future__ import annotations

@@ -75,8 +75,7 @@ class InitcallReader:
         # Most initcalls share their attributes (ret 0, a level): one dict for each such set
         # keeps a million-line log small.  Attributes are never modified after creation.
         self.shared_attrs: dict[tuple, dict] = {}
-        self.split: dict[str, tuple[str, int | None]] = {}  # raw symbol -> (name, async cookie)
-        self.tracks: dict[str | None, str] = {}  # pid -> swim lane
+        self.tracks: dict[str | None, str] = {}  # pid -> swim lane, one string for all its initcalls
         self.events = boot.events
 
     def feed(self, t: int | None, msg: str, lineno: int) -> bool:
@@ -189,7 +188,7 @@ class InitcallReader:
 
     def _finish(self, raw_sym: str, mod: str | None, t: int | None, dur: int, ret: int | None, lineno: int,
                 extra: dict | None = None) -> None:
-        key = f"{raw_sym} [{mod}]" if mod else raw_sym
+        key = self._key(raw_sym, mod)
         stack = self.pending.get(key)
         pid = None
         start = None if t is None else t - dur
@@ -199,10 +198,7 @@ class InitcallReader:
                 del self.pending[key]
             if call_t is not None:
                 start = call_t
-        split = self.split.get(raw_sym)
-        if split is None:
-            split = self.split[raw_sym] = _split_cookie(raw_sym)
-        sym, cookie = split
+        sym, cookie = _split_cookie(raw_sym)
         level = "module" if mod else self.level
         shared = (ret, mod, cookie, level)
         attrs = None if extra else self.shared_attrs.get(shared)
