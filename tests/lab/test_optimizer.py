@@ -209,7 +209,11 @@ def test_builtin_candidates_follow_the_configuration():
     assert "quiet" not in names and "lpj" not in names and "init-direct" not in names and "modules-after" in names
     assert "cpu-bringup" not in names  # one CPU: no other CPU to start
     t.target.cpus = 2
-    assert "cpu-bringup" in {c.name for c in builtin(t, Facts())}
+    bringup = {c.name: c for c in builtin(t, Facts())}["cpu-bringup"]
+    assert bringup.patch == {"target": {"append": "tsc=reliable cpu_init_udelay=0"}}  # lpj=1 already given
+    t.target.append = "quiet"
+    bringup = {c.name: c for c in builtin(t, Facts(lpj=5))}["cpu-bringup"]
+    assert bringup.patch == {"target": {"append": "tsc=reliable cpu_init_udelay=0 lpj=5"}}  # the other CPUs too
     t.target.append += " tsc=reliable"
     assert "cpu-bringup" not in {c.name for c in builtin(t, Facts())}
 
