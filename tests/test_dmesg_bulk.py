@@ -7,10 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bootlab.analysis import analyze
 from bootlab.render import render
-from bootlab.sources import dmesg_bulk, read
+from bootlab.sources import dmesg_bulk, initcall, printk, read
 
 REAL = Path(__file__).parent / "data" / "real" / "generic-initcall.dmesg.gz"
 
@@ -79,5 +81,60 @@ def test_bulk_leaves_other_layouts_to_the_per_line_path(tmp_path):
                                          (b"\x7f", True), (b"a\rb", True), (b"\x00", True)])
 def test_control_characters_send_a_log_to_the_per_line_cleaning(dirt, dirty):
     data = b"[    0.000001] one\n" * 3 + b"[    0.000002] x" + dirt + b"\n" + b"[    0.000003] end\n"
-    assert dmesg_bulk._dirty(np.frombuffer(data, dtype=np.uint8)) is dirty
-    assert dmesg_bulk._dirty(np.frombuffer(data + b"\r", dtype=np.uint8))  # a CR at the very end
+    def newlines(data: bytes):
+        return dmesg_bulk._newlines(np.frombuffer(data, dtype=np.uint8))
+
+    assert (newlines(data) is None) is dirty
+    assert newlines(data + b"\r") is None  # a CR at the very end
+    if not dirty:
+        assert newlines(data).tolist() == [i for i, b in enumerate(data) if b == 10]
+
+
+# Initcall lines of every form the per-line expressions know, and near misses of them:
+# the bulk reader must read exactly what the per-line path reads, whatever the mix.
+_FUNCTIONS = st.sampled_from(["a_init", "b_init+0x0/0x2c", "12_sd_probe+0x0/0x10", "0xffffffffc0a01000",
+                              "c_init+0x0/0x10 [vivid]", "d_init+0x0/0x1 [two words]", "e()", "f+g", "",
+                              "a_init+0x0/0x2c"])
+_NUMBER = st.sampled_from(["0", "1", "5", "01", "007", "12345678901", "-19", "-0", "x", ""])
+_CALL = st.builds(lambda f, pid, tail: f"calling  {f} @ {pid}{tail}", _FUNCTIONS, _NUMBER,
+                  st.sampled_from(["", "", "", " x", "\r"]))
+_RETURN = st.builds(lambda f, ret, n, unit, tail: f"initcall {f} returned {ret + ' ' if ret else ''}after {n} {unit}{tail}",
+                    _FUNCTIONS, _NUMBER, _NUMBER, st.sampled_from(["usecs", "usecs", "msecs", "secs"]),
+                    st.sampled_from(["", "", "", " x"]))
+_OTHER = st.sampled_from(["entering initcall level: fs", "probe of 0000:00:02.0 returned 0 after 12 usecs",
+                          "pci 0000:00:00.0: quirk_x+0x0/0x60 took 6 usecs", "async_waiting @ 1",
+                          "async_continuing @ 1 after 3 usec", "Run /init as init process", "plain message",
+                          "x calling  a_init @ 1", "BOOTLAB READY"])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(messages=st.lists(st.one_of(_CALL, _RETURN, _OTHER), min_size=1, max_size=60))
+def test_bulk_reads_initcall_lines_as_the_per_line_path_does(tmp_path, monkeypatch, messages):
+    lines = [f"[{i // 1000:5d}.{i % 1000:06d}] {m}" for i, m in enumerate(messages)]
+    path = tmp_path / "log.dmesg"
+    path.write_bytes(("\n".join(lines) + "\n").encode())
+    monkeypatch.setattr(printk, "BULK_MIN_BYTES", 0)
+    monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 0)
+    bulk = read([str(path)])
+    assert isinstance(bulk.logs[0].text, dmesg_bulk.SlicedText)
+    monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 10**9)
+    per_line = read([str(path)])
+    assert _summary(bulk) == _summary(per_line)
+    assert [(e.kind, e.name, e.line) for e in bulk.events] == [(e.kind, e.name, e.line) for e in per_line.events]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(st.tuples(st.booleans(), st.integers(0, 3)), max_size=80), seed=st.randoms())
+def test_pairing_in_bulk_pairs_as_the_stack_does(monkeypatch, ops, seed):
+    """Calls and returns (each with a function) in file order, handed over calls first as
+    the bulk reader does: the numpy pairing gives what the stack per function gives."""
+    lines = list(range(1, len(ops) + 1))
+    calls = [i for i, (is_call, _f) in enumerate(ops) if is_call]
+    rets = [i for i, (is_call, _f) in enumerate(ops) if not is_call]
+    seed.shuffle(calls)  # found in any order
+    line = [lines[i] for i in calls + rets]
+    key = [ops[i][1] for i in calls + rets]
+    monkeypatch.setattr(initcall, "BULK_PAIRING", 10**9)
+    by_stack = initcall._pair(line, key, len(calls))
+    monkeypatch.setattr(initcall, "BULK_PAIRING", 0)
+    assert initcall._pair(line, key, len(calls)) == by_stack

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..timeline import Boot, Clock, ConsoleLog, SourceInfo
-from . import firmware, kernel_messages, uboot
+from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SourceInfo
+from . import firmware, initcall, kernel_messages, uboot, userspace
 from .initcall import InitcallReader
 from .lines import clean, seconds_to_ns, split
 from .userspace import Patterns, UserspaceReader
@@ -30,6 +30,14 @@ PRINTK_INSIDE = re.compile(r"\[\s*\d+\.\d{6,9}\](?:\[\s*[TC]\d+\])? ")
 # The reference device's init prints the kernel log after ready between these lines
 # (targets/initramfs.py and bootlab-init.c print the same text): the log is printed again.
 DMESG_DUMP_BEGIN = "==== bootlab-dmesg begin ===="
+BACK_WARN_NS = 1_000_000_000
+BACK_WARNING = ("printk time goes back by more than 1 s: the log printed again (dmesg on the console), two boots, "
+                "or two logs interleaved?")
+INITCALL_WORDS = re.compile("|".join(map(re.escape, initcall.KEYWORDS)))
+# A kernel message that holds none of these, and matches no ready or app-start pattern,
+# means nothing beyond its time (message() would do nothing with it).
+MEANINGFUL = re.compile("|".join(map(re.escape, initcall.KEYWORDS + userspace.WORDS)))
+MEANINGFUL_STARTS = kernel_messages.PREFIXES + userspace.STARTS
 
 
 def stamp_ns(m: re.Match) -> int:
@@ -66,20 +74,48 @@ class Interpreter:
         self.in_kernel = True
         if self.last_printk is not None and t < self.last_printk:
             self.boot.repeats = True
-            if t < self.last_printk - 1_000_000_000:
+            if t < self.last_printk - BACK_WARN_NS:
                 self.backwards += 1
                 if self.backwards <= 3:
-                    self.boot.warn(self.file, lineno, "printk time goes back by more than 1 s: the log printed "
-                                   "again (dmesg on the console), two boots, or two logs interleaved?")
+                    self.boot.warn(self.file, lineno, BACK_WARNING)
         self.last_printk = t
+
+    def stamp_column(self, t, restarts: list[int]) -> None:
+        """stamp() for a whole log's times at once (a numpy column, NO_TIME for a line
+        without one; the bulk reader's, so numpy is loaded); the log printed again starts
+        after each line index in `restarts`."""
+        import numpy as np
+
+        timed = np.flatnonzero(t != NO_TIME)
+        if len(timed) == 0:
+            return
+        tv = t[timed]
+        prev = np.empty_like(tv)
+        prev[1:] = tv[:-1]
+        fresh = np.zeros(len(tv), dtype=bool)  # no previous time to compare with
+        fresh[0] = self.last_printk is None
+        prev[0] = tv[0] if fresh[0] else self.last_printk
+        after = np.searchsorted(timed, restarts)
+        fresh[after[after < len(tv)]] = True
+        back = ~fresh & (tv < prev)
+        if back.any():
+            self.boot.repeats = True
+        far = np.flatnonzero(back & (tv < prev - BACK_WARN_NS))
+        for i in timed[far[:max(0, 3 - self.backwards)]].tolist():
+            self.boot.warn(self.file, i + 1, BACK_WARNING)
+        self.backwards += len(far)
+        self.in_kernel = True
+        self.last_printk = None if restarts and restarts[-1] > timed[-1] else int(tv[-1])
 
     def kernel(self, t: int, msg: str, lineno: int) -> None:
         """A printk message at printk time t."""
         self.stamp(t, lineno)
+        self.message(t, msg, lineno)
+
+    def message(self, t: int, msg: str, lineno: int) -> None:
+        """What a printk message says (its time already seen by stamp())."""
         self.user.patterns_seen(Clock.PRINTK, t, msg, lineno)
-        # The keywords initcall.py lists, tested inline: this runs for every kernel line.
-        if ("calling  " in msg or "initcall " in msg or "probe of " in msg or "async_" in msg or " took " in msg
-                or "Calling initcall" in msg) and self.initcalls.feed(t, msg, lineno):
+        if INITCALL_WORDS.search(msg) and self.initcalls.feed(t, msg, lineno):
             return
         if kernel_messages.recognise(self.boot, self.file, Clock.PRINTK, t, msg, lineno):
             return

@@ -1,14 +1,16 @@
 """Reading a big plain dmesg fast: a million lines of initcall_debug in a few seconds.
 
 The per-line path (printk.parse) costs a few microseconds a line.  Most lines of a big
-kernel log have the kernel's fixed stamp layout (`[%5lu.%06lu] `) and most of those are
-`calling` / `initcall ... returned` lines, so here the stamps are read with numpy, the
-lines whose message starts like an initcall line are found with numpy too and matched on
-their own, and only the other lines go through the general interpreter.  Everything still
-happens in file order through the same InitcallReader and Interpreter, so the results are
-the same as the per-line path's (tests/test_dmesg_bulk.py compares them).  Logs that do
-not fit (not ASCII, control characters, other stamp layouts) are left to the per-line
-path.  printk.py imports this module (and numpy) only for a log big enough to be worth it.
+kernel log have the kernel's fixed stamp layout (`[%5lu.%06lu] `), most of those are
+`calling` / `initcall ... returned` lines, and most of the rest mean nothing beyond their
+time.  So here the stamps are read with numpy and checked for order at once
+(Interpreter.stamp_column), the initcall lines of the usual form are read with numpy
+from their fixed words and handed to the InitcallReader in bulk (it pairs them at the end,
+see initcall.py), and only the remaining lines that can mean something go through the
+general interpreter, in file order.  The results are the same as the per-line path's (tests/test_dmesg_bulk.py
+compares them).  Logs that do not fit (not ASCII, control characters, other stamp
+layouts) are left to the per-line path.  printk.py imports this module only for a log big
+enough to be worth it.
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ import re
 import numpy as np
 
 from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SlicedText, SourceInfo
-from .console import Interpreter, stamp_ns
-from .initcall import CALLING_AT_START, RETURNED_AT_START
+from .console import DMESG_DUMP_BEGIN, MEANINGFUL, MEANINGFUL_STARTS, Interpreter, stamp_ns
+from .initcall import NO_RET_CODE, InitcallReader
 from .userspace import Patterns
 
 # Only worth its set-up on big logs (printk.py also sends only big files here).
 MIN_LINES = 20_000
-CHUNK = 65536
+# Whole-file passes go a few MB at a time: a temporary as big as the file costs more in
+# page faults (on a virtual machine especially) than the pass itself.
+CHUNK = 1 << 22
 
 
 def _stamps(arr: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -53,16 +57,25 @@ def _stamps(arr: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.n
     return t, offsets
 
 
-def _dirty(arr: np.ndarray) -> bool:
-    """Control characters other than tab, LF and a CR before LF: such a log needs the
-    per-line cleaning."""
-    control = (arr < 32) & (arr != 9) & (arr != 10) & (arr != 13)
-    if control.any() or (arr == 127).any():
-        return True
-    cr = np.flatnonzero(arr == 13)
-    if len(cr) == 0:
-        return False
-    return bool(cr[-1] == len(arr) - 1 or (arr[cr + 1] != 10).any())
+def _newlines(arr: np.ndarray) -> np.ndarray | None:
+    """Offsets of the LF bytes of an ASCII text; None when it holds control characters
+    other than tab, LF and a CR before LF (such a log needs the per-line cleaning)."""
+    newlines, returns = [], []
+    for a in range(0, len(arr), CHUNK):
+        chunk = arr[a:a + CHUNK]
+        low = np.flatnonzero((chunk < 32) | (chunk == 127))  # nearly all of them LF
+        byte = chunk[low]
+        lf = byte == 10
+        newlines.append(low[lf] + a)
+        other = byte[~lf]
+        if len(other):
+            if ((other != 9) & (other != 13)).any():
+                return None
+            returns.append(low[~lf][other == 13] + a)
+    cr = np.concatenate(returns) if returns else np.zeros(0, dtype=np.int64)
+    if len(cr) and (cr[-1] == len(arr) - 1 or (arr[np.minimum(cr + 1, len(arr) - 1)] != 10).any()):
+        return None
+    return np.concatenate(newlines) if newlines else np.zeros(0, dtype=np.int64)
 
 
 def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: re.Pattern) -> bool:
@@ -71,10 +84,10 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
     if not data.isascii():
         return False
     arr = np.frombuffer(data, dtype=np.uint8)
-    if _dirty(arr):
+    ends = _newlines(arr)
+    if ends is None:
         return False
     text = data.decode("ascii")
-    ends = np.flatnonzero(arr == 10)
     nbytes_end = ends + 1
     if len(ends) == 0 or ends[-1] != len(arr) - 1:
         ends = np.append(ends, len(arr))
@@ -87,43 +100,50 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
     nbytes = nbytes_end - starts
     ends = ends - (arr[np.maximum(ends - 1, 0)] == 13)  # a CRLF log: the CR is not text
     t, offsets = _stamps(arr, starts, ends)
-    if np.count_nonzero(t == NO_TIME) > len(t) // 10:
+    loose = np.flatnonzero(t == NO_TIME)
+    if len(loose) > len(t) // 10:
         return False  # another layout (caller id, wide stamps ...): the per-line path reads it
+    untimed, restarts = [], []
+    for i in loose.tolist():  # other layouts (dmesg -r's <6>[...]) and continuation lines
+        line = text[starts[i]:ends[i]]
+        m = printk_line.match(line)
+        if m is not None:
+            t[i], offsets[i] = stamp_ns(m), starts[i] + m.end()
+        elif line.strip():
+            untimed.append(i)
+            if line.startswith(DMESG_DUMP_BEGIN):
+                restarts.append(i)
 
-    # Lines the ready and app-start patterns could match: those holding a pattern's required
-    # text (every line when a pattern has none).
     interp = Interpreter(boot, file, patterns, ConsoleLog(file, Clock.PRINTK, printed=False))
+    before = len(boot.diagnostics)
+    interp.stamp_column(t, restarts)
+    stamped, last = boot.diagnostics[before:], interp.last_printk
+    del boot.diagnostics[before:]
+    initcall_lines = _initcalls(interp.initcalls, text, arr, t, offsets, ends)
+    # Only these lines need Python: those a ready or app-start pattern could match, those
+    # without a time, and kernel messages that can mean something beyond their time.
     candidates = _candidates(text, starts, interp)
-    reader, kernel, user = interp.initcalls, interp.kernel, interp.user
-    # Lines whose message starts as an initcall_debug line does (numpy, for all lines at
-    # once); such a line must still match the whole expression, or it is read as any other.
-    kind = (_starts_with(arr, offsets, ends, b"calling  ") + 2 * _starts_with(arr, offsets, ends, b"initcall "))
-    kind[t == NO_TIME] = 0
-    call_match, ret_match = CALLING_AT_START.fullmatch, RETURNED_AT_START.fullmatch
-    for first in range(0, len(starts), CHUNK):
-        # A chunk at a time as Python lists: fast to index, and never a million at once.
-        chunk = slice(first, first + CHUNK)
-        for i, k, ti, off, end in zip(range(first, first + CHUNK), kind[chunk].tolist(), t[chunk].tolist(),
-                                      offsets[chunk].tolist(), ends[chunk].tolist()):
-            if k:
-                m = (call_match if k == 1 else ret_match)(text, off, end)
-                if m is not None:
-                    interp.stamp(ti, i + 1)
-                    if candidates is None or i in candidates:
-                        user.patterns_seen(Clock.PRINTK, ti, text[off:end], i + 1)
-                    (reader.call if k == 1 else reader.returned)(ti, i + 1, *m.groups())
-                    continue
-            if ti != NO_TIME:
-                kernel(ti, text[off:end], i + 1)
-                continue
-            line = text[starts[i]:end]
-            m = printk_line.match(line)
-            if m is None:
-                if line.strip():
-                    interp.text(None, None, line, i + 1)
-                continue
-            ti = t[i] = stamp_ns(m)
-            kernel(ti, line[m.end():], i + 1)
+    if candidates is None:
+        visit = np.arange(len(t))
+    else:
+        others = np.flatnonzero((t != NO_TIME) & ~initcall_lines)
+        visit = np.union1d(np.array(sorted(candidates) + untimed, dtype=np.int64),
+                           others[_meaningful(text, offsets[others], ends[others])])
+    first_timed = int(np.argmax(t != NO_TIME)) if (t != NO_TIME).any() else len(t)
+    message, patterns_seen, say = interp.message, interp.user.patterns_seen, interp.text
+    for i, ti, off, start, end, initcall_line in zip(visit.tolist(), t[visit].tolist(), offsets[visit].tolist(),
+                                                    starts[visit].tolist(), ends[visit].tolist(),
+                                                    initcall_lines[visit].tolist()):
+        if ti == NO_TIME:
+            interp.in_kernel = i > first_timed
+            say(None, None, text[start:end], i + 1)
+        elif initcall_line:
+            patterns_seen(Clock.PRINTK, ti, text[off:end], i + 1)
+        else:
+            message(ti, text[off:end], i + 1)
+    interp.in_kernel, interp.last_printk = first_timed < len(t), last  # as after reading the lines in order
+    if stamped:  # the time warnings, in line order among the others (stamp() comes first on a line)
+        boot.diagnostics[before:] = sorted(stamped + boot.diagnostics[before:], key=lambda d: d.line)
     interp.close()
     boot.logs.append(ConsoleLog.from_columns(file, Clock.PRINTK, False, t, SlicedText(text, starts, ends),
                                              np.arange(1, len(starts) + 1), nbytes))
@@ -131,16 +151,99 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
     return True
 
 
-def _starts_with(arr: np.ndarray, offsets: np.ndarray, ends: np.ndarray, prefix: bytes) -> np.ndarray:
-    """Per line, 1 where the text from its offset starts with `prefix`, else 0."""
-    hit = ends - offsets >= len(prefix)
-    at = offsets[hit]
-    sub = np.ones(len(at), dtype=bool)
-    for k, b in enumerate(prefix):
-        sub &= arr[at + k] == b
-    out = np.zeros(len(offsets), dtype=np.int8)
-    out[np.flatnonzero(hit)[sub]] = 1
+def _initcalls(reader: InitcallReader, text: str, arr: np.ndarray, t: np.ndarray, offsets: np.ndarray,
+               ends: np.ndarray) -> np.ndarray:
+    """Give the reader every timed line whose whole message is a `calling` or `initcall ...
+    returned` line of the usual form (read with numpy from their fixed words, the function
+    texts split once each); returns which lines those were.  A line of another form is
+    left to the general path, which reads it (or not) with the per-line expressions."""
+    found = np.zeros(len(t), dtype=bool)
+    timed = t != NO_TIME
+    for words, parse, add in ((b"calling  ", _calls, reader.calls_found),
+                              (b"initcall ", _returns, reader.returns_found)):
+        lines = np.flatnonzero(timed & (ends - offsets > len(words)) & _is(arr, offsets, words))
+        ok, function_end, fields = parse(arr, offsets[lines] + len(words), ends[lines])
+        lines, function_end = lines[ok], function_end[ok]
+        functions = reader.functions_of([text[a:b] for a, b in zip((offsets[lines] + len(words)).tolist(),
+                                                                    function_end.tolist())])
+        fields = [column[ok] for column in fields]
+        if -1 in functions:  # not a function as the per-line expressions read one
+            known = np.array(functions) != -1
+            lines, fields = lines[known], [column[known] for column in fields]
+            functions = [fn for fn in functions if fn != -1]
+        found[lines] = True
+        add((lines + 1).tolist(), t[lines].tolist(), functions, *fields)
+    return found
+
+
+def _calls(arr: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
+    """`FUNCTION @ PID` between start and end: (whether so, where FUNCTION ends, [pid])."""
+    pid, digits = _digits_before(arr, end, start, 10)
+    at = end - digits - 3
+    ok = (digits >= 1) & (digits <= 10) & (at > start) & _is(arr, at, b" @ ")
+    ok &= (digits == 1) | (arr[np.maximum(end - digits, 0)] != ord("0"))  # the text is the number
+    return ok, at, [pid]
+
+
+def _returns(arr: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
+    """`FUNCTION returned [RET ]after N usecs|msecs` between start and end: (whether so,
+    where FUNCTION ends, [RET or NO_RET_CODE, N in ns])."""
+    usecs = _is(arr, end - 5, b"usecs")
+    ok = (end - start >= len("x returned after 0 usecs")) & (usecs | _is(arr, end - 5, b"msecs"))
+    n, digits = _digits_before(arr, end - 6, start, 10)
+    ok &= (digits >= 1) & (digits <= 10) & (arr[np.maximum(end - 6, 0)] == ord(" "))
+    after = end - 6 - digits - 7  # " after "
+    ok &= _is(arr, after, b" after ")
+    plain = _is(arr, after - 9, b" returned")
+    ret, ret_digits = _digits_before(arr, after, start, 10)
+    minus = (ret_digits >= 1) & (arr[np.maximum(after - ret_digits - 1, 0)] == ord("-"))
+    ret_at = after - ret_digits - minus - 10  # " returned "
+    with_ret = (ret_digits >= 1) & (ret_digits <= 10) & _is(arr, ret_at, b" returned ")
+    ok &= plain | with_ret
+    function_end = np.where(plain, after - 9, ret_at)
+    ok &= function_end > start
+    return ok, function_end, [np.where(plain, NO_RET_CODE, np.where(minus, -ret, ret)),
+                              n * np.where(usecs, 1_000, 1_000_000)]
+
+
+def _is(arr: np.ndarray, at: np.ndarray, word: bytes) -> np.ndarray:
+    """Per position, whether `word` is there (positions off the text are not)."""
+    out = (at >= 0) & (at + len(word) <= len(arr))
+    where = np.flatnonzero(out)
+    # Each word's bytes in one gather (a row per position): random reads are what cost.
+    rows = np.lib.stride_tricks.sliding_window_view(arr, len(word))[at[where]]
+    out[where] = (rows == np.frombuffer(word, dtype=np.uint8)).all(axis=1)
     return out
+
+
+def _digits_before(arr: np.ndarray, end: np.ndarray, low: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray]:
+    """(value, count) of the decimal digits just before each `end`, none before `low`;
+    count is most + 1 when there are more than `most`."""
+    value = np.zeros(len(end), dtype=np.int64)
+    count = np.zeros(len(end), dtype=np.int64)
+    going = np.arange(len(end))
+    scale = 1
+    for k in range(1, most + 2):  # numbers are short: the lines still in digits soon are few
+        at = end[going] - k
+        inside = at >= low[going]
+        going, at = going[inside], at[inside]
+        digit = arr[at] - np.uint8(ord("0"))  # below "0" wraps round to a large value
+        more = digit <= 9
+        going = going[more]
+        if len(going) == 0:
+            break
+        value[going] += digit[more].astype(np.int64) * scale
+        count[going] += 1
+        scale *= 10
+    return value, count
+
+
+def _meaningful(text: str, offsets: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Which of these kernel messages Interpreter.message() would do anything with, apart
+    from the ready and app-start patterns."""
+    search, starts = MEANINGFUL.search, MEANINGFUL_STARTS
+    return np.fromiter((text.startswith(starts, a, b) or search(text, a, b) is not None
+                        for a, b in zip(offsets.tolist(), ends.tolist())), dtype=bool, count=len(offsets))
 
 
 def _candidates(text: str, starts: np.ndarray, interp: Interpreter) -> set[int] | None:

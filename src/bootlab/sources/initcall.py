@@ -21,9 +21,10 @@ console); it is found anywhere in the line, with its own embedded timestamp if i
 
 from __future__ import annotations
 
+import bisect
 import re
 
-from ..timeline import NS_PER_MS, NS_PER_US, Boot, Clock, Event, Kind
+from ..timeline import NO_TIME, NS_PER_MS, NS_PER_US, Boot, Clock, Event, Kind
 from .lines import seconds_to_ns
 
 _SYM = r"(?P<sym>\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?:\(\))?"
@@ -42,15 +43,18 @@ ASYNC_WAIT = re.compile(r"async_waiting @ (?P<pid>\d+)")
 ASYNC_CONT = re.compile(r"async_continuing @ (?P<pid>\d+) after (?P<n>\d+) usec")
 LEVEL = re.compile(r"entering initcall level: (?P<level>\S+)")
 # The common case, a message that starts with the keyword, without the general search.
-_FAST_SYM = r"(?P<sym>[^\s+(]+)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[(?P<mod>[^\]]+)\])?"
+_FAST_SYM = r"(?P<sym>[^\s+(]+)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?: \[(?P<mod>[^\]\n]+)\])?"
 CALLING_AT_START = re.compile(r"calling  " + _FAST_SYM + r" @ (?P<pid>\d+)")
 RETURNED_AT_START = re.compile(
     r"initcall " + _FAST_SYM + r" returned (?:(?P<ret>-?\d+) )?after (?P<n>\d+) (?P<unit>usecs|msecs)")
+# A function as those lines print it ("fn+0x0/0x6b [mod]"), for a big log's bulk reader,
+# which finds the rest of the line itself and splits each function once (functions_of).
+_FUNCTION = re.compile(_FAST_SYM)
+NO_RET_CODE = -(2**63)  # in a bulk column of return codes: none printed ("returned after", 2.6)
 _ASYNC_COOKIE = re.compile(r"^(\d+)_(.+)$")
 
-# Only messages holding one of "calling  ", "initcall ", "probe of ", "async_",
-# "Calling initcall" or " took " reach the expressions (console.Interpreter.kernel tests
-# them inline: it runs for every kernel line).
+# Only messages holding one of these reach feed() (console.Interpreter tests them first).
+KEYWORDS = ("calling  ", "initcall ", "probe of ", "async_", " took ", "Calling initcall")
 
 
 def _split_cookie(sym: str) -> tuple[str, int | None]:
@@ -63,20 +67,38 @@ def _split_cookie(sym: str) -> tuple[str, int | None]:
 
 
 class InitcallReader:
-    """Pairs `calling` with `returned` lines of one log and adds the spans to a boot."""
+    """Collects one log's initcall_debug messages; `close()` pairs each return with its call
+    and adds the spans to the boot.
+
+    Pairing waits for the end of the log so that the calls and returns a big log's bulk
+    reader finds at once (dmesg_bulk.py) pair exactly as those fed line by line: a return
+    answers the latest unanswered call of the same function before it (a stack per
+    function, as the kernel nests them).  The spans join the boot's events where reading
+    line by line would have put them: at their return lines.
+    """
 
     def __init__(self, boot: Boot, file: str, clock: str = Clock.PRINTK):
         self.boot = boot
         self.file = file
         self.clock = clock
-        self.pending: dict[str, list[tuple[int, int, str]]] = {}  # sym -> [(t, line, pid)]
-        self.waiting: dict[str, tuple[int, int]] = {}  # pid -> (t, line) of async_waiting
-        self.level: str | None = None
-        # Most initcalls share their attributes (ret 0, a level): one dict for each such set
-        # keeps a million-line log small.  Attributes are never modified after creation.
-        self.shared_attrs: dict[tuple, dict] = {}
-        self.tracks: dict[str | None, str] = {}  # pid -> swim lane, one string for all its initcalls
         self.events = boot.events
+        self.first_event = len(boot.events)  # this log's events start here
+        self.functions: list[tuple[str, str | None]] = []  # (symbol as printed, module)
+        self.function_ids: dict[tuple[str, str | None], int] = {}
+        self.function_texts: dict[str, int] = {}  # "fn+0x0/0x6b [mod]" -> function, or -1
+        # Calls and returns as columns, in the order found (bulk first, so not file order);
+        # a time not known is NO_TIME.
+        self.call_line: list[int] = []
+        self.call_t: list[int] = []
+        self.call_fn: list[int] = []
+        self.call_pid: list[str] = []
+        self.ret_line: list[int] = []
+        self.ret_t: list[int] = []
+        self.ret_fn: list[int] = []
+        self.ret_dur: list[int] = []
+        self.ret_code: list[int | None] = []
+        self.extras: dict[int, dict] = {}  # return index -> its own attributes (a PCI fixup)
+        self.levels: list[tuple[int, str]] = []  # (line, level) of "entering initcall level"
 
     def feed(self, t: int | None, msg: str, lineno: int) -> bool:
         """Interpret one message; True if it was an initcall_debug message."""
@@ -94,10 +116,7 @@ class InitcallReader:
             m = CALLING.search(msg)
             if m:
                 ts = m.group("ts")
-                start = seconds_to_ns(ts) if ts else t
-                self.pending.setdefault(self._key(m.group("sym"), m.group("mod")), []).append(
-                    (start, lineno, m.group("pid"))
-                )
+                self.call(seconds_to_ns(ts) if ts else t, lineno, m.group("sym"), m.group("mod"), m.group("pid"))
                 return True
         if "initcall " in msg:
             m = RETURNED.search(msg)
@@ -114,13 +133,13 @@ class InitcallReader:
                 return True  # the "ran for" line that follows carries the duration
             m = LEVEL.search(msg)
             if m:
-                self.level = m.group("level")
-                self.boot.add(Event(Kind.LEVEL, self.level, self.clock, t, None, self.file, lineno))
+                self.levels.append((lineno, m.group("level")))
+                self.boot.add(Event(Kind.LEVEL, m.group("level"), self.clock, t, None, self.file, lineno))
                 return True
         if "Calling initcall" in msg:
             m = OLD_CALLING.search(msg)
             if m:
-                self.pending.setdefault(self._key(m.group("sym"), None), []).append((t, lineno, "1"))
+                self.call(t, lineno, m.group("sym"), None, "1")
                 return True
         if " took " in msg:
             m = FIXUP_TOOK.search(msg)
@@ -148,15 +167,12 @@ class InitcallReader:
                 )
                 return True
         if "async_" in msg:
-            m = ASYNC_WAIT.search(msg)
-            if m:
-                self.waiting[m.group("pid")] = (t, lineno)
-                return True
+            if ASYNC_WAIT.search(msg):
+                return True  # the "continuing" line that follows carries the wait
             m = ASYNC_CONT.search(msg)
             if m:
                 pid = m.group("pid")
                 dur = int(m.group("n")) * NS_PER_US
-                self.waiting.pop(pid, None)
                 self.boot.add(
                     Event(
                         Kind.ASYNC_WAIT,
@@ -176,9 +192,47 @@ class InitcallReader:
     def _key(sym: str, mod: str | None) -> str:
         return f"{sym} [{mod}]" if mod else sym
 
+    def _function(self, sym: str, mod: str | None) -> int:
+        key = (sym, mod or None)
+        fn = self.function_ids.get(key)
+        if fn is None:
+            fn = self.function_ids[key] = len(self.functions)
+            self.functions.append(key)
+        return fn
+
+    def functions_of(self, texts: list[str]) -> list[int]:
+        """The function of each text ("fn+0x0/0x6b [mod]"), or -1 where the text is not
+        one the at-start expressions would read; each different text is split once."""
+        known = self.function_texts
+        for text in set(texts).difference(known):
+            m = _FUNCTION.fullmatch(text)
+            known[text] = self._function(m.group("sym"), m.group("mod")) if m else -1
+        return [known[text] for text in texts]
+
     def call(self, t: int | None, lineno: int, sym: str, mod: str | None, pid: str) -> None:
         """`calling  SYM [MOD] @ PID` (the groups of CALLING_AT_START)."""
-        self.pending.setdefault(self._key(sym, mod), []).append((t, lineno, pid))
+        self.call_line.append(lineno)
+        self.call_t.append(NO_TIME if t is None else t)
+        self.call_fn.append(self._function(sym, mod))
+        self.call_pid.append(pid)
+
+    def calls_found(self, lines: list[int], times: list[int], functions: list[int], pids) -> None:
+        """Many `calling` lines at once: lines, times, functions (functions_of) and pids (a
+        numpy column)."""
+        self.call_line += lines
+        self.call_t += times
+        self.call_fn += functions
+        text = {pid: str(pid) for pid in set(pids.tolist())}
+        self.call_pid += [text[pid] for pid in pids.tolist()]
+
+    def returns_found(self, lines: list[int], times: list[int], functions: list[int], codes, durations) -> None:
+        """Many `initcall ... returned` lines at once: lines, times, functions, and numpy
+        columns of return codes (NO_RET_CODE where none was printed) and durations in ns."""
+        self.ret_line += lines
+        self.ret_t += times
+        self.ret_fn += functions
+        self.ret_code += [None if code == NO_RET_CODE else code for code in codes.tolist()]
+        self.ret_dur += durations.tolist()
 
     def returned(self, t: int | None, lineno: int, sym: str, mod: str | None, ret: str | None, n: str,
                  unit: str) -> None:
@@ -188,49 +242,162 @@ class InitcallReader:
 
     def _finish(self, raw_sym: str, mod: str | None, t: int | None, dur: int, ret: int | None, lineno: int,
                 extra: dict | None = None) -> None:
-        key = self._key(raw_sym, mod)
-        stack = self.pending.get(key)
-        pid = None
-        start = None if t is None else t - dur
-        if stack:
-            call_t, _call_line, pid = stack.pop()
-            if not stack:
-                del self.pending[key]
-            if call_t is not None:
-                start = call_t
-        sym, cookie = _split_cookie(raw_sym)
-        level = "module" if mod else self.level
-        shared = (ret, mod, cookie, level)
-        attrs = None if extra else self.shared_attrs.get(shared)
-        if attrs is None:
-            attrs = dict(extra) if extra else {}
-            if ret is not None:
-                attrs["ret"] = ret
-            if mod:
-                attrs["module"] = mod
-            if cookie is not None:
-                attrs["async"] = cookie
-            if level:
-                attrs["level"] = level
-            if not extra:
-                self.shared_attrs[shared] = attrs
-        track = self.tracks.get(pid)
-        if track is None:
-            track = self.tracks[pid] = f"pid {pid}" if pid else "initcalls"
-        self.events.append(Event(Kind.INITCALL, sym, self.clock, start, dur, self.file, lineno, track, None, attrs))
+        if extra:
+            self.extras[len(self.ret_line)] = extra
+        self.ret_line.append(lineno)
+        self.ret_t.append(NO_TIME if t is None else t)
+        self.ret_fn.append(self._function(raw_sym, mod))
+        self.ret_dur.append(dur)
+        self.ret_code.append(ret)
 
     def close(self, end: int | None) -> None:
-        """Report initcalls that never returned: they ran until the log ended (or hung)."""
-        for key, stack in self.pending.items():
-            for t, lineno, pid in stack:
-                self.boot.warn(self.file, lineno, f"initcall {key} was called but never returned in this log")
-                sym, cookie = _split_cookie(key.split(" [")[0])
+        """Pair calls with returns and add the spans; report the initcalls that never
+        returned: they ran until the log ended (or hung)."""
+        answered, open_calls = _pair(self.call_line + self.ret_line, self.call_fn + self.ret_fn, len(self.call_line))
+        spans = self._spans(answered)
+        mine = self.events[self.first_event:]
+        self.events[self.first_event:] = _merge_by_line(mine, spans) if mine else spans
+        for stack in open_calls:
+            raw, mod = self.functions[self.call_fn[stack[0]]]
+            sym, cookie = _split_cookie(raw)
+            for c in stack:
+                t, lineno = self.call_t[c], self.call_line[c]
+                t = None if t == NO_TIME else t
+                self.boot.warn(self.file, lineno,
+                               f"initcall {self._key(raw, mod)} was called but never returned in this log")
                 dur = None if t is None or end is None else max(0, end - t)
                 attrs = {"unfinished": True}
                 if cookie is not None:
                     attrs["async"] = cookie
-                self.boot.add(
-                    Event(Kind.INITCALL, sym, self.clock, t, dur, self.file, lineno, f"pid {pid}", attrs=attrs)
-                )
-        self.pending.clear()
+                self.boot.add(Event(Kind.INITCALL, sym, self.clock, t, dur, self.file, lineno,
+                                    f"pid {self.call_pid[c]}", attrs=attrs))
 
+    def _spans(self, answered: list[int]) -> list[Event]:
+        """One span per return, in file order: from its call (or its duration before the
+        return), on its caller's track, in the initcall level of its line."""
+        named = [_split_cookie(raw) for raw, _mod in self.functions]
+        # Most initcalls share their attributes (ret 0, a level) and their track: one object
+        # for each keeps a million-line log small.  Attributes are never modified later.
+        shared: dict[tuple, dict] = {}
+        tracks: dict[str | None, str] = {}
+        shapes: dict[tuple, tuple[str, dict, str]] = {}  # (function, ret, level, pid) -> name, attrs, track
+        levels = self.levels + [(float("inf"), None)]
+        level, next_level, level_at = None, 0, levels[0][0]
+        extras, functions = self.extras, self.functions
+        call_t, call_pid = self.call_t + [NO_TIME], self.call_pid + [None]  # [-1]: no call
+        ret_line, ret_t, ret_dur, ret_fn, ret_code = self.ret_line, self.ret_t, self.ret_dur, self.ret_fn, self.ret_code
+        events: list[Event] = []
+        append, kind, clock, file = events.append, Kind.INITCALL, self.clock, self.file
+        for r in sorted(range(len(ret_line)), key=ret_line.__getitem__):
+            line, c = ret_line[r], answered[r]
+            while line > level_at:
+                level = levels[next_level][1]
+                next_level += 1
+                level_at = levels[next_level][0]
+            start = call_t[c]
+            if start == NO_TIME and ret_t[r] != NO_TIME:
+                start = ret_t[r] - ret_dur[r]
+            key = (ret_fn[r], ret_code[r], level, call_pid[c])
+            shape = shapes.get(key)
+            if shape is None:
+                fn, ret, pid = key[0], key[1], key[3]
+                (sym, cookie), mod = named[fn], functions[fn][1]
+                common = (ret, mod, cookie, "module" if mod else level)
+                attrs = shared.get(common)
+                if attrs is None:
+                    attrs = shared[common] = _attributes(None, ret, mod, cookie, level)
+                track = tracks.get(pid)
+                if track is None:
+                    track = tracks[pid] = f"pid {pid}" if pid else "initcalls"
+                shape = shapes[key] = (sym, attrs, track)
+            attrs = shape[1]
+            if extras and r in extras:
+                fn = ret_fn[r]
+                attrs = _attributes(extras[r], ret_code[r], functions[fn][1], named[fn][1], level)
+            append(Event(kind, shape[0], clock, None if start == NO_TIME else start, ret_dur[r], file, line, shape[2],
+                         None, attrs))
+        return events
+
+
+def _attributes(extra: dict | None, ret: int | None, mod: str | None, cookie: int | None, level: str | None) -> dict:
+    attrs = dict(extra) if extra else {}
+    if ret is not None:
+        attrs["ret"] = ret
+    if mod:
+        attrs["module"] = mod
+    if cookie is not None:
+        attrs["async"] = cookie
+    level = "module" if mod else level
+    if level:
+        attrs["level"] = level
+    return attrs
+
+
+# More calls and returns than this are paired with numpy (loaded only then).
+BULK_PAIRING = 20_000
+
+
+def _pair(line: list[int], key: list[int], n_calls: int) -> tuple[list[int], list[list[int]]]:
+    """Calls (the first n_calls entries) and returns (the rest), each with its line and
+    function key: (for each return the index of the call it answers, or -1; the calls left
+    open, as one list per function, oldest first, functions in the order they opened).
+
+    A stack per function, in file order.  Where a function's calls and returns simply
+    alternate (call, return, call ...), which is nearly always, the stack pairs each return
+    with the call just before it: a big log's are paired at once, sorted by function."""
+    answered = [-1] * (len(line) - n_calls)
+    if len(line) <= BULK_PAIRING:
+        return answered, _stacks(sorted(range(len(line)), key=line.__getitem__), line, key, n_calls, answered)
+    import numpy as np
+
+    n = len(line)
+    lines, keys = np.array(line, dtype=np.int64), np.array(key, dtype=np.int64)
+    order = np.lexsort((lines, keys))
+    k, r = keys[order], order >= n_calls
+    first = np.ones(n, dtype=bool)
+    first[1:] = k[1:] != k[:-1]
+    last = np.ones(n, dtype=bool)
+    last[:-1] = first[1:]
+    position = np.arange(n) - np.maximum.accumulate(np.where(first, np.arange(n), 0))
+    regular = np.isin(k, k[r != (position % 2 == 1)], invert=True)
+    rets = np.flatnonzero(regular & r)
+    paired = np.full(n - n_calls, -1, dtype=np.int64)
+    paired[order[rets] - n_calls] = order[rets - 1]
+    answered = paired.tolist()
+    open_calls = [[c] for c in order[np.flatnonzero(regular & last & ~r)].tolist()]
+    irregular = order[~regular]
+    open_calls += _stacks(irregular[np.argsort(lines[irregular], kind="stable")].tolist(), line, key, n_calls,
+                          answered)
+    open_calls.sort(key=lambda stack: line[stack[0]])
+    return answered, open_calls
+
+
+def _stacks(in_order: list[int], line: list[int], key: list[int], n_calls: int, answered: list[int]) -> list[list[int]]:
+    """The stack per function over these calls and returns (in file order): fills
+    `answered`, returns the calls left open in the order their functions opened."""
+    stacks: dict[int, list[int]] = {}
+    for i in in_order:
+        if i < n_calls:
+            stacks.setdefault(key[i], []).append(i)
+            continue
+        stack = stacks.get(key[i])
+        if stack:
+            answered[i - n_calls] = stack.pop()
+            if not stack:
+                del stacks[key[i]]
+    return list(stacks.values())
+
+
+def _merge_by_line(events: list[Event], spans: list[Event]) -> list[Event]:
+    """Both lists in file order; on the same line the other event came first (the ready
+    marker is seen before the line is read as an initcall)."""
+    span_lines = [ev.line for ev in spans]
+    out: list[Event] = []
+    j = 0
+    for ev in events:
+        k = bisect.bisect_left(span_lines, ev.line, j)
+        out += spans[j:k]
+        out.append(ev)
+        j = k
+    out += spans[j:]
+    return out

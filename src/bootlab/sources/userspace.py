@@ -17,6 +17,9 @@ STATUS = re.compile(r"^\[\s*(?P<status>OK|FAILED|TIME|DEPEND|SKIP|\*+\s*)\s*\] (
 STARTING = re.compile(r"^\s+(?:Starting|Mounting|Activating swap|Listening on) (?P<what>.*?)\.{0,3}\s*$")
 SYSTEMD_MSG = re.compile(r"^systemd\[1\]: (?P<verb>Starting|Started|Finished|Reached target|Mounting|Mounted|Listening on|Failed to start|Startup finished in|Queued start job for default target) ?(?P<what>.*?)\.{0,3}\s*$")
 BOOTLAB_MARK = re.compile(r"bootlab-mark: (?P<name>[\w.\-]+)(?P<rest>.*)$")
+# What feed() looks for first: anything else it leaves alone.
+WORDS = ("bootlab-mark: ",)
+STARTS = ("systemd[1]: ", "[", " ")
 _UNIT_NAME = re.compile(r"^(?P<unit>[\w@.\\\-:]+\.(?:service|target|mount|socket|device|slice|swap|path|timer|scope|automount)) - ")
 
 # Ready candidates, best first: the first match of the best-ranked pattern ends the boot.
@@ -95,7 +98,8 @@ class UserspaceReader:
                 self._mark(Mark.APP_START, clock, t, lineno)
 
     def feed(self, clock: str, t: int | None, text: str, lineno: int) -> bool:
-        """Interpret one cleaned line (or kernel-log message); True if recognised."""
+        """Interpret one cleaned line (or kernel-log message); True if recognised.  Only a
+        text holding one of WORDS or starting with one of STARTS can be."""
         if "bootlab-mark: " in text:
             m = BOOTLAB_MARK.search(text)
             if m:
