@@ -11,8 +11,10 @@ Times are integer nanoseconds, so anchors compare exactly and a million events s
 
 from __future__ import annotations
 
+import gc
 from array import array
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Iterable, Iterator
@@ -495,3 +497,18 @@ def merge(boots: Iterable[Boot], link=None) -> Boot:
         link(out)
     out.align()
     return out
+
+
+@contextmanager
+def no_cycle_collection():
+    """Build or walk a big boot without the cyclic garbage collector.  A boot is many small
+    objects and no cycles; the collector would walk the growing model again and again
+    (reading a million-line log: a third of the time), and once more after it is built
+    (the analyses' new objects trigger it).  For one-shot work: reading, analysing."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()

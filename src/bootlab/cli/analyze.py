@@ -9,6 +9,7 @@ from ..render import FORMATS as OUTPUT_FORMATS
 from ..render import render
 from ..sources import FORMATS as INPUT_FORMATS
 from ..sources import Patterns
+from ..timeline import no_cycle_collection
 from . import UsageError
 from .inputs import read_logs, report_errors
 from .output import write_output
@@ -52,6 +53,8 @@ def options_from(args: argparse.Namespace) -> tuple[Patterns, Options]:
 
 def run(args: argparse.Namespace) -> int:
     patterns, options = options_from(args)
-    boot = read_logs(args.files, patterns, args.input_format)
-    write_output(render(analyze(boot, options), args.format), args.output)
+    with no_cycle_collection():
+        boot = read_logs(args.files, patterns, args.input_format)
+        output = render(analyze(boot, options), args.format)
+    write_output(output, args.output)
     return report_errors("analyze", boot)

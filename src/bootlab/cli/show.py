@@ -7,6 +7,7 @@ import argparse
 from ..analysis import analyze
 from ..render import render
 from ..sources import bootlab_capture
+from ..timeline import no_cycle_collection
 from . import UsageError
 from .analyze import add_analysis_options, options_from
 from .boot import add_db_option
@@ -33,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
         write_output(raw if args.capture else bootlab_capture.console_bytes(raw), args.output)
         return 0
     patterns, options = options_from(args)
-    boot = read_stored(store, r, patterns)
-    write_output(render(analyze(boot, options), args.format), args.output)
+    with no_cycle_collection():
+        boot = read_stored(store, r, patterns)
+        output = render(analyze(boot, options), args.format)
+    write_output(output, args.output)
     return 0

@@ -6,7 +6,7 @@ one boot, merges them and aligns their clocks.
 
 from __future__ import annotations
 
-from ..timeline import Boot, merge
+from ..timeline import Boot, merge, no_cycle_collection
 from . import bootchart, bootlab_capture, console, ftrace, grabserial, printk, systemd_analyze, uboot
 from .detect import FORMATS, NotALog, maybe_gunzip, read_input
 from .detect import detect as detect_format
@@ -53,11 +53,12 @@ def read(paths: list[str], patterns: Patterns | None = None, fmt: str | None = N
     files that cannot be read when others can become error diagnostics."""
     boots = []
     errors = []
-    for path in paths:
-        try:
-            boots.append(read_one(path, patterns, fmt))
-        except NotALog as err:
-            errors.append(err)
+    with no_cycle_collection():
+        for path in paths:
+            try:
+                boots.append(read_one(path, patterns, fmt))
+            except NotALog as err:
+                errors.append(err)
     if not boots:
         raise errors[0] if len(errors) == 1 else NotALog(
             ", ".join(e.file for e in errors), 0, "; ".join(str(e) for e in errors))
