@@ -65,8 +65,12 @@ def level_totals(boot: Boot) -> list[tuple[str, int, int]]:
 def failures(boot: Boot) -> list[Blamed]:
     """Initcalls and probes that returned an error (absent hardware, deferred probes)."""
     out = []
+    details: dict[int, str] = {}  # attributes are shared by many events: each is described once
     for ev in boot.of_kind(Kind.INITCALL, Kind.PROBE):
-        ret = (ev.attrs or {}).get("ret")
-        if ret not in (None, 0):
-            out.append(Blamed(ev.name, ev.dur or 0, boot.at(ev), ev.where(), _detail(ev)))
+        attrs = ev.attrs
+        if attrs and attrs.get("ret") not in (None, 0):
+            detail = details.get(id(attrs))
+            if detail is None:
+                detail = details[id(attrs)] = _detail(ev)
+            out.append(Blamed(ev.name, ev.dur or 0, boot.at(ev), ev.where(), detail))
     return out

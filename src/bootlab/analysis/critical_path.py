@@ -36,33 +36,34 @@ class CriticalPath:
 
 
 def _main_track(boot: Boot) -> str | None:
-    """The thread that ran the most initcall time: PID 1 on every kernel seen so far."""
+    """PID 1 (which runs the initcalls on every kernel seen so far) if it ran one, else
+    the thread that ran the most initcall time."""
+    initcalls = boot.of_kind(Kind.INITCALL)
+    if any(ev.track == "pid 1" and ev.dur and not (ev.attrs or {}).get("async") for ev in initcalls):
+        return "pid 1"
     totals: dict[str, int] = {}
-    for ev in boot.of_kind(Kind.INITCALL):
+    for ev in initcalls:
         if ev.track and ev.dur and not (ev.attrs or {}).get("async"):
             totals[ev.track] = totals.get(ev.track, 0) + ev.dur
-    if "pid 1" in totals:
-        return "pid 1"
     return max(totals, key=totals.get) if totals else None
 
 
 def find_critical_path(boot: Boot, top: int = 10) -> CriticalPath:
     path = CriticalPath(kernel_track=_main_track(boot))
     if path.kernel_track:
+        track, kinds = path.kernel_track, (Kind.INITCALL, Kind.ASYNC_WAIT)
         on_path = [ev for ev in boot.events
-                   if ev.track == path.kernel_track and ev.kind in (Kind.INITCALL, Kind.ASYNC_WAIT)
-                   and ev.dur is not None and ev.t is not None
+                   if ev.track == track and ev.kind in kinds and ev.dur is not None and ev.t is not None
                    and not (ev.attrs or {}).get("fixup")]  # a fixup runs inside a driver's initcall
         path.kernel_steps = len(on_path)
         path.kernel_total = sum(ev.dur for ev in on_path)
         # First start and last end per clock, then on the reference clock (an event on a
         # clock that could not be placed has no say).
-        spans: dict[str, tuple[int, int]] = {}
+        by_clock: dict[str, list] = {}
         for ev in on_path:
-            lo, hi = spans.get(ev.clock, (ev.t, ev.t + ev.dur))
-            spans[ev.clock] = (min(lo, ev.t), max(hi, ev.t + ev.dur))
-        placed = [(boot.to_ref(c, lo), boot.to_ref(c, hi)) for c, (lo, hi) in spans.items()
-                  if c in boot.clocks]
+            by_clock.setdefault(ev.clock, []).append(ev)
+        placed = [(boot.to_ref(c, min(ev.t for ev in evs)), boot.to_ref(c, max(ev.t + ev.dur for ev in evs)))
+                  for c, evs in by_clock.items() if c in boot.clocks]
         if placed:
             path.kernel_span = max(hi for _, hi in placed) - min(lo for lo, _ in placed)
         path.kernel_top = [Step(ev.name, boot.at(ev), ev.dur, ev.kind, ev.where())
