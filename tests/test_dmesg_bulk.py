@@ -34,6 +34,9 @@ def _big_log(path: Path, crlf: bool = False) -> None:
         lines.append(b"[%5d.%06d] i8042: no controller[%5d.%06d] calling  mid_line_init+0x0/0x10 @ 1"
                      % (rep * 10 + 9, 0, rep * 10 + 9, 10))
         lines.append(b"[%5d.%06d] initcall mid_line_init+0x0/0x10 returned 0 after 5 usecs" % (rep * 10 + 9, 20))
+    # The log printed again after a dump marker (time starts over: no warning for that).
+    lines.append(b"==== bootlab-dmesg begin ====")
+    lines.extend(base[:200])
     # Time going back on initcall lines (a warning either way), a line in dmesg -r's layout,
     # and a call that never returns (it runs until the log's last time).
     lines.append(b"[    0.500000] calling  back_in_time+0x0/0x10 @ 1")
