@@ -141,3 +141,32 @@ def test_pairing_in_bulk_pairs_as_the_stack_does(monkeypatch, ops, seed):
     by_stack = initcall._pair(line, key, len(calls))
     monkeypatch.setattr(initcall, "BULK_PAIRING", 0)
     assert initcall._pair(line, key, len(calls)) == by_stack
+
+
+_WORDS = st.sampled_from(["", "calling  ", "initcall ", "probe of ", "async_", " took ", "Calling initcall ",
+                          "bootlab-mark: app.start", "systemd[1]: Started x.service", "[  OK  ] Started x.",
+                          "  Starting y...", "Run /init as init process", "Linux version 6.1.0 (x)",
+                          "Freeing unused kernel image (initmem) memory: 2824K", "BOOTLAB READY", "login: "])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.tuples(_WORDS, st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126),
+                                                max_size=30), st.integers(0, 3 * 10**6),
+                                st.sampled_from([True] * 19 + [False])),
+                      min_size=1, max_size=50))
+def test_bulk_reads_any_kernel_messages_as_the_per_line_path_does(tmp_path, monkeypatch, lines):
+    """Messages of every kind the interpreter knows and anything else, stamped or not (a
+    continuation line), with time going back: the lines the bulk reader leaves alone are
+    exactly those the interpreter would do nothing with."""
+    text = "[    0.000000] Linux version 6.1.0\n" + "".join(
+        f"[{t // 10**6:5d}.{t % 10**6:06d}] {word}{rest}\n" if stamped else f"{word}{rest}\n"
+        for word, rest, t, stamped in lines)
+    path = tmp_path / "log.dmesg"
+    path.write_bytes(text.encode())
+    monkeypatch.setattr(printk, "BULK_MIN_BYTES", 0)
+    monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 0)
+    bulk = read([str(path)], fmt="dmesg")
+    monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 10**9)
+    per_line = read([str(path)], fmt="dmesg")
+    assert _summary(bulk) == _summary(per_line)
+    assert [(e.kind, e.name, e.line) for e in bulk.events] == [(e.kind, e.name, e.line) for e in per_line.events]
