@@ -106,11 +106,12 @@ def test_optimizer_keeps_quiet_and_writes_a_bootable_result(tmp_path, capsys):
     out = tmp_path / "out"
     db = str(tmp_path / "opt.db")
     assert main(["optimize", "--target", str(target), "--only", "quiet", "--runs", "4", "--name", "tiny",
-                 "--out", str(out), "--db", db]) == 0
+                 "--soak", "2", "--out", str(out), "--db", db]) == 0
     report = capsys.readouterr().out
-    assert "kept: quiet" in report
+    assert "kept: quiet" in report and "soak: 2 boots of the final configuration, none failed" in report
     data = json.loads((out / "report.json").read_text())
     assert data["kept"] == ["quiet"] and data["waterfall"]["speedup"][0] > 1.2
+    assert data["soak"]["boots"] == 2 and data["soak"]["failed"] == 0
     assert (out / "waterfall.png").read_bytes().startswith(b"\x89PNG")
     assert "data:image/png" in (out / "report.html").read_text()
     assert main(["boot", "--target", str(out / "final.toml"), "--db", db]) == 0

@@ -123,6 +123,46 @@ def test_a_spoilt_pool_is_split_and_its_good_members_kept(store):
     assert out.verify.variants[-1].runs.failed == [] and out.waterfall.bars[-1].saving > 0
 
 
+def test_a_soak_shows_a_failure_too_rare_for_the_campaigns(store):
+    """The cloud kernel makes one boot in ten hang, but not while the campaigns ran (8 boots
+    each may well never see it): 30 more boots of the final configuration do."""
+    hangs = {"on": False, "boots": 0}
+
+    def rare_hang(target: dict, variant: str) -> bool:
+        if not hangs["on"] or target["target"]["kernel"] != "cloud":
+            return False
+        hangs["boots"] += 1
+        return hangs["boots"] % 10 == 0
+
+    fake = FakeBooter(simulated, fail=rare_hang)
+
+    def optimizer(soak: int) -> Optimizer:
+        return Optimizer(store, Target(), "soak", runs=8, rounds=1, only={"quiet", "cloud-kernel"}, soak=soak,
+                         run_campaign=lambda c, title: campaign.run(c, store, booter=fake.for_variant))
+
+    assert optimizer(0).run().final.target.kernel == "cloud"
+    hangs["on"] = True
+    before = len(fake.calls)
+    out = optimizer(30).run()  # resumed: only the soak boots
+    assert len(fake.calls) == before + 30
+    assert out.soak.boots == 30 and out.soak.failed == 3
+    assert out.soak.reasons == ["killed: silence"] and out.soak.rate_low < 0.1 < out.soak.rate_high
+    assert any("failed 3 of 30 soak boots" in n for n in out.notes)
+    assert "soak: 30 boots of the final configuration, 3 failed" in optimize_text(out)
+    assert optimize_data(out)["soak"]["failed"] == 3 and "Soak" in optimize_html(out, None, "")
+    assert optimizer(30).run().soak.failed == 3 and len(fake.calls) == before + 30  # found in the store
+
+
+def test_a_clean_soak_bounds_the_failure_rate(store):
+    out, _fake = optimize(store)
+    assert out.soak is None  # no soak unless asked
+    fake = FakeBooter(simulated, fail=broken)
+    out = Optimizer(store, Target(), "sim", runs=8, only=ONLY, soak=60,
+                    run_campaign=lambda c, title: campaign.run(c, store, booter=fake.for_variant)).run()
+    assert out.soak.failed == 0 and 0.04 < out.soak.rate_high < 0.07  # about 3/60
+    assert "none failed" in out.soak.summary() and not any("soak" in n for n in out.notes)
+
+
 def tiny_savings(target: dict, variant: str) -> float:
     """3 s; three changes of 15 ms each: even together too small for 8 boots."""
     return 3e9 - (3e9 - small_savings(target, variant)) / 3

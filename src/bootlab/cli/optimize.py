@@ -35,6 +35,9 @@ def register(sub) -> None:
     p.add_argument("--runs", type=int, default=8, metavar="N", help="boots per variant in each campaign (default 8)")
     p.add_argument("--verify-runs", type=int, metavar="N", help="boots per configuration in the final verification "
                                                                  "(default: --runs)")
+    p.add_argument("--soak", type=int, default=0, metavar="N",
+                   help="boot the final configuration N more times and report how often it fails (a hang in a "
+                        "hundred boots passes every campaign; default 0)")
     p.add_argument("--rounds", type=int, default=3, metavar="N",
                    help="at most N rounds of screening and combining on top of what was kept (default 3)")
     p.add_argument("--budget", metavar="LIMIT", help="stop trying changes beyond this: boots (300) or time (90m, 2h)")
@@ -57,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--runs and --verify-runs must be at least 2 (5 or more for a test to be able to decide)")
     if args.rounds < 1:
         raise UsageError("--rounds must be at least 1")
+    if args.soak < 0:
+        raise UsageError("--soak must not be negative")
     try:
         budget = Budget.parse(args.budget)
         baseline = load(args.target) if args.target else Target()
@@ -71,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         optimizer = Optimizer(store, baseline, args.name, args.runs, args.verify_runs, budget, _names(args.only),
                               _names(args.skip) or set(), args.rounds,
-                              lambda c, title: run_campaign(c, store, args.verbose, f"{args.name} {title}"), log)
+                              lambda c, title: run_campaign(c, store, args.verbose, f"{args.name} {title}"), log,
+                              args.soak)
         outcome = optimizer.run()
     except OptimizerError as err:
         raise UsageError(str(err)) from None

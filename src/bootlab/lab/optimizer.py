@@ -27,6 +27,10 @@ Rounds matter because effects are relative: next to a 2 s console and a 3 s deco
 4. verify     one campaign with the baseline and each cumulative configuration, fresh runs,
               interleaved: the waterfall and the final speed-up come from it alone.
 
+5. soak       (`soak` > 0) the final configuration booted that many more times: a change
+              that makes one boot in a hundred hang passes every campaign of 8 boots; the
+              soak shows it, or bounds how rare it could still be.
+
 Every campaign is named after the optimization and what it compares (NAME.probe1-HASH,
 NAME.screen1-HASH, NAME.step1.03-quiet-HASH, NAME.verify-HASH) and resumes from the run
 store, so an interrupted optimization continues where it stopped when started again with
@@ -54,6 +58,7 @@ from . import campaign as campaigns
 from .boots import read_run
 from .candidates import Candidate, Facts, app_output, builtin, facts_from, from_advice, from_initcalls
 from .patch import apply, changes
+from .stats import failure_rate
 from .store import Store
 from .waterfall import Waterfall
 from .waterfall import build as build_waterfall
@@ -112,6 +117,26 @@ class Decision:
 
 
 @dataclass
+class Soak:
+    """The final configuration booted again and again: how often it failed."""
+
+    campaign: str
+    boots: int
+    failed: int
+    reasons: list[str]
+    rate_low: float  # 95% interval of the failure probability
+    rate_high: float
+
+    def summary(self) -> str:
+        if not self.failed:
+            return (f"soak: {self.boots} boots of the final configuration, none failed (a failure rate above "
+                    f"{100 * self.rate_high:.1f}% is unlikely, 95%)")
+        return (f"soak: {self.boots} boots of the final configuration, {self.failed} failed "
+                f"({'; '.join(self.reasons)}): {100 * self.failed / self.boots:.1f}% "
+                f"[{100 * self.rate_low:.1f}%, {100 * self.rate_high:.1f}%]")
+
+
+@dataclass
 class Outcome:
     name: str
     baseline: Target
@@ -124,6 +149,7 @@ class Outcome:
     screenings: list[campaigns.CampaignResult] = field(default_factory=list)  # one per round
     verify: campaigns.CampaignResult | None = None
     waterfall: Waterfall | None = None
+    soak: Soak | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -142,7 +168,7 @@ class Optimizer:
                  verify_runs: int | None = None, budget: Budget | None = None, only: set[str] | None = None,
                  skip: set[str] = frozenset(), rounds: int = 3,
                  run_campaign: Callable[[campaigns.Campaign, str], campaigns.State] | None = None,
-                 log: Callable[[str], None] = lambda _: None):
+                 log: Callable[[str], None] = lambda _: None, soak: int = 0):
         if not campaigns.NAME.match(name):
             raise OptimizerError(f"name {name!r}: letters, digits and _ . + - only")
         self.store = store
@@ -154,6 +180,7 @@ class Optimizer:
         self.only = only
         self.skip = set(skip)
         self.rounds = rounds
+        self.soak = soak
         self.run_campaign = run_campaign or (lambda c, title: campaigns.run(c, store))
         self.log = log
 
@@ -263,6 +290,8 @@ class Optimizer:
             if reference_output is None or len(out.kept) == kept:
                 break
         self._verify(out)
+        if self.soak:
+            self._soak(out)
         return out
 
     def _round(self, out: Outcome, round_: int, reference_output: list[str] | None) -> list[str] | None:
@@ -438,6 +467,23 @@ class Optimizer:
             out.waterfall = build_waterfall(steps, "total", verify.confidence)
         else:
             out.notes.append("a configuration had no successful boot in verification: no waterfall")
+
+
+    def _soak(self, out: Outcome) -> None:
+        if not self.budget.allows(self.soak, self._per_boot()):
+            out.notes.append(f"soak not run: the budget does not allow {self.soak} more boots")
+            return
+        soak = self._campaign("soak", [campaigns.Variant(campaigns.BASELINE, "the final configuration", out.final, {})],
+                              self.soak)
+        self.log(f"soaking the final configuration: {self.soak} boots")
+        runs = self._run(soak, "soak").result(campaigns.BASELINE).runs
+        reasons = sorted({r.reason or r.status for r in runs.failed})
+        low, high = failure_rate(len(runs.failed), len(runs.runs))
+        out.soak = Soak(soak.name, len(runs.runs), len(runs.failed), reasons, low, high)
+        if runs.failed:
+            out.notes.append(f"the final configuration failed {len(runs.failed)} of {len(runs.runs)} soak boots "
+                             f"({'; '.join(reasons)}): a failure too rare for the campaigns to show; find the change "
+                             "that causes it (soak the cumulative configurations of waterfall.toml) before using it")
 
 
 def _standalone(t: Target, name: str) -> Target:

@@ -317,6 +317,8 @@ def optimize_text(out: Outcome) -> str:
                   text_table(DECISION_HEADER, _decision_rows(out))]
     if out.waterfall is not None:
         lines += ["", f"verification (campaign {out.name}.verify, fresh interleaved runs)", waterfall_text(out.waterfall)]
+    if out.soak is not None:
+        lines += ["", out.soak.summary()]
     lines += ["", f"kept: {' + '.join(c.name for c in out.kept) or 'nothing'}",
               f"final configuration changes: {describe(changes(out.baseline.to_dict(), out.final.to_dict()))}"]
     phases = final_phases(out)
@@ -344,6 +346,9 @@ def optimize_data(out: Outcome) -> dict:
             "metric": w.metric, "speedup": list(w.speedup),
             "bars": [{"name": b.name, "description": b.description, "n": b.n, "median": b.median, "low": b.low,
                       "high": b.high, "saving": b.saving} for b in w.bars]},
+        "soak": None if out.soak is None else {
+            "campaign": out.soak.campaign, "boots": out.soak.boots, "failed": out.soak.failed,
+            "reasons": out.soak.reasons, "failure_rate_interval": [out.soak.rate_low, out.soak.rate_high]},
         "notes": out.notes,
     }
 
@@ -352,6 +357,8 @@ def optimize_html(out: Outcome, image: bytes | None, final_toml: str) -> str:
     sections = []
     if out.waterfall is not None:
         sections.append(waterfall_section(out.waterfall, image))
+    if out.soak is not None:
+        sections.append(Section("Soak", f"<p>{escape(out.soak.summary())}</p>"))
     phases = final_phases(out)
     if phases:
         sections.append(Section("Where the optimized boot's time goes", table(PHASE_HEADER, phases,

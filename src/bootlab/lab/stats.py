@@ -83,3 +83,11 @@ def compare(baseline: list[float], candidate: list[float], confidence: float = 0
 def significant(p: float, low: float, high: float, confidence: float) -> bool:
     """The test rejects at the level and the bootstrap interval of the difference excludes zero."""
     return p < 1 - confidence and not (low <= 0 <= high)
+
+
+def failure_rate(failed: int, boots: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) interval of a failure probability seen `failed` times in
+    `boots`: with none seen, its upper end is how rare a failure could still be (about
+    3/boots)."""
+    ci = stats.binomtest(failed, boots).proportion_ci(confidence_level=confidence, method="exact")
+    return float(ci.low), float(ci.high)
