@@ -247,15 +247,10 @@ def test_builtin_candidates_follow_the_configuration():
     t.initramfs.modules = ["vivid"]
     names = {c.name for c in builtin(t, Facts(lpj=5))}
     assert "quiet" not in names and "lpj" not in names and "init-direct" not in names and "modules-after" in names
-    assert "cpu-bringup" not in names  # one CPU: no other CPU to start
     t.target.cpus = 2
-    bringup = {c.name: c for c in builtin(t, Facts())}["cpu-bringup"]
-    assert bringup.patch == {"target": {"append": "tsc=reliable cpu_init_udelay=0"}}  # lpj=1 already given
     t.target.append = "quiet"
-    bringup = {c.name: c for c in builtin(t, Facts(lpj=5))}["cpu-bringup"]
-    assert bringup.patch == {"target": {"append": "tsc=reliable cpu_init_udelay=0 lpj=5"}}  # the other CPUs too
-    t.target.append += " tsc=reliable"
-    assert "cpu-bringup" not in {c.name for c in builtin(t, Facts())}
+    # tsc=reliable makes a boot under TCG hang now and then: never a candidate.
+    assert not any("tsc=reliable" in json.dumps(c.patch) for c in builtin(t, Facts(lpj=5, tsc_khz=2596000)))
 
 
 CAPTURE = b"""#bootlab-capture 1 {"zero": "power-on"}
