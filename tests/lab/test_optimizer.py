@@ -247,6 +247,9 @@ def test_builtin_candidates_follow_the_configuration():
     t.initramfs.modules = ["vivid"]
     names = {c.name for c in builtin(t, Facts(lpj=5))}
     assert "quiet" not in names and "lpj" not in names and "init-direct" not in names and "modules-after" in names
+    assert "pci-off" not in names  # a PC has a PCI bus
+    t.target.machine = "microvm"
+    assert "pci-off" in {c.name for c in builtin(t, Facts())}
     t.target.cpus = 2
     t.target.append = "quiet"
     # tsc=reliable makes a boot under TCG hang now and then: never a candidate.

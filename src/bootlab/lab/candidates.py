@@ -113,6 +113,9 @@ def builtin(t: Target, facts: Facts) -> list[Candidate]:
         "-M microvm with qboot: no PCI, no legacy devices; the TSC rate given",
         {"target": {"machine": "microvm", "firmware": "qboot", "append": f"tsc_early_khz={facts.tsc_khz}"}})
     add(k.cpus == 1, "2-cpus", "two CPUs (TCG runs each in its own host thread)", {"target": {"cpus": 2}})
+    add(k.machine == "microvm" and "pci" not in names, "pci-off",
+        "pci=off: microvm has no PCI bus; the kernel stops looking for one (absent hardware)",
+        {"target": {"append": "pci=off"}})
     # Not offered: tsc=reliable (no TSC sync test when the other CPUs start). Under TCG it
     # made 7 of 715 boots hang silently in the initcalls, against none of 537 without it.
     add(i.init == "rc", "init-script", "one init script instead of busybox init and rc scripts",
