@@ -88,6 +88,6 @@ def significant(p: float, low: float, high: float, confidence: float) -> bool:
 def failure_rate(failed: int, boots: int, confidence: float = 0.95) -> tuple[float, float]:
     """The exact (Clopper-Pearson) interval of a failure probability seen `failed` times in
     `boots`: with none seen, its upper end is how rare a failure could still be (about
-    3/boots)."""
+    3.7/boots)."""
     ci = stats.binomtest(failed, boots).proportion_ci(confidence_level=confidence, method="exact")
     return float(ci.low), float(ci.high)
