@@ -127,4 +127,3 @@ def _runs_table(ok, runs) -> str:
     return (table(["phase", "median", "min", "max"], rows, numeric={1, 2, 3}) +
             table(["run", "status", "power-on to ready", "capture"], per_run, numeric={2}) +
             f"<p class='where'>{escape('Each boot: QEMU launched (power-on) until BOOTLAB READY on the console.')}</p>")
-

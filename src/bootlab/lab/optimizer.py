@@ -72,6 +72,7 @@ class OptimizerError(Exception):
 
 OUTPUT_CHANGED = "the application's output changed"
 
+
 @dataclass
 class Budget:
     """A limit on boots or on wall time; None is no limit."""
@@ -467,7 +468,6 @@ class Optimizer:
             out.waterfall = build_waterfall(steps, "total", verify.confidence)
         else:
             out.notes.append("a configuration had no successful boot in verification: no waterfall")
-
 
     def _soak(self, out: Outcome) -> None:
         if not self.budget.allows(self.soak, self._per_boot()):
