@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import subprocess
+import sys
 from importlib import resources
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -52,6 +56,36 @@ def test_perfetto_trace_shape(fixture_path, tmp_path):
     assert any(e["name"] == "foo_driver_init" and e["dur"] == 787 for e in slices)
     names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     assert {"pid 1", "pid 245", "probes"} <= names
+
+
+REAL = Path(__file__).parent / "data" / "real"
+
+
+def _analyze_stdin(data: bytes, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bootlab", "analyze", *args, "-"], input=data,
+                          capture_output=True, check=False)
+
+
+def test_standard_input_reads_as_a_file(tmp_path):
+    """`dmesg | bootlab analyze -`: a piped log (gzipped too) reads as the same file does."""
+    log = REAL / "generic-initcall.dmesg.gz"
+    from_file = json.loads(subprocess.run([sys.executable, "-m", "bootlab", "analyze", "-f", "json", str(log)],
+                                          capture_output=True, check=True).stdout)
+    for data in (log.read_bytes(), gzip.decompress(log.read_bytes())):
+        piped = _analyze_stdin(data, "-f", "json")
+        assert piped.returncode == 0, piped.stderr
+        doc = json.loads(piped.stdout)
+        assert doc["sources"][0]["file"] == "<stdin>" and doc["sources"][0]["format"] == "dmesg"
+        assert doc["total_ns"] == from_file["total_ns"] and doc["blame"] == json.loads(
+            json.dumps(from_file["blame"]).replace(str(log), "<stdin>"))
+
+
+def test_standard_input_errors_name_it():
+    garbage = _analyze_stdin(b"\x00\x01 not a log\n" * 3)
+    assert garbage.returncode == 2 and garbage.stderr.decode().startswith("bootlab analyze: <stdin>")
+    assert b"Traceback" not in garbage.stderr
+    empty = _analyze_stdin(b"")
+    assert empty.returncode == 2 and "<stdin>: empty file" in empty.stderr.decode()
 
 
 def test_unreadable_input_exit_2(tmp_path, capsys):

@@ -65,7 +65,7 @@ def register(sub) -> None:
                        description="Read the logs of one boot (or a recorded run) and propose the changes that "
                                    "would shorten it, largest estimated saving first, each with its evidence "
                                    "lines and how to apply it.")
-    p.add_argument("files", nargs="*", metavar="FILE", help="log files of one boot (or a bootchart directory)")
+    p.add_argument("files", nargs="*", metavar="FILE", help="log files of one boot (or a bootchart directory; - reads standard input)")
     p.add_argument("--run", metavar="RUN", help="advise a recorded run of the reference device (id or uuid)")
     p.add_argument("--input-format", choices=INPUT_FORMATS, help="read every FILE as this format (no detection)")
     add_analysis_options(p)

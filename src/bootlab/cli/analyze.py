@@ -33,7 +33,7 @@ def register(sub) -> None:
                        description="Read any mix of logs from one boot (console captures, dmesg, initcall_debug, "
                                    "U-Boot, systemd-analyze, bootchart), detect their formats, and show the boot "
                                    "from power-on to application ready.")
-    p.add_argument("files", nargs="+", metavar="FILE", help="log files (or a bootchart directory)")
+    p.add_argument("files", nargs="+", metavar="FILE", help="log files (or a bootchart directory; - reads standard input)")
     p.add_argument("--input-format", choices=INPUT_FORMATS, help="read every FILE as this format (no detection)")
     add_analysis_options(p)
     p.set_defaults(func=run)

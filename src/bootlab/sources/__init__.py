@@ -18,7 +18,7 @@ __all__ = ["FORMATS", "NotALog", "Patterns", "read", "read_one"]
 def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None) -> Boot:
     """One file as a partial boot (clocks not yet aligned)."""
     patterns = patterns or Patterns()
-    data, name = read_input(path)
+    data, path = read_input(path)
     if data is not None:
         data = maybe_gunzip(path, data)
     if fmt is None:
@@ -27,24 +27,24 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
         raise NotALog(path, 0, f"unknown input format {fmt!r}; formats: {', '.join(FORMATS)}")
     boot = Boot()
     if fmt == bootchart.FORMAT:
-        bootchart.parse(boot, name, data)
+        bootchart.parse(boot, path, data)
         return boot
     if data is None:
         raise NotALog(path, 0, f"a directory cannot be read as {fmt}")
     if fmt == bootlab_capture.FORMAT:
-        bootlab_capture.parse(boot, name, data, patterns)
+        bootlab_capture.parse(boot, path, data, patterns)
     elif fmt == grabserial.FORMAT:
-        grabserial.parse(boot, name, data, patterns)
+        grabserial.parse(boot, path, data, patterns)
     elif fmt == "console":
-        console.parse(boot, name, data, patterns)
+        console.parse(boot, path, data, patterns)
     elif fmt in printk.FORMATS:
-        printk.parse(boot, name, data, patterns, fmt)
+        printk.parse(boot, path, data, patterns, fmt)
     elif fmt == ftrace.FORMAT:
-        ftrace.parse(boot, name, data)
+        ftrace.parse(boot, path, data)
     elif fmt == uboot.FORMAT:
-        uboot.parse(boot, name, data)
+        uboot.parse(boot, path, data)
     else:
-        systemd_analyze.parse(boot, name, data, fmt)
+        systemd_analyze.parse(boot, path, data, fmt)
     return boot
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import sys
 import zlib
 
 from . import bootchart, bootlab_capture, ftrace, grabserial, printk, systemd_analyze, uboot
@@ -100,8 +101,13 @@ def _has_boot_words(lines: list[str]) -> bool:
     return any(w in line for line in lines for w in words)
 
 
+STDIN = "-"  # `dmesg | bootlab analyze -`, `ssh board journalctl -k | bootlab analyze -`
+
+
 def read_input(path: str) -> tuple[bytes | None, str]:
     """(data, display name); data is None for a directory."""
+    if path == STDIN:
+        return sys.stdin.buffer.read(), "<stdin>"
     if os.path.isdir(path):
         return None, path
     try:
