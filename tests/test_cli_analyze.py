@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import stat
 import subprocess
 import sys
+import threading
 from importlib import resources
 from pathlib import Path
 
@@ -86,6 +89,42 @@ def test_standard_input_errors_name_it():
     assert b"Traceback" not in garbage.stderr
     empty = _analyze_stdin(b"")
     assert empty.returncode == 2 and "<stdin>: empty file" in empty.stderr.decode()
+
+
+def _kmsg_readable() -> bool:
+    try:
+        os.close(os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _kmsg_readable(), reason="/dev/kmsg is not readable here (a container, no root)")
+def test_reads_this_machines_kernel_log_from_dev_kmsg(capsys):
+    """On the device itself: /dev/kmsg is read as it holds the log now, without waiting
+    for more (it never ends)."""
+    assert main(["analyze", "-f", "json", "/dev/kmsg"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (source,) = doc["sources"]
+    assert source["file"] == "/dev/kmsg" and source["format"] == "kmsg" and source["lines"] > 10
+    assert doc["meta"]["kernel_version"] == os.uname().release and doc["phases"]
+
+
+def test_other_character_devices_are_refused(capsys):
+    assert main(["analyze", "/dev/zero"]) == 2  # read to its end, it would never end
+    assert "character device that is not /dev/kmsg" in capsys.readouterr().err
+
+
+def test_output_to_a_fifo_is_written_in_place(fixture_path, tmp_path):
+    """-o on a device or a pipe writes to it; the atomic replace is for plain files."""
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    assert main(["analyze", "-o", str(fifo), fixture_path("dmesg-plain.txt")]) == 0
+    reader.join(10)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and b"Startup finished" in received[0]
 
 
 def test_unreadable_input_exit_2(tmp_path, capsys):

@@ -16,10 +16,15 @@ def write_output(content: str | bytes, path: str | None) -> None:
         else:
             sys.stdout.write(content)
         return
-    tmp = f"{path}.tmp{os.getpid()}"
+    data = content.encode() if isinstance(content, str) else content
+    # A device or a pipe (-o /dev/stdout, a FIFO) is written in place: replacing it would
+    # put a plain file where /dev/null was.
+    in_place = os.path.exists(path) and not os.path.isfile(path)
+    tmp = path if in_place else f"{path}.tmp{os.getpid()}"
     try:
         with open(tmp, "wb") as fh:
-            fh.write(content.encode() if isinstance(content, str) else content)
-        os.replace(tmp, path)
+            fh.write(data)
+        if not in_place:
+            os.replace(tmp, path)
     except OSError as err:
         raise UsageError(f"cannot write {path}: {err.strerror}") from None

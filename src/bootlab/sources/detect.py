@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import stat
 import sys
 import zlib
 
@@ -111,7 +112,34 @@ def read_input(path: str) -> tuple[bytes | None, str]:
     if os.path.isdir(path):
         return None, path
     try:
+        if stat.S_ISCHR(os.stat(path).st_mode):
+            return _read_device(path), path
         with open(path, "rb") as fh:
             return fh.read(), path
     except OSError as err:
         raise NotALog(path, 0, err.strerror or str(err)) from None
+
+
+def _read_device(path: str) -> bytes:
+    """The kernel's log as /dev/kmsg holds it now (bootlab run on the device itself).  The
+    device gives one record per read and never ends, so it is read without waiting; a
+    record overwritten while reading (EPIPE) is skipped, as dmesg does."""
+    if os.path.basename(os.path.realpath(path)) != "kmsg":
+        raise NotALog(path, 0, "a character device that is not /dev/kmsg (a serial port? "
+                               "record it with `bootlab capture --serial`)")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    records = []
+    try:
+        while True:
+            try:
+                record = os.read(fd, 1 << 16)
+            except BrokenPipeError:
+                continue
+            except BlockingIOError:
+                break
+            if not record:
+                break
+            records.append(record)
+    finally:
+        os.close(fd)
+    return b"".join(records)
