@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import gzip
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from bootlab.analysis import analyze
-from bootlab.sources import read
+from bootlab.sources import NotALog, read
 from bootlab.timeline import Clock, Kind, Mark, Phase
 
 REAL = Path(__file__).parent / "data" / "real"
@@ -87,3 +88,36 @@ def test_kernel_log_printed_again_after_ready_is_not_counted_twice():
     markers = [(e.name, e.t, e.clock) for e in boot.of_kind(Kind.MARKER)]
     assert len(initcalls) == len(set(initcalls)) and len(markers) == len(set(markers))
     assert not any("goes back" in d.message for d in boot.diagnostics)
+
+
+def _host_dmesg(*options: str) -> bytes | None:
+    try:
+        out = subprocess.run(["dmesg", *options], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout if out.returncode == 0 and out.stdout else None
+
+
+def test_this_machines_dmesg_reads_alike_in_every_time_format(tmp_path):
+    """util-linux dmesg on the machine running the tests: plain, -d, -x, -r and
+    --time-format=iso give one boot; -T is refused with a clear message."""
+    plain = _host_dmesg()
+    if plain is None:
+        pytest.skip("dmesg cannot read the kernel log here")
+    # A message logged between two dmesg runs would differ: compare the common lines.
+    expected = analyze(read([_write(tmp_path, "plain.txt", plain)]))
+    for option in ("-d", "-x", "-r", "--time-format=iso"):
+        data = _host_dmesg(option)
+        assert data is not None, option
+        got = analyze(read([_write(tmp_path, option.strip("-") + ".txt", data)]))
+        n = min(len(expected.boot.logs[0]), len(got.boot.logs[0]))
+        assert list(got.boot.logs[0].t)[:n] == list(expected.boot.logs[0].t)[:n], option
+        assert got.phases.boundaries.keys() == expected.phases.boundaries.keys(), option
+    with pytest.raises(NotALog, match="dmesg -T"):
+        read([_write(tmp_path, "T.txt", _host_dmesg("-T"))])
+
+
+def _write(tmp_path: Path, name: str, data: bytes) -> str:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return str(path)

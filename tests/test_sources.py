@@ -33,6 +33,8 @@ def _detected(path):
     ("dmesg-plain.txt", "dmesg"),
     ("dmesg-caller-id.txt", "dmesg"),
     ("dmesg-continuation.txt", "dmesg"),
+    ("dmesg-delta.txt", "dmesg"),
+    ("dmesg-iso.txt", "dmesg-iso"),
     ("syslog.txt", "syslog"),
     ("journal.txt", "journal"),
     ("kmsg.txt", "kmsg"),
@@ -67,6 +69,46 @@ def test_dmesg_plain(fixture_path):
     assert run.t == 502 * MS and run.line == 15
     assert boot.first_mark(Mark.APP_START).t == 600 * MS
     assert boot.first_mark(Mark.READY).t == 700 * MS
+
+
+def _same_boot(a, b):
+    shape = [(ev.kind, ev.name, ev.clock, ev.t, ev.dur, ev.line, ev.track) for ev in a.events]
+    assert shape == [(ev.kind, ev.name, ev.clock, ev.t, ev.dur, ev.line, ev.track) for ev in b.events]
+    assert list(a.logs[0].t) == list(b.logs[0].t) and a.meta == b.meta
+
+
+@pytest.mark.parametrize("name", ["dmesg-iso.txt", "dmesg-delta.txt"])
+def test_dmesg_time_formats_read_as_plain_dmesg(fixture_path, name):
+    """dmesg -d (delta beside the stamp) and --time-format=iso (boot time + printk time,
+    here in a +01:00 zone) give the printk times of the plain log."""
+    plain, other = read([fixture_path("dmesg-plain.txt")]), read([fixture_path(name)])
+    _same_boot(plain, other)
+    assert not other.diagnostics
+
+
+def test_dmesg_iso_not_from_the_first_message_says_so(tmp_path, fixture_path):
+    lines = open(fixture_path("dmesg-iso.txt")).read().splitlines()[3:]
+    path = tmp_path / "late.txt"
+    path.write_text("\n".join(lines) + "\n")
+    boot = read([str(path)])
+    (warning,) = boot.diagnostics
+    assert warning.line == 1 and "does not begin with the kernel's first message" in warning.message
+    assert boot.logs[0].t[0] == 0
+
+
+def test_dmesg_iso_date_that_does_not_exist_is_an_unreadable_line(tmp_path):
+    path = tmp_path / "iso.txt"
+    path.write_text("2026-11-21T11:20:07,000000+00:00 Linux version 6.1\n"
+                    "2026-13-45T99:99:99,000000+00:00 calling  x+0x0/0x1 @ 1\n"
+                    "2026-11-21T11:20:08,500000+00:00 Run /init as init process\n")
+    boot = read([str(path)], fmt="dmesg-iso")
+    assert list(boot.logs[0].t) == [0, None, 1_500_000_000] and not _events(boot, Kind.INITCALL)
+    assert boot.first_mark(Mark.USERSPACE_START).t == 1_500_000_000
+
+
+def test_dmesg_wall_clock_to_the_second_is_refused(fixture_path):
+    with pytest.raises(NotALog, match=r"dmesg-T.txt:1: dmesg -T, -e .* plain `dmesg`"):
+        read([fixture_path("dmesg-T.txt")])
 
 
 def test_caller_id(fixture_path):

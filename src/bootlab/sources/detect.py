@@ -81,6 +81,12 @@ def detect(path: str, data: bytes | None) -> str:
         return "journal"
     if pk["kmsg"] > 0.5:
         return "kmsg"
+    if pk["dmesg-iso"] > 0.7:
+        return "dmesg-iso"
+    if pk["coarse"] > 0.5:
+        raise NotALog(path, 1, "dmesg -T, -e or --time-format=reltime/delta stamps: a wall clock to the second "
+                               "(or only the time since the message before); save the log with plain `dmesg` "
+                               "or `dmesg --time-format=iso`")
     if pk["syslog"] > 0.3 and pk["syslog"] >= pk["dmesg"]:
         return "syslog"
     if sd["systemd-blame"] > 0.6:

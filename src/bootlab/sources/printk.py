@@ -1,8 +1,11 @@
 """The kernel log in every shape it is saved in.
 
     dmesg      [    1.234567] msg                       (also <6>[...] from dmesg -r,
-               [  311.349740][    T1] msg               caller id, and dmesg -x's
-               kern  :info  : [    1.234567] msg        facility/level prefix)
+               [  311.349740][    T1] msg               caller id, dmesg -x's
+               kern  :info  : [    1.234567] msg        facility/level prefix, and
+               [    1.234567 <    0.000123>] msg        dmesg -d's delta)
+    dmesg-iso  2026-11-21T11:20:07,123456+00:00 msg     (dmesg --time-format=iso:
+                                                        boot time + printk time)
     syslog     Nov 21 11:23:00 host kernel: [    1.234567] msg
     journal    [    1.234567] host kernel: msg          (journalctl -o short-monotonic;
                [    5.123456] host systemd[1]: Started X.  userspace lines too)
@@ -17,6 +20,7 @@ the host capture, when present, says when those lines really happened.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from ..timeline import Boot, Clock, ConsoleLog, SourceInfo
 from .console import Interpreter
@@ -24,8 +28,17 @@ from .lines import CONTROL_BYTES, clean, decode
 from .userspace import Patterns
 
 DMESG = re.compile(
-    r"^(?:<\d+>)?(?:[a-z]+\s*:[a-z]+\s*: )?\[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\](?:\[\s*(?P<caller>[TC]\d+)\])? ?"
+    r"^(?:<\d+>)?(?:[a-z]+\s*:[a-z]+\s*: )?\[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})(?: <\s*-?\d+\.\d+>)?\]"
+    r"(?:\[\s*(?P<caller>[TC]\d+)\])? ?"
 )
+# The wall clock dmesg computes as boot time + printk time, to the microsecond.
+DMESG_ISO = re.compile(
+    r"^(?:<\d+>)?(?:[a-z]+\s*:[a-z]+\s*: )?(?P<wall>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d),(?P<us>\d{6})"
+    r"(?P<tz>[+-]\d\d:?\d\d) ")
+# dmesg -T, -e and --time-format=reltime or delta: whole seconds (or minutes) of a wall
+# clock that drifts after a suspend, or only the time since the message before.
+DMESG_COARSE = re.compile(r"^(?:<\d+>)?\[(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}"
+                          r"|[A-Z][a-z]{2} ?\d{1,2} \d\d:\d\d|\s*\+\d+\.\d+|<\s*-?\d+\.\d+>)\]")
 SYSLOG = re.compile(r"^(?:\S.*?\s)?kernel: \[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\] ?")
 # The identifier is a program name: "EXT4-fs (mmcblk0p2): ..." in a dmesg is not a journal line.
 JOURNAL = re.compile(
@@ -33,7 +46,7 @@ JOURNAL = re.compile(
 )
 KMSG = re.compile(r"^(?P<level>\d+),(?P<seq>\d+),(?P<us>\d+),[^;]*;")
 
-FORMATS = ("dmesg", "syslog", "journal", "kmsg")
+FORMATS = ("dmesg", "dmesg-iso", "syslog", "journal", "kmsg")
 # A dmesg this big goes to the bulk reader (which loads numpy: not for small logs).
 BULK_MIN_BYTES = 400_000
 
@@ -42,12 +55,42 @@ def sniff(lines: list[str]) -> dict[str, float]:
     """Score each variant by the share of sample lines it reads."""
     scores = {}
     n = max(1, len(lines))
-    for name, regex in (("journal", JOURNAL), ("kmsg", KMSG), ("syslog", SYSLOG), ("dmesg", DMESG)):
+    for name, regex in (("journal", JOURNAL), ("kmsg", KMSG), ("syslog", SYSLOG), ("dmesg", DMESG),
+                        ("dmesg-iso", DMESG_ISO), ("coarse", DMESG_COARSE)):
         hits = sum(1 for line in lines if regex.match(line))
         scores[name] = hits / n
     if scores["journal"] > 0.5:
         scores["dmesg"] = 0.0  # a journal line also starts with a stamp
     return scores
+
+
+class WallClock:
+    """dmesg --time-format=iso prints boot time + printk time: the first message's stamp
+    is the boot time when it is the kernel's first message (printk time zero)."""
+
+    def __init__(self, boot: Boot, file: str):
+        self.boot, self.file = boot, file
+        self.base: int | None = None
+        self.seconds: dict[str, int] = {}  # "2026-11-21T11:20:07+00:00" -> epoch seconds
+
+    def printk_time(self, m: re.Match, msg: str, lineno: int) -> int | None:
+        """The line's printk time; None when its date does not exist."""
+        key = m.group("wall") + m.group("tz")
+        second = self.seconds.get(key)
+        if second is None:
+            tz = m.group("tz")
+            try:
+                second = int(datetime.fromisoformat(m.group("wall") + tz[:3] + ":" + tz[-2:]).timestamp())
+            except ValueError:
+                return None
+            self.seconds[key] = second
+        wall = second * 1_000_000_000 + int(m.group("us")) * 1_000
+        if self.base is None:
+            self.base = wall
+            if not msg.startswith("Linux version"):
+                self.boot.warn(self.file, lineno, "the log does not begin with the kernel's first message, so its "
+                                                  "times count from this line, not from kernel start")
+        return wall - self.base
 
 
 def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) -> None:
@@ -58,7 +101,8 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) 
             return
     log = ConsoleLog(file, Clock.PRINTK, printed=False)
     interp = Interpreter(boot, file, patterns, log)
-    regex = {"dmesg": DMESG, "syslog": SYSLOG, "journal": JOURNAL, "kmsg": KMSG}[variant]
+    regex = {"dmesg": DMESG, "dmesg-iso": DMESG_ISO, "syslog": SYSLOG, "journal": JOURNAL, "kmsg": KMSG}[variant]
+    walls = WallClock(boot, file) if variant == "dmesg-iso" else None
     ns = 1_000_000_000
     kernel = interp.kernel
     append = log.append
@@ -76,6 +120,10 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) 
         nbytes = (len(raw) if exact else len(raw.encode("utf-8", "replace"))) + (n != unterminated)
         text = clean(raw) if dirty else raw
         m = regex.match(text)
+        if walls is not None and m is not None:
+            t = walls.printk_time(m, text[m.end():], n)
+            if t is None:
+                m = None  # a date that does not exist
         if m is None:
             if variant == "kmsg" and text.startswith(" "):
                 continue  # /dev/kmsg dictionary line (KEY=value), not printed
@@ -88,7 +136,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) 
             continue
         if variant == "kmsg":
             t = int(m.group("us")) * 1000
-        else:
+        elif walls is None:
             t = int(m.group("sec")) * ns + int((m.group("frac") + "000")[:9])
         msg = text[m.end():]
         if variant == "journal":
