@@ -4,7 +4,9 @@ Debian 6.1 generic and cloud kernels, with and without initcall_debug, printk.ti
 from __future__ import annotations
 
 import gzip
+import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -121,3 +123,32 @@ def _write(tmp_path: Path, name: str, data: bytes) -> str:
     path = tmp_path / name
     path.write_bytes(data)
     return str(path)
+
+
+JOURNALD = "/lib/systemd/systemd-journald"
+
+
+def test_a_real_journal_reads_alike_as_json_and_short_monotonic(tmp_path):
+    """A real systemd-journald (run in a private /run) takes in this machine's kernel log
+    and a program's ready line; journalctl's -o json, -o json-pretty and -o short-monotonic
+    of that journal give one boot."""
+    if os.geteuid() != 0 or not os.path.exists(JOURNALD) or shutil.which("unshare") is None:
+        pytest.skip("needs root, unshare and systemd-journald")
+    out = {fmt: tmp_path / f"journal-{fmt}.txt" for fmt in ("json", "json-pretty", "short-monotonic")}
+    dump = "; ".join(f"journalctl -D /run/log/journal -o {fmt} > {path}" for fmt, path in out.items())
+    script = ("mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/journal /run/log/journal && "
+              f"{{ {JOURNALD} & pid=$!; sleep 2; echo 'BOOTLAB READY' | systemd-cat -t grabber; sleep 1; "
+              f"{dump}; kill $pid; }}")
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, timeout=60)
+    if done.returncode != 0 or not out["json"].stat().st_size:
+        pytest.skip(f"journald did not run here: {done.stderr.decode()[-200:]}")
+    reads = {fmt: analyze(read([str(path)])) for fmt, path in out.items()}
+    assert {fmt: a.boot.sources[0].format for fmt, a in reads.items()} == {
+        "json": "journal-json", "json-pretty": "journal-json", "short-monotonic": "journal"}
+    expected = reads["short-monotonic"]
+    assert expected.phases.end.mark == Mark.READY and "BOOTLAB READY" in expected.phases.end.evidence
+    for fmt in ("json", "json-pretty"):
+        a = reads[fmt]
+        assert a.phases.end.at == expected.phases.end.at, fmt
+        assert [(s.name, s.duration) for s in a.phases.spans] == [(s.name, s.duration) for s in expected.phases.spans]
+        assert not [d for d in a.boot.diagnostics if d.severity == "error"], fmt

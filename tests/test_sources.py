@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 import tarfile
@@ -37,6 +38,7 @@ def _detected(path):
     ("dmesg-iso.txt", "dmesg-iso"),
     ("syslog.txt", "syslog"),
     ("journal.txt", "journal"),
+    ("journal.json", "journal-json"),
     ("kmsg.txt", "kmsg"),
     ("initcall-variants.txt", "dmesg"),
     ("initcall-old-msecs.txt", "dmesg"),
@@ -133,6 +135,29 @@ def test_journal_short_monotonic(fixture_path):
     assert boot.first_mark(Mark.SERVICES_START).t == 1900 * MS
     ready = boot.first_mark(Mark.READY)
     assert ready.t == 4 * S
+
+
+def test_journal_json(fixture_path, tmp_path):
+    """journalctl -o json: kernel entries at their printk time (_SOURCE_MONOTONIC_TIMESTAMP),
+    others at the journal's; the last boot only; a byte-list message; a broken entry."""
+    boot = read([fixture_path("journal.json")])
+    assert "quiet" in boot.meta["cmdline"]
+    assert boot.first_mark(Mark.USERSPACE_START).t == 1500 * MS
+    (udev,) = _events(boot, Kind.UNIT, "systemd-udevd.service")
+    assert (udev.t, udev.dur, udev.clock) == (2 * S, 250 * MS, Clock.PRINTK)
+    assert boot.first_mark(Mark.SERVICES_START).t == 1900 * MS and boot.first_mark(Mark.READY).t == 4 * S
+    texts = list(boot.logs[0].text)
+    assert "sensor: calibrated \ufffd\ufffd offsets" in texts and not any("Restarting" in t for t in texts)
+    other_boots, broken = boot.diagnostics
+    assert "2 boots: reading the last one (b0c7b6a28f1b41f8afe19c7a2991f103)" in other_boots.message
+    assert broken.line == 5 and "1 of 10 entries" in broken.message
+    # json-pretty: the same entries over many lines each
+    entries = [json.loads(line) for line in open(fixture_path("journal.json")) if not line.startswith('{"_BOOT_ID": "b0c7b6a28f1b41f8afe19c7a2991f103", "MESSAGE"')]
+    pretty = tmp_path / "journal-pretty.json"
+    pretty.write_text("\n".join(json.dumps(e, indent=8) for e in entries) + "\n")
+    again = read([str(pretty)])
+    assert [(ev.kind, ev.name, ev.t, ev.dur) for ev in again.events] == [(ev.kind, ev.name, ev.t, ev.dur) for ev in boot.events]
+    assert again.first_mark(Mark.READY).line == 1 + sum(json.dumps(e, indent=8).count("\n") + 1 for e in entries[:-1])
 
 
 def test_kmsg_skips_dictionary_lines(fixture_path):

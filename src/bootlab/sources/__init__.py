@@ -7,7 +7,7 @@ one boot, merges them and aligns their clocks.
 from __future__ import annotations
 
 from ..timeline import Boot, merge, no_cycle_collection
-from . import bootchart, bootlab_capture, console, ftrace, grabserial, printk, systemd_analyze, uboot
+from . import bootchart, bootlab_capture, console, ftrace, grabserial, journal_json, printk, systemd_analyze, uboot
 from .detect import FORMATS, NotALog, maybe_gunzip, read_input
 from .detect import detect as detect_format
 from .userspace import Patterns, link_marks
@@ -39,6 +39,8 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
         console.parse(boot, path, data, patterns)
     elif fmt in printk.FORMATS:
         printk.parse(boot, path, data, patterns, fmt)
+    elif fmt == journal_json.FORMAT:
+        journal_json.parse(boot, path, data, patterns)
     elif fmt == ftrace.FORMAT:
         ftrace.parse(boot, path, data)
     elif fmt == uboot.FORMAT:

@@ -8,7 +8,7 @@ import stat
 import sys
 import zlib
 
-from . import bootchart, bootlab_capture, ftrace, grabserial, printk, systemd_analyze, uboot
+from . import bootchart, bootlab_capture, ftrace, grabserial, journal_json, printk, systemd_analyze, uboot
 from .lines import clean, decode, looks_binary
 
 # Every format a file can be read as; `--input-format` accepts these names.
@@ -17,6 +17,7 @@ FORMATS = (
     grabserial.FORMAT,
     "console",
     *printk.FORMATS,
+    journal_json.FORMAT,
     ftrace.FORMAT,
     uboot.FORMAT,
     *systemd_analyze.FORMATS,
@@ -67,6 +68,8 @@ def detect(path: str, data: bytes | None) -> str:
         raise NotALog(path, 0, "no text lines")
     if grabserial.sniff(lines) >= 0.5:
         return grabserial.FORMAT
+    if journal_json.sniff(lines):
+        return journal_json.FORMAT
     sd = systemd_analyze.sniff(lines)
     if sd["systemd-plot-json"] > 0.9:
         return "systemd-plot-json"

@@ -93,6 +93,16 @@ class WallClock:
         return wall - self.base
 
 
+def journal_entry(interp: Interpreter, t: int, ident: str, pid: str | None, msg: str, lineno: int) -> None:
+    """One journal entry: the kernel's message, or a program's (systemd's units)."""
+    if ident == "kernel":
+        interp.kernel(t, msg, lineno)
+        return
+    who = f"{ident}[{pid}]" if pid else ident
+    interp.user.patterns_seen(Clock.PRINTK, t, msg, lineno)
+    interp.user.feed(Clock.PRINTK, t, f"{who}: {msg}", lineno)
+
+
 def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) -> None:
     if variant == "dmesg" and len(data) >= BULK_MIN_BYTES:
         from . import dmesg_bulk
@@ -140,14 +150,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) 
             t = int(m.group("sec")) * ns + int((m.group("frac") + "000")[:9])
         msg = text[m.end():]
         if variant == "journal":
-            ident = m.group("ident")
-            if ident == "kernel":
-                kernel(t, msg, n)
-            else:
-                pid = m.group("pid")
-                who = f"{ident}[{pid}]" if pid else ident
-                interp.user.patterns_seen(Clock.PRINTK, t, msg, n)
-                interp.user.feed(Clock.PRINTK, t, f"{who}: {msg}", n)
+            journal_entry(interp, t, m.group("ident"), m.group("pid"), msg, n)
         else:
             kernel(t, msg, n)
         append(t, text, n, nbytes)
