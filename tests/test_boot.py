@@ -141,3 +141,25 @@ def test_sigterm_during_a_boot_powers_off_and_records_it_interrupted(tmp_path):
     assert (run.status, run.reason) == ("failed", "interrupted")
     for pid in qemu_pids:
         assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+
+
+def test_kernel_without_printk_times_is_split_at_its_lines_arrival(tmp_path):
+    """printk.time=0 (as with CONFIG_PRINTK_TIME off on many boards): no printk clock, so
+    the kernel's phases come from when its lines reached the console, and initcall_debug
+    spans sit on the host clock; the log printed again after ready adds nothing."""
+    t = Target()
+    t.target.append = "printk.time=0 initcall_debug ignore_loglevel"
+    t.initramfs.dmesg = True
+    run = boot_and_store(build(t), Store(str(tmp_path / "n.db")))
+    a = run.analysis
+    assert Clock.PRINTK not in a.boot.clocks
+    b = a.phases.boundaries
+    assert b[Mark.KERNEL_START].evidence.endswith("(kernel banner arrived)")
+    assert b[Mark.KERNEL_LOAD].at < b[Mark.KERNEL_START].at < b[Mark.INITCALLS_START].at < \
+        b[Mark.USERSPACE_START].at < a.phases.end.at
+    assert any("no printk times" in note for note in a.phases.notes)
+    spans = a.boot.of_kind("initcall")
+    assert len(spans) > 300 and {ev.clock for ev in spans} == {Clock.HOST}
+    assert all(b[Mark.KERNEL_START].at <= a.boot.at(ev) <= b[Mark.USERSPACE_START].at for ev in spans)
+    assert len({ev.name for ev in spans}) > 0.9 * len(spans)  # each once: not again from the dump
+    assert a.initcalls[0].duration > 10_000_000

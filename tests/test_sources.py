@@ -10,6 +10,7 @@ import tarfile
 
 import pytest
 
+from bootlab.analysis import analyze
 from bootlab.sources import NotALog, detect, read, read_one  # detect: the module
 from bootlab.sources import bootlab_capture
 from bootlab.capture.writer import NativeWriter
@@ -46,6 +47,7 @@ def _detected(path):
     ("boundary-old.txt", "dmesg"),
     ("grabserial-t.log", "grabserial"),
     ("grabserial-T.log", "grabserial"),
+    ("grabserial-notime.log", "grabserial"),
     ("uboot-bootstage.txt", "uboot-bootstage"),
     ("uboot-vendor-stamps.txt", "console"),
     ("systemd-time-full.txt", "systemd-time"),
@@ -158,6 +160,20 @@ def test_journal_json(fixture_path, tmp_path):
     again = read([str(pretty)])
     assert [(ev.kind, ev.name, ev.t, ev.dur) for ev in again.events] == [(ev.kind, ev.name, ev.t, ev.dur) for ev in boot.events]
     assert again.first_mark(Mark.READY).line == 1 + sum(json.dumps(e, indent=8).count("\n") + 1 for e in entries[:-1])
+
+
+def test_kernel_without_printk_times_is_read_at_host_times(fixture_path):
+    """A board whose kernel has no printk times, captured by grabserial: the kernel's
+    messages are read on the host clock when the banner comes without a stamp."""
+    a = analyze(read([fixture_path("grabserial-notime.log")]))
+    b = a.phases.boundaries
+    assert (b[Mark.KERNEL_START].at, b[Mark.INITCALLS_START].at, b[Mark.USERSPACE_START].at) == (
+        1900 * MS, 2100 * MS, 2700800 * US)
+    assert a.boot.meta["kernel_version"] == "5.10.0" and a.boot.meta["lpj"] == 4980736
+    camera, absent = sorted(_events(a.boot, Kind.INITCALL), key=lambda ev: ev.line)
+    assert (camera.clock, camera.t, camera.dur) == (Clock.HOST, 2100500 * US, 312500 * US)
+    assert absent.attrs["ret"] == -19 and [f.name for f in a.failures] == ["absent_hw_init"]
+    assert any("no printk times" in note for note in a.phases.notes)
 
 
 def test_kmsg_skips_dictionary_lines(fixture_path):

@@ -164,6 +164,15 @@ def find_phases(boot: Boot) -> Phases:
     found[Mark.KERNEL_LOAD] = (at, _evidence(ev, "kernel handover"))
     kstart = boot.to_ref(Clock.PRINTK, 0)
     found[Mark.KERNEL_START] = (kstart, "printk clock zero" if kstart is not None else "")
+    if kstart is None:
+        at, ev = _first(boot, km.BANNER)
+        if at is not None:
+            # Without printk times the kernel is seen only as its lines arrive: its first
+            # ones wait for the console driver, so the kernel started before this.
+            found[Mark.KERNEL_START] = (at, _evidence(ev, "kernel banner arrived"))
+            result.notes.append("no printk times (printk.time=0 or CONFIG_PRINTK_TIME off): kernel milestones are "
+                                "placed when their line arrived; lines printed before the console started arrive "
+                                "late, so kernel init began before the banner and part of it counts as kernel load")
     found[Mark.INITCALLS_START] = _initcalls_start(boot)
     at, ev = _first(boot, Mark.USERSPACE_START, systemd_analyze.USERSPACE_START, km.FREE_INITMEM, km.WRITE_PROTECT)
     found[Mark.USERSPACE_START] = (at, _evidence(ev, "init starts"))

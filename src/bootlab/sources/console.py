@@ -65,6 +65,11 @@ class Interpreter:
         self.in_kernel = False
         self.last_printk: int | None = None
         self.backwards = 0
+        # A kernel without printk times (CONFIG_PRINTK_TIME off, printk.time=0): its
+        # messages are read at the time their line arrived, on the line's own clock.
+        self.untimed_kernel: InitcallReader | None = None
+        self.last_untimed: int | None = None
+        self.replay = False  # the log printed again (untimed, its lines arrive long after)
 
     # -- kernel messages ------------------------------------------------------------
 
@@ -130,7 +135,16 @@ class Interpreter:
         if text.startswith(DMESG_DUMP_BEGIN):  # the log again from its start, not a second boot
             self.last_printk = None
             self.boot.repeats = True
+            self.replay = True
         self.user.patterns_seen(clock or Clock.HOST, t, text, lineno)
+        if self.untimed_kernel is None and not self.in_kernel and kernel_messages.is_banner(text):
+            self.untimed_kernel = InitcallReader(self.boot, self.file, Clock.HOST)
+        if self.untimed_kernel is not None and not self.replay:
+            self.last_untimed = t if t is not None else self.last_untimed
+            if INITCALL_WORDS.search(text) and self.untimed_kernel.feed(t, text, lineno):
+                return
+            if kernel_messages.recognise(self.boot, self.file, clock or Clock.HOST, t, text, lineno):
+                return
         if not self.in_kernel:
             m = uboot.VENDOR_STAMP.match(text)
             if m:
@@ -198,6 +212,8 @@ class Interpreter:
         self.log.append(t_host if self.log.clock == Clock.HOST else t_printk, text, lineno, nbytes)
 
     def close(self) -> None:
+        if self.untimed_kernel is not None:  # first: its events are the later ones (see InitcallReader)
+            self.untimed_kernel.close(self.last_untimed)
         self.initcalls.close(self.last_printk)
         self.user.close()
 

@@ -129,6 +129,11 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
     return True
 
 
+def is_banner(text: str) -> bool:
+    """The kernel's first message ("Linux version 6.1.0-56-amd64 (...)")."""
+    return bool(_VERSION.match(text))
+
+
 def is_decompressor(text: str) -> bool:
     """The boot stub announcing decompression (printed before printk exists)."""
     return bool(_COMPRESSED.match(text))
