@@ -7,6 +7,11 @@ The log is real: the initcall_debug dmesg of a reference-device boot
 it has 1,000,000 lines.  Each tool runs N times; the table gives the median wall time and
 the peak memory (maximum resident set size).
 
+Two more rows measure the floor under any Python reader: Python's own regular
+expressions (and perl's, for scale) doing nothing but finding the `calling` and
+`initcall ... returned` lines and taking their fields, with no pairing, no other
+message, no analysis and no output.
+
     .venv/bin/python bench/analyze_scale.py [--lines 1000000] [--runs 3] [--json FILE]
 """
 
@@ -52,6 +57,17 @@ def build_log(path: Path, lines: int) -> int:
     return written
 
 
+# Finding the initcall lines and their fields, nothing else: a floor under any reader.
+CALLING = r"^\[\s*(\d+)\.(\d+)\] calling  (\S+) @ (\d+)$"
+RETURNED = r"^\[\s*(\d+)\.(\d+)\] initcall (\S+(?: \[\S+\])?) returned (-?\d+) after (\d+) usecs$"
+FLOOR_PYTHON = ("import re, sys\n"
+                "data = sys.stdin.buffer.read()\n"
+                f"calls = re.findall({CALLING!r}.encode(), data, re.M)\n"
+                f"returns = re.findall({RETURNED!r}.encode(), data, re.M)\n"
+                "print(len(calls), len(returns))\n")
+FLOOR_PERL = f"$c++ if /{CALLING}/; $r++ if /{RETURNED}/; END {{ print \"$c $r\\n\" }}"
+
+
 def measure(argv: list[str], stdin: Path | None, runs: int) -> dict:
     """Median wall time and peak RSS of a command (each run in a fresh child)."""
     walls, peaks = [], []
@@ -92,6 +108,8 @@ def main() -> int:
             "bootlab analyze (text)": measure(bootlab + [str(log)], None, args.runs),
             "bootlab analyze -f json": measure(bootlab + ["-f", "json", str(log)], None, args.runs),
             "bootgraph.pl (svg)": measure(["perl", bootgraph.stdout.strip()], log, args.runs),
+            "floor: python re, lines": measure([sys.executable, "-c", FLOOR_PYTHON], log, args.runs),
+            "floor: perl, lines": measure(["perl", "-ne", FLOOR_PERL], log, args.runs),
         }
     peer = results["bootgraph.pl (svg)"]["wall_s"]
     print(f"{n} lines ({size / 1e6:.0f} MB of initcall_debug dmesg), median of {args.runs} runs")
