@@ -151,7 +151,10 @@ def test_journal_json(fixture_path, tmp_path):
     texts = list(boot.logs[0].text)
     assert "sensor: calibrated \ufffd\ufffd offsets" in texts and not any("Restarting" in t for t in texts)
     other_boots, broken = boot.diagnostics
-    assert "2 boots: reading the last one (b0c7b6a28f1b41f8afe19c7a2991f103)" in other_boots.message
+    assert other_boots.message.startswith("the log holds 2 boots (first lines 1, 2): reading boot 2, the last "
+                                          "(b0c7b6a28f1b41f8afe19c7a2991f103)")
+    first = read([fixture_path("journal.json")], which=1)  # --boot 1: the boot before
+    assert [t for t in first.logs[0].text] == ["reboot: Restarting system"]
     assert broken.line == 5 and "1 of 10 entries" in broken.message
     # json-pretty: the same entries over many lines each
     entries = [json.loads(line) for line in open(fixture_path("journal.json")) if not line.startswith('{"_BOOT_ID": "b0c7b6a28f1b41f8afe19c7a2991f103", "MESSAGE"')]
@@ -456,9 +459,15 @@ def test_truncated_line_is_read(tmp_path):
 
 def test_interleaved_logs_warn(tmp_path):
     path = tmp_path / "dmesg"
-    path.write_bytes(b"[    5.000000] a\n[    0.000000] Linux version 6.1.0 (x) #1\n[    6.000000] b\n")
+    path.write_bytes(b"[    5.000000] a\n[    0.000000] smp: Brought up 1 node, 1 CPU\n[    6.000000] b\n")
     boot = read([str(path)])
     assert any("goes back" in d.message and d.line == 2 for d in boot.diagnostics)
+    # Back to zero at the kernel's first message is a new boot: read on its own.
+    path.write_bytes(b"[    5.000000] a\n[    0.000000] Linux version 6.1.0 (x) #1\n[    6.000000] b\n")
+    boot = read([str(path)])
+    (warning,) = boot.diagnostics
+    assert warning.line == 2 and warning.message.startswith("the log holds 2 boots (first lines 1, 2): reading boot 2")
+    assert list(boot.logs[0].text) == ["[    0.000000] Linux version 6.1.0 (x) #1", "[    6.000000] b"]
 
 
 def test_capture_damaged_record(tmp_path):

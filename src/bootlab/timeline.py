@@ -11,6 +11,7 @@ Times are integer nanoseconds, so anchors compare exactly and a million events s
 
 from __future__ import annotations
 
+import bisect
 import gc
 from array import array
 from collections.abc import Sequence
@@ -224,6 +225,17 @@ class ConsoleLog:
 
     def __len__(self) -> int:
         return len(self.text)
+
+    def drop_before(self, lineno: int) -> None:
+        """Forget the lines numbered below `lineno` (a log's lines are in file order)."""
+        k = bisect.bisect_left(self.lineno, lineno)
+        if k == 0:
+            return
+        self.t.raw = self.t.raw[k:]
+        text = self.text
+        self.text = SlicedText(text.whole, text.starts[k:], text.ends[k:]) if isinstance(text, SlicedText) else text[k:]
+        self.lineno = self.lineno[k:]
+        self.nbytes = self.nbytes[k:]
 
     def timed(self) -> bool:
         return any(v != NO_TIME for v in self.t.raw)

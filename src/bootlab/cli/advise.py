@@ -46,11 +46,10 @@ from .. import __version__
 from ..advice import Finding, advise
 from ..analysis import Analysis, analyze
 from ..render.fmt import aligned, percent, seconds, span
-from ..sources import FORMATS as INPUT_FORMATS
 from . import UsageError
 from .analyze import add_analysis_options, options_from
 from .boot import add_db_option
-from .inputs import read_logs, read_stored, report_errors, stored_run
+from .inputs import add_input_options, read_logs, read_stored, report_errors, stored_run
 from .output import write_output
 
 SCHEMA = "bootlab-advice"
@@ -67,7 +66,7 @@ def register(sub) -> None:
                                    "lines and how to apply it.")
     p.add_argument("files", nargs="*", metavar="FILE", help="log files of one boot (or a bootchart directory; - reads standard input)")
     p.add_argument("--run", metavar="RUN", help="advise a recorded run of the reference device (id or uuid)")
-    p.add_argument("--input-format", choices=INPUT_FORMATS, help="read every FILE as this format (no detection)")
+    add_input_options(p)
     add_analysis_options(p)
     p.add_argument("--format", "-f", choices=("text", "json"), default="text", help="output format (default text)")
     add_db_option(p)
@@ -79,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give either log FILEs or --run RUN")
     stored = stored_run(args, args.run) if args.run else None
     patterns, options = options_from(args)
-    boot = read_stored(*stored, patterns) if stored else read_logs(args.files, patterns, args.input_format)
+    boot = read_stored(*stored, patterns) if stored else read_logs(args, patterns)
     run_id, target = (stored[1].id, stored[1].target) if stored else (None, None)
     analysis = analyze(boot, options)
     findings = advise(boot, analysis, target)

@@ -7,11 +7,10 @@ import argparse
 from ..analysis import Options, analyze
 from ..render import FORMATS as OUTPUT_FORMATS
 from ..render import render
-from ..sources import FORMATS as INPUT_FORMATS
 from ..sources import Patterns
 from ..timeline import no_cycle_collection
 from . import UsageError
-from .inputs import read_logs, report_errors
+from .inputs import add_input_options, read_logs, report_errors
 from .output import write_output
 
 
@@ -34,7 +33,7 @@ def register(sub) -> None:
                                    "U-Boot, systemd-analyze, bootchart), detect their formats, and show the boot "
                                    "from power-on to application ready.")
     p.add_argument("files", nargs="+", metavar="FILE", help="log files (or a bootchart directory; - reads standard input)")
-    p.add_argument("--input-format", choices=INPUT_FORMATS, help="read every FILE as this format (no detection)")
+    add_input_options(p)
     add_analysis_options(p)
     p.set_defaults(func=run)
 
@@ -54,7 +53,7 @@ def options_from(args: argparse.Namespace) -> tuple[Patterns, Options]:
 def run(args: argparse.Namespace) -> int:
     patterns, options = options_from(args)
     with no_cycle_collection():
-        boot = read_logs(args.files, patterns, args.input_format)
+        boot = read_logs(args, patterns)
         output = render(analyze(boot, options), args.format)
     write_output(output, args.output)
     return report_errors("analyze", boot)

@@ -5,14 +5,25 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..sources import NotALog, Patterns, read
+from ..sources import FORMATS, NotALog, Patterns, read
 from ..timeline import Boot
 from . import UsageError
 
 
-def read_logs(files: list[str], patterns: Patterns, fmt: str | None = None) -> Boot:
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """How log files are read (analyze, advise)."""
+    parser.add_argument("--input-format", choices=FORMATS, help="read every FILE as this format (no detection)")
+    parser.add_argument("--boot", type=int, metavar="N",
+                        help="of a log that holds several boots (a kern.log, a capture over reboots, journalctl "
+                             "without -b), read boot N (1 the first, -1 the last; default the last)")
+
+
+def read_logs(args: argparse.Namespace, patterns: Patterns) -> Boot:
+    """The boot in the FILEs named on the command line."""
+    if args.boot == 0:
+        raise UsageError("--boot counts from 1 (or from -1, the last)")
     try:
-        return read(files, patterns, fmt)
+        return read(args.files, patterns, args.input_format, args.boot)
     except NotALog as err:
         raise UsageError(str(err)) from None
 

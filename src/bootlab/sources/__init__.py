@@ -7,7 +7,7 @@ one boot, merges them and aligns their clocks.
 from __future__ import annotations
 
 from ..timeline import Boot, merge, no_cycle_collection
-from . import bootchart, bootlab_capture, console, ftrace, grabserial, journal_json, printk, systemd_analyze, uboot
+from . import bootchart, bootlab_capture, console, ftrace, grabserial, journal_json, multiboot, printk, systemd_analyze, uboot
 from .detect import FORMATS, NotALog, maybe_gunzip, read_input
 from .detect import detect as detect_format
 from .userspace import Patterns, link_marks
@@ -15,8 +15,9 @@ from .userspace import Patterns, link_marks
 __all__ = ["FORMATS", "NotALog", "Patterns", "read", "read_one"]
 
 
-def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None) -> Boot:
-    """One file as a partial boot (clocks not yet aligned)."""
+def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None, which: int | None = None) -> Boot:
+    """One file as a partial boot (clocks not yet aligned); of a log that holds several
+    boots, boot `which` (1-based, negative from the end; None: the last)."""
     patterns = patterns or Patterns()
     data, path = read_input(path)
     if data is not None:
@@ -31,6 +32,13 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
         return boot
     if data is None:
         raise NotALog(path, 0, f"a directory cannot be read as {fmt}")
+    part = None
+    if fmt in multiboot.FORMATS:
+        try:
+            part = multiboot.select(data, which, journal=fmt == "journal")
+        except IndexError as err:
+            raise NotALog(path, 0, str(err)) from None
+        data = part.data
     if fmt == bootlab_capture.FORMAT:
         bootlab_capture.parse(boot, path, data, patterns)
     elif fmt == grabserial.FORMAT:
@@ -40,17 +48,26 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
     elif fmt in printk.FORMATS:
         printk.parse(boot, path, data, patterns, fmt)
     elif fmt == journal_json.FORMAT:
-        journal_json.parse(boot, path, data, patterns)
+        try:
+            journal_json.parse(boot, path, data, patterns, which)
+        except IndexError as err:
+            raise NotALog(path, 0, str(err)) from None
     elif fmt == ftrace.FORMAT:
         ftrace.parse(boot, path, data)
     elif fmt == uboot.FORMAT:
         uboot.parse(boot, path, data)
     else:
         systemd_analyze.parse(boot, path, data, fmt)
+    if part is not None and part.first_line > 1:
+        for log in boot.logs:
+            log.drop_before(part.first_line)  # the empty lines standing for the boots before
+        boot.sources[-1].lines -= part.first_line - 1
+    if part is not None:
+        multiboot.say_which(boot, path, part.starts, part.index)
     return boot
 
 
-def read(paths: list[str], patterns: Patterns | None = None, fmt: str | None = None) -> Boot:
+def read(paths: list[str], patterns: Patterns | None = None, fmt: str | None = None, which: int | None = None) -> Boot:
     """All files of one boot, merged and aligned.  Raises NotALog if none is readable;
     files that cannot be read when others can become error diagnostics."""
     boots = []
@@ -58,7 +75,7 @@ def read(paths: list[str], patterns: Patterns | None = None, fmt: str | None = N
     with no_cycle_collection():
         for path in paths:
             try:
-                boots.append(read_one(path, patterns, fmt))
+                boots.append(read_one(path, patterns, fmt, which))
             except NotALog as err:
                 errors.append(err)
     if not boots:

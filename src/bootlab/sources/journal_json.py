@@ -8,7 +8,7 @@ A kernel entry's `_SOURCE_MONOTONIC_TIMESTAMP` is its printk time (microseconds)
 entries are placed by `__MONOTONIC_TIMESTAMP`, the clock the journal stamps them with,
 which also counts from boot (as journalctl -o short-monotonic shows them).  A MESSAGE
 that is not valid UTF-8 comes as a list of bytes.  A journal of several boots is read for
-its last one (journalctl's -b), with a warning naming the others.
+its last one (journalctl's -b) unless another is asked for, with a warning.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import json
 from ..timeline import Boot, Clock, ConsoleLog, SourceInfo
 from .console import Interpreter
 from .lines import clean
+from .multiboot import choose, say_which
 from .printk import journal_entry
 from .userspace import Patterns
 
@@ -69,14 +70,20 @@ def _time(entry: dict, kernel: bool) -> int | None:
     return None
 
 
-def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
+def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, which: int | None = None) -> None:
+    """The entries of boot `which` (1-based, negative from the end; None: the last)."""
     entries = list(_entries(data.decode("utf-8", errors="replace")))
-    boots = [e.get("_BOOT_ID") for _n, e in entries if e is not None and e.get("_BOOT_ID")]
-    last_boot = boots[-1] if boots else None
-    others = sorted(set(boots) - {last_boot})
-    if others:
-        boot.warn(file, 0, f"entries of {len(others) + 1} boots: reading the last one ({last_boot}); "
-                           "choose another with `journalctl -b ID`")
+    order: dict[str, int] = {}  # boot id -> line of its first entry, in the order they come
+    for lineno, e in entries:
+        if e is not None and isinstance(e.get("_BOOT_ID"), str):
+            order.setdefault(e["_BOOT_ID"], lineno)
+    ids = list(order)
+    chosen = None
+    if ids:
+        n = len(ids)
+        k = choose(n, which)
+        chosen = ids[k - 1]
+        say_which(boot, file, list(order.values()), k, chosen)
     log = ConsoleLog(file, Clock.PRINTK, printed=False)
     interp = Interpreter(boot, file, patterns, log)
     unreadable, first_bad = 0, 0
@@ -88,7 +95,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
             unreadable += 1
             first_bad = first_bad or lineno
             continue
-        if last_boot is not None and entry.get("_BOOT_ID", last_boot) != last_boot:
+        if chosen is not None and entry.get("_BOOT_ID", chosen) != chosen:
             continue
         ident = "kernel" if kernel else str(entry.get("SYSLOG_IDENTIFIER") or entry.get("_COMM") or "?")
         pid = entry.get("SYSLOG_PID") or entry.get("_PID")

@@ -1,0 +1,151 @@
+"""Logs that hold several boots: a syslog or kern.log kept across reboots, a console
+captured over many power cycles, journalctl without -b.
+
+A boot starts with its kernel's first message (`Linux version ...` at printk time zero, or
+without a printk time), or earlier, at the firmware or bootloader banner that led to it
+after the previous boot's last kernel message; journalctl marks boots itself (`-- Boot
+5d9a... --`).  The kernel log printed again on the reference device's console (after
+ready) is not a new boot.  One boot is read, the last unless asked for another, with its
+lines keeping their numbers in the file: the lines before it are read as empty ones.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..timeline import Boot
+from .console import DMESG_DUMP_BEGIN
+
+# The formats whose files are lines of one console or kernel log.
+FORMATS = ("dmesg", "dmesg-iso", "syslog", "journal", "console", "grabserial")
+
+_BANNER = b"Linux version "
+# What may come before the banner on its line: a printk stamp, which must be zero (the
+# log repeated is not a new boot), after anything (boot-stub output and terminal resets
+# share the line on a console); or, without one, each part optional: grabserial's host
+# time, dmesg -r's level, dmesg -x's facility, a syslog or journal prefix, dmesg's ISO time.
+_STAMPED = re.compile(rb"\[\s*(?P<printk>\d+\.\d+)\](?:\[\s*[TC]\d+\])? ?$")
+_UNSTAMPED = re.compile(rb"""(?:\[(?:\d{4}-\d\d-\d\d[ T])?[\d:]+\.\d+(?:\ -?\d+\.\d+)?\]\ ?)?
+    (?:<\d+>)?
+    (?:[a-z]+\s*:[a-z]+\s*:\ )?
+    (?:\[\s*(?P<journal>\d+\.\d+)\]\ \S+\ kernel:\ |\S.*?\ kernel:\ )?
+    (?:\d{4}-\d\d-\d\dT[\d:]+,\d+[+-]\d\d:?\d\d\ )?$""", re.X)
+# The first words of firmware and bootloaders (after terminal resets, on a console).
+_LOADER = re.compile(rb"U-Boot SPL |U-Boot \d{4}\.|SeaBIOS \(version|qboot|NOTICE:\s+BL[12]|BootROM|Booting from ROM"
+                     rb"|Welcome to GRUB|GNU GRUB")
+_PRINTK_STAMP = re.compile(rb"\[\s*(?P<t>\d+\.\d{6,9})\]")
+_JOURNAL_BOOT = re.compile(rb"-- (?:Boot [0-9a-f]{32}|Reboot) --")
+_CONTENT = re.compile(rb"(?m)^(?!-- )[ \t]*\S")  # a line that is not blank nor journalctl's
+_DUMP_BEGIN = DMESG_DUMP_BEGIN.encode()
+_DUMP_END = b"==== bootlab-dmesg end ===="
+
+
+@dataclass
+class Part:
+    """One boot's bytes, with the file's lines before it read as empty ones."""
+
+    data: bytes
+    first_line: int  # the boot's first line number in the file
+    index: int  # which one this is (1-based)
+    starts: list[int]  # each boot's first line number
+
+
+def _zero(stamp: bytes | None) -> bool:
+    return stamp is None or not stamp.replace(b".", b"").strip(b"0")
+
+
+def _banners(data: bytes) -> list[int]:
+    """Byte offsets of the lines that hold a boot's kernel banner."""
+    found = []
+    at = data.find(_BANNER)
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        stamped = _STAMPED.search(data, start, at)
+        if stamped is not None:
+            banner = _zero(stamped.group("printk"))
+        else:
+            unstamped = _UNSTAMPED.match(data, start, at)
+            banner = unstamped is not None and _zero(unstamped.group("journal"))
+        if banner:
+            found.append(start)
+        at = data.find(_BANNER, at + 1)
+    if found and _DUMP_BEGIN in data:  # banners of the log printed again are not boots
+        dumps = [(m.start(), data.find(_DUMP_END, m.start())) for m in re.finditer(re.escape(_DUMP_BEGIN), data)]
+        found = [b for b in found if not any(lo < b and (hi < 0 or b < hi) for lo, hi in dumps)]
+    return found
+
+
+def _boot_start(data: bytes, previous: int, banner: int) -> int | None:
+    """Where the boot whose banner line starts at `banner` begins: at its first firmware
+    or bootloader line, or its first message at printk time zero (arm64 says "Booting
+    Linux on physical CPU" first), after the last message of the boot before.  None when
+    no kernel message since `previous` is of another boot (the log's own first boot)."""
+    after, first_zero = None, None
+    for m in _PRINTK_STAMP.finditer(data, previous, banner):
+        if _zero(m.group("t")):
+            first_zero = m.start() if first_zero is None else first_zero
+        else:
+            after, first_zero = m.end(), None
+    if after is None and previous == 0:
+        return None
+    loader = _LOADER.search(data, previous if after is None else after, banner)
+    begin = min(x for x in (loader.start() if loader else None, first_zero, banner) if x is not None)
+    return data.rfind(b"\n", 0, begin) + 1
+
+
+def _journal_boots(data: bytes) -> list[int]:
+    """Offsets of journalctl's lines between boots."""
+    found = []
+    for word in (b"-- Boot ", b"-- Reboot --"):
+        lines = [0] if data.startswith(word) else []
+        at = data.find(b"\n" + word)
+        while at >= 0:
+            lines.append(at + 1)
+            at = data.find(b"\n" + word, at + 1)
+        found += [line for line in lines if _JOURNAL_BOOT.match(data, line)]
+    return found
+
+
+def starts(data: bytes, journal: bool = False) -> list[int]:
+    """Byte offsets where each boot begins (the first at 0); `journal`: journalctl output."""
+    marks = sorted(set(_journal_boots(data) if journal else ()) | set(_banners(data)))
+    out = [0]
+    for k, mark in enumerate(marks):
+        begin = mark if data.startswith(b"-- ", mark) else _boot_start(data, marks[k - 1] if k else 0, mark)
+        if begin is not None and _CONTENT.search(data, out[-1], begin):  # else nothing before is another boot's
+            out.append(begin)
+    return out
+
+
+def choose(n: int, which: int | None) -> int:
+    """Which of n boots (1-based) `which` names: 1-based, negative from the end, None for
+    the last; IndexError when there is no such boot."""
+    k = n if which is None else which if which > 0 else n + 1 + which
+    if not 1 <= k <= n:
+        raise IndexError(f"boot {which} asked for, but the log holds {n} boot{'s' if n > 1 else ''}")
+    return k
+
+
+def say_which(boot: Boot, file: str, starts: list[int], k: int, name: str = "") -> None:
+    """Warn that a log of several boots was read for one of them (k, 1-based)."""
+    if len(starts) > 1:
+        last = ", the last" if k == len(starts) else ""
+        boot.warn(file, starts[k - 1], f"the log holds {len(starts)} boots (first lines {', '.join(map(str, starts))}): "
+                                       f"reading boot {k}{last}{f' ({name})' if name else ''}; choose one with --boot N")
+
+
+def select(data: bytes, which: int | None, journal: bool = False) -> Part:
+    """The boot `which` (1-based; negative counts from the end; None: the last)."""
+    offsets = starts(data, journal)
+    lines, position, numbers = 1, 0, []
+    for offset in offsets:
+        lines += data.count(b"\n", position, offset)
+        position = offset
+        numbers.append(lines)
+    n = len(offsets)
+    k = choose(n, which)
+    if n == 1:
+        return Part(data, 1, 1, numbers)
+    end = offsets[k] if k < n else len(data)
+    return Part(b"\n" * (numbers[k - 1] - 1) + data[offsets[k - 1]:end], numbers[k - 1], k, numbers)

@@ -1,0 +1,134 @@
+"""Logs that hold several boots: one is read (the last, or --boot N), its lines keep
+their numbers in the file, and a warning says which."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from bootlab.analysis import analyze
+from bootlab.cli import main
+from bootlab.sources import NotALog, bootlab_capture, read
+from bootlab.timeline import Mark
+
+DATA = Path(__file__).parent / "data"
+REAL = DATA / "real"
+
+
+def _console(name: str) -> bytes:
+    """The console text of a real reference-device boot (its kernel log printed again
+    after ready included: that is not another boot)."""
+    return bootlab_capture.console_bytes(gzip.decompress((REAL / f"{name}.capture.gz").read_bytes()))
+
+
+def _write(tmp_path: Path, name: str, data: bytes) -> str:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return str(path)
+
+
+def _phases(a) -> list[tuple[str, int]]:
+    return [(s.name, s.duration) for s in a.phases.spans]
+
+
+@pytest.mark.parametrize("kind, unpack", [
+    ("console", _console),
+    ("dmesg", lambda name: gzip.decompress((REAL / f"{name}.dmesg.gz").read_bytes())),
+])
+def test_two_real_boots_in_one_log_read_one_at_a_time(tmp_path, kind, unpack):
+    generic, cloud = unpack("generic"), unpack("cloud")
+    both = _write(tmp_path, "both.log", generic + cloud)
+    alone = {name: analyze(read([_write(tmp_path, name, data)])) for name, data in
+             (("generic", generic), ("cloud", cloud))}
+    second = generic.count(b"\n") + 1
+    last = analyze(read([both]))
+    assert last.boot.meta["kernel_version"] == "6.1.0-56-cloud-amd64"
+    assert _phases(last) == _phases(alone["cloud"])
+    assert last.phases.end.at == alone["cloud"].phases.end.at
+    (warning,) = [d for d in last.boot.diagnostics if "boots" in d.message]
+    assert (warning.line, warning.message) == (
+        second, f"the log holds 2 boots (first lines 1, {second}): reading boot 2, the last; choose one with --boot N")
+    assert last.boot.logs[0].lineno[0] == second and len(last.boot.logs[0]) == len(alone["cloud"].boot.logs[0])
+    assert all(ev.line >= second for ev in last.boot.events)
+    first = analyze(read([both], which=1))
+    assert first.boot.meta["kernel_version"] == "6.1.0-56-amd64" and _phases(first) == _phases(alone["generic"])
+    assert analyze(read([both], which=-2)).phases.end.at == first.phases.end.at
+    with pytest.raises(NotALog, match="boot 3 asked for, but the log holds 2 boots"):
+        read([both], which=3)
+
+
+def test_the_log_printed_again_later_is_one_boot(tmp_path):
+    """The kernel's first message again, but not at time zero (a log printed twice, the
+    benchmark's repeated log): one boot."""
+    log = b"[    0.000000] Linux version 6.1.0 (x) #1\n[    0.500000] Run /init as init process\n"
+    again = log.replace(b"    0.", b"    5.")
+    boot = read([_write(tmp_path, "dmesg", log + again)])
+    assert not any("boots" in d.message for d in boot.diagnostics) and len(boot.logs[0]) == 4
+
+
+def test_a_board_booted_twice_splits_at_its_bootloader(tmp_path, corpus_path):
+    """A console kept over a reboot of an arm64 board (U-Boot SPL, then "Booting Linux on
+    physical CPU" at time zero before the banner): the second boot starts at U-Boot SPL."""
+    log = Path(corpus_path("pine64__bootlog.txt")).read_bytes()
+    if not log.endswith(b"\n"):
+        log += b"\n"
+    twice = _write(tmp_path, "twice.log", log + log)
+    second = log.count(b"\n") + 1
+    boot = read([twice])
+    (warning,) = [d for d in boot.diagnostics if "boots" in d.message]
+    assert f"first lines 1, {second})" in warning.message
+    alone = analyze(read([corpus_path("pine64__bootlog.txt")]))
+    assert _phases(analyze(boot)) == _phases(alone)
+    assert boot.first_mark(Mark.BOOTLOADER_START).line == second
+
+
+def test_kern_log_kept_across_reboots(tmp_path):
+    """syslog's kern.log: the last boot by default, any other with which=N."""
+    lines = []
+    for day, ready in (("20", "1.900000"), ("21", "2.400000")):
+        lines += [f"Nov {day} 10:00:00 board kernel: [    0.000000] Linux version 6.1.0 (x) #1",
+                  f"Nov {day} 10:00:01 board kernel: [    1.500000] Run /init as init process",
+                  f"Nov {day} 10:00:01 board kernel: [    {ready}] grabber: BOOTLAB READY",
+                  f"Nov {day} 10:05:00 board kernel: [  300.000000] reboot: Restarting system"]
+    path = _write(tmp_path, "kern.log", ("\n".join(lines) + "\n").encode())
+    assert analyze(read([path])).phases.end.at == 2_400_000_000
+    assert analyze(read([path], which=1)).phases.end.at == 1_900_000_000
+
+
+def test_journalctl_marks_its_boots(tmp_path, fixture_path):
+    one = Path(fixture_path("journal.txt")).read_bytes()
+    later = one.replace(b"4.000000] board systemd[1]: Startup finished in 1.500s (kernel) + 2.500s",
+                        b"3.000000] board systemd[1]: Startup finished in 1.500s (kernel) + 1.500s")
+    log = one + b"-- Boot 5d9a0c1e7f3b4a2e9c8d7b6a5f4e3d2c --\n" + later.split(b"\n", 1)[1]
+    path = _write(tmp_path, "journal.txt", log)
+    assert read([path]).first_mark(Mark.READY).t == 3_000_000_000
+    assert read([path], which=1).first_mark(Mark.READY).t == 4_000_000_000
+
+
+def test_cli_boot_option(tmp_path, capsys):
+    both = _write(tmp_path, "both.log", _console("generic") + _console("cloud"))
+    assert main(["analyze", "--boot", "1", both]) == 0
+    assert "Boot of Linux 6.1.0-56-amd64" in capsys.readouterr().out
+    assert main(["analyze", "--boot", "0", both]) == 2
+    assert "--boot counts from 1" in capsys.readouterr().err
+    assert main(["analyze", "--boot", "7", both]) == 2
+    assert "boot 7 asked for, but the log holds 2 boots" in capsys.readouterr().err
+
+
+def test_grabserial_over_two_power_cycles(tmp_path, fixture_path):
+    """grabserial kept running: the second boot starts at its U-Boot SPL line; what comes
+    before the first boot's bootloader (an empty line) is not a boot of its own."""
+    lines = Path(fixture_path("grabserial-t.log")).read_text().splitlines()
+    later = []
+    for line in lines:
+        host, rest = line[1:].split(" ", 1)
+        later.append(f"[{float(host) + 10:.6f} {rest}")
+    path = _write(tmp_path, "grab.log", ("\n".join(lines + later) + "\n").encode())
+    boot = read([path])
+    (warning,) = [d for d in boot.diagnostics if "boots" in d.message]
+    assert f"(first lines 1, {len(lines) + 2})" in warning.message  # the SPL line of the second
+    a, alone = analyze(boot), analyze(read([fixture_path("grabserial-t.log")]))
+    assert _phases(a) == _phases(alone) and a.phases.end.at == alone.phases.end.at + 10_000_000_000
+    assert not [d for d in read([fixture_path("grabserial-t.log")]).diagnostics if "boots" in d.message]
