@@ -7,6 +7,8 @@ import gzip
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bootlab.analysis import analyze
 from bootlab.cli import main
@@ -132,3 +134,23 @@ def test_grabserial_over_two_power_cycles(tmp_path, fixture_path):
     a, alone = analyze(boot), analyze(read([fixture_path("grabserial-t.log")]))
     assert _phases(a) == _phases(alone) and a.phases.end.at == alone.phases.end.at + 10_000_000_000
     assert not [d for d in read([fixture_path("grabserial-t.log")]).diagnostics if "boots" in d.message]
+
+
+_LOGS = {f"{name}.{kind}": data for name in ("generic", "cloud") for kind, data in (
+    ("console", _console(name)), ("dmesg", gzip.decompress((REAL / f"{name}.dmesg.gz").read_bytes())))}
+_ALONE: dict[str, list] = {}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(picks=st.lists(st.sampled_from(sorted(_LOGS)), min_size=1, max_size=4), data=st.data())
+def test_any_boot_of_real_boots_in_a_row_reads_as_that_boot_alone(tmp_path, picks, data):
+    kinds = {pick.split(".")[1] for pick in picks}
+    if len(kinds) > 1:
+        picks = [pick for pick in picks if pick.endswith(picks[0].split(".")[1])]
+    k = data.draw(st.integers(1, len(picks)), label="boot")
+    path = _write(tmp_path, "many.log", b"".join(_LOGS[pick] for pick in picks))
+    if picks[k - 1] not in _ALONE:
+        _ALONE[picks[k - 1]] = _phases(analyze(read([_write(tmp_path, "one.log", _LOGS[picks[k - 1]])])))
+    boot = read([path], which=k)
+    assert _phases(analyze(boot)) == _ALONE[picks[k - 1]]
+    assert any(f"holds {len(picks)} boots" in d.message for d in boot.diagnostics) == (len(picks) > 1)
