@@ -30,6 +30,7 @@ PRINTK_INSIDE = re.compile(r"\[\s*\d+\.\d{6,9}\](?:\[\s*[TC]\d+\])? ")
 # The reference device's init prints the kernel log after ready between these lines
 # (targets/initramfs.py and bootlab-init.c print the same text): the log is printed again.
 DMESG_DUMP_BEGIN = "==== bootlab-dmesg begin ===="
+DMESG_DUMP_END = "==== bootlab-dmesg end ===="
 BACK_WARN_NS = 1_000_000_000
 BACK_WARNING = ("printk time goes back by more than 1 s: the log printed again (dmesg on the console), two boots, "
                 "or two logs interleaved?")

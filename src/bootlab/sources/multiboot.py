@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ..timeline import Boot
-from .console import DMESG_DUMP_BEGIN
+from .console import DMESG_DUMP_BEGIN, DMESG_DUMP_END
 
 # The formats whose files are lines of one console or kernel log.
 FORMATS = ("dmesg", "dmesg-iso", "syslog", "journal", "console", "grabserial")
@@ -38,7 +38,7 @@ _PRINTK_STAMP = re.compile(rb"\[\s*(?P<t>\d+\.\d{6,9})\]")
 _JOURNAL_BOOT = re.compile(rb"-- (?:Boot [0-9a-f]{32}|Reboot) --")
 _CONTENT = re.compile(rb"(?m)^(?!-- )[ \t]*\S")  # a line that is not blank nor journalctl's
 _DUMP_BEGIN = DMESG_DUMP_BEGIN.encode()
-_DUMP_END = b"==== bootlab-dmesg end ===="
+_DUMP_END = DMESG_DUMP_END.encode()
 
 
 @dataclass

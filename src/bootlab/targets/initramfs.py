@@ -30,7 +30,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..sources.console import DMESG_DUMP_BEGIN
+from ..sources.console import DMESG_DUMP_BEGIN, DMESG_DUMP_END
 from . import packages
 
 BUSYBOX = Path("/bin/busybox")
@@ -176,7 +176,7 @@ def _app_lines(spec: InitramfsSpec, after: list[str]) -> list[str]:
     lines += spec.after
     if spec.dmesg:
         # poweroff -f does not wait for the console to drain: give it a second.
-        lines += [f'echo "{DMESG_DUMP_BEGIN}"', "dmesg", 'echo "==== bootlab-dmesg end ===="', "sleep 1"]
+        lines += [f'echo "{DMESG_DUMP_BEGIN}"', "dmesg", f'echo "{DMESG_DUMP_END}"', "sleep 1"]
     if spec.poweroff:
         lines.append("poweroff -f")
     return lines
