@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bootlab.analysis.diff import diff
 from bootlab.cli import main
 from bootlab.lab.boots import boot_and_store
 from bootlab.lab.stats import summarize
@@ -120,6 +121,11 @@ def test_quiet_saves_what_the_console_bytes_predict(tmp_path):
                  summarize([kernel_bytes(r) for r in runs["quiet"]]).median) * 10 / 115200 * 1e9
     assert predicted > 1e9  # a loud kernel prints tens of kilobytes
     assert 0.6 * predicted < saved < 1.4 * predicted, (saved, predicted)
+    # bootlab diff of one loud and one quiet boot shows where it went.
+    d = diff(runs["loud"][0].analysis, runs["quiet"][0].analysis)
+    phases = {c.name: c for c in d.phases}
+    assert phases["kernel init"].delta + phases["initcalls"].delta < -0.5 * predicted
+    assert d.console_bytes.delta < -20_000 and d.total.delta < 0 and not d.notes
 
 
 def test_sigterm_during_a_boot_powers_off_and_records_it_interrupted(tmp_path):

@@ -17,6 +17,7 @@ from .. import __version__
 
 VERBS = (
     "analyze",
+    "diff",
     "capture",
     "target",
     "boot",

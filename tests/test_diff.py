@@ -1,0 +1,55 @@
+"""`bootlab diff`: two boots side by side (recorded real boots of the reference device)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bootlab.analysis import analyze
+from bootlab.analysis.diff import diff
+from bootlab.cli import main
+from bootlab.sources import read
+
+REAL = Path(__file__).parent / "data" / "real"
+GENERIC, CLOUD = str(REAL / "generic-initcall.dmesg.gz"), str(REAL / "cloud-initcall.dmesg.gz")
+
+
+def test_generic_against_cloud_kernel():
+    a, b = analyze(read([GENERIC])), analyze(read([CLOUD]))
+    d = diff(a, b, top=5)
+    assert (d.total.before, d.total.after) == (a.phases.total, b.phases.total)
+    assert [c.name for c in d.phases] == [s.name for s in a.phases.spans] == [s.name for s in b.phases.spans]
+    assert sum(c.delta for c in d.phases) == d.total.delta
+    initcalls = d.spans[0]
+    assert initcalls.kind == "initcall" and initcalls.common > 500 and len(initcalls.changed) == 5
+    deltas = [abs(c.delta) for c in initcalls.changed]
+    assert deltas == sorted(deltas, reverse=True) and all(c.before is not None and c.after is not None
+                                                          for c in initcalls.changed)
+    # Drivers the cloud kernel leaves out, and the few it has on its own.
+    only_generic = {c.name for c in initcalls.only_before}
+    assert "amd_iommu_v2_init" in only_generic and all(c.after is None for c in initcalls.only_before)
+    assert initcalls.total_only_before > initcalls.total_only_after > 0
+    assert d.console_bytes.delta < 0 and not d.notes
+
+
+def test_cli_text_and_json(tmp_path, capsys):
+    assert main(["diff", GENERIC, CLOUD]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("first : Linux 6.1.0-56-amd64 from ") and "Initcalls that changed most (of " in out
+    assert "Initcalls only in the first boot" in out and "note: one boot of each" in out
+    target = tmp_path / "d.json"
+    both = f"{REAL / 'generic-initcall.capture.gz'},{GENERIC}"  # several files of one boot
+    assert main(["diff", "-f", "json", "-o", str(target), both, CLOUD]) == 0
+    doc = json.loads(target.read_text())
+    assert doc["schema"] == "bootlab-diff" and [s["format"] for s in doc["first"]["sources"]] == ["bootlab-capture",
+                                                                                                   "dmesg"]
+    assert all(c["delta"] == (c["after"] or 0) - (c["before"] or 0) for c in doc["phases_ns"])
+    assert "different starts" in doc["notes"][0]  # from power-on against from kernel init
+
+
+def test_cli_unreadable_boot_exit_2(tmp_path, capsys):
+    bad = tmp_path / "empty.log"
+    bad.write_bytes(b"")
+    assert main(["diff", GENERIC, str(bad)]) == 2
+    assert "empty file" in capsys.readouterr().err
+    assert main(["diff", GENERIC, ","]) == 2
