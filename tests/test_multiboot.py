@@ -4,6 +4,7 @@ their numbers in the file, and a warning says which."""
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,48 @@ def test_any_boot_of_real_boots_in_a_row_reads_as_that_boot_alone(tmp_path, pick
     boot = read([path], which=k)
     assert _phases(analyze(boot)) == _ALONE[picks[k - 1]]
     assert any(f"holds {len(picks)} boots" in d.message for d in boot.diagnostics) == (len(picks) > 1)
+
+
+def _shifted_records(capture: bytes, by_ns: int, power_on: bool) -> bytes:
+    """A capture's records (not its header) later by `by_ns`, as if the same capture went
+    on through another boot; without its power-on event when the board reset itself."""
+    def later(t: bytes) -> bytes:
+        return bootlab_capture.format_time(int(t.replace(b".", b"")) + by_ns).encode()
+
+    out = []
+    for line in capture.split(b"\n")[1:]:
+        if not line:
+            continue
+        t, rest = line.split(b" ", 1)
+        if rest == b"! power-on" and not power_on:
+            continue
+        rest = re.sub(rb"\\@(-?\d+\.\d{9});", lambda m: b"\\@%s;" % later(m.group(1)), rest)  # pauses in a line
+        out.append(later(t) + b" " + rest)
+    return b"\n".join(out) + b"\n"
+
+
+@pytest.mark.parametrize("power_on", [True, False])
+def test_a_bootlab_capture_over_two_boots(tmp_path, power_on):
+    """`bootlab capture` left running: a second power cycle (its power-on event), or a
+    board that reset itself (then the boot starts at its firmware's first line, and the
+    time before it is not counted as this boot's)."""
+    generic = gzip.decompress((REAL / "generic.capture.gz").read_bytes())
+    cloud = gzip.decompress((REAL / "cloud.capture.gz").read_bytes())
+    later = 20_000_000_000
+    both = _write(tmp_path, "both.capture", generic + _shifted_records(cloud, later, power_on))
+    second = generic.count(b"\n") + 1
+    boot = read([both])
+    (warning,) = [d for d in boot.diagnostics if "boots" in d.message]
+    assert f"(first lines 1, {second})" in warning.message
+    a = analyze(boot)
+    alone = analyze(read([str(REAL / "cloud.capture.gz")]))
+    assert a.phases.end.at == alone.phases.end.at + later
+    if power_on:
+        assert _phases(a) == _phases(alone) and a.phases.boundaries[Mark.POWER_ON].at == later
+    else:
+        # No power-on of its own: timed from the kernel's handover, the firmware unmeasured.
+        assert Mark.POWER_ON not in a.phases.boundaries and _phases(a) == _phases(alone)[1:]
+        assert a.phases.spans[0].start == alone.phases.spans[1].start + later
+        assert a.boot.meta["host_zero"] == "an earlier boot's power-on"
+    first = analyze(read([both], which=1))
+    assert _phases(first) == _phases(analyze(read([str(REAL / "generic.capture.gz")])))

@@ -6,7 +6,7 @@ one boot, merges them and aligns their clocks.
 
 from __future__ import annotations
 
-from ..timeline import Boot, merge, no_cycle_collection
+from ..timeline import Boot, Mark, merge, no_cycle_collection
 from . import bootchart, bootlab_capture, console, ftrace, grabserial, journal_json, multiboot, printk, systemd_analyze, uboot
 from .detect import FORMATS, NotALog, maybe_gunzip, read_input
 from .detect import detect as detect_format
@@ -35,7 +35,7 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
     part = None
     if fmt in multiboot.FORMATS:
         try:
-            part = multiboot.select(data, which, journal=fmt == "journal")
+            part = multiboot.select(data, which, fmt)
         except IndexError as err:
             raise NotALog(path, 0, str(err)) from None
         data = part.data
@@ -61,7 +61,9 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
     if part is not None and part.first_line > 1:
         for log in boot.logs:
             log.drop_before(part.first_line)  # the empty lines standing for the boots before
-        boot.sources[-1].lines -= part.first_line - 1
+        boot.sources[-1].lines = part.lines
+        if boot.meta.get("host_zero") == "power-on" and not boot.marks(Mark.POWER_ON):
+            boot.meta["host_zero"] = "an earlier boot's power-on"  # this boot's is not in the capture
     if part is not None:
         multiboot.say_which(boot, path, part.starts, part.index)
     return boot

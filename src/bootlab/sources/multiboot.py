@@ -18,7 +18,7 @@ from ..timeline import Boot
 from .console import DMESG_DUMP_BEGIN, DMESG_DUMP_END
 
 # The formats whose files are lines of one console or kernel log.
-FORMATS = ("dmesg", "dmesg-iso", "syslog", "journal", "console", "grabserial")
+FORMATS = ("dmesg", "dmesg-iso", "syslog", "journal", "console", "grabserial", "bootlab-capture")
 
 _BANNER = b"Linux version "
 # What may come before the banner on its line: a printk stamp, which must be zero (the
@@ -36,7 +36,9 @@ _LOADER = re.compile(rb"U-Boot SPL |U-Boot \d{4}\.|SeaBIOS \(version|qboot|NOTIC
                      rb"|Welcome to GRUB|GNU GRUB")
 _PRINTK_STAMP = re.compile(rb"\[\s*(?P<t>\d+\.\d{6,9})\]")
 _JOURNAL_BOOT = re.compile(rb"-- (?:Boot [0-9a-f]{32}|Reboot) --")
-_CONTENT = re.compile(rb"(?m)^(?!-- )[ \t]*\S")  # a line that is not blank nor journalctl's
+_POWER_ON = re.compile(rb"(?m)^-?\d+\.\d{9} ! power-on$")  # bootlab capture's power switch
+# A line that is not blank, nor journalctl's, nor a bootlab capture's header.
+_CONTENT = re.compile(rb"(?m)^(?!-- |#bootlab-capture )[ \t]*\S")
 _DUMP_BEGIN = DMESG_DUMP_BEGIN.encode()
 _DUMP_END = DMESG_DUMP_END.encode()
 
@@ -49,6 +51,7 @@ class Part:
     first_line: int  # the boot's first line number in the file
     index: int  # which one this is (1-based)
     starts: list[int]  # each boot's first line number
+    lines: int  # the boot's own lines
 
 
 def _zero(stamp: bytes | None) -> bool:
@@ -76,18 +79,19 @@ def _banners(data: bytes) -> list[int]:
     return found
 
 
-def _boot_start(data: bytes, previous: int, banner: int) -> int | None:
+def _boot_start(data: bytes, previous: int, banner: int, booted: bool) -> int | None:
     """Where the boot whose banner line starts at `banner` begins: at its first firmware
     or bootloader line, or its first message at printk time zero (arm64 says "Booting
-    Linux on physical CPU" first), after the last message of the boot before.  None when
-    no kernel message since `previous` is of another boot (the log's own first boot)."""
+    Linux on physical CPU" first), after the last message of the boot before.  `previous`
+    is the mark before: another boot's banner (`booted`), or a boot's start (the file's,
+    a power-on): then None when no kernel message since is of another boot."""
     after, first_zero = None, None
     for m in _PRINTK_STAMP.finditer(data, previous, banner):
         if _zero(m.group("t")):
             first_zero = m.start() if first_zero is None else first_zero
         else:
             after, first_zero = m.end(), None
-    if after is None and previous == 0:
+    if after is None and not booted:
         return None
     loader = _LOADER.search(data, previous if after is None else after, banner)
     begin = min(x for x in (loader.start() if loader else None, first_zero, banner) if x is not None)
@@ -107,12 +111,15 @@ def _journal_boots(data: bytes) -> list[int]:
     return found
 
 
-def starts(data: bytes, journal: bool = False) -> list[int]:
-    """Byte offsets where each boot begins (the first at 0); `journal`: journalctl output."""
-    marks = sorted(set(_journal_boots(data) if journal else ()) | set(_banners(data)))
+def starts(data: bytes, fmt: str = "dmesg") -> list[int]:
+    """Byte offsets where each boot begins (the first at 0)."""
+    hard = _journal_boots(data) if fmt == "journal" else [m.start() for m in _POWER_ON.finditer(data)] \
+        if fmt == "bootlab-capture" else []
+    marks = sorted(set(hard) | set(_banners(data)))
     out = [0]
     for k, mark in enumerate(marks):
-        begin = mark if data.startswith(b"-- ", mark) else _boot_start(data, marks[k - 1] if k else 0, mark)
+        booted = k > 0 and marks[k - 1] not in hard
+        begin = mark if mark in hard else _boot_start(data, marks[k - 1] if k else 0, mark, booted)
         if begin is not None and _CONTENT.search(data, out[-1], begin):  # else nothing before is another boot's
             out.append(begin)
     return out
@@ -135,9 +142,9 @@ def say_which(boot: Boot, file: str, starts: list[int], k: int, name: str = "") 
                                        f"reading boot {k}{last}{f' ({name})' if name else ''}; choose one with --boot N")
 
 
-def select(data: bytes, which: int | None, journal: bool = False) -> Part:
+def select(data: bytes, which: int | None, fmt: str = "dmesg") -> Part:
     """The boot `which` (1-based; negative counts from the end; None: the last)."""
-    offsets = starts(data, journal)
+    offsets = starts(data, fmt)
     lines, position, numbers = 1, 0, []
     for offset in offsets:
         lines += data.count(b"\n", position, offset)
@@ -146,6 +153,11 @@ def select(data: bytes, which: int | None, journal: bool = False) -> Part:
     n = len(offsets)
     k = choose(n, which)
     if n == 1:
-        return Part(data, 1, 1, numbers)
+        return Part(data, 1, 1, numbers, lines)
     end = offsets[k] if k < n else len(data)
-    return Part(b"\n" * (numbers[k - 1] - 1) + data[offsets[k - 1]:end], numbers[k - 1], k, numbers)
+    own = data[offsets[k - 1]:end]
+    before = b"\n" * (numbers[k - 1] - 1)
+    if fmt == "bootlab-capture" and k > 1:  # its header line stays: it says what the records are
+        header = data[:data.find(b"\n") + 1]
+        before = header + before[1:]
+    return Part(before + own, numbers[k - 1], k, numbers, own.count(b"\n"))
