@@ -21,11 +21,11 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
                                                                          HealthCheck.too_slow])
 
 
-def _exercise(tmp_path, data: bytes, fmt: str | None = None) -> None:
+def _exercise(tmp_path, data: bytes, fmt: str | None = None, which: int | None = None) -> None:
     path = tmp_path / "input.log"
     path.write_bytes(data)
     try:
-        boot = read([str(path)], fmt=fmt)
+        boot = read([str(path)], fmt=fmt, which=which)
     except NotALog as err:
         assert str(err).startswith(str(path))
         return
@@ -61,3 +61,13 @@ def test_every_parser_on_every_log(tmp_path, seed, fmt):
 def test_printk_shaped_text(tmp_path, lines, stamps):
     body = "".join(f"[{t // 10**6:5d}.{t % 10**6:06d}] {line}\n" for line, t in zip(lines, stamps))
     _exercise(tmp_path, body.encode("utf-8", "surrogatepass"))
+
+
+@SETTINGS
+@given(seeds=st.lists(st.sampled_from(SEEDS), min_size=1, max_size=3), noise=st.binary(max_size=40),
+       where=st.integers(0, 10**6), which=st.sampled_from([None, 1, 2, 3, -1, -2, -4]))
+def test_logs_run_together_any_boot_asked_for(tmp_path, seeds, noise, where, which):
+    """Several logs in one file (several boots, or not), any boot asked for."""
+    data = b"\n".join(seeds)
+    at = where % (len(data) + 1)
+    _exercise(tmp_path, data[:at] + noise + data[at:], which=which)
