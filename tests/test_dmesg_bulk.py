@@ -59,16 +59,36 @@ def _summary(boot):
 def test_bulk_equals_per_line(tmp_path, monkeypatch, crlf):
     path = tmp_path / "big.dmesg"
     _big_log(path, crlf)
-    bulk = read([str(path)])
+    bulk, per_line = _both_ways(path, monkeypatch)
     assert isinstance(bulk.logs[0].text, dmesg_bulk.SlicedText)
-    monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 10**9)
-    per_line = read([str(path)])
     assert not isinstance(per_line.logs[0].text, dmesg_bulk.SlicedText)
+    assert render(analyze(bulk), "text") == render(analyze(per_line), "text")
+    # The analyses read the columns; every event, made from them, is the same too (phases included).
+    assert _as_json(bulk) == _as_json(per_line)
     assert _summary(bulk) == _summary(per_line)
     assert any("goes back" in d.message for d in bulk.diagnostics)
     unfinished = [e for e in bulk.events if e.name == "never_returns"]
     assert [e.dur for e in unfinished] == [9_900_000_000]
-    assert render(analyze(bulk), "text") == render(analyze(per_line), "text")
+
+
+def _both_ways(path: Path, monkeypatch, fmt: str | None = None):
+    """The log read in bulk, its initcalls kept as columns, and line by line as objects."""
+    tables = []
+    as_columns = initcall.InitcallReader._table
+    monkeypatch.setattr(initcall.InitcallReader, "_table", lambda self, answered: tables.append(1) or as_columns(
+        self, answered))
+    monkeypatch.setattr(initcall, "BULK_PAIRING", 0)
+    bulk = read([str(path)], fmt=fmt)
+    assert tables or not any(e.kind == "initcall" and not e.attrs.get("unfinished") for e in bulk.events)
+    monkeypatch.setattr(initcall, "BULK_PAIRING", 10**9)
+    monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 10**9)
+    return bulk, read([str(path)], fmt=fmt)
+
+
+def _as_json(boot) -> str:
+    a = analyze(boot)
+    a.options.events = True
+    return render(a, "json")
 
 
 def test_bulk_leaves_other_layouts_to_the_per_line_path(tmp_path):
@@ -118,10 +138,9 @@ def test_bulk_reads_initcall_lines_as_the_per_line_path_does(tmp_path, monkeypat
     path.write_bytes(("\n".join(lines) + "\n").encode())
     monkeypatch.setattr(printk, "BULK_MIN_BYTES", 0)
     monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 0)
-    bulk = read([str(path)])
+    bulk, per_line = _both_ways(path, monkeypatch)
     assert isinstance(bulk.logs[0].text, dmesg_bulk.SlicedText)
-    monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 10**9)
-    per_line = read([str(path)])
+    assert _as_json(bulk) == _as_json(per_line)
     assert _summary(bulk) == _summary(per_line)
     assert [(e.kind, e.name, e.line) for e in bulk.events] == [(e.kind, e.name, e.line) for e in per_line.events]
 
@@ -165,8 +184,7 @@ def test_bulk_reads_any_kernel_messages_as_the_per_line_path_does(tmp_path, monk
     path.write_bytes(text.encode())
     monkeypatch.setattr(printk, "BULK_MIN_BYTES", 0)
     monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 0)
-    bulk = read([str(path)], fmt="dmesg")
-    monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 10**9)
-    per_line = read([str(path)], fmt="dmesg")
+    bulk, per_line = _both_ways(path, monkeypatch, "dmesg")
+    assert _as_json(bulk) == _as_json(per_line)
     assert _summary(bulk) == _summary(per_line)
     assert [(e.kind, e.name, e.line) for e in bulk.events] == [(e.kind, e.name, e.line) for e in per_line.events]

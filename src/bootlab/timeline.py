@@ -241,6 +241,112 @@ class ConsoleLog:
         return any(v != NO_TIME for v in self.t.raw)
 
 
+class SpanTable:
+    """Spans kept as columns: a million-line log's initcalls as a few arrays, not 400,000
+    objects.  The analyses read the columns; `events()` makes Event objects, which
+    Boot.events asks for only when something needs every event (a renderer drawing each
+    span).  Text values are ids into vocabularies (kind, name, clock, file, track, attrs:
+    one shared dict per set of attributes); a time not known is NO_TIME, as is a
+    duration not known.  A log's table has its rows in line order; Boot.columns() gives
+    them in the order of Boot.events."""
+
+    __slots__ = ("vocab", "kind", "name", "clock", "file", "track", "attrs", "t", "dur", "line", "phase", "at", "until")
+    COLUMNS = ("kind", "name", "clock", "file", "track", "attrs")
+
+    def __init__(self, vocab: dict[str, list], ids: dict, t, dur, line):
+        import numpy as np
+
+        self.vocab = vocab  # column -> list of values
+        for column in self.COLUMNS:
+            setattr(self, column, np.asarray(ids[column], dtype=np.int32))
+        self.t = np.asarray(t, dtype=np.int64)
+        self.dur = np.asarray(dur, dtype=np.int64)
+        self.line = np.asarray(line, dtype=np.int64)
+        self.phase: list[str | None] | None = None  # per row, once Boot's phases are assigned
+        # Where the spans go among the boot's event objects: merged by line into
+        # objects[at:until], the events of the same log.
+        self.at = self.until = 0
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    @classmethod
+    def from_events(cls, events: list[Event]) -> "SpanTable":
+        vocab: dict[str, list] = {c: [] for c in cls.COLUMNS}
+        known: dict[str, dict] = {c: {} for c in cls.COLUMNS}
+        ids: dict[str, list[int]] = {c: [] for c in cls.COLUMNS}
+        for ev in events:
+            for column, value in (("kind", ev.kind), ("name", ev.name), ("clock", ev.clock), ("file", ev.file),
+                                  ("track", ev.track), ("attrs", ev.attrs)):
+                key = id(value) if column == "attrs" else value
+                i = known[column].get(key)
+                if i is None:
+                    i = known[column][key] = len(vocab[column])
+                    vocab[column].append(value)
+                ids[column].append(i)
+        table = cls(vocab, ids, [NO_TIME if ev.t is None else ev.t for ev in events],
+                    [NO_TIME if ev.dur is None else ev.dur for ev in events], [ev.line for ev in events])
+        table.phase = [ev.phase for ev in events]
+        return table
+
+    @classmethod
+    def concat(cls, tables: list["SpanTable"], positions: list) -> "SpanTable":
+        """One table of several, its rows ordered by `positions` (one array per table)."""
+        import numpy as np
+
+        vocab: dict[str, list] = {c: [] for c in cls.COLUMNS}
+        ids: dict[str, list] = {c: [] for c in cls.COLUMNS}
+        for column in cls.COLUMNS:
+            known: dict = {}
+            for table in tables:
+                remap = []
+                for value in table.vocab[column]:
+                    key = id(value) if column == "attrs" else value
+                    if key not in known:
+                        known[key] = len(vocab[column])
+                        vocab[column].append(value)
+                    remap.append(known[key])
+                ids[column].append(np.asarray(remap, dtype=np.int32)[getattr(table, column)] if len(table)
+                                   else np.zeros(0, dtype=np.int32))
+        out = cls(vocab, {c: np.concatenate(ids[c]) for c in cls.COLUMNS}, np.concatenate([t.t for t in tables]),
+                  np.concatenate([t.dur for t in tables]), np.concatenate([t.line for t in tables]))
+        if all(t.phase is not None for t in tables):
+            out.phase = [p for t in tables for p in t.phase]
+        return out.take(np.argsort(np.concatenate(positions), kind="stable"))
+
+    def take(self, rows) -> "SpanTable":
+        out = SpanTable(self.vocab, {c: getattr(self, c)[rows] for c in self.COLUMNS}, self.t[rows], self.dur[rows],
+                        self.line[rows])
+        if self.phase is not None:
+            out.phase = [self.phase[i] for i in rows.tolist()]
+        return out
+
+    def value(self, column: str, i: int):
+        return self.vocab[column][int(getattr(self, column)[i])]
+
+    def event(self, i: int) -> Event:
+        t, dur = int(self.t[i]), int(self.dur[i])
+        return Event(self.value("kind", i), self.value("name", i), self.value("clock", i),
+                     None if t == NO_TIME else t, None if dur == NO_TIME else dur, self.value("file", i),
+                     int(self.line[i]), self.value("track", i), None if self.phase is None else self.phase[i],
+                     self.value("attrs", i))
+
+    def events(self) -> list[Event]:
+        vocab = self.vocab
+        kinds, names, clocks, files = vocab["kind"], vocab["name"], vocab["clock"], vocab["file"]
+        tracks, attrs = vocab["track"], vocab["attrs"]
+        phases = self.phase or [None] * len(self)
+        return [Event(kinds[k], names[n], clocks[c], None if t == NO_TIME else t, None if d == NO_TIME else d,
+                      files[f], line, tracks[tr], ph, attrs[a])
+                for k, n, c, t, d, f, line, tr, ph, a in zip(
+                    self.kind.tolist(), self.name.tolist(), self.clock.tolist(), self.t.tolist(), self.dur.tolist(),
+                    self.file.tolist(), self.line.tolist(), self.track.tolist(), phases, self.attrs.tolist())]
+
+    def attr_column(self, key: str, default=None) -> list:
+        """Per attribute set (an `attrs` id), the value of one attribute."""
+        return [(a or {}).get(key, default) for a in self.vocab["attrs"]]
+
+
 @dataclass(slots=True)
 class Anchors:
     """Evidence that two clocks relate: samples of (t_b - t_a) for the same occurrence.
@@ -300,7 +406,8 @@ class SourceInfo:
 class Boot:
     """Everything known about one boot, from any number of sources."""
 
-    events: list[Event] = field(default_factory=list)
+    objects: list[Event] = field(default_factory=list)  # events held one by one
+    tables: list[SpanTable] = field(default_factory=list)  # events held as columns (a big log's initcalls)
     logs: list[ConsoleLog] = field(default_factory=list)
     sources: list[SourceInfo] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -316,8 +423,54 @@ class Boot:
     # -- writing ------------------------------------------------------------------
 
     def add(self, ev: Event) -> Event:
-        self.events.append(ev)
+        self.objects.append(ev)
         return ev
+
+    @property
+    def events(self) -> list[Event]:
+        """Every event in order, a table's spans among the events of their log by line
+        (made into objects when first asked for: the analyses read the columns)."""
+        self.materialize()
+        return self.objects
+
+    def materialize(self) -> None:
+        """Make the tables' spans Event objects, among the others where they belong."""
+        for table in sorted(self.tables, key=lambda t: t.at, reverse=True):
+            mine = self.objects[table.at:table.until]
+            self.objects[table.at:table.until] = merge_by_line(mine, table.events())
+        self.tables = []
+
+    @events.setter
+    def events(self, events: list[Event]) -> None:
+        self.objects, self.tables = events, []
+
+    def slots(self, table: SpanTable, lines):
+        """Where spans of this table on these lines stand among the event objects (as in
+        Boot.events): before the first of their log's events on a later line."""
+        import numpy as np
+
+        later = np.maximum.accumulate(np.asarray([ev.line for ev in self.objects[table.at:table.until]] or [0]))
+        return np.minimum(table.at + np.searchsorted(later, lines, side="right"), table.until)
+
+    def columns(self, *kinds: str) -> SpanTable | None:
+        """The spans of these kinds as one table, in the order of Boot.events; None if
+        there are none."""
+        import numpy as np
+
+        parts, positions = [], []
+        for table in self.tables:
+            if not set(table.vocab["kind"]) & set(kinds):
+                continue
+            part = table if set(table.vocab["kind"]) <= set(kinds) else table.take(_rows_of(table, kinds))
+            parts.append(part)
+            positions.append(2 * self.slots(table, part.line))
+        picked = [(i, ev) for i, ev in enumerate(self.objects) if ev.kind in kinds]
+        if picked:
+            parts.append(SpanTable.from_events([ev for _, ev in picked]))
+            positions.append(2 * np.asarray([i for i, _ in picked], dtype=np.int64) + 1)
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else SpanTable.concat(parts, positions)
 
     def warn(self, file: str, line: int, message: str) -> None:
         self.diagnostics.append(Diagnostic(file, line, message))
@@ -333,7 +486,8 @@ class Boot:
     # -- clocks -------------------------------------------------------------------
 
     def clocks_used(self) -> set[str]:
-        used = {ev.clock for ev in self.events if ev.t is not None}
+        used = {ev.clock for ev in self.objects if ev.t is not None}
+        used.update(clock for table in self.tables for clock in _timed_clocks(table))
         used.update(log.clock for log in self.logs if log.timed())
         return used
 
@@ -427,7 +581,10 @@ class Boot:
     # -- reading ------------------------------------------------------------------
 
     def of_kind(self, *kinds: str) -> list[Event]:
-        """The events of some kinds, in list order (indexed once per state of the list)."""
+        """The events of some kinds, in list order (indexed once per state of the list;
+        a table of those kinds is made into objects first)."""
+        if any(set(t.vocab["kind"]) & set(kinds) for t in self.tables):
+            self.materialize()
         index = self._index()[1]
         if len(kinds) == 1:
             return index.get(kinds[0], [])
@@ -436,11 +593,11 @@ class Boot:
 
     def _index(self) -> tuple[dict[str, list[Event]], dict[str, list[Event]]]:
         """(markers by name, events by kind); rebuilt when the event list changes."""
-        key = (id(self.events), len(self.events))
+        key = (id(self.objects), len(self.objects))
         if self._event_index is None or self._event_index[0] != key:
             marks: dict[str, list[Event]] = {}
             kinds: dict[str, list[Event]] = {}
-            for ev in self.events:
+            for ev in self.objects:
                 kinds.setdefault(ev.kind, []).append(ev)
                 if ev.kind == Kind.MARKER:
                     marks.setdefault(ev.name, []).append(ev)
@@ -489,7 +646,11 @@ def merge(boots: Iterable[Boot], link=None) -> Boot:
     their clocks (`link(boot)` may add anchors found across files first)."""
     out = Boot()
     for boot in boots:
-        out.events.extend(boot.events)
+        for table in boot.tables:
+            table.at += len(out.objects)
+            table.until += len(out.objects)
+        out.tables.extend(boot.tables)
+        out.objects.extend(boot.objects)
         out.logs.extend(boot.logs)
         out.sources.extend(boot.sources)
         out.diagnostics.extend(boot.diagnostics)
@@ -524,3 +685,29 @@ def no_cycle_collection():
     finally:
         if was:
             gc.enable()
+
+
+def merge_by_line(events: list[Event], spans: list[Event]) -> list[Event]:
+    """Both lists in file order; on the same line the other event came first (the ready
+    marker is seen before the line is read as an initcall)."""
+    span_lines = [ev.line for ev in spans]
+    out: list[Event] = []
+    j = 0
+    for ev in events:
+        k = bisect.bisect_left(span_lines, ev.line, j)
+        out += spans[j:k]
+        out.append(ev)
+        j = k
+    out += spans[j:]
+    return out
+
+
+def _rows_of(table: SpanTable, kinds) -> "object":
+    import numpy as np
+
+    wanted = np.asarray([k in kinds for k in table.vocab["kind"]], dtype=bool)
+    return np.flatnonzero(wanted[table.kind])
+
+
+def _timed_clocks(table: SpanTable) -> set[str]:
+    return {table.vocab["clock"][c] for c in set(table.clock[table.t != NO_TIME].tolist())}

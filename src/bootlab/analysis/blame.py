@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..timeline import Boot, Event, Kind
+import numpy as np
+
+from ..timeline import NO_TIME, Boot, Kind, SpanTable
 
 
 @dataclass
@@ -17,8 +19,8 @@ class Blamed:
     detail: str = ""
 
 
-def _detail(ev: Event) -> str:
-    attrs = ev.attrs or {}
+def _detail(attrs: dict | None, kind: str, track: str | None) -> str:
+    attrs = attrs or {}
     parts = []
     if "module" in attrs:
         parts.append(f"[{attrs['module']}]")
@@ -30,47 +32,78 @@ def _detail(ev: Event) -> str:
         parts.append("async")
     if "device" in attrs:
         parts.append(f"for {attrs['device']}")
-    if ev.track and ev.kind == Kind.PROCESS:
-        parts.append(ev.track)
+    if track and kind == Kind.PROCESS:
+        parts.append(track)
     return " ".join(parts)
 
 
+def _blamed(boot: Boot, spans: SpanTable, rows) -> list[Blamed]:
+    """Rows of a table as blame entries (made from the columns: there may be thousands)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    v = spans.vocab
+    offsets = [boot.clocks[c].offset if c in boot.clocks else None for c in v["clock"]]
+    details: dict[tuple, str] = {}  # attributes are shared by many spans: each set is described once
+    out = []
+    for name, dur, t, clock, file, line, kind, track, attrs in zip(
+            spans.name[rows].tolist(), spans.dur[rows].tolist(), spans.t[rows].tolist(), spans.clock[rows].tolist(),
+            spans.file[rows].tolist(), spans.line[rows].tolist(), spans.kind[rows].tolist(),
+            spans.track[rows].tolist(), spans.attrs[rows].tolist()):
+        key = (attrs, kind, track)
+        detail = details.get(key)
+        if detail is None:
+            detail = details[key] = _detail(v["attrs"][attrs], v["kind"][kind], v["track"][track])
+        offset = offsets[clock]
+        where = f"{v['file'][file]}:{line}" if v["file"][file] else "?"
+        out.append(Blamed(v["name"][name], 0 if dur == NO_TIME else dur,
+                          None if t == NO_TIME or offset is None else t + offset, where, detail))
+    return out
+
+
 def top(boot: Boot, kind: str, n: int | None = 10) -> list[Blamed]:
-    """The n longest spans of one kind (all with None); a name seen twice keeps its longest."""
-    best: dict[str, Event] = {}
-    for ev in boot.of_kind(kind):
-        if ev.dur is None:
-            continue
-        key = ev.name if kind != Kind.PROCESS else f"{ev.name} {ev.track}"
-        old = best.get(key)
-        if old is None or ev.dur > old.dur or (ev.dur == old.dur and old.t is None and ev.t is not None):
-            best[key] = ev
-    ranked = sorted(best.values(), key=lambda ev: (-ev.dur, ev.name))[:n]
-    return [Blamed(ev.name, ev.dur, boot.at(ev), ev.where(), _detail(ev)) for ev in ranked]
+    """The n longest spans of one kind (all with None); a name seen twice keeps its longest
+    (the first of equals with a known start)."""
+    spans = boot.columns(kind)
+    if spans is None:
+        return []
+    rows = np.flatnonzero(spans.dur != NO_TIME)
+    key = spans.name[rows].astype(np.int64)
+    if kind == Kind.PROCESS:
+        key = key * (len(spans.vocab["track"]) + 1) + spans.track[rows]
+    # Per key, the longest; of equals, a timed one, then the first.
+    best = rows[np.lexsort((rows, spans.t[rows] == NO_TIME, -spans.dur[rows], key))]
+    best_key = key[np.searchsorted(rows, best)]
+    first = np.ones(len(best), dtype=bool)
+    first[1:] = best_key[1:] != best_key[:-1]
+    best = np.sort(best[first])  # in file order: equals rank as they came
+    names = spans.vocab["name"]
+    ranked = sorted(best.tolist(), key=lambda i: (-int(spans.dur[i]), names[spans.name[i]]))[:n]
+    return _blamed(boot, spans, ranked)
 
 
 def level_totals(boot: Boot) -> list[tuple[str, int, int]]:
     """(initcall level, total time, count), in boot order."""
-    totals: dict[str, list[int]] = {}
-    for ev in boot.of_kind(Kind.INITCALL):
-        if ev.dur is None or (ev.attrs or {}).get("fixup"):
-            continue
-        level = (ev.attrs or {}).get("level", "unknown")
-        entry = totals.setdefault(level, [0, 0])
-        entry[0] += ev.dur
-        entry[1] += 1
-    return [(level, t, n) for level, (t, n) in totals.items()]
+    spans = boot.columns(Kind.INITCALL)
+    if spans is None:
+        return []
+    fixup = np.asarray(spans.attr_column("fixup", False), dtype=bool)[spans.attrs]
+    rows = np.flatnonzero((spans.dur != NO_TIME) & ~fixup)
+    levels = spans.attr_column("level", "unknown")
+    level_of = np.unique(np.asarray(levels, dtype=object), return_inverse=True)
+    names, per_set = level_of[0].tolist(), level_of[1]
+    level = per_set[spans.attrs[rows]]
+    totals = np.bincount(level, minlength=len(names))
+    time = np.zeros(len(names), dtype=np.int64)
+    np.add.at(time, level, spans.dur[rows])
+    seen = np.full(len(names), len(rows), dtype=np.int64)
+    np.minimum.at(seen, level, np.arange(len(rows)))
+    order = [k for k in np.argsort(seen, kind="stable").tolist() if totals[k]]
+    return [(names[k], int(time[k]), int(totals[k])) for k in order]
 
 
 def failures(boot: Boot) -> list[Blamed]:
     """Initcalls and probes that returned an error (absent hardware, deferred probes)."""
-    out = []
-    details: dict[int, str] = {}  # attributes are shared by many events: each is described once
-    for ev in boot.of_kind(Kind.INITCALL, Kind.PROBE):
-        attrs = ev.attrs
-        if attrs and attrs.get("ret") not in (None, 0):
-            detail = details.get(id(attrs))
-            if detail is None:
-                detail = details[id(attrs)] = _detail(ev)
-            out.append(Blamed(ev.name, ev.dur or 0, boot.at(ev), ev.where(), detail))
-    return out
+    spans = boot.columns(Kind.INITCALL, Kind.PROBE)
+    if spans is None:
+        return []
+    failed = np.asarray([r not in (None, 0) for r in spans.attr_column("ret")], dtype=bool)
+    return _blamed(boot, spans, np.flatnonzero(failed[spans.attrs]).tolist())

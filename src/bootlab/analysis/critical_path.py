@@ -10,10 +10,11 @@ In userspace, systemd's critical-chain names the units the default target waited
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 
-from ..timeline import Boot, Kind
+import numpy as np
+
+from ..timeline import NO_TIME, Boot, Kind, SpanTable
 
 
 @dataclass
@@ -35,39 +36,49 @@ class CriticalPath:
     userspace: list[Step] = field(default_factory=list)
 
 
-def _main_track(boot: Boot) -> str | None:
+def _main_track(initcalls: SpanTable | None) -> str | None:
     """PID 1 (which runs the initcalls on every kernel seen so far) if it ran one, else
     the thread that ran the most initcall time."""
-    initcalls = boot.of_kind(Kind.INITCALL)
-    if any(ev.track == "pid 1" and ev.dur and not (ev.attrs or {}).get("async") for ev in initcalls):
+    if initcalls is None:
+        return None
+    own = np.asarray([not (a or {}).get("async") for a in initcalls.vocab["attrs"]], dtype=bool)[initcalls.attrs]
+    tracks = initcalls.vocab["track"]
+    rows = np.flatnonzero(own & (initcalls.dur != NO_TIME) & (initcalls.dur != 0))
+    if "pid 1" in tracks and (initcalls.track[rows] == tracks.index("pid 1")).any():
         return "pid 1"
-    totals: dict[str, int] = {}
-    for ev in initcalls:
-        if ev.track and ev.dur and not (ev.attrs or {}).get("async"):
-            totals[ev.track] = totals.get(ev.track, 0) + ev.dur
-    return max(totals, key=totals.get) if totals else None
+    named = rows[np.asarray([bool(t) for t in tracks], dtype=bool)[initcalls.track[rows]]]
+    if not len(named):
+        return None
+    totals = np.zeros(len(tracks), dtype=np.int64)
+    np.add.at(totals, initcalls.track[named], initcalls.dur[named])
+    seen = np.full(len(tracks), len(named), dtype=np.int64)  # of equal totals, the first seen
+    np.minimum.at(seen, initcalls.track[named], np.arange(len(named)))
+    return tracks[int(np.lexsort((seen, -totals))[0])]
 
 
 def find_critical_path(boot: Boot, top: int = 10) -> CriticalPath:
-    path = CriticalPath(kernel_track=_main_track(boot))
-    if path.kernel_track:
-        track, kinds = path.kernel_track, (Kind.INITCALL, Kind.ASYNC_WAIT)
-        on_path = [ev for ev in boot.events
-                   if ev.track == track and ev.kind in kinds and ev.dur is not None and ev.t is not None
-                   and not (ev.attrs or {}).get("fixup")]  # a fixup runs inside a driver's initcall
-        path.kernel_steps = len(on_path)
-        path.kernel_total = sum(ev.dur for ev in on_path)
-        # First start and last end per clock, then on the reference clock (an event on a
+    path = CriticalPath(kernel_track=_main_track(boot.columns(Kind.INITCALL)))
+    spans = boot.columns(Kind.INITCALL, Kind.ASYNC_WAIT) if path.kernel_track else None
+    if spans is not None:
+        # A fixup runs inside a driver's initcall: not a step of its own.
+        fixup = np.asarray([bool((a or {}).get("fixup")) for a in spans.vocab["attrs"]], dtype=bool)[spans.attrs]
+        track = np.asarray([t == path.kernel_track for t in spans.vocab["track"]], dtype=bool)[spans.track]
+        on = np.flatnonzero(track & ~fixup & (spans.dur != NO_TIME) & (spans.t != NO_TIME))
+        path.kernel_steps = len(on)
+        path.kernel_total = int(spans.dur[on].sum())
+        # First start and last end per clock, then on the reference clock (a span on a
         # clock that could not be placed has no say).
-        by_clock: dict[str, list] = {}
-        for ev in on_path:
-            by_clock.setdefault(ev.clock, []).append(ev)
-        placed = [(boot.to_ref(c, min(ev.t for ev in evs)), boot.to_ref(c, max(ev.t + ev.dur for ev in evs)))
-                  for c, evs in by_clock.items() if c in boot.clocks]
+        placed = []
+        for c, clock in enumerate(spans.vocab["clock"]):
+            mine = on[spans.clock[on] == c]
+            if len(mine) and clock in boot.clocks:
+                placed.append((boot.to_ref(clock, int(spans.t[mine].min())),
+                               boot.to_ref(clock, int((spans.t[mine] + spans.dur[mine]).max()))))
         if placed:
             path.kernel_span = max(hi for _, hi in placed) - min(lo for lo, _ in placed)
+        longest = on[np.argsort(-spans.dur[on], kind="stable")[:top]]
         path.kernel_top = [Step(ev.name, boot.at(ev), ev.dur, ev.kind, ev.where())
-                           for ev in heapq.nlargest(top, on_path, key=lambda ev: ev.dur)]
+                           for ev in map(spans.event, longest.tolist())]
     chain = [ev for ev in boot.of_kind(Kind.UNIT) if (ev.attrs or {}).get("critical_chain")]
     chain.sort(key=lambda ev: (ev.attrs or {}).get("depth", 0))
     for ev in chain:

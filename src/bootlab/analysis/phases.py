@@ -23,12 +23,13 @@ Boundaries, in order of preference:
 from __future__ import annotations
 
 import bisect
-
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..sources import kernel_messages as km
 from ..sources import systemd_analyze
-from ..timeline import PHASE_STARTS, Boot, Clock, Event, Kind, Mark, Phase
+from ..timeline import NO_TIME, PHASE_STARTS, Boot, Clock, Event, Kind, Mark, Phase
 
 
 @dataclass
@@ -98,16 +99,24 @@ def _initcalls_start(boot: Boot) -> tuple[int | None, str]:
     if at is not None:
         return at, _evidence(ev, "devtmpfs: initialized")
     smp, _ = _first(boot, km.SMP_UP)
-    first_at, first_ev = None, None
-    for ev in boot.of_kind(Kind.INITCALL):
-        at = boot.at(ev)
-        if at is None or (smp is not None and at < smp):
-            continue
-        if first_at is None or at < first_at:
-            first_at, first_ev = at, ev
-    if first_at is None:
+    spans = boot.columns(Kind.INITCALL)
+    if spans is None:
         return None, ""
-    return first_at, _evidence(first_ev, f"first initcall {first_ev.name}")
+    at = _ref_times(boot, spans)
+    rows = np.flatnonzero((at != NO_TIME) & (at >= (smp if smp is not None else NO_TIME)))
+    if not len(rows):
+        return None, ""
+    first_ev = spans.event(int(rows[np.argmin(at[rows])]))
+    return boot.at(first_ev), _evidence(first_ev, f"first initcall {first_ev.name}")
+
+
+def _ref_times(boot: Boot, spans, end: bool = False):
+    """Each span's start (or end) on the reference clock; NO_TIME where not placed."""
+    offsets = np.asarray([boot.clocks[c].offset if c in boot.clocks else NO_TIME for c in spans.vocab["clock"]],
+                         dtype=np.int64)[spans.clock]
+    known = (spans.t != NO_TIME) & (offsets != NO_TIME)
+    at = np.where(known, spans.t + offsets + (np.where(spans.dur != NO_TIME, spans.dur, 0) if end else 0), NO_TIME)
+    return at
 
 
 def _ready(boot: Boot) -> tuple[int | None, Event | None]:
@@ -135,12 +144,23 @@ def _power_on(boot: Boot) -> tuple[int | None, str]:
 
 
 def last_time(boot: Boot) -> tuple[int | None, str]:
-    """The latest placed instant in the boot (used when there is no ready marker)."""
-    latest, where = None, ""
-    for ev in boot.events:
+    """The latest placed instant in the boot (used when there is no ready marker); of
+    equals, the first in event order."""
+    best = None  # (end, position in event order, event)
+    for i, ev in enumerate(boot.objects):
         end = boot.at_end(ev)
-        if end is not None and (latest is None or end > latest):
-            latest, where = end, _evidence(ev, ev.name)
+        if end is not None and (best is None or end > best[0]):
+            best = (end, (i, 1), ev)
+    for spans in boot.tables:
+        ends = _ref_times(boot, spans, end=True)
+        if (ends != NO_TIME).any():
+            row = int(np.argmax(ends))  # the first of the latest
+            ev = spans.event(row)
+            slot = int(boot.slots(spans, spans.line[row:row + 1])[0])
+            end = int(ends[row])
+            if best is None or end > best[0] or (end == best[0] and (slot, 0) < best[1]):
+                best = (end, (slot, 0), ev)
+    latest, where = (best[0], _evidence(best[2], best[2].name)) if best else (None, "")
     for log in boot.logs:
         info = boot.clocks.get(log.clock)
         if info is None:
@@ -234,7 +254,7 @@ def find_phases(boot: Boot) -> Phases:
 def _phase_evident(boot: Boot, phase: Phase) -> bool:
     """Whether anything in the boot shows this phase happened (for trailing merges)."""
     if phase == Phase.SERVICES:
-        return any(ev.kind == Kind.UNIT for ev in boot.events)
+        return bool(boot.of_kind(Kind.UNIT))
     if phase == Phase.APPLICATION:
         return False
     return True
@@ -245,8 +265,14 @@ def assign(boot: Boot, phases: Phases) -> None:
     if not phases.spans:
         return
     starts, spans, end = phases.starts, phases.spans, phases.spans[-1].end
+    names = [s.name for s in spans] + [None]
+    for table in boot.tables:
+        at = _ref_times(boot, table)
+        i = np.searchsorted(np.asarray(starts, dtype=np.int64), at, side="right") - 1
+        i[(at == NO_TIME) | (i < 0) | (at > end)] = len(spans)
+        table.phase = [names[k] for k in i.tolist()]
     offsets = {clock: info.offset for clock, info in boot.clocks.items()}
-    for ev in boot.events:
+    for ev in boot.objects:
         offset = offsets.get(ev.clock)
         if ev.t is None or offset is None:
             continue

@@ -21,10 +21,9 @@ console); it is found anywhere in the line, with its own embedded timestamp if i
 
 from __future__ import annotations
 
-import bisect
 import re
 
-from ..timeline import NO_TIME, NS_PER_MS, NS_PER_US, Boot, Clock, Event, Kind
+from ..timeline import NO_TIME, NS_PER_MS, NS_PER_US, Boot, Clock, Event, Kind, SpanTable, merge_by_line
 from .lines import seconds_to_ns
 
 _SYM = r"(?P<sym>\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?:\(\))?"
@@ -81,8 +80,8 @@ class InitcallReader:
         self.boot = boot
         self.file = file
         self.clock = clock
-        self.events = boot.events
-        self.first_event = len(boot.events)  # this log's events start here
+        self.events = boot.objects
+        self.first_event = len(boot.objects)  # this log's events start here
         self.functions: list[tuple[str, str | None]] = []  # (symbol as printed, module)
         self.function_ids: dict[tuple[str, str | None], int] = {}
         self.function_texts: dict[str, int] = {}  # "fn+0x0/0x6b [mod]" -> function, or -1
@@ -96,7 +95,7 @@ class InitcallReader:
         self.ret_t: list[int] = []
         self.ret_fn: list[int] = []
         self.ret_dur: list[int] = []
-        self.ret_code: list[int | None] = []
+        self.ret_code: list[int] = []  # NO_RET_CODE: none printed
         self.extras: dict[int, dict] = {}  # return index -> its own attributes (a PCI fixup)
         self.levels: list[tuple[int, str]] = []  # (line, level) of "entering initcall level"
 
@@ -231,7 +230,7 @@ class InitcallReader:
         self.ret_line += lines
         self.ret_t += times
         self.ret_fn += functions
-        self.ret_code += [None if code == NO_RET_CODE else code for code in codes.tolist()]
+        self.ret_code += codes.tolist()
         self.ret_dur += durations.tolist()
 
     def returned(self, t: int | None, lineno: int, sym: str, mod: str | None, ret: str | None, n: str,
@@ -248,15 +247,22 @@ class InitcallReader:
         self.ret_t.append(NO_TIME if t is None else t)
         self.ret_fn.append(self._function(raw_sym, mod))
         self.ret_dur.append(dur)
-        self.ret_code.append(ret)
+        self.ret_code.append(NO_RET_CODE if ret is None else ret)
 
     def close(self, end: int | None) -> None:
         """Pair calls with returns and add the spans; report the initcalls that never
         returned: they ran until the log ended (or hung)."""
         answered, open_calls = _pair(self.call_line + self.ret_line, self.call_fn + self.ret_fn, len(self.call_line))
-        spans = self._spans(answered)
-        mine = self.events[self.first_event:]
-        self.events[self.first_event:] = _merge_by_line(mine, spans) if mine else spans
+        if len(self.ret_line) > BULK_PAIRING:  # a big log's: kept as columns
+            table = self._table(answered)
+            table.at, table.until = self.first_event, len(self.events)
+            self.boot.tables.append(table)
+        else:
+            if any(t.until > self.first_event for t in self.boot.tables):
+                self.boot.materialize()  # inserting among a table's events: they must be objects first
+            spans = self._spans(answered)
+            mine = self.events[self.first_event:]
+            self.events[self.first_event:] = merge_by_line(mine, spans) if mine else spans
         for stack in open_calls:
             raw, mod = self.functions[self.call_fn[stack[0]]]
             sym, cookie = _split_cookie(raw)
@@ -297,7 +303,8 @@ class InitcallReader:
             start = call_t[c]
             if start == NO_TIME and ret_t[r] != NO_TIME:
                 start = ret_t[r] - ret_dur[r]
-            key = (ret_fn[r], ret_code[r], level, call_pid[c])
+            code = ret_code[r]
+            key = (ret_fn[r], None if code == NO_RET_CODE else code, level, call_pid[c])
             shape = shapes.get(key)
             if shape is None:
                 fn, ret, pid = key[0], key[1], key[3]
@@ -313,10 +320,71 @@ class InitcallReader:
             attrs = shape[1]
             if extras and r in extras:
                 fn = ret_fn[r]
-                attrs = _attributes(extras[r], ret_code[r], functions[fn][1], named[fn][1], level)
+                attrs = _attributes(extras[r], key[1], functions[fn][1], named[fn][1], level)
             append(Event(kind, shape[0], clock, None if start == NO_TIME else start, ret_dur[r], file, line, shape[2],
                          None, attrs))
         return events
+
+
+    def _table(self, answered: list[int]) -> SpanTable:
+        """_spans() for a big log, as columns: the same spans, attributes and order."""
+        import numpy as np
+
+        order = np.argsort(np.asarray(self.ret_line, dtype=np.int64), kind="stable")
+        line = np.asarray(self.ret_line, dtype=np.int64)[order]
+        ret_t = np.asarray(self.ret_t, dtype=np.int64)[order]
+        dur = np.asarray(self.ret_dur, dtype=np.int64)[order]
+        fn = np.asarray(self.ret_fn, dtype=np.int64)[order]
+        code = np.asarray(self.ret_code, dtype=np.int64)[order]
+        call = np.asarray(answered, dtype=np.int64)[order]  # -1: no call: the sentinel at the end
+        start = np.append(np.asarray(self.call_t, dtype=np.int64), NO_TIME)[call]
+        known = (start == NO_TIME) & (ret_t != NO_TIME)
+        start[known] = ret_t[known] - dur[known]
+        # The level of a return: the last "entering initcall level" line before it.
+        level = np.searchsorted(np.asarray([at for at, _ in self.levels], dtype=np.int64), line, side="left")
+        level_names = [None] + [name for _, name in self.levels]
+        # Per function: its name (the async cookie split off), module and cookie.
+        named = [_split_cookie(raw) for raw, _mod in self.functions]
+        names: dict[str, int] = {}
+        fn_name = np.asarray([names.setdefault(sym, len(names)) for sym, _ in named], dtype=np.int32)
+        mods: dict[str | None, int] = {None: 0}
+        fn_mod = np.asarray([mods.setdefault(mod, len(mods)) for _, mod in self.functions], dtype=np.int64)
+        cookies = sorted({c for _, c in named if c is not None})
+        fn_cookie = np.asarray([0 if c is None else 1 + cookies.index(c) for _, c in named], dtype=np.int64)
+        # Per call: its caller's track.
+        pids: dict[str, int] = {}
+        call_track = np.append(np.asarray([pids.setdefault(pid, len(pids)) for pid in self.call_pid], dtype=np.int32),
+                               len(pids))
+        track_names = [f"pid {pid}" if pid else "initcalls" for pid in pids] + ["initcalls"]
+        # One attribute dict per (code, module, cookie, level): a module's initcalls are "module".
+        mod, cookie = fn_mod[fn], fn_cookie[fn]
+        level_key = np.where(mod > 0, -1, level)
+        code_rank = np.unique(code, return_inverse=True)[1]
+        key = ((code_rank * len(mods) + mod) * (len(cookies) + 1) + cookie) * (len(level_names) + 1) + level_key + 1
+        first, attr_id = np.unique(key, return_index=True, return_inverse=True)[1:]
+        mod_names = list(mods)
+        attr_sets = []
+        for row in first.tolist():
+            c = int(code[row])
+            f = int(fn[row])
+            attr_sets.append(_attributes(None, None if c == NO_RET_CODE else c, mod_names[fn_mod[f]],
+                                         named[f][1], level_names[level[row]]))
+        attr_id = attr_id.astype(np.int32)
+        if self.extras:  # a PCI fixup's device: attributes of its own
+            position = np.empty(len(order), dtype=np.int64)
+            position[order] = np.arange(len(order))
+            for r, extra in self.extras.items():
+                row = int(position[r])
+                c, f = int(code[row]), int(fn[row])
+                attr_id[row] = len(attr_sets)
+                attr_sets.append(_attributes(extra, None if c == NO_RET_CODE else c, self.functions[f][1],
+                                             named[f][1], level_names[level[row]]))
+        zeros = np.zeros(len(order), dtype=np.int32)
+        return SpanTable({"kind": [Kind.INITCALL], "name": list(names), "clock": [self.clock], "file": [self.file],
+                          "track": track_names, "attrs": attr_sets},
+                         {"kind": zeros, "name": fn_name[fn], "clock": zeros, "file": zeros,
+                          "track": call_track[call], "attrs": attr_id},
+                         start, dur, line)
 
 
 def _attributes(extra: dict | None, ret: int | None, mod: str | None, cookie: int | None, level: str | None) -> dict:
@@ -386,18 +454,3 @@ def _stacks(in_order: list[int], line: list[int], key: list[int], n_calls: int, 
             if not stack:
                 del stacks[key[i]]
     return list(stacks.values())
-
-
-def _merge_by_line(events: list[Event], spans: list[Event]) -> list[Event]:
-    """Both lists in file order; on the same line the other event came first (the ready
-    marker is seen before the line is read as an initcall)."""
-    span_lines = [ev.line for ev in spans]
-    out: list[Event] = []
-    j = 0
-    for ev in events:
-        k = bisect.bisect_left(span_lines, ev.line, j)
-        out += spans[j:k]
-        out.append(ev)
-        j = k
-    out += spans[j:]
-    return out

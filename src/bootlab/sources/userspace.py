@@ -164,8 +164,8 @@ def link_marks(boot: Boot) -> None:
     instant on the printk clock and the host clock.  Each such pair is an anchor.  A pair
     NAME.start / NAME.end on one clock is a step of the boot (loading the scheduler...)."""
     seen: dict[str, dict[str, list]] = {}
-    for ev in boot.events:
-        if ev.kind == Kind.MARKER and ev.t is not None and (ev.attrs or {}).get("bootlab"):
+    for ev in boot.of_kind(Kind.MARKER):
+        if ev.t is not None and (ev.attrs or {}).get("bootlab"):
             seen.setdefault(ev.name, {}).setdefault(ev.clock, []).append(ev)
     for name, clocks in seen.items():
         printk, host = clocks.get(Clock.PRINTK), clocks.get(Clock.HOST)
