@@ -75,8 +75,8 @@ def _both_ways(path: Path, monkeypatch, fmt: str | None = None):
     """The log read in bulk, its initcalls kept as columns, and line by line as objects."""
     tables = []
     as_columns = initcall.InitcallReader._table
-    monkeypatch.setattr(initcall.InitcallReader, "_table", lambda self, answered: tables.append(1) or as_columns(
-        self, answered))
+    monkeypatch.setattr(initcall.InitcallReader, "_table", lambda self, *args: tables.append(1) or as_columns(
+        self, *args))
     monkeypatch.setattr(initcall, "BULK_PAIRING", 0)
     bulk = read([str(path)], fmt=fmt)
     assert tables or not any(e.kind == "initcall" and not e.attrs.get("unfinished") for e in bulk.events)

@@ -172,7 +172,7 @@ def _initcalls(reader: InitcallReader, text: str, arr: np.ndarray, t: np.ndarray
             lines, fields = lines[known], [column[known] for column in fields]
             functions = [fn for fn in functions if fn != -1]
         found[lines] = True
-        add((lines + 1).tolist(), t[lines].tolist(), functions, *fields)
+        add(lines + 1, t[lines], np.asarray(functions, dtype=np.int64), *fields)
     return found
 
 

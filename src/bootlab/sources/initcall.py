@@ -85,8 +85,11 @@ class InitcallReader:
         self.functions: list[tuple[str, str | None]] = []  # (symbol as printed, module)
         self.function_ids: dict[tuple[str, str | None], int] = {}
         self.function_texts: dict[str, int] = {}  # "fn+0x0/0x6b [mod]" -> function, or -1
-        # Calls and returns as columns, in the order found (bulk first, so not file order);
-        # a time not known is NO_TIME.
+        # Calls and returns as columns, in the order found: those a big log's bulk reader
+        # finds at once (numpy columns: line, time, function, pid / code, duration) come
+        # first, then those fed line by line; a time not known is NO_TIME.
+        self.bulk_calls: tuple | None = None
+        self.bulk_returns: tuple | None = None
         self.call_line: list[int] = []
         self.call_t: list[int] = []
         self.call_fn: list[int] = []
@@ -215,23 +218,17 @@ class InitcallReader:
         self.call_fn.append(self._function(sym, mod))
         self.call_pid.append(pid)
 
-    def calls_found(self, lines: list[int], times: list[int], functions: list[int], pids) -> None:
-        """Many `calling` lines at once: lines, times, functions (functions_of) and pids (a
-        numpy column)."""
-        self.call_line += lines
-        self.call_t += times
-        self.call_fn += functions
-        text = {pid: str(pid) for pid in set(pids.tolist())}
-        self.call_pid += [text[pid] for pid in pids.tolist()]
+    def calls_found(self, lines, times, functions, pids) -> None:
+        """The `calling` lines a bulk reader found (numpy columns; functions from
+        functions_of), before any line is fed."""
+        assert not self.call_line and self.bulk_calls is None
+        self.bulk_calls = (lines, times, functions, pids)
 
-    def returns_found(self, lines: list[int], times: list[int], functions: list[int], codes, durations) -> None:
-        """Many `initcall ... returned` lines at once: lines, times, functions, and numpy
-        columns of return codes (NO_RET_CODE where none was printed) and durations in ns."""
-        self.ret_line += lines
-        self.ret_t += times
-        self.ret_fn += functions
-        self.ret_code += codes.tolist()
-        self.ret_dur += durations.tolist()
+    def returns_found(self, lines, times, functions, codes, durations) -> None:
+        """The `initcall ... returned` lines a bulk reader found (numpy columns: return
+        codes with NO_RET_CODE where none was printed, durations in ns), before any line."""
+        assert not self.ret_line and self.bulk_returns is None
+        self.bulk_returns = (lines, times, functions, codes, durations)
 
     def returned(self, t: int | None, lineno: int, sym: str, mod: str | None, ret: str | None, n: str,
                  unit: str) -> None:
@@ -242,32 +239,62 @@ class InitcallReader:
     def _finish(self, raw_sym: str, mod: str | None, t: int | None, dur: int, ret: int | None, lineno: int,
                 extra: dict | None = None) -> None:
         if extra:
-            self.extras[len(self.ret_line)] = extra
+            self.extras[len(self.ret_line) + (len(self.bulk_returns[0]) if self.bulk_returns else 0)] = extra
         self.ret_line.append(lineno)
         self.ret_t.append(NO_TIME if t is None else t)
         self.ret_fn.append(self._function(raw_sym, mod))
         self.ret_dur.append(dur)
         self.ret_code.append(NO_RET_CODE if ret is None else ret)
 
+    def _columns(self) -> dict:
+        """Every call and return found, bulk first: numpy columns when there are many
+        (then pids are ids into "pids"), lists otherwise (pids as printed)."""
+        per_line = {"call_line": self.call_line, "call_t": self.call_t, "call_fn": self.call_fn,
+                    "ret_line": self.ret_line, "ret_t": self.ret_t, "ret_fn": self.ret_fn, "ret_code": self.ret_code,
+                    "ret_dur": self.ret_dur}
+        n_returns = len(self.ret_line) + (len(self.bulk_returns[0]) if self.bulk_returns else 0)
+        if self.bulk_calls is None and self.bulk_returns is None and n_returns <= BULK_PAIRING:
+            return {**per_line, "call_pid": self.call_pid}
+        import numpy as np
+
+        bulk = dict(zip(("call_line", "call_t", "call_fn", "call_pid"), self.bulk_calls or ([],) * 4))
+        bulk.update(zip(("ret_line", "ret_t", "ret_fn", "ret_code", "ret_dur"), self.bulk_returns or ([],) * 5))
+        cols = {k: np.concatenate([np.asarray(bulk[k], dtype=np.int64), np.asarray(v, dtype=np.int64)])
+                for k, v in per_line.items()}
+        numbers, number_id = np.unique(np.asarray(bulk["call_pid"], dtype=np.int64), return_inverse=True)
+        pids = [str(n) for n in numbers.tolist()]
+        ids = {pid: k for k, pid in enumerate(pids)}
+        cols["call_pid"] = np.concatenate([number_id, [ids.setdefault(pid, len(ids)) for pid in self.call_pid]]
+                                          ).astype(np.int64)
+        cols["pids"] = list(ids)
+        if n_returns <= BULK_PAIRING:  # few after all: the per-line way
+            cols = {k: v.tolist() if k != "pids" else v for k, v in cols.items()}
+            cols["call_pid"] = [cols["pids"][i] for i in cols.pop("call_pid")]
+            del cols["pids"]
+        return cols
+
     def close(self, end: int | None) -> None:
         """Pair calls with returns and add the spans; report the initcalls that never
         returned: they ran until the log ended (or hung)."""
-        answered, open_calls = _pair(self.call_line + self.ret_line, self.call_fn + self.ret_fn, len(self.call_line))
-        if len(self.ret_line) > BULK_PAIRING:  # a big log's: kept as columns
-            table = self._table(answered)
+        cols = self._columns()
+        calls = len(cols["call_line"])
+        answered, open_calls = _pair(_joined(cols["call_line"], cols["ret_line"]),
+                                     _joined(cols["call_fn"], cols["ret_fn"]), calls)
+        if "pids" in cols:  # many: kept as columns
+            table = self._table(answered, cols)
             table.at, table.until = self.first_event, len(self.events)
             self.boot.tables.append(table)
         else:
             if any(t.until > self.first_event for t in self.boot.tables):
                 self.boot.materialize()  # inserting among a table's events: they must be objects first
-            spans = self._spans(answered)
+            spans = self._spans(answered, cols)
             mine = self.events[self.first_event:]
             self.events[self.first_event:] = merge_by_line(mine, spans) if mine else spans
         for stack in open_calls:
-            raw, mod = self.functions[self.call_fn[stack[0]]]
+            raw, mod = self.functions[int(cols["call_fn"][stack[0]])]
             sym, cookie = _split_cookie(raw)
             for c in stack:
-                t, lineno = self.call_t[c], self.call_line[c]
+                t, lineno = int(cols["call_t"][c]), int(cols["call_line"][c])
                 t = None if t == NO_TIME else t
                 self.boot.warn(self.file, lineno,
                                f"initcall {self._key(raw, mod)} was called but never returned in this log")
@@ -275,10 +302,11 @@ class InitcallReader:
                 attrs = {"unfinished": True}
                 if cookie is not None:
                     attrs["async"] = cookie
-                self.boot.add(Event(Kind.INITCALL, sym, self.clock, t, dur, self.file, lineno,
-                                    f"pid {self.call_pid[c]}", attrs=attrs))
+                pid = cols["pids"][cols["call_pid"][c]] if "pids" in cols else cols["call_pid"][c]
+                self.boot.add(Event(Kind.INITCALL, sym, self.clock, t, dur, self.file, lineno, f"pid {pid}",
+                                    attrs=attrs))
 
-    def _spans(self, answered: list[int]) -> list[Event]:
+    def _spans(self, answered: list[int], cols: dict) -> list[Event]:
         """One span per return, in file order: from its call (or its duration before the
         return), on its caller's track, in the initcall level of its line."""
         named = [_split_cookie(raw) for raw, _mod in self.functions]
@@ -290,8 +318,9 @@ class InitcallReader:
         levels = self.levels + [(float("inf"), None)]
         level, next_level, level_at = None, 0, levels[0][0]
         extras, functions = self.extras, self.functions
-        call_t, call_pid = self.call_t + [NO_TIME], self.call_pid + [None]  # [-1]: no call
-        ret_line, ret_t, ret_dur, ret_fn, ret_code = self.ret_line, self.ret_t, self.ret_dur, self.ret_fn, self.ret_code
+        call_t, call_pid = cols["call_t"] + [NO_TIME], cols["call_pid"] + [None]  # [-1]: no call
+        ret_line, ret_t, ret_dur, ret_fn, ret_code = (cols[k] for k in ("ret_line", "ret_t", "ret_dur", "ret_fn",
+                                                                        "ret_code"))
         events: list[Event] = []
         append, kind, clock, file = events.append, Kind.INITCALL, self.clock, self.file
         for r in sorted(range(len(ret_line)), key=ret_line.__getitem__):
@@ -325,19 +354,14 @@ class InitcallReader:
                          None, attrs))
         return events
 
-
-    def _table(self, answered: list[int]) -> SpanTable:
-        """_spans() for a big log, as columns: the same spans, attributes and order."""
+    def _table(self, answered, cols: dict) -> SpanTable:
+        """_spans() for many, as columns: the same spans, attributes and order."""
         import numpy as np
 
-        order = np.argsort(np.asarray(self.ret_line, dtype=np.int64), kind="stable")
-        line = np.asarray(self.ret_line, dtype=np.int64)[order]
-        ret_t = np.asarray(self.ret_t, dtype=np.int64)[order]
-        dur = np.asarray(self.ret_dur, dtype=np.int64)[order]
-        fn = np.asarray(self.ret_fn, dtype=np.int64)[order]
-        code = np.asarray(self.ret_code, dtype=np.int64)[order]
+        order = np.argsort(cols["ret_line"], kind="stable")
+        line, ret_t, dur, fn, code = (cols[k][order] for k in ("ret_line", "ret_t", "ret_dur", "ret_fn", "ret_code"))
         call = np.asarray(answered, dtype=np.int64)[order]  # -1: no call: the sentinel at the end
-        start = np.append(np.asarray(self.call_t, dtype=np.int64), NO_TIME)[call]
+        start = np.append(cols["call_t"], NO_TIME)[call]
         known = (start == NO_TIME) & (ret_t != NO_TIME)
         start[known] = ret_t[known] - dur[known]
         # The level of a return: the last "entering initcall level" line before it.
@@ -352,10 +376,8 @@ class InitcallReader:
         cookies = sorted({c for _, c in named if c is not None})
         fn_cookie = np.asarray([0 if c is None else 1 + cookies.index(c) for _, c in named], dtype=np.int64)
         # Per call: its caller's track.
-        pids: dict[str, int] = {}
-        call_track = np.append(np.asarray([pids.setdefault(pid, len(pids)) for pid in self.call_pid], dtype=np.int32),
-                               len(pids))
-        track_names = [f"pid {pid}" if pid else "initcalls" for pid in pids] + ["initcalls"]
+        call_track = np.append(cols["call_pid"], len(cols["pids"]))
+        track_names = [f"pid {pid}" if pid else "initcalls" for pid in cols["pids"]] + ["initcalls"]
         # One attribute dict per (code, module, cookie, level): a module's initcalls are "module".
         mod, cookie = fn_mod[fn], fn_cookie[fn]
         level_key = np.where(mod > 0, -1, level)
@@ -385,6 +407,15 @@ class InitcallReader:
                          {"kind": zeros, "name": fn_name[fn], "clock": zeros, "file": zeros,
                           "track": call_track[call], "attrs": attr_id},
                          start, dur, line)
+
+
+def _joined(a, b):
+    """Two columns one after the other (lists, or numpy columns)."""
+    if isinstance(a, list):
+        return a + b
+    import numpy as np
+
+    return np.concatenate([a, b])
 
 
 def _attributes(extra: dict | None, ret: int | None, mod: str | None, cookie: int | None, level: str | None) -> dict:
