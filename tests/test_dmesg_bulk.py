@@ -188,3 +188,14 @@ def test_bulk_reads_any_kernel_messages_as_the_per_line_path_does(tmp_path, monk
     assert _as_json(bulk) == _as_json(per_line)
     assert _summary(bulk) == _summary(per_line)
     assert [(e.kind, e.name, e.line) for e in bulk.events] == [(e.kind, e.name, e.line) for e in per_line.events]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=40), word=st.binary(min_size=1, max_size=12),
+       at=st.lists(st.integers(-3, 45), max_size=20))
+def test_word_search_reads_like_slices(data, word, at):
+    """The bulk reader's word test (eight bytes at a time, the text's end byte by byte)
+    says what comparing slices says."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    found = dmesg_bulk._is(arr, np.asarray(at, dtype=np.int64), word)
+    assert found.tolist() == [a >= 0 and data[a:a + len(word)] == word for a in at]
