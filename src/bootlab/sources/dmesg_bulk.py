@@ -210,6 +210,8 @@ def _is(arr: np.ndarray, at: np.ndarray, word: bytes) -> np.ndarray:
     """Per position, whether `word` is there (positions off the text are not)."""
     out = (at >= 0) & (at + len(word) <= len(arr))
     where = np.flatnonzero(out)
+    if not len(where):
+        return out  # (and a word longer than the text has no window to look through)
     # Each word's bytes in one gather (a row per position): random reads are what cost.
     rows = np.lib.stride_tricks.sliding_window_view(arr, len(word))[at[where]]
     out[where] = (rows == np.frombuffer(word, dtype=np.uint8)).all(axis=1)
