@@ -40,6 +40,10 @@ def test_boot_record_show_export(tmp_path, capsys):
     assert main(["export", "--db", db]) == 0
     assert json.loads(capsys.readouterr().out)["runs"][0]["status"] == "ok"
     assert main(["runs", "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["diff", "--db", db, "-f", "json", "1", "1"]) == 0  # a run against itself: nothing changed
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["total_ns"]["delta"] == 0 and doc["total_ns"]["before"] > 1e9
 
 
 def test_capture_from_exec_aligns_clocks(tmp_path):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
 from bootlab.analysis import analyze
 from bootlab.analysis.diff import diff
 from bootlab.cli import main
+from bootlab.lab.store import Store
 from bootlab.sources import read
 
 REAL = Path(__file__).parent / "data" / "real"
@@ -53,3 +55,20 @@ def test_cli_unreadable_boot_exit_2(tmp_path, capsys):
     assert main(["diff", GENERIC, str(bad)]) == 2
     assert "empty file" in capsys.readouterr().err
     assert main(["diff", GENERIC, ","]) == 2
+
+
+def test_runs_in_the_store(tmp_path, capsys):
+    """BEFORE and AFTER may be runs in the store (recorded real captures here); a name
+    that is neither a file nor a run says so."""
+    store = Store(str(tmp_path / "d.db"))
+    for kind in ("generic", "cloud"):
+        store.add(status="ok", reason="ready", target={}, command=["qemu-system-x86_64"],
+                  capture=gzip.decompress((REAL / f"{kind}-initcall.capture.gz").read_bytes()), analysis=None,
+                  metrics={}, wall_ns=1, ready_ns=1, label=kind)
+    db = str(tmp_path / "d.db")
+    assert main(["diff", "--db", db, "-f", "json", "1", "2"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [doc[side]["kernel_version"] for side in ("first", "second")] == ["6.1.0-56-amd64", "6.1.0-56-cloud-amd64"]
+    assert doc["phases_ns"][0]["name"] == "firmware + bootloader" and not doc["notes"]
+    assert main(["diff", "--db", db, "1", "nonsense"]) == 2
+    assert "nonsense: no such file, and no run 'nonsense'" in capsys.readouterr().err
