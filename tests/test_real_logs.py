@@ -152,3 +152,14 @@ def test_a_real_journal_reads_alike_as_json_and_short_monotonic(tmp_path):
         assert a.phases.end.at == expected.phases.end.at, fmt
         assert [(s.name, s.duration) for s in a.phases.spans] == [(s.name, s.duration) for s in expected.phases.spans]
         assert not [d for d in a.boot.diagnostics if d.severity == "error"], fmt
+
+
+def test_a_kernel_log_that_lost_its_start_says_so(tmp_path):
+    """A saved kernel log begins with the kernel's first message at time zero; one whose
+    start the log buffer overwrote (here: cut) says what is missing and how to keep it."""
+    lines = gzip.decompress((REAL / "generic-initcall.dmesg.gz").read_bytes()).splitlines(keepends=True)
+    assert not [n for n in analyze(read([_write(tmp_path, "whole.txt", b"".join(lines))])).phases.notes
+                if "begins at" in n]
+    cut = analyze(read([_write(tmp_path, "cut.txt", b"".join(lines[400:]))]))
+    (note,) = [n for n in cut.phases.notes if "begins at" in n]
+    assert "cut.txt begins at 1.8" in note and "log_buf_len=" in note

@@ -174,8 +174,27 @@ def last_time(boot: Boot) -> tuple[int | None, str]:
     return latest, where
 
 
+def _log_start_missing(boot: Boot) -> list[str]:
+    """A saved kernel log (dmesg, not a console) begins with the kernel's first message at
+    printk time zero; one that begins later lost its start."""
+    notes = []
+    if boot.marks(km.BANNER):
+        return notes
+    for log in boot.logs:
+        if log.clock != Clock.PRINTK or log.printed:
+            continue
+        t = log.t.numpy()
+        timed = t[t != NO_TIME]
+        if len(timed) and timed[0] > 0:
+            notes.append(f"{log.file} begins at {timed[0] / 1e9:.6f} s of printk time, not with the kernel's first "
+                         "message: the log was cut, or the kernel's log buffer had wrapped when it was saved (boot "
+                         "with a bigger one, e.g. log_buf_len=4M); the boot before that is missing")
+    return notes
+
+
 def find_phases(boot: Boot) -> Phases:
     result = Phases()
+    result.notes += _log_start_missing(boot)
     found: dict[str, tuple[int | None, str]] = {}
     found[Mark.POWER_ON] = _power_on(boot)
     at, ev = _first(boot, Mark.BOOTLOADER_START)
