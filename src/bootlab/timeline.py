@@ -574,6 +574,16 @@ class Boot:
         start = self.at(ev)
         return None if start is None else start + (ev.dur or 0)
 
+    def ref_times(self, spans: SpanTable, end: bool = False):
+        """Each span's start (or end) on the reference clock; NO_TIME where not placed."""
+        import numpy as np
+
+        offsets = np.asarray([self.clocks[c].offset if c in self.clocks else NO_TIME for c in spans.vocab["clock"]],
+                             dtype=np.int64)[spans.clock]
+        known = (spans.t != NO_TIME) & (offsets != NO_TIME)
+        length = np.where(spans.dur != NO_TIME, spans.dur, 0) if end else 0
+        return np.where(known, spans.t + offsets + length, NO_TIME)
+
     def to_ref(self, clock: str, t: int | None) -> int | None:
         info = self.clocks.get(clock)
         return None if info is None or t is None else t + info.offset

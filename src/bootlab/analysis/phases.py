@@ -102,21 +102,12 @@ def _initcalls_start(boot: Boot) -> tuple[int | None, str]:
     spans = boot.columns(Kind.INITCALL)
     if spans is None:
         return None, ""
-    at = _ref_times(boot, spans)
+    at = boot.ref_times(spans)
     rows = np.flatnonzero((at != NO_TIME) & (at >= (smp if smp is not None else NO_TIME)))
     if not len(rows):
         return None, ""
     first_ev = spans.event(int(rows[np.argmin(at[rows])]))
     return boot.at(first_ev), _evidence(first_ev, f"first initcall {first_ev.name}")
-
-
-def _ref_times(boot: Boot, spans, end: bool = False):
-    """Each span's start (or end) on the reference clock; NO_TIME where not placed."""
-    offsets = np.asarray([boot.clocks[c].offset if c in boot.clocks else NO_TIME for c in spans.vocab["clock"]],
-                         dtype=np.int64)[spans.clock]
-    known = (spans.t != NO_TIME) & (offsets != NO_TIME)
-    at = np.where(known, spans.t + offsets + (np.where(spans.dur != NO_TIME, spans.dur, 0) if end else 0), NO_TIME)
-    return at
 
 
 def _ready(boot: Boot) -> tuple[int | None, Event | None]:
@@ -152,7 +143,7 @@ def last_time(boot: Boot) -> tuple[int | None, str]:
         if end is not None and (best is None or end > best[0]):
             best = (end, (i, 1), ev)
     for spans in boot.tables:
-        ends = _ref_times(boot, spans, end=True)
+        ends = boot.ref_times(spans, end=True)
         if (ends != NO_TIME).any():
             row = int(np.argmax(ends))  # the first of the latest
             ev = spans.event(row)
@@ -286,7 +277,7 @@ def assign(boot: Boot, phases: Phases) -> None:
     starts, spans, end = phases.starts, phases.spans, phases.spans[-1].end
     names = [s.name for s in spans] + [None]
     for table in boot.tables:
-        at = _ref_times(boot, table)
+        at = boot.ref_times(table)
         i = np.searchsorted(np.asarray(starts, dtype=np.int64), at, side="right") - 1
         i[(at == NO_TIME) | (i < 0) | (at > end)] = len(spans)
         table.phase = [names[k] for k in i.tolist()]

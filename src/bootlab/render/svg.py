@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from html import escape
 
+import numpy as np
+
 from ..analysis import Analysis
-from ..timeline import Kind
+from ..timeline import NO_TIME, Kind
 from .fmt import seconds, span
 
 PHASE_COLOURS = {
@@ -49,12 +51,14 @@ def rows_to_draw(a: Analysis) -> tuple[list, int]:
     boot = a.boot
     total = a.phases.total or 0
     floor = max(1_000_000, total // 2000)
-    spans = [ev for ev in boot.events
-             if ev.dur is not None and ev.dur >= floor and ev.kind in KIND_COLOURS and boot.at(ev) is not None]
-    if len(spans) > MAX_ROWS:
-        spans.sort(key=lambda ev: -ev.dur)
-        floor = spans[MAX_ROWS - 1].dur
-        spans = spans[:MAX_ROWS]
+    table = boot.columns(*KIND_COLOURS)  # columns: a million-line log's spans need not all be objects
+    if table is None:
+        return [], floor
+    rows = np.flatnonzero((table.dur != NO_TIME) & (table.dur >= floor) & (boot.ref_times(table) != NO_TIME))
+    if len(rows) > MAX_ROWS:
+        rows = rows[np.argsort(-table.dur[rows], kind="stable")[:MAX_ROWS]]
+        floor = int(table.dur[rows[-1]])
+    spans = [table.event(i) for i in rows.tolist()]
     spans.sort(key=lambda ev: (boot.at(ev), ev.track or ""))
     return spans, floor
 
