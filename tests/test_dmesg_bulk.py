@@ -64,7 +64,7 @@ def test_bulk_equals_per_line(tmp_path, monkeypatch, crlf):
     assert not isinstance(per_line.logs[0].text, dmesg_bulk.SlicedText)
     assert render(analyze(bulk), "text") == render(analyze(per_line), "text")
     # The analyses read the columns; every event, made from them, is the same too (phases included).
-    assert _as_json(bulk) == _as_json(per_line)
+    assert _reports(bulk) == _reports(per_line)
     assert _summary(bulk) == _summary(per_line)
     assert any("goes back" in d.message for d in bulk.diagnostics)
     unfinished = [e for e in bulk.events if e.name == "never_returns"]
@@ -85,10 +85,12 @@ def _both_ways(path: Path, monkeypatch, fmt: str | None = None):
     return bulk, read([str(path)], fmt=fmt)
 
 
-def _as_json(boot) -> str:
+def _reports(boot) -> tuple[str, str]:
+    """The SVG bootgraph (from the columns while there are columns) and JSON with every event."""
     a = analyze(boot)
+    svg = render(a, "svg")
     a.options.events = True
-    return render(a, "json")
+    return svg, render(a, "json")
 
 
 def test_bulk_leaves_other_layouts_to_the_per_line_path(tmp_path):
@@ -140,7 +142,7 @@ def test_bulk_reads_initcall_lines_as_the_per_line_path_does(tmp_path, monkeypat
     monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 0)
     bulk, per_line = _both_ways(path, monkeypatch)
     assert isinstance(bulk.logs[0].text, dmesg_bulk.SlicedText)
-    assert _as_json(bulk) == _as_json(per_line)
+    assert _reports(bulk) == _reports(per_line)
     assert _summary(bulk) == _summary(per_line)
     assert [(e.kind, e.name, e.line) for e in bulk.events] == [(e.kind, e.name, e.line) for e in per_line.events]
 
@@ -185,7 +187,7 @@ def test_bulk_reads_any_kernel_messages_as_the_per_line_path_does(tmp_path, monk
     monkeypatch.setattr(printk, "BULK_MIN_BYTES", 0)
     monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 0)
     bulk, per_line = _both_ways(path, monkeypatch, "dmesg")
-    assert _as_json(bulk) == _as_json(per_line)
+    assert _reports(bulk) == _reports(per_line)
     assert _summary(bulk) == _summary(per_line)
     assert [(e.kind, e.name, e.line) for e in bulk.events] == [(e.kind, e.name, e.line) for e in per_line.events]
 
