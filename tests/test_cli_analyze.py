@@ -159,3 +159,17 @@ def test_bad_regex(fixture_path, capsys):
 
 def test_unwritable_output(fixture_path, capsys):
     assert main(["analyze", "-o", "/nonexistent/dir/x.txt", fixture_path("dmesg-plain.txt")]) == 2
+
+
+def test_long_lists_are_written_one_item_a_line(monkeypatch):
+    """JSON: a long list (the events of a big log) one compact item per line, the same data."""
+    from bootlab.analysis import Options, analyze
+    from bootlab.render import json as json_render
+    from bootlab.sources import read
+
+    a = analyze(read([str(REAL / "generic-initcall.dmesg.gz")]), Options(events=True))
+    monkeypatch.setattr(json_render, "LONG", 10)
+    text = json_render.render(a)
+    assert json.loads(text) == json.loads(json.dumps(json_render.document(a, True)))
+    events = text[text.index('\n "events": [\n'):].splitlines()[2:-2]
+    assert len(events) == len(a.boot.events) and all(line.startswith('  {"kind": ') for line in events)
