@@ -349,6 +349,24 @@ def test_bootchart_dir_and_tgz(corpus_path, tmp_path):
     assert len(_events(again, Kind.PROCESS)) == len(procs)
 
 
+def test_digits_that_are_not_numbers_are_unreadable_not_a_crash(corpus_path, tmp_path):
+    """Superscripts and other characters str.isdigit() calls digits but int() refuses: a
+    bootchart sample time, a journal timestamp."""
+    import shutil
+
+    directory = tmp_path / "bootchart"
+    shutil.copytree(corpus_path("bootchart-example1"), directory)
+    stat = directory / "proc_stat.log"
+    stat.write_text("\u00b2\n" + stat.read_text())
+    boot = read([str(directory)])
+    assert any("expected a sample time" in d.message and d.line == 1 for d in boot.diagnostics)
+    journal = tmp_path / "journal.json"
+    journal.write_text('{"__CURSOR": "x", "_TRANSPORT": "kernel", "_SOURCE_MONOTONIC_TIMESTAMP": "\u00b2", '
+                       '"MESSAGE": "Linux version 6.1"}\n')
+    (warning,) = read([str(journal)]).diagnostics
+    assert "1 of 1 entries are not journal entries" in warning.message
+
+
 def _capture(path, chunks, events=()):
     """Write a capture with the real writer: chunks are (t_ns, bytes)."""
     w = NativeWriter(str(path), {"zero": "power-on"})

@@ -30,6 +30,8 @@ def test_round_trip(tmp_path):
     assert s.runs(label="nope") == []
     with pytest.raises(StoreError):
         s.get(999)
+    with pytest.raises(StoreError, match="no run"):
+        s.get("\u00b2")  # a digit to str.isdigit(), not to int()
 
 
 def test_migrates_an_old_database(tmp_path):

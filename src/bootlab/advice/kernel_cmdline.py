@@ -27,7 +27,7 @@ def _already_quiet(ctx: Context) -> bool:
     if arg_value(ctx, "quiet") is not None:
         return True
     level = arg_value(ctx, "loglevel")
-    return level is not None and level.isdigit() and int(level) <= QUIET_LOGLEVEL
+    return level is not None and level.isascii() and level.isdigit() and int(level) <= QUIET_LOGLEVEL
 
 
 def _banner_printed(ctx: Context, log) -> bool:

@@ -95,7 +95,7 @@ def make_source(args: argparse.Namespace):
         return PtySource(args.pty)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
-        if not host or not port.isdigit():
+        if not host or not (port.isascii() and port.isdigit()):
             raise UsageError(f"--tcp wants HOST:PORT, not {args.tcp!r}")
         return TcpSource(host, int(port))
     if args.labgrid_env:

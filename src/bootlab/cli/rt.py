@@ -103,7 +103,7 @@ def _exec_override(text: str, config: Config) -> ExecOverride:
     task = config.task_by_ref(name)
     if not sep or task is None:
         raise UsageError(f"--exec {text}: expected TASK[@JOB]=TIME with TASK a task name or id")
-    if job and not job.isdigit():
+    if job and not (job.isascii() and job.isdigit()):
         raise UsageError(f"--exec {text}: JOB must be a job number (0 is the first)")
     try:
         exec_ns = parse_duration(amount, config.unit)

@@ -48,7 +48,7 @@ class RunSet:
 
 def resolve(store: Store, ref: str) -> RunSet:
     """The runs a reference names (see the module's docstring)."""
-    if ref.isdigit():
+    if ref.isascii() and ref.isdigit():
         try:
             return RunSet(f"run {ref}", [store.get(ref)])
         except StoreError as err:

@@ -190,7 +190,7 @@ class Store:
     def get(self, ref: str | int) -> Run:
         """A run by id, or by uuid (or a unique uuid prefix)."""
         text = str(ref)
-        if text.isdigit():
+        if text.isascii() and text.isdigit():
             row = self.db.execute(f"SELECT {self._COLUMNS} FROM runs WHERE id = ?", (int(text),)).fetchone()
         else:
             rows = self.db.execute(f"SELECT {self._COLUMNS} FROM runs WHERE uuid LIKE ?", (text + "%",)).fetchall()

@@ -73,7 +73,7 @@ def _samples(boot: Boot, file: str, data: bytes):
             t, block = None, []
             continue
         if t is None:
-            if text.isdigit():
+            if text.isascii() and text.isdigit():
                 t, start = int(text) * TICK_NS, line.lineno
             else:
                 boot.warn(file, line.lineno, "expected a sample time (uptime in 1/100 s)")

@@ -65,7 +65,7 @@ def _time(entry: dict, kernel: bool) -> int | None:
     """The entry's time in ns: a kernel entry's printk time, else the journal's stamp."""
     for key in ("_SOURCE_MONOTONIC_TIMESTAMP", "__MONOTONIC_TIMESTAMP") if kernel else ("__MONOTONIC_TIMESTAMP",):
         value = entry.get(key)
-        if isinstance(value, str) and value.isdigit():
+        if isinstance(value, str) and value.isascii() and value.isdigit():
             return int(value) * 1000
     return None
 
