@@ -71,3 +71,19 @@ def test_logs_run_together_any_boot_asked_for(tmp_path, seeds, noise, where, whi
     data = b"\n".join(seeds)
     at = where % (len(data) + 1)
     _exercise(tmp_path, data[:at] + noise + data[at:], which=which)
+
+
+_HUGE = st.integers(10**18, 10**40).map(str)
+
+
+@SETTINGS
+@given(seconds=_HUGE, shape=st.sampled_from([
+    "[{s}.000000] x\n", "6,1,{s},-;x\n", "[{s}.000000 0.000000] x\n",
+    "#bootlab-capture 1 {{}}\n{s}.000000000 | x\n", "[    0.1] initcall f+0x0/0x1 returned 0 after {s} usecs\n",
+    "[    0.1] probe of d returned 0 after {s} usecs\n", "Startup finished in {s}min 1.000s (kernel) = 1.000s\n",
+    "  {s}min 2.000s foo.service\n", "   swapper/0-1   [000] .....   {s}.000000: initcall_start: func=f+0x0/0x10\n",
+]))
+def test_times_too_big_for_a_boot_are_garbage_not_a_crash(tmp_path, seconds, shape):
+    """A time no boot can have (past 64-bit nanoseconds) in any format: a line or event not
+    read, never an overflow."""
+    _exercise(tmp_path, ("[    0.000000] Linux version 6.1\n" + shape.format(s=seconds)).encode())

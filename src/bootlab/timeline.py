@@ -128,6 +128,13 @@ class Diagnostic:
 
 
 NO_TIME = -(2**63)  # how a line without a time is stored in Times
+# Times and durations beyond this (146 years) are garbage, not a boot: they would not fit
+# the 64-bit columns (a log's `[123456789012345678901234567890.000000]`).
+MAX_NS = 2**62
+
+
+def in_range(ns: int | None) -> bool:
+    return ns is None or -MAX_NS < ns < MAX_NS
 
 
 class Times(Sequence):
@@ -218,7 +225,8 @@ class ConsoleLog:
         return log
 
     def append(self, t: int | None, text: str, lineno: int, nbytes: int) -> None:
-        self.t.raw.append(NO_TIME if t is None else t)  # Times.append, inlined: a million calls
+        """A line; one whose time is out of range (garbage) is kept without a time."""
+        self.t.raw.append(NO_TIME if t is None or not -MAX_NS < t < MAX_NS else t)  # a million calls: inlined
         self.text.append(text)
         self.lineno.append(lineno)
         self.nbytes.append(nbytes)
@@ -422,7 +430,11 @@ class Boot:
 
     # -- writing ------------------------------------------------------------------
 
-    def add(self, ev: Event) -> Event:
+    def add(self, ev: Event) -> Event | None:
+        """Add an event; one whose time or duration is out of range is garbage: a warning."""
+        if not (in_range(ev.t) and in_range(ev.dur)):
+            self.warn(ev.file or "?", ev.line, f"{ev.kind} {ev.name!r}: a time out of range, not read")
+            return None
         self.objects.append(ev)
         return ev
 

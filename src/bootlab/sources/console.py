@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SourceInfo
+from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SourceInfo, in_range
 from . import firmware, initcall, kernel_messages, uboot, userspace
 from .initcall import InitcallReader
 from .lines import clean, seconds_to_ns, split
@@ -203,6 +203,8 @@ class Interpreter:
     def _logical_line(self, t_host: int | None, text: str, lineno: int, nbytes: int) -> None:
         t_printk = None
         m = PRINTK_AT_START.match(text)
+        if m and not in_range(stamp_ns(m)):
+            m = None  # garbage, not a time
         if m:
             t_printk = stamp_ns(m)
             if t_host is not None:

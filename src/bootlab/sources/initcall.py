@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from ..timeline import NO_TIME, NS_PER_MS, NS_PER_US, Boot, Clock, Event, Kind, SpanTable, merge_by_line
+from ..timeline import NO_TIME, NS_PER_MS, NS_PER_US, Boot, Clock, Event, Kind, SpanTable, in_range, merge_by_line
 from .lines import seconds_to_ns
 
 _SYM = r"(?P<sym>\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?:\(\))?"
@@ -213,6 +213,9 @@ class InitcallReader:
 
     def call(self, t: int | None, lineno: int, sym: str, mod: str | None, pid: str) -> None:
         """`calling  SYM [MOD] @ PID` (the groups of CALLING_AT_START)."""
+        if not in_range(t):
+            self.boot.warn(self.file, lineno, f"initcall {sym}: a time out of range, not read")
+            return
         self.call_line.append(lineno)
         self.call_t.append(NO_TIME if t is None else t)
         self.call_fn.append(self._function(sym, mod))
@@ -238,6 +241,9 @@ class InitcallReader:
 
     def _finish(self, raw_sym: str, mod: str | None, t: int | None, dur: int, ret: int | None, lineno: int,
                 extra: dict | None = None) -> None:
+        if not (in_range(t) and in_range(dur) and (t is None or in_range(t - dur))):
+            self.boot.warn(self.file, lineno, f"initcall {raw_sym}: a time out of range, not read")
+            return
         if extra:
             self.extras[len(self.ret_line) + (len(self.bulk_returns[0]) if self.bulk_returns else 0)] = extra
         self.ret_line.append(lineno)

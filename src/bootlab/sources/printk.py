@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from ..timeline import Boot, Clock, ConsoleLog, SourceInfo
+from ..timeline import Boot, Clock, ConsoleLog, SourceInfo, in_range
 from .console import Interpreter
 from .lines import CONTROL_BYTES, clean, decode
 from .userspace import Patterns
@@ -130,10 +130,15 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) 
         nbytes = (len(raw) if exact else len(raw.encode("utf-8", "replace"))) + (n != unterminated)
         text = clean(raw) if dirty else raw
         m = regex.match(text)
-        if walls is not None and m is not None:
-            t = walls.printk_time(m, text[m.end():], n)
-            if t is None:
-                m = None  # a date that does not exist
+        if m is not None:
+            if walls is not None:
+                t = walls.printk_time(m, text[m.end():], n)
+            elif variant == "kmsg":
+                t = int(m.group("us")) * 1000
+            else:
+                t = int(m.group("sec")) * ns + int((m.group("frac") + "000")[:9])
+            if not (t is not None and in_range(t)):
+                m = None  # a date that does not exist, or a time out of range: garbage
         if m is None:
             if variant == "kmsg" and text.startswith(" "):
                 continue  # /dev/kmsg dictionary line (KEY=value), not printed
@@ -144,10 +149,6 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) 
                 interp.text(None, None, text, n)
             append(None, text, n, nbytes)
             continue
-        if variant == "kmsg":
-            t = int(m.group("us")) * 1000
-        elif walls is None:
-            t = int(m.group("sec")) * ns + int((m.group("frac") + "000")[:9])
         msg = text[m.end():]
         if variant == "journal":
             journal_entry(interp, t, m.group("ident"), m.group("pid"), msg, n)
