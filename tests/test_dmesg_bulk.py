@@ -42,6 +42,7 @@ def _big_log(path: Path, crlf: bool = False) -> None:
     lines.append(b"[    0.500000] calling  back_in_time+0x0/0x10 @ 1")
     lines.append(b"[    0.500100] initcall back_in_time+0x0/0x10 returned 0 after 100 usecs")
     lines.append(b"<6>[  140.000000] Run /init as init process")
+    lines.append(b"<6>[123456789012345678901234567890.000000] a stamp no boot can have")
     lines.append(b"[  140.100000] calling  never_returns+0x0/0x10 @ 1")
     lines.append(b"[  150.000000] the last line")
     path.write_bytes((b"\r\n" if crlf else b"\n").join(lines) + b"\n")

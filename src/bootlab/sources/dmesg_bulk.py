@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SlicedText, SourceInfo
+from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SlicedText, SourceInfo, in_range
 from .console import DMESG_DUMP_BEGIN, MEANINGFUL, MEANINGFUL_STARTS, Interpreter, stamp_ns
 from .initcall import NO_RET_CODE, InitcallReader
 from .userspace import Patterns
@@ -107,9 +107,9 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
     for i in loose.tolist():  # other layouts (dmesg -r's <6>[...]) and continuation lines
         line = text[starts[i]:ends[i]]
         m = printk_line.match(line)
-        if m is not None:
+        if m is not None and in_range(stamp_ns(m)):
             t[i], offsets[i] = stamp_ns(m), starts[i] + m.end()
-        elif line.strip():
+        elif line.strip():  # (a stamp out of range is garbage, as on the per-line path)
             untimed.append(i)
             if line.startswith(DMESG_DUMP_BEGIN):
                 restarts.append(i)
