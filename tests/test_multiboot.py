@@ -200,3 +200,16 @@ def test_a_bootlab_capture_over_two_boots(tmp_path, power_on):
         assert a.boot.meta["host_zero"] == "an earlier boot's power-on"
     first = analyze(read([both], which=1))
     assert _phases(first) == _phases(analyze(read([str(REAL / "generic.capture.gz")])))
+
+
+def test_a_long_line_holds_no_banner():
+    """A banner's prefix is short (terminal resets, boot-stub output, stamps); "Linux
+    version" deep in a long line (a pasted blob, many times over) starts no boot, and is
+    not looked for further back than that (a long line would make it slow)."""
+    from bootlab.sources import multiboot
+
+    log = b"[    0.000000] Linux version 6.1\n[    0.100000] x" + b" Linux version 6.1" * 10_000 + b"\n"
+    assert multiboot.starts(log) == [0]
+    first = b"[    0.000000] Linux version 6.1\n[    2.000000] y\n[    3.0] z\n"
+    second = b"." * 200 + b"[    0.000000] Linux version 6.1\n"  # boot-stub output before it: still a banner
+    assert multiboot.starts(first + second) == [0, len(first)]

@@ -31,6 +31,8 @@ _UNSTAMPED = re.compile(rb"""(?:\[(?:\d{4}-\d\d-\d\d[ T])?[\d:]+\.\d+(?:\ -?\d+\
     (?:[a-z]+\s*:[a-z]+\s*:\ )?
     (?:\[\s*(?P<journal>\d+\.\d+)\]\ \S+\ kernel:\ |\S.*?\ kernel:\ )?
     (?:\d{4}-\d\d-\d\dT[\d:]+,\d+[+-]\d\d:?\d\d\ )?$""", re.X)
+# A banner's line holds at most terminal resets, boot-stub output and prefixes before it.
+_LONGEST_PREFIX = 256
 # The first words of firmware and bootloaders (after terminal resets, on a console).
 _LOADER = re.compile(rb"U-Boot SPL |U-Boot \d{4}\.|SeaBIOS \(version|qboot|NOTICE:\s+BL[12]|BootROM|Booting from ROM"
                      rb"|Welcome to GRUB|GNU GRUB")
@@ -63,7 +65,13 @@ def _banners(data: bytes) -> list[int]:
     found = []
     at = data.find(_BANNER)
     while at >= 0:
-        start = data.rfind(b"\n", 0, at) + 1
+        # Its line's start, looked for no further back than a banner's prefix can be long
+        # (a long line is not a banner's, and looking all the way back would be slow).
+        lo = max(0, at - _LONGEST_PREFIX - 1)
+        start = data.rfind(b"\n", lo, at) + 1
+        if start == 0 and lo > 0:
+            at = data.find(_BANNER, at + 1)
+            continue
         stamped = _STAMPED.search(data, start, at)
         if stamped is not None:
             banner = _zero(stamped.group("printk"))
