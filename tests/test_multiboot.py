@@ -213,3 +213,10 @@ def test_a_long_line_holds_no_banner():
     first = b"[    0.000000] Linux version 6.1\n[    2.000000] y\n[    3.0] z\n"
     second = b"." * 200 + b"[    0.000000] Linux version 6.1\n"  # boot-stub output before it: still a banner
     assert multiboot.starts(first + second) == [0, len(first)]
+
+
+def test_many_boots_are_listed_in_short(tmp_path):
+    log = b"".join(b"[    0.000000] Linux version 6.1\n[    1.000000] Run /init as init process\n" for _ in range(40))
+    (warning,) = read([_write(tmp_path, "many.log", log)]).diagnostics
+    assert warning.message.startswith("the log holds 40 boots (first lines 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, "
+                                      "23 ... 79): reading boot 40, the last")

@@ -142,11 +142,15 @@ def choose(n: int, which: int | None) -> int:
     return k
 
 
+SHOWN = 12  # boots whose first lines a warning lists
+
+
 def say_which(boot: Boot, file: str, starts: list[int], k: int, name: str = "") -> None:
     """Warn that a log of several boots was read for one of them (k, 1-based)."""
     if len(starts) > 1:
         last = ", the last" if k == len(starts) else ""
-        boot.warn(file, starts[k - 1], f"the log holds {len(starts)} boots (first lines {', '.join(map(str, starts))}): "
+        lines = ", ".join(map(str, starts[:SHOWN])) + (f" ... {starts[-1]}" if len(starts) > SHOWN else "")
+        boot.warn(file, starts[k - 1], f"the log holds {len(starts)} boots (first lines {lines}): "
                                        f"reading boot {k}{last}{f' ({name})' if name else ''}; choose one with --boot N")
 
 
