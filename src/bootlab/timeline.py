@@ -354,6 +354,16 @@ class SpanTable:
         """Per attribute set (an `attrs` id), the value of one attribute."""
         return [(a or {}).get(key, default) for a in self.vocab["attrs"]]
 
+    def where(self, column: str, test):
+        """Per row, whether its value in a text column passes `test` (tested once per value)."""
+        import numpy as np
+
+        return np.asarray([bool(test(v)) for v in self.vocab[column]], dtype=bool)[getattr(self, column)]
+
+    def flagged(self, key: str):
+        """Per row, whether its attributes set `key` (a fixup, an async initcall)."""
+        return self.where("attrs", lambda a: (a or {}).get(key))
+
 
 @dataclass(slots=True)
 class Anchors:
@@ -430,13 +440,12 @@ class Boot:
 
     # -- writing ------------------------------------------------------------------
 
-    def add(self, ev: Event) -> Event | None:
+    def add(self, ev: Event) -> None:
         """Add an event; one whose time or duration is out of range is garbage: a warning."""
-        if not (in_range(ev.t) and in_range(ev.dur)):
+        if in_range(ev.t) and in_range(ev.dur):
+            self.objects.append(ev)
+        else:
             self.warn(ev.file or "?", ev.line, f"{ev.kind} {ev.name!r}: a time out of range, not read")
-            return None
-        self.objects.append(ev)
-        return ev
 
     @property
     def events(self) -> list[Event]:
@@ -473,7 +482,8 @@ class Boot:
         for table in self.tables:
             if not set(table.vocab["kind"]) & set(kinds):
                 continue
-            part = table if set(table.vocab["kind"]) <= set(kinds) else table.take(_rows_of(table, kinds))
+            part = table if set(table.vocab["kind"]) <= set(kinds) else table.take(
+                np.flatnonzero(table.where("kind", lambda k: k in kinds)))
             parts.append(part)
             positions.append(2 * self.slots(table, part.line))
         picked = [(i, ev) for i, ev in enumerate(self.objects) if ev.kind in kinds]
@@ -722,13 +732,6 @@ def merge_by_line(events: list[Event], spans: list[Event]) -> list[Event]:
         j = k
     out += spans[j:]
     return out
-
-
-def _rows_of(table: SpanTable, kinds) -> "object":
-    import numpy as np
-
-    wanted = np.asarray([k in kinds for k in table.vocab["kind"]], dtype=bool)
-    return np.flatnonzero(wanted[table.kind])
 
 
 def _timed_clocks(table: SpanTable) -> set[str]:

@@ -85,8 +85,7 @@ def level_totals(boot: Boot) -> list[tuple[str, int, int]]:
     spans = boot.columns(Kind.INITCALL)
     if spans is None:
         return []
-    fixup = np.asarray(spans.attr_column("fixup", False), dtype=bool)[spans.attrs]
-    rows = np.flatnonzero((spans.dur != NO_TIME) & ~fixup)
+    rows = np.flatnonzero((spans.dur != NO_TIME) & ~spans.flagged("fixup"))
     levels = spans.attr_column("level", "unknown")
     level_of = np.unique(np.asarray(levels, dtype=object), return_inverse=True)
     names, per_set = level_of[0].tolist(), level_of[1]
@@ -105,5 +104,5 @@ def failures(boot: Boot) -> list[Blamed]:
     spans = boot.columns(Kind.INITCALL, Kind.PROBE)
     if spans is None:
         return []
-    failed = np.asarray([r not in (None, 0) for r in spans.attr_column("ret")], dtype=bool)
-    return _blamed(boot, spans, np.flatnonzero(failed[spans.attrs]).tolist())
+    failed = spans.where("attrs", lambda a: (a or {}).get("ret") not in (None, 0))
+    return _blamed(boot, spans, np.flatnonzero(failed).tolist())

@@ -41,12 +41,11 @@ def _main_track(initcalls: SpanTable | None) -> str | None:
     the thread that ran the most initcall time."""
     if initcalls is None:
         return None
-    own = np.asarray([not (a or {}).get("async") for a in initcalls.vocab["attrs"]], dtype=bool)[initcalls.attrs]
     tracks = initcalls.vocab["track"]
-    rows = np.flatnonzero(own & (initcalls.dur != NO_TIME) & (initcalls.dur != 0))
+    rows = np.flatnonzero(~initcalls.flagged("async") & (initcalls.dur != NO_TIME) & (initcalls.dur != 0))
     if "pid 1" in tracks and (initcalls.track[rows] == tracks.index("pid 1")).any():
         return "pid 1"
-    named = rows[np.asarray([bool(t) for t in tracks], dtype=bool)[initcalls.track[rows]]]
+    named = rows[initcalls.where("track", bool)[rows]]
     if not len(named):
         return None
     totals = np.zeros(len(tracks), dtype=np.int64)
@@ -61,9 +60,8 @@ def find_critical_path(boot: Boot, top: int = 10) -> CriticalPath:
     spans = boot.columns(Kind.INITCALL, Kind.ASYNC_WAIT) if path.kernel_track else None
     if spans is not None:
         # A fixup runs inside a driver's initcall: not a step of its own.
-        fixup = np.asarray([bool((a or {}).get("fixup")) for a in spans.vocab["attrs"]], dtype=bool)[spans.attrs]
-        track = np.asarray([t == path.kernel_track for t in spans.vocab["track"]], dtype=bool)[spans.track]
-        on = np.flatnonzero(track & ~fixup & (spans.dur != NO_TIME) & (spans.t != NO_TIME))
+        track = spans.where("track", lambda t: t == path.kernel_track)
+        on = np.flatnonzero(track & ~spans.flagged("fixup") & (spans.dur != NO_TIME) & (spans.t != NO_TIME))
         path.kernel_steps = len(on)
         path.kernel_total = int(spans.dur[on].sum())
         # First start and last end per clock, then on the reference clock (a span on a

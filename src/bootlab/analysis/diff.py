@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..timeline import PHASE_STARTS, Kind
+import numpy as np
+
+from ..timeline import NO_TIME, PHASE_STARTS, Kind
 from . import Analysis
 
 
@@ -52,11 +54,15 @@ class BootDiff:
 
 
 def _totals(a: Analysis, kind: str) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for ev in a.boot.of_kind(kind):
-        if ev.dur is not None and not (ev.attrs or {}).get("fixup"):
-            out[ev.name] = out.get(ev.name, 0) + ev.dur
-    return out
+    """Time per name (read from the columns: a big log's initcalls stay arrays)."""
+    spans = a.boot.columns(kind)
+    if spans is None:
+        return {}
+    rows = np.flatnonzero((spans.dur != NO_TIME) & ~spans.flagged("fixup"))
+    time = np.zeros(len(spans.vocab["name"]), dtype=np.int64)
+    np.add.at(time, spans.name[rows], spans.dur[rows])
+    names = spans.vocab["name"]
+    return {names[k]: int(time[k]) for k in np.unique(spans.name[rows]).tolist()}
 
 
 def _changes(kind: str, before: dict[str, int], after: dict[str, int], top: int) -> Changes:

@@ -137,21 +137,15 @@ def _power_on(boot: Boot) -> tuple[int | None, str]:
 def last_time(boot: Boot) -> tuple[int | None, str]:
     """The latest placed instant in the boot (used when there is no ready marker); of
     equals, the first in event order."""
-    best = None  # (end, position in event order, event)
-    for i, ev in enumerate(boot.objects):
-        end = boot.at_end(ev)
-        if end is not None and (best is None or end > best[0]):
-            best = (end, (i, 1), ev)
-    for spans in boot.tables:
+    kinds = {ev.kind for ev in boot.objects} | {k for table in boot.tables for k in table.vocab["kind"]}
+    spans = boot.columns(*kinds)  # every event, in order, without making a table's into objects
+    latest, where = None, ""
+    if spans is not None:
         ends = boot.ref_times(spans, end=True)
         if (ends != NO_TIME).any():
-            row = int(np.argmax(ends))  # the first of the latest
-            ev = spans.event(row)
-            slot = int(boot.slots(spans, spans.line[row:row + 1])[0])
-            end = int(ends[row])
-            if best is None or end > best[0] or (end == best[0] and (slot, 0) < best[1]):
-                best = (end, (slot, 0), ev)
-    latest, where = (best[0], _evidence(best[2], best[2].name)) if best else (None, "")
+            i = int(np.argmax(ends))  # the first of the latest
+            ev = spans.event(i)
+            latest, where = int(ends[i]), _evidence(ev, ev.name)
     for log in boot.logs:
         info = boot.clocks.get(log.clock)
         if info is None:

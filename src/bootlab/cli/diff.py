@@ -10,14 +10,15 @@ from ..analysis.diff import diff
 from ..render.diff import render
 from ..timeline import no_cycle_collection
 from . import UsageError
-from .analyze import options_from
+from .analyze import add_analysis_options, options_from
 from .boot import add_db_option
 from .inputs import add_input_options, read_logs, read_stored, report_errors, stored_run
 from .output import write_output
 
 
 def register(sub) -> None:
-    p = sub.add_parser("diff", help="two boots side by side: what a change did",
+    # "resolve": the shared analysis options offer every renderer; a diff has two.
+    p = sub.add_parser("diff", help="two boots side by side: what a change did", conflict_handler="resolve",
                        description="Read two boots (before and after a change), from their logs or as runs in "
                                    "the store, and show the phases, the initcalls, driver probes and units that "
                                    "changed most or appear in one boot only, and the console output. Several "
@@ -25,13 +26,10 @@ def register(sub) -> None:
     p.add_argument("before", metavar="BEFORE", help="log file(s) of the first boot (a,b for several), or a run")
     p.add_argument("after", metavar="AFTER", help="log file(s) of the second boot, or a run")
     add_input_options(p)
+    add_analysis_options(p)
     p.add_argument("--format", "-f", choices=("text", "json"), default="text", help="output format (default text)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
-    p.add_argument("--top", type=int, default=10, metavar="N", help="rows in each list (default 10)")
-    p.add_argument("--ready", metavar="REGEX", help="the line that means the application is ready (ends the boot)")
-    p.add_argument("--app-start", metavar="REGEX", help="the line that means the application starts")
     add_db_option(p)
-    p.set_defaults(func=run, gap=100.0, baud=None, events=False)
+    p.set_defaults(func=run)
 
 
 def _side(args: argparse.Namespace, name: str):

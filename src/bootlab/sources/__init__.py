@@ -33,31 +33,28 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
     if data is None:
         raise NotALog(path, 0, f"a directory cannot be read as {fmt}")
     part = None
-    if fmt in multiboot.FORMATS:
-        try:
+    try:
+        if fmt in multiboot.FORMATS:
             part = multiboot.select(data, which, fmt)
-        except IndexError as err:
-            raise NotALog(path, 0, str(err)) from None
-        data = part.data
-    if fmt == bootlab_capture.FORMAT:
-        bootlab_capture.parse(boot, path, data, patterns)
-    elif fmt == grabserial.FORMAT:
-        grabserial.parse(boot, path, data, patterns)
-    elif fmt == "console":
-        console.parse(boot, path, data, patterns)
-    elif fmt in printk.FORMATS:
-        printk.parse(boot, path, data, patterns, fmt)
-    elif fmt == journal_json.FORMAT:
-        try:
+            data = part.data
+        if fmt == bootlab_capture.FORMAT:
+            bootlab_capture.parse(boot, path, data, patterns)
+        elif fmt == grabserial.FORMAT:
+            grabserial.parse(boot, path, data, patterns)
+        elif fmt == "console":
+            console.parse(boot, path, data, patterns)
+        elif fmt in printk.FORMATS:
+            printk.parse(boot, path, data, patterns, fmt)
+        elif fmt == journal_json.FORMAT:
             journal_json.parse(boot, path, data, patterns, which)
-        except IndexError as err:
-            raise NotALog(path, 0, str(err)) from None
-    elif fmt == ftrace.FORMAT:
-        ftrace.parse(boot, path, data)
-    elif fmt == uboot.FORMAT:
-        uboot.parse(boot, path, data)
-    else:
-        systemd_analyze.parse(boot, path, data, fmt)
+        elif fmt == ftrace.FORMAT:
+            ftrace.parse(boot, path, data)
+        elif fmt == uboot.FORMAT:
+            uboot.parse(boot, path, data)
+        else:
+            systemd_analyze.parse(boot, path, data, fmt)
+    except multiboot.NoSuchBoot as err:
+        raise NotALog(path, 0, str(err)) from None
     if part is not None and part.first_line > 1:
         for log in boot.logs:
             log.drop_before(part.first_line)  # the empty lines standing for the boots before

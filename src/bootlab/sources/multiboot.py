@@ -133,12 +133,16 @@ def starts(data: bytes, fmt: str = "dmesg") -> list[int]:
     return out
 
 
+class NoSuchBoot(ValueError):
+    """A boot asked for (--boot N) that the log does not hold."""
+
+
 def choose(n: int, which: int | None) -> int:
     """Which of n boots (1-based) `which` names: 1-based, negative from the end, None for
-    the last; IndexError when there is no such boot."""
+    the last; NoSuchBoot when there is no such boot."""
     k = n if which is None else which if which > 0 else n + 1 + which
     if not 1 <= k <= n:
-        raise IndexError(f"boot {which} asked for, but the log holds {n} boot{'s' if n > 1 else ''}")
+        raise NoSuchBoot(f"boot {which} asked for, but the log holds {n} boot{'s' if n > 1 else ''}")
     return k
 
 

@@ -24,6 +24,7 @@ from datetime import datetime
 
 from ..timeline import Boot, Clock, ConsoleLog, SourceInfo, in_range
 from .console import Interpreter
+from .kernel_messages import is_banner
 from .lines import CONTROL_BYTES, clean, decode
 from .userspace import Patterns
 
@@ -87,7 +88,7 @@ class WallClock:
         wall = second * 1_000_000_000 + int(m.group("us")) * 1_000
         if self.base is None:
             self.base = wall
-            if not msg.startswith("Linux version"):
+            if not is_banner(msg):
                 self.boot.warn(self.file, lineno, "the log does not begin with the kernel's first message, so its "
                                                   "times count from this line, not from kernel start")
         return wall - self.base
