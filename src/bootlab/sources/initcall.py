@@ -253,8 +253,9 @@ class InitcallReader:
         self.ret_code.append(NO_RET_CODE if ret is None else ret)
 
     def _columns(self) -> dict:
-        """Every call and return found, bulk first: numpy columns when there are many
-        (then pids are ids into "pids"), lists otherwise (pids as printed)."""
+        """Every call and return found, bulk first: numpy columns when a bulk reader found
+        some or there are many (then pids are ids into "pids"), lists otherwise (pids as
+        printed)."""
         per_line = {"call_line": self.call_line, "call_t": self.call_t, "call_fn": self.call_fn,
                     "ret_line": self.ret_line, "ret_t": self.ret_t, "ret_fn": self.ret_fn, "ret_code": self.ret_code,
                     "ret_dur": self.ret_dur}
@@ -273,10 +274,6 @@ class InitcallReader:
         cols["call_pid"] = np.concatenate([number_id, [ids.setdefault(pid, len(ids)) for pid in self.call_pid]]
                                           ).astype(np.int64)
         cols["pids"] = list(ids)
-        if n_returns <= BULK_PAIRING:  # few after all: the per-line way
-            cols = {k: v.tolist() if k != "pids" else v for k, v in cols.items()}
-            cols["call_pid"] = [cols["pids"][i] for i in cols.pop("call_pid")]
-            del cols["pids"]
         return cols
 
     def close(self, end: int | None) -> None:
@@ -286,7 +283,7 @@ class InitcallReader:
         calls = len(cols["call_line"])
         answered, open_calls = _pair(_joined(cols["call_line"], cols["ret_line"]),
                                      _joined(cols["call_fn"], cols["ret_fn"]), calls)
-        if "pids" in cols:  # many: kept as columns
+        if "pids" in cols:  # numpy columns: the spans stay columns too
             table = self._table(answered, cols)
             table.at, table.until = self.first_event, len(self.events)
             self.boot.tables.append(table)
