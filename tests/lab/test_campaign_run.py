@@ -184,3 +184,16 @@ def test_a_device_that_cannot_start_stops_the_campaign_with_a_message(store, mon
     with pytest.raises(campaign.CampaignError, match="cannot start QEMU"):
         campaign.run(make(runs=2), store)
     assert store.runs(campaign="c") == []
+
+
+def test_runs_whose_console_lost_bytes_are_flagged(store):
+    """A run whose console capture lost bytes (found against the kernel log printed after
+    ready) is named in the campaign's warnings: never silently."""
+    c = make(names=("baseline", "a"), runs=2)
+    run(c, store, FakeBooter({"baseline": 5e9, "a": 4e9}))
+    lossy = store.runs(campaign="c")[1]
+    store.db.execute("INSERT INTO metrics (run_id, name, value) VALUES (?, 'console:lost_bytes', 12)", (lossy.id,))
+    res = campaign.results(c, campaign.state(c, store))
+    assert [w for w in res.warnings if "lost" in w] == [
+        f"{lossy.variant}: the console lost 12 bytes in 1 of 2 runs (runs {lossy.id}; `bootlab show RUN` names the lines)"]
+    assert "the console lost 12 bytes" in reports.campaign_text(res)

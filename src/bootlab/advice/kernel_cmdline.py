@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..analysis.console_cost import byte_cost
+from ..analysis.console_cost import QUIET_CONSOLE_LOGLEVEL, byte_cost, console_rules, line_level, reached_console
 from ..sources import kernel_messages as km
 from ..timeline import Mark
 from . import Context, Finding, rule
@@ -18,8 +18,6 @@ from .common import (Line, append_patch, arg_value, between, cite, find_lines, f
 
 FAMILY = "kernel command line"
 
-# `quiet` sets the console loglevel to 4: only warnings and worse are printed.
-QUIET_LOGLEVEL = 4
 _CMDLINE = re.compile(r"(?:Kernel )?[Cc]ommand line: ")
 
 
@@ -27,7 +25,7 @@ def _already_quiet(ctx: Context) -> bool:
     if arg_value(ctx, "quiet") is not None:
         return True
     level = arg_value(ctx, "loglevel")
-    return level is not None and level.isascii() and level.isdigit() and int(level) <= QUIET_LOGLEVEL
+    return level is not None and level.isascii() and level.isdigit() and int(level) <= QUIET_CONSOLE_LOGLEVEL
 
 
 def _banner_printed(ctx: Context, log) -> bool:
@@ -46,10 +44,16 @@ def quiet(ctx: Context) -> Finding | None:
     `quiet` measured 1.2 s; the smaller-of-two sum gives 1.3 s.)
     """
     console = ctx.analysis.console
-    if console is None or _already_quiet(ctx):
+    if console is None or not console.baud or _already_quiet(ctx):
         return None
     messages = printk_lines(ctx.boot, ready_at(ctx.analysis))
     if not messages or (messages[0].log.printed and not _banner_printed(ctx, messages[0].log)):
+        return None
+    # What quiet silences: messages the console printed, at warning's level or less urgent.
+    shown = reached_console(messages[0].log, console_rules(ctx.boot.meta.get("cmdline")))
+    messages = [line for line in messages
+                if shown[line.i] and line_level(line.log.text[line.i]) >= QUIET_CONSOLE_LOGLEVEL]
+    if not messages:
         return None
     waited = 0
     nbytes = 0
@@ -62,7 +66,7 @@ def quiet(ctx: Context) -> Finding | None:
         return None
     log = messages[0].log
     evidence = [f"{log.file}: {nbytes} bytes of kernel messages in {len(messages)} lines "
-                f"{'printed on the console' if log.printed else 'in the kernel log'}",
+                f"{'printed on the console' if log.printed else 'in the kernel log that ' + console.loglevel + ' printed'}",
                 f"console at {console.baud} baud [{console.baud_source}]: {took(byte_cost(nbytes, console.baud))} "
                 f"if the kernel waited for every byte, {took(waited)} counting only the time up to each next message"]
     evidence += [line.cite() for line, _ in find_lines(ctx.boot, _CMDLINE)[:1]]

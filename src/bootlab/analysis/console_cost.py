@@ -2,34 +2,77 @@
 
 A UART at 115200 baud with 8N1 framing moves 10 bits per byte, 11520 bytes a second: a
 loud kernel (100 KB of messages) spends close to 9 s just waiting for its serial port.
-When the log is a capture, the bytes are what really went out; when it is a dmesg, they
-are what the ring buffer holds, which is what would go out without `quiet`.
+
+Only what reached the console costs anything.  A capture holds exactly that.  A kernel log
+read back from the ring buffer (dmesg, kmsg, a journal) holds every message, and the
+console printed only those below its log level: by the kernel's own rules, `loglevel=N`,
+`quiet` (4), `debug` (10) or `ignore_loglevel` on the command line, else the default
+(7: every level but KERN_DEBUG).  A message's level is in the line when the log kept it
+(`dmesg -r`'s `<6>`, `dmesg -x`'s `kern  :info  :`, kmsg's `6,`); `initcall_debug`'s
+messages are KERN_DEBUG whatever the log.  A kernel whose consoles are all screens
+(`console=tty0`) pays no serial time at all.
+
+The kernel waits for its console while it prints, so a phase cannot have spent more time
+printing than it lasted: each phase's serial time is capped at its length.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..timeline import NO_TIME, NS_PER_S, Boot, ConsoleLog
+from .console_loss import ConsoleLoss, console_loss, warn
 from .phases import Phases
 
 DEFAULT_BAUD = 115200
 BITS_PER_BYTE = 10  # start bit + 8 data bits + stop bit
+DEFAULT_CONSOLE_LOGLEVEL = 7  # CONFIG_CONSOLE_LOGLEVEL_DEFAULT: all but KERN_DEBUG
+QUIET_CONSOLE_LOGLEVEL = 4  # CONFIG_CONSOLE_LOGLEVEL_QUIET: warnings and worse
+DEBUG_CONSOLE_LOGLEVEL = 10
+KERN_DEBUG = 7
+# A message whose level the log did not keep: most of the kernel's are pr_info.
+UNKNOWN_LEVEL = 6
+# Console devices that are serial ports (UARTs, USB gadgets and adapters, hypervisor
+# consoles), as named on the kernel command line; tty0..N and fb consoles are screens.
+SERIAL_CONSOLE = re.compile(r"^(?:ttyS|ttyAMA|ttymxc|ttyO|ttyPS|ttyMSM|ttyUL|ttyLP|ttyMV|ttyTCU|ttyHS|ttyMFD|"
+                            r"ttyGS|ttyUSB|ttyACM|hvc|uart|lpuart)")
+# A level the log kept: dmesg -r's <6> (facility * 8 + level), kmsg's "6,seq,...", dmesg -x's name.
+_LEVEL_NUMBER = re.compile(r"^(?:<(?P<raw>\d+)>|(?P<kmsg>\d+),\d+,\d+,)")
+_LEVEL_NAME = re.compile(r"^[a-z]+\s*:(?P<name>emerg|alert|crit|err|warn|notice|info|debug)\s*:")
+_LEVEL_NAMES = {"emerg": 0, "alert": 1, "crit": 2, "err": 3, "warn": 4, "notice": 5, "info": 6, "debug": 7}
+# initcall_debug's messages (printk(KERN_DEBUG ...)): calling, returned, probe timings.
+_DEBUG_TEXT = re.compile(r"\] (?:calling  |initcall |probe of \S+ returned |async_waiting @|async_continuing @|"
+                         r"PCI fixup |pci fixup )")
+
+
+@dataclass
+class ConsoleRules:
+    """What the kernel prints on its console, from its command line."""
+
+    serial: bool | None  # a serial console is named; None: no console= (the platform's default)
+    loglevel: int  # messages below this level are printed
+    why: str  # which argument set the level
 
 
 @dataclass
 class ConsoleCost:
     baud: int
     baud_source: str
-    bytes: int
+    bytes: int  # what reached (or would have reached) the console
     lines: int
-    cost: int  # ns
+    cost: int  # ns, each phase's share capped at its length
     printed: bool  # measured on the console (True) or estimated from the ring buffer
     per_phase: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (bytes, ns)
     source: str = ""
     note: str = ""
+    serial: bool | None = True  # False: no serial console, so no serial time
+    loglevel: str = ""  # for a ring-buffer log: the console's level and why
+    skipped: int = 0  # ring-buffer bytes the console did not print (below its level)
+    capped: list[str] = field(default_factory=list)  # phases whose serial time was capped at their length
+    loss: ConsoleLoss | None = None  # bytes the console lost (a capture with the kernel log after it)
 
 
 def baud_of(boot: Boot, override: int | None) -> tuple[int, str]:
@@ -38,11 +81,59 @@ def baud_of(boot: Boot, override: int | None) -> tuple[int, str]:
     if boot.meta.get("console_baud"):
         src = "capture" if "capture_baud" in boot.meta else "kernel command line"
         return int(boot.meta["console_baud"]), src
-    return DEFAULT_BAUD, "default (no console speed in the logs)"
+    return DEFAULT_BAUD, "default: no speed in the logs, set it with --baud"
 
 
 def byte_cost(nbytes: int, baud: int) -> int:
     return nbytes * BITS_PER_BYTE * NS_PER_S // baud if baud else 0
+
+
+def console_rules(cmdline: str | None) -> ConsoleRules:
+    """The console's log level and whether it is serial; the last argument wins, as in the kernel."""
+    level, why = DEFAULT_CONSOLE_LOGLEVEL, f"the default console log level ({DEFAULT_CONSOLE_LOGLEVEL})"
+    consoles = []
+    for arg in (cmdline or "").split():
+        name, _, value = arg.partition("=")
+        if name == "quiet":
+            level, why = QUIET_CONSOLE_LOGLEVEL, f"quiet (console log level {QUIET_CONSOLE_LOGLEVEL})"
+        elif name == "debug":
+            level, why = DEBUG_CONSOLE_LOGLEVEL, f"debug (console log level {DEBUG_CONSOLE_LOGLEVEL})"
+        elif name == "loglevel" and value.isascii() and value.isdigit():
+            level, why = int(value), f"loglevel={value}"
+        elif name == "console" and value:
+            consoles.append(value.split(",")[0])
+    if " ignore_loglevel " in f" {cmdline or ''} ":
+        level, why = DEBUG_CONSOLE_LOGLEVEL, "ignore_loglevel (every message)"
+    serial = any(SERIAL_CONSOLE.match(c) for c in consoles) if consoles else None
+    return ConsoleRules(serial, level, why)
+
+
+def line_level(text: str) -> int:
+    """A kernel log line's level: as the line says, KERN_DEBUG for initcall_debug's, else
+    UNKNOWN_LEVEL."""
+    m = _LEVEL_NUMBER.match(text)
+    if m:
+        return int(m.group("raw") or m.group("kmsg")) & 7
+    m = _LEVEL_NAME.match(text)
+    if m:
+        return _LEVEL_NAMES[m.group("name")]
+    return KERN_DEBUG if _DEBUG_TEXT.search(text) else UNKNOWN_LEVEL
+
+
+def reached_console(log: ConsoleLog, rules: ConsoleRules) -> np.ndarray:
+    """Per line of the log, whether the console printed it: every line of a capture; for a
+    ring-buffer log, the lines below the console's level (a continuation line goes with its
+    message)."""
+    if log.printed:
+        return np.ones(len(log), dtype=bool)
+    shown = np.ones(len(log), dtype=bool)
+    times = log.t.raw
+    current = True
+    for i, text in enumerate(log.text):
+        if times[i] != NO_TIME:
+            current = line_level(text) < rules.loglevel
+        shown[i] = current
+    return shown
 
 
 def console_log(boot: Boot) -> ConsoleLog | None:
@@ -57,27 +148,51 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None) -> Console
     if log is None:
         return None
     rate, rate_source = baud_of(boot, baud)
-    total = sum(log.nbytes)
-    result = ConsoleCost(rate, rate_source, total, len(log), byte_cost(total, rate), log.printed, source=log.file)
+    rules = console_rules(boot.meta.get("cmdline"))
+    nbytes = np.frombuffer(log.nbytes, dtype=np.int32).astype(np.int64)
+    shown = reached_console(log, rules)
+    total = int(nbytes[shown].sum())
+    serial = True if log.printed else rules.serial
+    if serial is False:
+        rate = 0  # no UART: printing costs no serial time
+    result = ConsoleCost(rate, rate_source, total, int(shown.sum()), byte_cost(total, rate), log.printed,
+                         source=log.file, serial=serial, skipped=int(nbytes.sum()) - total)
+    if not log.printed:
+        result.loglevel = rules.why
     info = boot.clocks.get(log.clock)
     if info is not None and phases.spans:
         t = log.t.numpy()
-        nbytes = np.frombuffer(log.nbytes, dtype=np.int32).astype(np.int64)
-        timed = t != NO_TIME
+        timed = (t != NO_TIME) & shown
         starts = np.array([s.start for s in phases.spans], dtype=np.int64)
         ref = t[timed] + info.offset
         which = np.searchsorted(starts, ref, side="right") - 1
         inside = (which >= 0) & (ref <= phases.spans[-1].end)
         per = np.bincount(which[inside], weights=nbytes[timed][inside], minlength=len(starts))
-        result.per_phase = {s.name: (int(n), byte_cost(int(n), rate)) for s, n in zip(phases.spans, per) if n}
+        for s, n in zip(phases.spans, per):
+            if not n:
+                continue
+            cost = byte_cost(int(n), rate)
+            if cost > s.duration:
+                cost = s.duration
+                result.capped.append(s.name)
+            result.per_phase[s.name] = (int(n), cost)
         untimed = total - int(per.sum())
         if untimed:
             result.per_phase["untimed or after the end"] = (untimed, byte_cost(untimed, rate))
-    cmdline = boot.meta.get("cmdline", "")
-    if not log.printed:
-        if " quiet" in f" {cmdline}":
-            result.note = ("estimated from the kernel log: with `quiet` these messages were kept in the "
-                           "ring buffer, not printed")
-        else:
-            result.note = "estimated from the kernel log: what the console printed if every message reached it"
+        result.cost = sum(cost for _, cost in result.per_phase.values())
+    result.note = _note(result, rules)
+    result.loss = console_loss(log)
+    if result.loss is not None:
+        warn(boot, result.loss)
     return result
+
+
+def _note(c: ConsoleCost, rules: ConsoleRules) -> str:
+    if c.printed:
+        return ""
+    if c.serial is False:
+        return "no serial console on the kernel command line (its consoles are screens): no serial time is charged"
+    where = ("on the serial console the command line names" if c.serial else
+             "on the platform's default console, assumed serial (no console= on the command line)")
+    return (f"estimated from the kernel log: the messages that {rules.why} prints {where}"
+            + (f"; {c.skipped} bytes of messages below that level not counted" if c.skipped else ""))

@@ -14,16 +14,22 @@ import socket
 import subprocess
 import time
 
+from . import priority
 from .source import FdSource, SourceClosed
 
 
 class ProcessSource(FdSource):
+    """`main_priority`: run the child's main thread (not the threads it starts) at this
+    SCHED_FIFO priority: QEMU's main loop, which moves an emulated UART's bytes out."""
+
     def __init__(self, argv: list[str], small_buffer: bool = False, stderr_path: str | None = None,
-                 env: dict | None = None):
+                 env: dict | None = None, main_priority: int | None = None):
         self.argv = argv
         self.small_buffer = small_buffer
         self.stderr_path = stderr_path
         self.env = env
+        self.main_priority = main_priority
+        self.main_policy = "SCHED_OTHER"
         self.proc: subprocess.Popen | None = None
         self.started_ns: int | None = None
         self.name = f"exec:{argv[0]}"
@@ -44,6 +50,7 @@ class ProcessSource(FdSource):
             os.close(write_end)
             if self.stderr_path:
                 stderr.close()
+        self.main_policy = priority.try_raise(self.main_priority, self.proc.pid)
         os.set_blocking(read_end, False)
         self.fd = read_end
 
@@ -71,4 +78,5 @@ class ProcessSource(FdSource):
         super().close()
 
     def describe(self) -> dict:
-        return {"source": "exec", "argv": self.argv}
+        return {"source": "exec", "argv": self.argv,
+                **({"child_scheduling": self.main_policy} if self.main_priority else {})}

@@ -8,14 +8,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shlex
 import sys
 import time
 from datetime import datetime, timezone
 
-from ..capture import session
+from ..capture import priority, session
 from ..capture.power import device_source, mark_zero, switch
 from ..capture.process import ProcessSource
 from ..capture.pty_source import PtySource
@@ -24,11 +23,6 @@ from ..capture.tcp import TcpSource
 from ..capture.writer import GrabserialWriter, NativeWriter
 from . import UsageError
 
-# A stamp is taken when the reader wakes up; on a busy host an ordinary process may wait
-# its turn for a scheduler tick, a SCHED_FIFO one is run at once (the reader sleeps in
-# select whenever no byte is waiting, so it uses CPU time only for what the console
-# sends).  Children (the --exec command, power switches) start as ordinary processes again.
-AUTO_RT_PRIORITY = 10
 
 
 def register(sub) -> None:
@@ -72,7 +66,7 @@ def register(sub) -> None:
     p.add_argument("--reconnect", action="store_true", help="wait for a vanished device to come back, marking the gap")
     p.add_argument("--rt-priority", type=int, metavar="N",
                    help=f"read at SCHED_FIFO priority N (needs CAP_SYS_NICE); 0: an ordinary process. Default: "
-                        f"{AUTO_RT_PRIORITY} when the process may, else ordinary")
+                        f"{priority.DEFAULT_PRIORITY} when the process may, else ordinary")
     p.set_defaults(func=run)
 
 
@@ -112,18 +106,16 @@ def _power(cmd: str, what: str) -> None:
 
 
 def set_priority(requested: int | None) -> str:
-    """Raise the reader to SCHED_FIFO as asked (or, by default, when permitted); returns
-    the policy in force, for the capture's header."""
+    """Raise the reader to SCHED_FIFO as asked (or, by default, when permitted: see
+    capture/priority.py); returns the policy in force, for the capture's header."""
+    if requested is None:
+        return priority.try_raise(priority.DEFAULT_PRIORITY)
     if requested == 0:
         return "SCHED_OTHER"
-    priority = AUTO_RT_PRIORITY if requested is None else requested
     try:
-        os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(priority))
-    except (OSError, ValueError) as err:
-        if requested is None:
-            return f"SCHED_OTHER (SCHED_FIFO refused: {err.strerror or err})"
+        return priority.raise_thread(requested)
+    except priority.PriorityRefused as err:
         raise UsageError(f"--rt-priority {requested}: {err}") from None
-    return f"SCHED_FIFO {priority}"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -41,6 +41,8 @@ def metrics_of(a: Analysis) -> dict[str, float]:
         m[f"step:{step.name}"] = float(step.duration)
     if a.console is not None:
         m["console:bytes"] = float(a.console.bytes)
+        if a.console.loss is not None:
+            m["console:lost_bytes"] = float(a.console.loss.lost_bytes)
     return m
 
 

@@ -470,6 +470,12 @@ def results(c: Campaign, st: State) -> CampaignResult:
             warnings.append(f"{vr.variant.name}: {len(failed)} of {len(vr.runs.runs)} runs failed and are left out "
                             f"of the statistics ({'; '.join(reasons)})")
     for vr in out:
+        lossy = [r for r in vr.runs.ok if r.metrics.get("console:lost_bytes")]
+        if lossy:
+            lost = int(sum(r.metrics["console:lost_bytes"] for r in lossy))
+            warnings.append(f"{vr.variant.name}: the console lost {lost} bytes in {len(lossy)} of {len(vr.runs.ok)} "
+                            f"runs (runs {', '.join(str(r.id) for r in lossy)}; `bootlab show RUN` names the lines)")
+    for vr in out:
         builds = {r.target.get("digest") for r in vr.runs.runs if r.target.get("digest")}
         if len(builds) > 1:
             warnings.append(f"{vr.variant.name}: booted from {len(builds)} different builds of the same definition "

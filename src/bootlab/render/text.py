@@ -82,8 +82,17 @@ def render(a: Analysis) -> str:
         if c.note:
             out.append(f"  {c.note}")
         if c.per_phase:
-            rows = [(name, f"{n} bytes", span(cost)) for name, (n, cost) in c.per_phase.items()]
+            rows = [(name, f"{n} bytes", span(cost) + (" (capped at the phase's length)" if name in c.capped else ""))
+                    for name, (n, cost) in c.per_phase.items()]
             out += aligned(rows, right={1, 2})
+        if c.loss is not None:
+            if c.loss.damaged:
+                out.append(f"  the console LOST {c.loss.lost_bytes} bytes in {len(c.loss.damaged)} of "
+                           f"{c.loss.checked} kernel lines checked against the kernel log printed after ready "
+                           "(the warnings name them)")
+            else:
+                out.append(f"  every one of {c.loss.checked} kernel lines checked against the kernel log printed "
+                           "after ready arrived intact")
 
     if a.gaps:
         out.append("")

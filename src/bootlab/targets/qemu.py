@@ -15,7 +15,7 @@ import subprocess
 import time
 from datetime import datetime, timezone
 
-from ..capture import session
+from ..capture import priority, session
 from ..capture.pacing import PacedSource
 from ..capture.power import mark_zero
 from ..capture.process import ProcessSource
@@ -61,28 +61,31 @@ def boot(built: Built, capture_path: str, echo=None) -> BootResult:
             raise TargetError(f"KVM refused: {why}; use accel = \"tcg\"")
     baud = t.target.console_baud
     stderr_path = capture_path + ".stderr"
-    proc = ProcessSource(built.qemu_argv(), small_buffer=bool(baud), stderr_path=stderr_path)
+    proc = ProcessSource(built.qemu_argv(), small_buffer=bool(baud), stderr_path=stderr_path,
+                         main_priority=priority.DEFAULT_PRIORITY)
     source = PacedSource(proc, baud) if baud else proc
-    meta = {"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"), "zero": "power-on",
-            "source": "exec", "argv": proc.argv, "baud": baud or None, "target": t.name,
-            "cmdline": t.cmdline(), "digest": built.digest}
-    writer = NativeWriter(capture_path, meta)
-    writers = [writer] + ([echo] if echo is not None else [])
     stop = session.Stop(ready=re.compile(t.boot.ready.encode()), after_ready=AFTER_READY,
                         silence=t.boot.silence, deadline=t.boot.deadline)
     wall = time.monotonic_ns()
-    try:
-        source.open()
-    except OSError as err:
-        writer.close()
-        raise TargetError(f"cannot start QEMU: {err}") from None
-    t0 = proc.started_ns
-    mark_zero([writer], t0, True)
-    try:
-        result = session.run(source, writers, t0, stop)
-    finally:
-        proc.stop()
-        end = time.monotonic_ns() - t0
+    # Reader and QEMU's main loop at SCHED_FIFO: see capture/priority.py (no byte lost).
+    with priority.raised(priority.DEFAULT_PRIORITY) as reader_policy:
+        try:
+            source.open()
+        except OSError as err:
+            raise TargetError(f"cannot start QEMU: {err}") from None
+        meta = {"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"), "zero": "power-on",
+                "source": "exec", "argv": proc.argv, "baud": baud or None, "target": t.name,
+                "cmdline": t.cmdline(), "digest": built.digest, "scheduling": reader_policy,
+                "qemu_main_loop_scheduling": proc.main_policy}
+        writer = NativeWriter(capture_path, meta)
+        writers = [writer] + ([echo] if echo is not None else [])
+        t0 = proc.started_ns
+        mark_zero([writer], t0, True)
+        try:
+            result = session.run(source, writers, t0, stop)
+        finally:
+            proc.stop()
+            end = time.monotonic_ns() - t0
     writer.event(end, f"end {result.reason}")
     writer.close()
     stderr = _read(stderr_path)

@@ -1,0 +1,137 @@
+"""Bytes the console lost: each kernel line of a console capture against the same record in
+the kernel log printed after it (the reference device's init prints `dmesg` after ready,
+between DMESG_DUMP_BEGIN and DMESG_DUMP_END).
+
+A UART drops characters when its reader stalls: the kernel's console driver waits about
+10 ms for the transmitter, then writes over it.  What is lost is gone from the console
+capture only: the ring buffer keeps every byte.  So a console line that is not in the
+kernel log but is what remains of one of its records once some bytes are taken out (a
+subsequence of it) is a damaged line, and the difference in length is the bytes lost.  The
+printed log goes through the same console, so it can be the damaged one: the shorter of
+the two is what lost bytes.
+
+The console prints a subset of the records (its log level filters some) in the ring
+buffer's order, so records are looked for from the last one matched onwards.  Console
+lines printed before the oldest record still in the ring buffer cannot be checked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..sources.console import DMESG_DUMP_BEGIN, DMESG_DUMP_END, PRINTK_AT_START, stamp_ns
+from ..timeline import Boot, ConsoleLog
+
+WINDOW = 200  # ring-buffer records looked at past the last match (lines the console did not print)
+ENDS = 12  # a damaged line keeps its start or its end: a cheap test before the full one
+
+
+@dataclass
+class Damage:
+    line: int  # the damaged line's number in the capture (the console's, or the printed log's)
+    lost: int  # bytes missing
+    shorter: str
+    longer: str
+
+
+@dataclass
+class ConsoleLoss:
+    """What comparing the console with the kernel log found."""
+
+    source: str
+    checked: int = 0  # console lines found in the kernel log, intact or damaged
+    damaged: list[Damage] = field(default_factory=list)
+    unchecked: int = 0  # kernel lines older than the kernel log's oldest record
+
+    @property
+    def lost_bytes(self) -> int:
+        return sum(d.lost for d in self.damaged)
+
+
+def _is_subsequence(short: str, long: str) -> bool:
+    it = iter(long)
+    return all(c in it for c in short)
+
+
+def _damaged(a: str, b: str) -> bool:
+    """Whether one of two different lines is the other with some bytes taken out."""
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    if len(short) == len(long) or 2 * len(short) < len(long) or len(short) < ENDS:
+        return False
+    if short[:ENDS] != long[:ENDS] and short[-ENDS:] != long[-ENDS:]:
+        return False
+    return _is_subsequence(short, long)
+
+
+def _compare(text: str, records: list[str], k: int) -> tuple[bool, int, int] | None:
+    """Whether a console line is record k damaged (or two records run together: the newline
+    between them lost), or record k is the console line damaged: (the console lost the bytes,
+    how many, records taken), or None."""
+    record = records[k]
+    if len(text) < len(record):
+        return (True, len(record) - len(text), 1) if _damaged(text, record) else None
+    if k + 1 < len(records):
+        joined = record + records[k + 1]
+        if _damaged(text, joined):
+            return True, len(joined) + 1 - len(text), 2
+    return (False, len(text) - len(record), 1) if _damaged(text, record) else None
+
+
+def _split(log: ConsoleLog) -> tuple[list[int], list[int]] | None:
+    """Indexes of the console's lines and of the printed kernel log's, or None."""
+    begin = end = None
+    for i, text in enumerate(log.text):
+        if begin is None and text.startswith(DMESG_DUMP_BEGIN):
+            begin = i
+        elif begin is not None and text.startswith(DMESG_DUMP_END):
+            end = i
+            break
+    if begin is None or end is None:
+        return None
+    return list(range(begin)), list(range(begin + 1, end))
+
+
+def console_loss(log: ConsoleLog) -> ConsoleLoss | None:
+    """Compare a console capture with the kernel log it printed; None when it printed none."""
+    if not log.printed:
+        return None
+    parts = _split(log)
+    if parts is None:
+        return None
+    console, dump = parts
+    records = [log.text[i] for i in dump]
+    where: dict[str, list[int]] = {}
+    for k, text in enumerate(records):
+        where.setdefault(text, []).append(k)
+    oldest = next((stamp_ns(m) for m in map(PRINTK_AT_START.match, records) if m), None)
+    result = ConsoleLoss(log.file)
+    last = 0  # the record after the last one matched
+    for i in console:
+        text = log.text[i]
+        exact = [k for k in where.get(text, ()) if k >= last]
+        if exact:
+            last = exact[0] + 1
+            result.checked += 1
+            continue
+        for k in range(last, min(last + WINDOW, len(records))):
+            found = _compare(text, records, k)
+            if found is not None:
+                console_lost, lost, taken = found
+                line = log.lineno[i] if console_lost else log.lineno[dump[k]]
+                short, long = (text, records[k]) if console_lost else (records[k], text)
+                result.damaged.append(Damage(line, lost, short, long))
+                result.checked += 1
+                last = k + taken
+                break
+        else:
+            m = PRINTK_AT_START.match(text)
+            if m and oldest is not None and stamp_ns(m) < oldest:
+                result.unchecked += 1
+    return result
+
+
+def warn(boot: Boot, loss: ConsoleLoss) -> None:
+    """Each damaged line as a warning on the capture's line."""
+    for d in loss.damaged:
+        boot.warn(loss.source, d.line, f"the console lost {d.lost} byte{'s' if d.lost != 1 else ''}: "
+                                       f"{d.shorter!r} is {d.longer!r} in the kernel log")

@@ -1,0 +1,96 @@
+"""Console cost counts what reached the console, and a capture's lost bytes are found:
+on real logs (the corpus, recorded reference-device boots) and fixtures written from the
+formats (dmesg -r levels, a screen-only console)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bootlab.advice import advise
+from bootlab.analysis import Options, analyze
+from bootlab.analysis.console_cost import console_rules, line_level
+from bootlab.render import render
+from bootlab.sources import read
+
+DATA = Path(__file__).parent / "data"
+RPI4 = str(DATA / "corpus" / "rpi4-kernel__run1_dmesg.txt")
+
+
+def _quiet(a):
+    return next((f for f in advise(a.boot, a) if f.rule == "cmdline.quiet"), None)
+
+
+def test_initcall_debug_lines_the_console_never_printed_are_not_charged():
+    """The Raspberry Pi 4 dmesg: 105 KB of its 132 KB are initcall_debug's KERN_DEBUG lines,
+    which the default console level (7) does not print."""
+    a = analyze(read([RPI4]))
+    c = a.console
+    assert not c.printed and c.serial is None
+    assert c.skipped > 100_000 and c.bytes < 30_000, (c.bytes, c.skipped)
+    assert "default console log level (7)" in c.loglevel
+    spans = {s.name: s.duration for s in a.phases.spans}
+    for name, (_, cost) in c.per_phase.items():
+        assert name not in spans or cost <= spans[name], name
+    quiet = _quiet(a)
+    assert quiet is not None and quiet.saving_ns < 1.5e9  # was 3.36 s, counting the debug lines
+    assert c.baud_source.startswith("default") and "--baud" in c.baud_source
+
+
+def test_the_speed_source_names_baud_option_only_when_given():
+    a = analyze(read([RPI4]), Options(baud=9600))
+    assert a.console.baud == 9600 and a.console.baud_source == "--baud"
+
+
+def test_a_screen_only_console_pays_no_serial_time():
+    """`console=tty0` and no serial console: nothing is charged, and quiet is not advised
+    for serial time."""
+    a = analyze(read([str(DATA / "fixtures" / "dmesg-console-tty0.txt")]))
+    c = a.console
+    assert c.serial is False and c.cost == 0 and c.baud == 0
+    assert "no serial console" in c.note
+    assert _quiet(a) is None
+    assert "no serial time" in render(a, "text")
+
+
+def test_levels_a_dmesg_r_kept_decide_with_the_command_line():
+    """dmesg -r keeps each message's level; loglevel=8 prints KERN_DEBUG too."""
+    path = str(DATA / "fixtures" / "dmesg-r-levels.txt")
+    a = analyze(read([path]))
+    assert a.console.serial is True and a.console.skipped == 0 and a.console.lines == 11
+    assert a.console.loglevel == "loglevel=8"
+
+
+def test_console_rules_follow_the_kernel():
+    assert console_rules("console=ttyS0,115200 quiet").loglevel == 4
+    assert console_rules("quiet loglevel=8").loglevel == 8  # the last one wins
+    assert console_rules("loglevel=3 ignore_loglevel").loglevel == 10
+    assert console_rules("console=tty0").serial is False
+    assert console_rules("console=tty0 console=ttyAMA0,115200").serial is True
+    assert console_rules("root=/dev/sda1").serial is None
+    assert line_level("<7>[    1.0] x") == 7 and line_level("<14>[    1.0] x") == 6  # facility user
+    assert line_level("kern  :warn  : [    1.0] x") == 4 and line_level("6,339,5140900,-;x") == 6
+    assert line_level("[    0.1] calling  foo+0x0/0x10 @ 1") == 7
+
+
+def test_a_capture_that_lost_bytes_says_so():
+    """A recorded boot whose console lost characters (a stalled reader): each damaged line
+    is a warning naming it, and every output says how many bytes were lost."""
+    path = str(DATA / "real" / "generic.capture.gz")
+    a = analyze(read([path]))
+    loss = a.console.loss
+    assert loss.checked > 300 and len(loss.damaged) == 44 and loss.lost_bytes == 97
+    lines = {d.line for d in loss.damaged}
+    assert 11 in lines  # "debian-kernel@lists.debian.rg": the "o" of ".org" lost
+    warnings = [d for d in a.boot.diagnostics if "the console lost" in d.message]
+    assert len(warnings) == 44 and all(d.line > 0 for d in warnings)
+    assert "the console LOST 97 bytes in 44 of" in render(a, "text")
+    doc = json.loads(render(a, "json"))
+    assert doc["console"]["loss"] == {"checked_lines": loss.checked, "damaged_lines": 44, "lost_bytes": 97,
+                                      "unchecked_lines": 0}
+
+
+def test_an_intact_capture_is_checked_line_for_line():
+    a = analyze(read([str(DATA / "real" / "generic-initcall.capture.gz")]))
+    assert a.console.loss.checked > 300 and not a.console.loss.damaged
+    assert "arrived intact" in render(a, "text")
