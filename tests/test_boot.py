@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -29,7 +30,7 @@ def test_boot_record_show_export(tmp_path, capsys):
     db = str(tmp_path / "b.db")
     assert main(["boot", "--db", db]) == 0
     out = capsys.readouterr().out
-    assert "run 1: ok" in out and "total (power-on to ready)" in out
+    assert "run 1: ready " in out and "total (power-on to ready)" in out
     run = Store(db).get(1)
     assert run.status == "ok" and run.metrics["total"] > 1e9
     assert run.target["target"]["kernel"] == "generic" and run.command[0] == "qemu-system-x86_64"
@@ -61,7 +62,8 @@ def test_capture_from_exec_aligns_clocks(tmp_path):
     assert 0 < b[Mark.KERNEL_LOAD].at < b[Mark.KERNEL_START].at < b[Mark.USERSPACE_START].at < a.phases.end.at
     # The analysis times ready by the kernel-log copy of the line (printk clock), the capture
     # loop when the console copy arrived, behind whatever the UART still had queued.
-    assert 0 <= run.result.ready_ns - a.phases.end.at < 2_000_000_000
+    assert 0 <= run.result.ready_line_ns - a.phases.end.at < 2_000_000_000
+    assert a.console.ready_line_at == run.result.ready_line_ns
 
 
 def test_hung_boot_is_killed_recorded_and_the_next_run_continues(tmp_path):
@@ -199,3 +201,38 @@ def test_no_console_byte_lost_beside_four_cpu_hogs(tmp_path):
     assert loss is not None and loss.checked > 300, loss
     assert not loss.damaged, [(d.line, d.shorter, d.longer) for d in loss.damaged[:5]]
     assert a.boot.meta["capture_scheduling"].startswith("SCHED_FIFO")
+
+
+def test_one_ready_time_everywhere_for_a_loud_and_a_quiet_boot(tmp_path, capsys):
+    """Ready is when the device was ready (its ready line on its own clock, from power-on):
+    the same number in the progress line, `runs`, `show` and the statistics; when the line
+    reached the host after the console's backlog is shown beside it under its own name."""
+    db = str(tmp_path / "r.db")
+    assert main(["boot", "--db", db, "--label", "loud", "--init", "script"]) == 0
+    assert main(["boot", "--db", db, "--label", "quiet", "--init", "script", "--append", "quiet"]) == 0
+    out, err = capsys.readouterr()
+    progress = {int(m.group(1)): (round(float(m.group(2)) * 1e9), m.group(3) and round(float(m.group(3)) * 1e9))
+                for m in re.finditer(r"booting 1/1: run (\d+): ready ([\d.]+) s(?: \(its line reached the host at "
+                                     r"([\d.]+) s: console backlog)?", err)}
+    assert sorted(progress) == [1, 2], err
+    assert progress[1][1] is not None  # loud: the ready line came after a backlog
+    store = Store(db)
+    assert main(["runs", "--db", db, "-f", "json"]) == 0
+    listed = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
+    assert main(["compare", "--db", db, "loud", "quiet", "-f", "json"]) == 0
+    stats = {m["metric"]: m for m in json.loads(capsys.readouterr().out)["metrics"]}
+    for run_id, label in ((1, "a"), (2, "b")):
+        run = store.get(run_id)
+        assert main(["show", str(run_id), "--db", db, "-f", "json"]) == 0
+        shown = json.loads(capsys.readouterr().out)
+        ready = shown["end"]["at_ns"]
+        assert run.ready_ns == listed[run_id]["ready_ns"] == ready == int(stats["at:ready"][label]["median"])
+        assert abs(progress[run_id][0] - ready) < 1_000_000  # printed to the millisecond
+        # The line reached the host later; the store and `show` name it for what it is.
+        assert run.ready_line_ns == listed[run_id]["ready_line_ns"] >= ready
+        if progress[run_id][1] is not None:
+            assert run.ready_line_ns == shown["console"]["ready_line_at_ns"]
+            assert abs(progress[run_id][1] - run.ready_line_ns) < 1_000_000
+    # quiet: the kernel did not print the ready line, init's own copy ended the boot on the
+    # host's clock; the loud console's backlog is the larger.
+    assert store.get(1).ready_line_ns - store.get(1).ready_ns > store.get(2).ready_line_ns - store.get(2).ready_ns

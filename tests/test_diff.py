@@ -64,7 +64,7 @@ def test_runs_in_the_store(tmp_path, capsys):
     for kind in ("generic", "cloud"):
         store.add(status="ok", reason="ready", target={}, command=["qemu-system-x86_64"],
                   capture=gzip.decompress((REAL / f"{kind}-initcall.capture.gz").read_bytes()), analysis=None,
-                  metrics={}, wall_ns=1, ready_ns=1, label=kind)
+                  metrics={}, wall_ns=1, ready_line_ns=1, label=kind)
     db = str(tmp_path / "d.db")
     assert main(["diff", "--db", db, "-f", "json", "1", "2"]) == 0
     doc = json.loads(capsys.readouterr().out)

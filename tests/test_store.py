@@ -12,7 +12,7 @@ from bootlab.lab.store import SCHEMA_VERSION, Store, StoreError
 
 def _add(s: Store, **kw) -> int:
     args = dict(status="ok", reason="ready", target={"name": "t"}, command=["qemu"], capture=b"#cap\n",
-                analysis={"total_ns": 5}, metrics={"total": 5.0, "phase:kernel init": 2.0}, wall_ns=7, ready_ns=5)
+                analysis={"total_ns": 5}, metrics={"total": 5.0, "phase:kernel init": 2.0}, wall_ns=7, ready_line_ns=5)
     args.update(kw)
     return s.add(**args)
 

@@ -22,7 +22,7 @@ BBB = str(CORPUS / "grabserial-bbb__graboutput.log.reference")
 def stored_run(tmp_path) -> str:
     db = str(tmp_path / "runs.db")
     Store(db).add(status="ok", reason="", target=target_of(REFERENCE), command=["qemu-system-x86_64"],
-                  capture=REFERENCE.read_bytes(), analysis=None, metrics={}, wall_ns=None, ready_ns=None)
+                  capture=REFERENCE.read_bytes(), analysis=None, metrics={}, wall_ns=None, ready_line_ns=None)
     return db
 
 

@@ -24,7 +24,7 @@ def add_run(store: Store, total_ns: float | None, *, status: str = "ok", reason:
     ok = status == "ok"
     return store.add(status=status, reason=reason, target=target or {}, command=["fake"], capture=None,
                      analysis=None, metrics=metrics(total_ns) if ok else {}, wall_ns=int(total_ns or 1e9),
-                     ready_ns=int(total_ns) if ok else None, **ids)
+                     ready_line_ns=int(total_ns) if ok else None, **ids)
 
 
 class FakeBooter:

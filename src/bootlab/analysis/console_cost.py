@@ -18,12 +18,13 @@ printing than it lasted: each phase's serial time is capped at its length.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..timeline import NO_TIME, NS_PER_S, Boot, ConsoleLog
+from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, Mark
 from .console_loss import ConsoleLoss, console_loss, warn
 from .phases import Phases
 
@@ -73,6 +74,9 @@ class ConsoleCost:
     skipped: int = 0  # ring-buffer bytes the console did not print (below its level)
     capped: list[str] = field(default_factory=list)  # phases whose serial time was capped at their length
     loss: ConsoleLoss | None = None  # bytes the console lost (a capture with the kernel log after it)
+    # When the ready line reached the host (reference clock): after the console's backlog,
+    # which a loud console makes up to seconds later than the device was ready.
+    ready_line_at: int | None = None
 
 
 def baud_of(boot: Boot, override: int | None) -> tuple[int, str]:
@@ -181,10 +185,24 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None) -> Console
             result.per_phase["untimed or after the end"] = (untimed, byte_cost(untimed, rate))
         result.cost = sum(cost for _, cost in result.per_phase.values())
     result.note = _note(result, rules)
+    result.ready_line_at = ready_line_arrival(boot, phases, log)
     result.loss = console_loss(log)
     if result.loss is not None:
         warn(boot, result.loss)
     return result
+
+
+def ready_line_arrival(boot: Boot, phases: Phases, log: ConsoleLog) -> int | None:
+    """The host's time of arrival of the line that ended the boot, when a capture saw it."""
+    if not log.printed or log.clock != Clock.HOST or phases.end is None or phases.end.mark != Mark.READY:
+        return None
+    ready = next((ev for ev in boot.marks(Mark.READY) if boot.at(ev) == phases.end.at and ev.file == log.file), None)
+    if ready is None:
+        return None
+    k = bisect.bisect_left(log.lineno, ready.line)
+    if k == len(log) or log.lineno[k] != ready.line or log.t.raw[k] == NO_TIME:
+        return None
+    return boot.to_ref(log.clock, log.t.raw[k])
 
 
 def _note(c: ConsoleCost, rules: ConsoleRules) -> str:

@@ -32,7 +32,7 @@ class Result:
     detail: str = ""
     bytes: int = 0
     lines: int = 0
-    ready_ns: int | None = None
+    ready_line_ns: int | None = None  # host time of the first byte of the line the ready pattern matched
     inline_ns: int | None = None
     gaps: list[tuple[int, int]] = field(default_factory=list)
 
@@ -41,6 +41,7 @@ def run(source: Source, writers: list, t0: int, stop: Stop, reconnect: bool = Fa
     """Read until a stop condition; every time is ns since t0 (monotonic)."""
     result = Result("eof")
     line = bytearray()  # the current line, for pattern matching only
+    line_start = 0
     last_data = time.monotonic_ns()
     ready_deadline: int | None = None
     try:
@@ -86,14 +87,16 @@ def run(source: Source, writers: list, t0: int, stop: Stop, reconnect: bool = Fa
             result.bytes += len(data)
             done = False
             for piece in data.splitlines(keepends=True):
+                if not line:
+                    line_start = t  # a line is stamped by its first byte, as in the capture
                 line += piece
                 text = bytes(line)
                 if stop.inline is not None and result.inline_ns is None and stop.inline.search(text):
                     result.inline_ns = t
                 if stop.quit is not None and stop.quit.search(text):
                     result.reason, done = "quit", True
-                if stop.ready is not None and result.ready_ns is None and stop.ready.search(text):
-                    result.ready_ns = t
+                if stop.ready is not None and result.ready_line_ns is None and stop.ready.search(text):
+                    result.ready_line_ns = line_start
                     source.unthrottle()  # what follows the end of the boot is not timed
                     if stop.stop_at_ready:
                         result.reason, done = "ready", True

@@ -10,7 +10,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..lab.boots import boot_and_store
 from ..lab.store import DEFAULT_DB, Store, StoreError
-from ..render.fmt import seconds, span
 from ..targets.reference import TargetError
 from . import UsageError
 from .phase_table import phase_table
@@ -62,7 +61,7 @@ def boot_runs(built, store: Store, n: int, label: str | None, verbose: bool = Fa
             run = boot_and_store(built, store, label=label, sequence=i, echo=_Echo() if verbose else None)
             done.append(run)
             r = run.result
-            last = f"run {run.run_id}: {seconds(r.ready_ns)} s" if r.status == "ok" else f"run {run.run_id}: {r.status}"
+            last = run.summary()
             progress.update(task, advance=1, last=last)
             if not console.is_terminal or verbose:
                 print(f"{title} {i + 1}/{n}: {last}", file=sys.stderr)
@@ -81,13 +80,7 @@ def run(args: argparse.Namespace) -> int:
     except TargetError as err:
         raise UsageError(str(err)) from None
     for r in runs:
-        res = r.result
-        line = f"run {r.run_id}: {res.status}"
-        if res.status == "ok" and r.analysis is not None:
-            line += f", ready {span(r.analysis.phases.end.at)} after power-on"
-        else:
-            line += f" ({res.reason})"
-        print(f"{line}  [{res.capture}]")
+        print(f"{r.summary()}  [{r.result.capture}]")
     ok = [r for r in runs if r.result.status == "ok" and r.analysis is not None]
     if ok:
         print()

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         item = {"id": r.id, "uuid": r.uuid, "created": r.created, "label": r.label, "campaign": r.campaign,
                 "variant": r.variant, "sequence": r.sequence, "status": r.status, "reason": r.reason,
                 "target": r.target, "command": r.command, "host": r.host, "tool_version": r.tool_version,
-                "wall_ns": r.wall_ns, "ready_ns": r.ready_ns, "metrics": r.metrics, "analysis": store.analysis(r.id)}
+                "wall_ns": r.wall_ns, "ready_ns": r.ready_ns, "ready_line_ns": r.ready_line_ns, "metrics": r.metrics, "analysis": store.analysis(r.id)}
         if args.with_capture:
             raw = store.capture(r.id)
             item["capture_base64"] = base64.b64encode(raw).decode() if raw else None

@@ -26,18 +26,20 @@ def run(args: argparse.Namespace) -> int:
     runs = store.runs(campaign=args.campaign, label=args.label, status=args.status, limit=args.limit)
     if args.format == "json":
         print(json.dumps([{"id": r.id, "uuid": r.uuid, "created": r.created, "label": r.label, "campaign": r.campaign,
-                           "variant": r.variant, "status": r.status, "reason": r.reason, "ready_ns": r.ready_ns,
+                           "variant": r.variant, "status": r.status, "reason": r.reason, "ready_ns": r.ready_ns, "ready_line_ns": r.ready_line_ns,
                            "metrics": r.metrics} for r in runs], indent=1))
         return 0
     if not runs:
         print(f"no runs in {args.db}")
         return 0
-    rows = [("id", "when", "status", "ready", "kernel", "label/campaign", "variant")]
+    # ready: when the device was ready (statistics use it); line: when its line reached the host.
+    rows = [("id", "when", "status", "ready", "line on host", "kernel", "label/campaign", "variant")]
     for r in runs:
         when = datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M:%S")
-        ready = span(int(r.metrics["at:ready"])) if "at:ready" in r.metrics else "-"
+        ready = span(r.ready_ns) if r.ready_ns is not None else "-"
+        line = span(r.ready_line_ns) if r.ready_line_ns is not None and r.ready_ns is not None else "-"
         tag = r.campaign or r.label or ""
-        rows.append((str(r.id), when, r.status, ready, r.target.get("target", {}).get("kernel", "?"), tag,
+        rows.append((str(r.id), when, r.status, ready, line, r.target.get("target", {}).get("kernel", "?"), tag,
                      r.variant or ""))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:

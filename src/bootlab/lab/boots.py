@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..analysis import Analysis, Options, analyze
+from ..render.fmt import seconds, span
 from ..render.json import document
 from ..sources import NotALog, Patterns, read
 from ..targets import qemu
@@ -23,6 +24,27 @@ class BootRun:
     run_id: int
     result: BootResult
     analysis: Analysis | None
+
+    @property
+    def ready_ns(self) -> int | None:
+        """The boot's ready time: when the device was ready, from power-on (the analysis's
+        end, as in statistics); the ready line reached the host later (result.ready_line_ns)."""
+        ok = self.result.status == "ok" and self.analysis is not None and self.analysis.phases.end is not None
+        return self.analysis.phases.end.at if ok else None
+
+    def summary(self) -> str:
+        """`run N: ready X s (line on the host at Y s)`, or the run's status."""
+        if self.ready_ns is None:
+            return f"run {self.run_id}: {self.result.status} ({self.result.reason})"
+        return f"run {self.run_id}: ready {seconds(self.ready_ns)} s" + ready_line_note(
+            self.ready_ns, self.result.ready_line_ns)
+
+
+def ready_line_note(ready: int, line: int | None) -> str:
+    """When the ready line reached the host, beside the ready time (for the same run)."""
+    if line is None or line == ready:
+        return ""
+    return f" (its line reached the host at {seconds(line)} s: console backlog {span(line - ready)})"
 
 
 def metrics_of(a: Analysis) -> dict[str, float]:
@@ -97,7 +119,7 @@ def record(store: Store, run_uuid: str, result: BootResult, *, ready: str, baud:
     metrics = metrics_of(analysis) if analysis is not None and status == "ok" else {}
     run_id = store.add(status=status, reason=reason, target=target, command=command, capture=raw,
                        analysis=document(analysis) if analysis is not None else None, metrics=metrics,
-                       wall_ns=result.wall_ns, ready_ns=result.ready_ns, label=label, campaign=campaign,
+                       wall_ns=result.wall_ns, ready_line_ns=result.ready_line_ns, label=label, campaign=campaign,
                        variant=variant, sequence=sequence, run_uuid=run_uuid)
     result.status, result.reason = status, reason
     return BootRun(run_id, result, analysis)

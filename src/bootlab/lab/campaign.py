@@ -321,7 +321,7 @@ class ReferenceBooter:
                 self.error = str(err)
         if self.error is not None:
             return store.add(status="failed", reason=f"build failed: {self.error}", target=self.target.to_dict(),
-                             command=[], capture=None, analysis=None, metrics={}, wall_ns=None, ready_ns=None,
+                             command=[], capture=None, analysis=None, metrics={}, wall_ns=None, ready_line_ns=None,
                              campaign=campaign, variant=variant, sequence=sequence)
         try:
             return boot_and_store(self.built, store, campaign=campaign, variant=variant, sequence=sequence,

@@ -58,6 +58,11 @@ MIGRATIONS = [
     ALTER TABLE runs ADD COLUMN sequence INTEGER;
     CREATE INDEX runs_sequence ON runs(campaign, sequence);
     """,
+    # The host's time of arrival of the ready line, not the boot's ready time (the metric
+    # at:ready, the device's instant): named for what it is.
+    """
+    ALTER TABLE runs RENAME COLUMN ready_ns TO ready_line_ns;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -81,9 +86,16 @@ class Run:
     host: dict
     tool_version: str
     wall_ns: int | None
-    ready_ns: int | None
+    ready_line_ns: int | None  # when the ready line reached the host, after the console's backlog
     sequence: int | None = None
     metrics: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ready_ns(self) -> int | None:
+        """The boot's ready time: when the device was ready, from power-on (the analysis's
+        end; statistics use it)."""
+        at = self.metrics.get("at:ready")
+        return None if at is None else int(at)
 
 
 @lru_cache(maxsize=1)
@@ -140,7 +152,7 @@ class Store:
     # -- writing --------------------------------------------------------------------------
 
     def add(self, *, status: str, reason: str, target: dict, command: list[str], capture: bytes | None,
-            analysis: dict | None, metrics: dict[str, float], wall_ns: int | None, ready_ns: int | None,
+            analysis: dict | None, metrics: dict[str, float], wall_ns: int | None, ready_line_ns: int | None,
             label: str | None = None, campaign: str | None = None, variant: str | None = None,
             sequence: int | None = None, run_uuid: str | None = None) -> int:
         """Store one run atomically; returns its id."""
@@ -148,10 +160,10 @@ class Store:
         try:
             cur = self.db.execute(
                 "INSERT INTO runs (uuid, created, label, campaign, variant, status, reason, target, command, capture,"
-                " analysis, host, tool_version, wall_ns, ready_ns, sequence) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " analysis, host, tool_version, wall_ns, ready_line_ns, sequence) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (run_uuid or str(uuid.uuid4()), time.time(), label, campaign, variant, status, reason, json.dumps(target),
                  json.dumps(command), capture, json.dumps(analysis) if analysis is not None else None,
-                 json.dumps(host_info()), f"bootlab {__version__}", wall_ns, ready_ns, sequence))
+                 json.dumps(host_info()), f"bootlab {__version__}", wall_ns, ready_line_ns, sequence))
             run_id = cur.lastrowid
             self.db.executemany("INSERT INTO metrics (run_id, name, value) VALUES (?,?,?)",
                                 [(run_id, k, float(v)) for k, v in metrics.items()])
@@ -164,7 +176,7 @@ class Store:
     # -- reading --------------------------------------------------------------------------
 
     _COLUMNS = ("id, uuid, created, label, campaign, variant, status, reason, target, command, host, tool_version,"
-                " wall_ns, ready_ns, sequence")
+                " wall_ns, ready_line_ns, sequence")
 
     def _run(self, row) -> Run:
         run = Run(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], json.loads(row[8]),

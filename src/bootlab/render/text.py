@@ -33,6 +33,10 @@ def render(a: Analysis) -> str:
         out.append(f"Startup finished in {parts} = {span(total)}")
         start_name = "power-on" if "power-on" in p.boundaries else first.phases[0].value
         out.append(f"{end.mark} reached {seconds(end.at)} s after {start_name} ({end.evidence})")
+        seen = a.console.ready_line_at if a.console is not None else None
+        if seen is not None and seen != end.at:
+            out.append(f"  its line reached the host at {seconds(seen)} s, after {span(seen - end.at)} of console "
+                       "backlog (ready is when the device was ready)")
         rows = [("phase", "start", "duration", "share", "begins at")]
         for s in p.spans:
             rows.append((s.name, f"{seconds(s.start)} s", span(s.duration), percent(s.duration, total), s.start_evidence))

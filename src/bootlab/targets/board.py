@@ -116,4 +116,4 @@ def _powered_boot(board: Board, writer: NativeWriter, echo, wall: int) -> BootRe
         source.close()
     status, reason = classify(result, board.deadline,
                               f"the console ended without the ready line ({result.reason} {result.detail})")
-    return BootResult(status, reason, writer.path, result.ready_ns, time.monotonic_ns() - wall)
+    return BootResult(status, reason, writer.path, result.ready_line_ns, time.monotonic_ns() - wall)

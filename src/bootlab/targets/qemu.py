@@ -93,7 +93,7 @@ def boot(built: Built, capture_path: str, echo=None) -> BootResult:
     if stderr.strip():
         ended += f": {stderr.strip().splitlines()[-1]}"
     status, reason = classify(result, t.boot.deadline, ended)
-    return BootResult(status, reason, capture_path, result.ready_ns, time.monotonic_ns() - wall)
+    return BootResult(status, reason, capture_path, result.ready_line_ns, time.monotonic_ns() - wall)
 
 
 def _read(path: str) -> str:

@@ -12,14 +12,14 @@ class BootResult:
     status: str  # "ok", "timeout", "failed"
     reason: str
     capture: str  # path of the capture file
-    ready_ns: int | None
+    ready_line_ns: int | None  # when the ready line reached the host (the device was ready earlier)
     wall_ns: int
 
 
 def classify(result: session.Result, deadline: float, ended: str) -> tuple[str, str]:
     """Status and reason of a finished capture session; `ended` says how a console that
     stopped before the ready marker ended."""
-    if result.ready_ns is not None:
+    if result.ready_line_ns is not None:
         return "ok", "ready"
     if result.reason in ("silence", "deadline"):
         return "timeout", f"killed: {result.reason} ({result.detail or deadline})"
