@@ -19,7 +19,7 @@ from bootlab.lab.boots import boot_and_store
 from bootlab.lab.stats import summarize
 from bootlab.lab.store import Store
 from bootlab.sources import read
-from bootlab.targets import qemu
+from bootlab.targets import host_facts, qemu
 from bootlab.targets.reference import Target, TargetError, build
 from bootlab.timeline import Clock, Mark, Phase
 
@@ -236,3 +236,38 @@ def test_one_ready_time_everywhere_for_a_loud_and_a_quiet_boot(tmp_path, capsys)
     # quiet: the kernel did not print the ready line, init's own copy ended the boot on the
     # host's clock; the loud console's backlog is the larger.
     assert store.get(1).ready_line_ns - store.get(1).ready_ns > store.get(2).ready_line_ns - store.get(2).ready_ns
+
+
+def _microvm(append: str) -> Target:
+    t = Target()
+    t.target.kernel, t.target.machine, t.target.firmware = "cloud", "microvm", "qboot"
+    t.initramfs.init = "script"
+    t.target.append = append
+    return t
+
+
+def test_host_facts_are_resolved_where_it_boots_and_a_foreign_rate_is_caught(tmp_path):
+    """tsc_early_khz=host is this host's TSC rate: the guest's printk clock keeps the host's
+    time (measured on the probe lines printed after ready).  A rate from another host (here
+    0.886 of ours, as a 2596 MHz value given on a 2300 MHz host) makes the guest's clock run
+    at the wrong speed: a warning names the cause, and the alignment follows the rate."""
+    own = host_facts.tsc_khz()
+    built = build(_microvm("quiet tsc_early_khz=host lpj=host"))
+    assert f"tsc_early_khz={own} " in built.cmdline + " " and "=host" not in built.cmdline
+    result = qemu.boot(built, str(tmp_path / "own.capture"))
+    assert result.status == "ok", result.reason
+    boot = read([result.capture])
+    rate = boot.clocks[Clock.PRINTK].rate
+    assert rate is not None and abs(rate.rate - 1) < 0.005, rate
+    assert not [d for d in boot.diagnostics if "clock ran at" in d.message]
+
+    foreign = round(own * 0.886)
+    result = qemu.boot(build(_microvm(f"quiet tsc_early_khz={foreign}")), str(tmp_path / "foreign.capture"))
+    assert result.status == "ok", result.reason
+    boot = read([result.capture])
+    printk = boot.clocks[Clock.PRINTK]
+    assert abs(printk.rate.rate - 0.886) < 0.01, printk.rate
+    warning = next(d.message for d in boot.diagnostics if "clock ran at" in d.message)
+    assert f"tsc_early_khz={foreign}" in warning and "tsc_early_khz=host" in warning
+    # The alignment follows the measured rate: a printk second is 0.886 s of the host's.
+    assert abs((printk.ref(2_000_000_000) - printk.ref(1_000_000_000)) / 1e9 - printk.rate.rate) < 1e-3

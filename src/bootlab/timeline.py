@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Iterable, Iterator
 
+from .clock_map import RATE_TOLERANCE, ClockMap, Rate, envelope, rate_of, steady
+
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
 NS_PER_US = 1_000
@@ -367,11 +369,13 @@ class SpanTable:
 
 @dataclass(slots=True)
 class Anchors:
-    """Evidence that two clocks relate: samples of (t_b - t_a) for the same occurrence.
+    """Evidence that two clocks relate: the same occurrences seen in both.
 
     `observed` anchors come from a later clock seeing an earlier one (the host capture sees
-    a printk line only after it is printed), so the best estimate of the offset is the
-    smallest difference; `exact` anchors state the relation and are averaged.
+    a printk line only after it is printed, after the console's backlog): the relation is
+    the lower envelope of the samples (clock_map.envelope), and `probes` (lines printed
+    with the console idle) measure the rate.  `exact` anchors state the relation and are
+    averaged.
     """
 
     a: str
@@ -381,10 +385,17 @@ class Anchors:
     total: int = 0
     count: int = 0
     evidence: str = ""
+    samples: list[tuple[int, int]] = field(default_factory=list)  # (t_a, t_b) of observed anchors
+    probes: list[tuple[int, int]] = field(default_factory=list)
 
-    def add(self, diff: int, evidence: str) -> None:
+    def add(self, t_a: int, t_b: int, evidence: str, probe: bool = False) -> None:
+        diff = t_b - t_a
         self.count += 1
         self.total += diff
+        if self.observed:
+            self.samples.append((t_a, t_b))
+            if probe:
+                self.probes.append((t_a, t_b))
         if self.best is None or (self.observed and diff < self.best):
             self.best = diff
             self.evidence = evidence
@@ -392,24 +403,45 @@ class Anchors:
     def merge(self, other: "Anchors") -> None:
         self.count += other.count
         self.total += other.total
+        self.samples += other.samples
+        self.probes += other.probes
         if other.best is not None and (
             self.best is None or (self.observed and other.best < self.best)
         ):
             self.best, self.evidence = other.best, other.evidence
 
-    def offset(self) -> int:
+    def rate(self) -> Rate | None:
+        return rate_of(self.probes) if self.observed else None
+
+    def relation(self) -> ClockMap:
+        """t_b as a function of t_a: the envelope of what b saw (a steady line when the
+        probes say a ran at the wrong speed throughout), or the mean offset."""
         assert self.best is not None
-        return self.best if self.observed else self.total // self.count
+        if not self.observed:
+            return ClockMap.offset(self.total // self.count)
+        rate = self.rate()
+        if rate is not None and abs(rate.rate - 1) > RATE_TOLERANCE:
+            return steady(self.samples, rate.rate)
+        return envelope(self.samples)
 
 
 @dataclass(slots=True)
 class ClockInfo:
-    """How a clock maps onto the reference clock: ref_time = own_time + offset."""
+    """How a clock maps onto the reference clock: ref_time = map(own_time)."""
 
-    offset: int
+    map: ClockMap
     method: str  # "reference", "anchors", "sequence"
     evidence: str = ""
     anchors: int = 0
+    rate: Rate | None = None  # measured against the clock it was anchored to (observed anchors)
+
+    @property
+    def offset(self) -> int:
+        """Where the clock's zero falls on the reference clock."""
+        return self.map(0)
+
+    def ref(self, t: int) -> int:
+        return self.map(t)
 
 
 @dataclass
@@ -497,13 +529,15 @@ class Boot:
     def warn(self, file: str, line: int, message: str) -> None:
         self.diagnostics.append(Diagnostic(file, line, message))
 
-    def anchor(self, a: str, t_a: int, b: str, t_b: int, evidence: str, observed: bool = True) -> None:
-        """Record that t_a on clock a is the instant t_b on clock b (or b saw it later)."""
+    def anchor(self, a: str, t_a: int, b: str, t_b: int, evidence: str, observed: bool = True,
+               probe: bool = False) -> None:
+        """Record that t_a on clock a is the instant t_b on clock b (or b saw it later; a
+        probe was seen as it happened)."""
         key = (a, b)
         anchors = self.anchors.get(key)
         if anchors is None:
             anchors = self.anchors[key] = Anchors(a, b, observed)
-        anchors.add(t_b - t_a, evidence)
+        anchors.add(t_a, t_b, evidence, probe)
 
     # -- clocks -------------------------------------------------------------------
 
@@ -530,18 +564,18 @@ class Boot:
             self.reference = None
             return
         self.reference = present[0]
-        self.clocks[self.reference] = ClockInfo(0, "reference")
+        self.clocks[self.reference] = ClockInfo(ClockMap.offset(0), "reference")
         frontier = [self.reference]
         while frontier:
             known = frontier.pop(0)
             for (a, b), anchors in self.anchors.items():
                 if a == known and b not in self.clocks:
-                    # t_b = t_a + d, ref = t_b + off_b  =>  off_a = off_b + d
-                    off = self.clocks[a].offset - anchors.offset()
-                    self.clocks[b] = ClockInfo(off, "anchors", anchors.evidence, anchors.count)
+                    # t_b = h(t_a), ref = M_a(t_a)  =>  M_b = M_a after h's inverse
+                    mapped = anchors.relation().inverse().then(self.clocks[a].map)
+                    self.clocks[b] = ClockInfo(mapped, "anchors", anchors.evidence, anchors.count, anchors.rate())
                 elif b == known and a not in self.clocks:
-                    off = self.clocks[b].offset + anchors.offset()
-                    self.clocks[a] = ClockInfo(off, "anchors", anchors.evidence, anchors.count)
+                    mapped = anchors.relation().then(self.clocks[b].map)
+                    self.clocks[a] = ClockInfo(mapped, "anchors", anchors.evidence, anchors.count, anchors.rate())
                 else:
                     continue
                 frontier.append(b if a == known else a)
@@ -552,7 +586,7 @@ class Boot:
             latest = self._latest_ref()
             first = self._earliest(clock)
             offset = (latest if latest is not None else 0) - (min(first, 0) if first is not None else 0)
-            self.clocks[clock] = ClockInfo(offset, "sequence", "placed after the preceding clock")
+            self.clocks[clock] = ClockInfo(ClockMap.offset(offset), "sequence", "placed after the preceding clock")
             self.diagnostics.append(
                 Diagnostic(
                     "<alignment>",
@@ -562,6 +596,10 @@ class Boot:
                     "between them is unknown (capture the console with `bootlab capture` to measure it)",
                 )
             )
+        for (a, b), anchors in self.anchors.items():
+            rate = anchors.rate()
+            if rate is not None and abs(rate.rate - 1) > RATE_TOLERANCE:
+                self.diagnostics.append(Diagnostic("<alignment>", 0, _rate_warning(a, b, rate, self.meta)))
 
     def _latest_ref(self) -> int | None:
         latest = None
@@ -574,8 +612,8 @@ class Boot:
             if info is None:
                 continue
             for t in log.t:
-                if t is not None and (latest is None or t + info.offset > latest):
-                    latest = t + info.offset
+                if t is not None and (latest is None or info.ref(t) > latest):
+                    latest = info.ref(t)
         return latest
 
     def _earliest(self, clock: str) -> int | None:
@@ -590,25 +628,31 @@ class Boot:
         if ev.t is None:
             return None
         info = self.clocks.get(ev.clock)
-        return None if info is None else ev.t + info.offset
+        return None if info is None else info.ref(ev.t)
 
     def at_end(self, ev: Event) -> int | None:
-        start = self.at(ev)
-        return None if start is None else start + (ev.dur or 0)
+        if ev.t is None:
+            return None
+        info = self.clocks.get(ev.clock)
+        return None if info is None else info.ref(ev.t + (ev.dur or 0))
 
     def ref_times(self, spans: SpanTable, end: bool = False):
         """Each span's start (or end) on the reference clock; NO_TIME where not placed."""
         import numpy as np
 
-        offsets = np.asarray([self.clocks[c].offset if c in self.clocks else NO_TIME for c in spans.vocab["clock"]],
-                             dtype=np.int64)[spans.clock]
-        known = (spans.t != NO_TIME) & (offsets != NO_TIME)
         length = np.where(spans.dur != NO_TIME, spans.dur, 0) if end else 0
-        return np.where(known, spans.t + offsets + length, NO_TIME)
+        own = np.where(spans.t != NO_TIME, spans.t + length, 0)
+        out = np.full(len(spans.t), NO_TIME, dtype=np.int64)
+        for k, clock in enumerate(spans.vocab["clock"]):
+            info = self.clocks.get(clock)
+            rows = (spans.clock == k) & (spans.t != NO_TIME)
+            if info is not None and rows.any():
+                out[rows] = info.map.many(own[rows])
+        return out
 
     def to_ref(self, clock: str, t: int | None) -> int | None:
         info = self.clocks.get(clock)
-        return None if info is None or t is None else t + info.offset
+        return None if info is None or t is None else info.ref(t)
 
     # -- reading ------------------------------------------------------------------
 
@@ -736,3 +780,19 @@ def merge_by_line(events: list[Event], spans: list[Event]) -> list[Event]:
 
 def _timed_clocks(table: SpanTable) -> set[str]:
     return {table.vocab["clock"][c] for c in set(table.clock[table.t != NO_TIME].tolist())}
+
+
+def _rate_warning(a: str, b: str, rate: Rate, meta: dict) -> str:
+    """A clock that ran at the wrong speed, and the likely reason."""
+    cmdline = f" {meta.get('cmdline') or meta.get('capture_cmdline') or ''} "
+    given = [arg for arg in cmdline.split() if arg.startswith(("tsc_early_khz=", "lpj="))]
+    if given:
+        cause = (f"{' '.join(given)} on the kernel command line is not this host's: a guest's TSC runs at its "
+                 "host's rate, so give the host's own (tsc_early_khz=host in a bootlab target)")
+    else:
+        cause = ("the kernel calibrated its clock wrong (its TSC rate, or a wrong clock-frequency in the device "
+                 "tree)")
+    return (f"the {a} clock ran at {rate.rate:.4f} times the {b} clock's speed (from {rate.probes} probe lines "
+            f"over {(rate.end - rate.start) / NS_PER_S:.2f} s of its own time), more than "
+            f"{RATE_TOLERANCE:.1%} off: its durations are {abs(rate.rate - 1):.1%} "
+            f"{'short' if rate.rate > 1 else 'long'}; times are aligned at the measured rate. Likely cause: {cause}")

@@ -41,7 +41,7 @@ def _blamed(boot: Boot, spans: SpanTable, rows) -> list[Blamed]:
     """Rows of a table as blame entries (made from the columns: there may be thousands)."""
     rows = np.asarray(rows, dtype=np.int64)
     v = spans.vocab
-    offsets = [boot.clocks[c].offset if c in boot.clocks else None for c in v["clock"]]
+    maps = [boot.clocks[c].map if c in boot.clocks else None for c in v["clock"]]
     details: dict[tuple, str] = {}  # attributes are shared by many spans: each set is described once
     out = []
     for name, dur, t, clock, file, line, kind, track, attrs in zip(
@@ -52,10 +52,10 @@ def _blamed(boot: Boot, spans: SpanTable, rows) -> list[Blamed]:
         detail = details.get(key)
         if detail is None:
             detail = details[key] = _detail(v["attrs"][attrs], v["kind"][kind], v["track"][track])
-        offset = offsets[clock]
+        to_ref = maps[clock]
         where = f"{v['file'][file]}:{line}" if v["file"][file] else "?"
         out.append(Blamed(v["name"][name], 0 if dur == NO_TIME else dur,
-                          None if t == NO_TIME or offset is None else t + offset, where, detail))
+                          None if t == NO_TIME or to_ref is None else to_ref(t), where, detail))
     return out
 
 

@@ -168,7 +168,7 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None) -> Console
         t = log.t.numpy()
         timed = (t != NO_TIME) & shown
         starts = np.array([s.start for s in phases.spans], dtype=np.int64)
-        ref = t[timed] + info.offset
+        ref = info.map.many(t[timed])
         which = np.searchsorted(starts, ref, side="right") - 1
         inside = (which >= 0) & (ref <= phases.spans[-1].end)
         per = np.bincount(which[inside], weights=nbytes[timed][inside], minlength=len(starts))

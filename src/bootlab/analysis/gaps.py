@@ -45,10 +45,10 @@ def find_gaps(boot: Boot, threshold: int = DEFAULT_THRESHOLD_NS, limit: int = 20
     log = _primary_log(boot)
     if log is None:
         return []
-    offset = boot.clocks[log.clock].offset
+    to_ref = boot.clocks[log.clock].map.many
     t = log.t.numpy()
     index = np.nonzero(t != NO_TIME)[0]
-    times = t[index]
+    times = to_ref(t[index])  # the map is monotone: running maxima stay maxima
     gaps = []
     if len(times) > 1:
         # A line earlier than the latest one before it (printk stamps can go back) does not
@@ -59,14 +59,14 @@ def find_gaps(boot: Boot, threshold: int = DEFAULT_THRESHOLD_NS, limit: int = 20
         width = times[1:] - latest[:-1]
         wide = np.nonzero(width > threshold)[0]
         if until is not None:
-            wide = wide[latest[wide] + offset < until]
+            wide = wide[latest[wide] < until]
         for k in wide[np.argsort(-width[wide], kind="stable")][:limit]:
-            gaps.append(Gap(int(latest[k]) + offset, int(times[k + 1]) + offset,
+            gaps.append(Gap(int(latest[k]), int(times[k + 1]),
                             _describe(log, int(index[setter[k]])), _describe(log, int(index[k + 1]))))
     if boot.reference in (Clock.HOST, Clock.BOOTLOADER):
         # The reference clock's zero is power-on: silence before the first line counts too.
         first = int(index[0]) if len(index) else None
-        if first is not None and log.t[first] + offset > threshold:
-            gaps.append(Gap(0, log.t[first] + offset, f"power-on ({boot.reference} clock zero)", _describe(log, first)))
+        if first is not None and times[0] > threshold:
+            gaps.append(Gap(0, int(times[0]), f"power-on ({boot.reference} clock zero)", _describe(log, first)))
     gaps.sort(key=lambda g: -g.duration)
     return gaps[:limit]

@@ -153,8 +153,8 @@ def last_time(boot: Boot) -> tuple[int | None, str]:
         for i in range(len(log.t) - 1, -1, -1):
             t = log.t[i]
             if t is not None:
-                if latest is None or t + info.offset > latest:
-                    latest, where = t + info.offset, f"{log.file}:{log.lineno[i]} (last line)"
+                if latest is None or info.ref(t) > latest:
+                    latest, where = info.ref(t), f"{log.file}:{log.lineno[i]} (last line)"
                 break
     return latest, where
 
@@ -275,11 +275,9 @@ def assign(boot: Boot, phases: Phases) -> None:
         i = np.searchsorted(np.asarray(starts, dtype=np.int64), at, side="right") - 1
         i[(at == NO_TIME) | (i < 0) | (at > end)] = len(spans)
         table.phase = [names[k] for k in i.tolist()]
-    offsets = {clock: info.offset for clock, info in boot.clocks.items()}
     for ev in boot.objects:
-        offset = offsets.get(ev.clock)
-        if ev.t is None or offset is None:
+        at = boot.at(ev)
+        if at is None:
             continue
-        at = ev.t + offset
         i = bisect.bisect_right(starts, at) - 1
         ev.phase = spans[i].name if 0 <= i and at <= end else None

@@ -84,11 +84,13 @@ def builtin(t: Target, facts: Facts) -> list[Candidate]:
             out.append(Candidate(name, description, patch, notes=list(notes)))
 
     add("quiet" not in names, "quiet", "quiet: kernel messages kept off the console", {"target": {"append": "quiet"}})
-    add(bool(facts.lpj) and "lpj" not in names, "lpj", f"lpj={facts.lpj}: skip the delay-loop calibration",
-        {"target": {"append": f"lpj={facts.lpj}"}})
+    # The probe boot shows these facts; the candidates name them as facts of the host that
+    # boots (host_facts.py), so a result reproduces on another machine.
+    add(bool(facts.lpj) and "lpj" not in names, "lpj", "lpj=host: skip the delay-loop calibration",
+        {"target": {"append": "lpj=host"}})
     add(bool(facts.tsc_khz) and "tsc_early_khz" not in names, "tsc-khz",
-        f"tsc_early_khz={facts.tsc_khz}: give the TSC rate, no calibration against the PIT",
-        {"target": {"append": f"tsc_early_khz={facts.tsc_khz}"}})
+        "tsc_early_khz=host: give the TSC rate, no calibration against the PIT",
+        {"target": {"append": "tsc_early_khz=host"}})
     add("cryptomgr.notests" not in names, "no-crypto-selftests",
         "cryptomgr.notests: skip the crypto API self-tests at boot",
         {"target": {"append": "cryptomgr.notests"}},
@@ -111,7 +113,7 @@ def builtin(t: Target, facts: Facts) -> list[Candidate]:
         {"target": {"firmware": "qboot"}})
     add(k.machine != "microvm" and bool(facts.tsc_khz), "microvm",
         "-M microvm with qboot: no PCI, no legacy devices; the TSC rate given",
-        {"target": {"machine": "microvm", "firmware": "qboot", "append": f"tsc_early_khz={facts.tsc_khz}"}})
+        {"target": {"machine": "microvm", "firmware": "qboot", "append": "tsc_early_khz=host"}})
     add(k.cpus == 1, "2-cpus", "two CPUs (TCG runs each in its own host thread)", {"target": {"cpus": 2}})
     add(k.machine == "microvm" and "pci" not in names, "pci-off",
         "pci=off: microvm has no PCI bus; the kernel stops looking for one (absent hardware)",

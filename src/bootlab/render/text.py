@@ -111,6 +111,11 @@ def render(a: Analysis) -> str:
         out.append("Clocks:")
         for name, info in boot.clocks.items():
             extra = f", {info.anchors} anchors, best {info.evidence}" if info.method == "anchors" else ""
+            if len(info.map.xs) > 1:
+                extra += f", along the envelope of {len(info.map.xs)} earliest sightings"
+            if info.rate is not None:
+                extra += (f", rate {info.rate.rate:.5f} (from {info.rate.probes} probe lines over "
+                          f"{span(info.rate.end - info.rate.start)})")
             out.append(f"  {name}: {info.method}, offset {seconds(info.offset, 6)} s{extra}")
     if boot.diagnostics:
         out.append("")

@@ -31,6 +31,9 @@ PRINTK_INSIDE = re.compile(r"\[\s*\d+\.\d{6,9}\](?:\[\s*[TC]\d+\])? ")
 # (targets/initramfs.py and bootlab-init.c print the same text): the log is printed again.
 DMESG_DUMP_BEGIN = "==== bootlab-dmesg begin ===="
 DMESG_DUMP_END = "==== bootlab-dmesg end ===="
+# Clock probes: kernel lines the reference device's init prints after ready, with the
+# console idle, so the host sees them as they happen: they measure the printk clock's rate.
+CLOCK_PROBE = "bootlab-clock"
 BACK_WARN_NS = 1_000_000_000
 BACK_WARNING = ("printk time goes back by more than 1 s: the log printed again (dmesg on the console), two boots, "
                 "or two logs interleaved?")
@@ -137,6 +140,8 @@ class Interpreter:
             self.last_printk = None
             self.boot.repeats = True
             self.replay = True
+        elif text.startswith(DMESG_DUMP_END):
+            self.replay = False
         self.user.patterns_seen(clock or Clock.HOST, t, text, lineno)
         if self.untimed_kernel is None and not self.in_kernel and kernel_messages.is_banner(text):
             self.untimed_kernel = InitcallReader(self.boot, self.file, Clock.HOST)
@@ -207,8 +212,9 @@ class Interpreter:
             m = None  # garbage, not a time
         if m:
             t_printk = stamp_ns(m)
-            if t_host is not None:
-                self.boot.anchor(Clock.PRINTK, t_printk, Clock.HOST, t_host, f"{self.file}:{lineno}")
+            if t_host is not None and not self.replay:
+                self.boot.anchor(Clock.PRINTK, t_printk, Clock.HOST, t_host, f"{self.file}:{lineno}",
+                                 probe=CLOCK_PROBE in text)
             self.kernel(t_printk, text[m.end():], lineno)
         else:
             self.text(Clock.HOST if t_host is not None else None, t_host, text, lineno)

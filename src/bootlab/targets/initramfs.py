@@ -30,7 +30,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..sources.console import DMESG_DUMP_BEGIN, DMESG_DUMP_END
+from ..sources.console import CLOCK_PROBE, DMESG_DUMP_BEGIN, DMESG_DUMP_END
 from . import packages
 
 BUSYBOX = Path("/bin/busybox")
@@ -130,6 +130,7 @@ def compress(data: bytes, method: str) -> bytes:
 # -- the init -------------------------------------------------------------------------------
 
 # Set at the top of every init script: whether the kernel prints KERN_INFO on the console.
+CLOCK_PROBES = 3  # as bootlab-init.c
 LOUDNESS = 'read BOOTLAB_LEVEL _ < /proc/sys/kernel/printk 2>/dev/null; [ "${BOOTLAB_LEVEL:-7}" -gt 6 ] && BOOTLAB_LOUD=1'
 
 
@@ -175,8 +176,12 @@ def _app_lines(spec: InitramfsSpec, after: list[str]) -> list[str]:
         lines += [_mark("modules-after.start")] + after + [_mark("modules-after.end")]
     lines += spec.after
     if spec.dmesg:
-        # poweroff -f does not wait for the console to drain: give it a second.
-        lines += [f'echo "{DMESG_DUMP_BEGIN}"', "dmesg", f'echo "{DMESG_DUMP_END}"', "sleep 1"]
+        lines += [f'echo "{DMESG_DUMP_BEGIN}"', "dmesg", f'echo "{DMESG_DUMP_END}"']
+    # Clock probes (sources/console.py), at every log level, with the console idle; the
+    # half seconds also let the console drain: poweroff -f does not wait for it.
+    lines += ["echo 8 > /proc/sys/kernel/printk",
+              f'for i in {" ".join(str(i) for i in range(1, CLOCK_PROBES + 1))}; do sleep 0.5; '
+              f'echo "<6>{CLOCK_PROBE} $i" > /dev/kmsg; done; sleep 0.5']
     if spec.poweroff:
         lines.append("poweroff -f")
     return lines

@@ -75,7 +75,7 @@ def boot(built: Built, capture_path: str, echo=None) -> BootResult:
             raise TargetError(f"cannot start QEMU: {err}") from None
         meta = {"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"), "zero": "power-on",
                 "source": "exec", "argv": proc.argv, "baud": baud or None, "target": t.name,
-                "cmdline": t.cmdline(), "digest": built.digest, "scheduling": reader_policy,
+                "cmdline": built.cmdline, "digest": built.digest, "scheduling": reader_policy,
                 "qemu_main_loop_scheduling": proc.main_policy}
         writer = NativeWriter(capture_path, meta)
         writers = [writer] + ([echo] if echo is not None else [])

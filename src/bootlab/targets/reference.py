@@ -9,7 +9,8 @@ artifacts built from it (kernel image, initramfs, QEMU command line).
     memory = 512                # MiB
     cpus = 1
     cmdline = "console=ttyS0,115200 panic=-1"
-    append = ""                 # more kernel arguments (quiet, lpj=..., initcall_debug ...)
+    append = ""                 # more kernel arguments (quiet, lpj=..., initcall_debug ...);
+                                # tsc_early_khz=host and lpj=host: the booting host's own values
     console_baud = 115200       # the host drains the serial port at this speed; 0 = unthrottled
     icount = ""                 # QEMU -icount, e.g. "shift=4,sleep=off" for a deterministic guest clock
 
@@ -43,7 +44,7 @@ from pathlib import Path
 import tomli_w
 
 from ..sourcemap import FileError, read_toml, typed
-from . import initramfs, kernel_image, packages
+from . import host_facts, initramfs, kernel_image, packages
 
 FIRMWARE = {"seabios": None, "qboot": "/usr/share/qemu/qboot.rom"}
 # microvm takes its own firmware builds: QEMU's default for it is qboot, SeaBIOS ships one.
@@ -134,8 +135,8 @@ class Target:
             # Without a PIT-independent TSC rate the kernel's calibration fails now and then
             # under TCG, which hangs a microvm guest (about 1 boot in 9).
             (t.machine != "microvm" or "tsc_early_khz=" in self.cmdline(), ("target", "machine"),
-             "microvm needs tsc_early_khz=<kHz> on the kernel command line (the rate a previous boot's "
-             "'tsc: Detected ... MHz' line shows): without it about 1 boot in 9 hangs in TSC calibration"),
+             "microvm needs tsc_early_khz=host on the kernel command line (the booting host's TSC rate): "
+             "without it about 1 boot in 9 hangs in TSC calibration"),
             (b.silence > 0, ("boot", "silence"), "silence must be positive"),
             (b.deadline > 0, ("boot", "deadline"), "deadline must be positive"),
         ]
@@ -194,6 +195,7 @@ class Built:
     initrd: Path
     initrd_size: int  # uncompressed
     digest: str
+    cmdline: str  # the target's, with this host's facts in place of `host` (host_facts.py)
 
     def qemu_argv(self) -> list[str]:
         t = self.target.target
@@ -202,7 +204,7 @@ class Built:
             machine = "microvm,rtc=on"
         argv = ["qemu-system-x86_64", "-accel", t.accel, "-machine", machine, "-m", str(t.memory),
                 "-smp", str(t.cpus), "-nographic", "-no-reboot", "-kernel", str(self.image),
-                "-initrd", str(self.initrd), "-append", self.target.cmdline()]
+                "-initrd", str(self.initrd), "-append", self.cmdline]
         bios = (MICROVM_FIRMWARE if t.machine == "microvm" else FIRMWARE)[t.firmware]
         if bios:
             argv += ["-bios", bios]
@@ -214,7 +216,7 @@ class Built:
         return {**self.target.to_dict(), "kernel_release": self.kernel.release, "image_path": str(self.image),
                 "initrd_path": str(self.initrd), "initrd_size": self.initrd_size,
                 "initrd_compressed": self.initrd.stat().st_size, "image_size": self.image.stat().st_size,
-                "digest": self.digest}
+                "digest": self.digest, "cmdline_booted": self.cmdline}
 
 
 def build(target: Target, fetch: bool = True) -> Built:
@@ -239,5 +241,9 @@ def build(target: Target, fetch: bool = True) -> Built:
         initrd, size = initramfs.build(spec, out)
     except (initramfs.InitramfsError, packages.PackageError) as err:
         raise TargetError(str(err)) from None
+    try:
+        cmdline = host_facts.resolve(target.cmdline(), k.config)
+    except host_facts.HostFactError as err:
+        raise TargetError(str(err)) from None
     digest = hashlib.sha256(json.dumps([target.to_dict(), str(image), initrd.name], sort_keys=True).encode())
-    return Built(target, k, image, initrd, size, digest.hexdigest()[:16])
+    return Built(target, k, image, initrd, size, digest.hexdigest()[:16], cmdline)
