@@ -62,6 +62,7 @@ class Interpreter:
         self.log = log
         self.initcalls = InitcallReader(boot, file)
         self.uboot = uboot.UbootLines(boot, file)
+        self.bootstage = uboot.BootstageReader(boot, file)
         self.user = UserspaceReader(boot, file, patterns)
         self.in_kernel = False
         self.last_printk: int | None = None
@@ -131,6 +132,8 @@ class Interpreter:
 
     def text(self, clock: str | None, t: int | None, text: str, lineno: int) -> None:
         """A line without a printk stamp: firmware, bootloader or userspace."""
+        if not self.in_kernel and self.untimed_kernel is None and self.bootstage.feed(text, lineno):
+            return  # a bootstage report (blank lines end its tables)
         if not text.strip():
             return
         if text.startswith(DMESG_DUMP_BEGIN):  # the log again from its start, not a second boot
@@ -215,6 +218,7 @@ class Interpreter:
         self.log.append(t_host if self.log.clock == Clock.HOST else t_printk, text, lineno, nbytes)
 
     def close(self) -> None:
+        self.bootstage.close()
         if self.untimed_kernel is not None:  # first: its events are the later ones (see InitcallReader)
             self.untimed_kernel.close(self.last_untimed)
         self.initcalls.close(self.last_printk)
@@ -239,8 +243,6 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
     for line in lines:
         interp.console_line(None, line.text, line.lineno, line.nbytes)
     interp.close()
-    if b"Timer summary in microseconds" in data:
-        uboot.read_bootstage(boot, file, lines)
     n = len(lines)
     boot.logs.append(log)
     boot.sources.append(SourceInfo(file, FORMAT, n, 0))

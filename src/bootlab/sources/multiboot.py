@@ -17,9 +17,6 @@ from dataclasses import dataclass
 from ..timeline import Boot
 from .console import DMESG_DUMP_BEGIN, DMESG_DUMP_END
 
-# The formats whose files are lines of one console or kernel log.
-FORMATS = ("dmesg", "dmesg-iso", "syslog", "journal", "console", "grabserial", "bootlab-capture")
-
 _BANNER = b"Linux version "
 # What may come before the banner on its line: a printk stamp, which must be zero (the
 # log repeated is not a new boot), after anything (boot-stub output and terminal resets
