@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 
 from ..timeline import Boot
-from .console import DMESG_DUMP_BEGIN, DMESG_DUMP_END
+from .console import DMESG_DUMP_BEGIN, DMESG_DUMP_END, JIFFIES_STARTS
+from .lines import seconds_to_ns
 
 _BANNER = b"Linux version "
 # What may come before the banner on its line: a printk stamp, which must be zero (the
@@ -54,7 +55,9 @@ class Part:
 
 
 def _zero(stamp: bytes | None) -> bool:
-    return stamp is None or not stamp.replace(b".", b"").strip(b"0")
+    """No stamp, or the printk clock's first value (zero; a 2.6 kernel's INITIAL_JIFFIES)."""
+    return stamp is None or not stamp.replace(b".", b"").strip(b"0") or \
+        seconds_to_ns(stamp.decode("ascii")) in JIFFIES_STARTS
 
 
 def _banners(data: bytes) -> list[int]:
