@@ -7,7 +7,7 @@ one boot, merges them and aligns their clocks.
 from __future__ import annotations
 
 from ..timeline import Boot, Mark, merge, no_cycle_collection
-from . import multiboot
+from . import journal_short, multiboot
 from .detect import FORMATS, NotALog, maybe_gunzip, read_input
 from .detect import detect as detect_format
 from .formats import BY_NAME, Input
@@ -39,6 +39,8 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
         reader.read(boot, Input(path, data, patterns, which))
     except multiboot.NoSuchBoot as err:
         raise NotALog(path, 0, str(err)) from None
+    except journal_short.WallClockJournal as err:
+        raise NotALog(path, 1, str(err)) from None
     if part is not None and part.first_line > 1:
         for log in boot.logs:
             log.drop_before(part.first_line)  # the empty lines standing for the boots before

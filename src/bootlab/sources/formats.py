@@ -15,8 +15,8 @@ from functools import cached_property
 from typing import Callable
 
 from ..timeline import Boot
-from . import (bootchart, bootlab_capture, console, ftrace, grabserial, journal_json, printk, systemd_analyze,
-               uboot)
+from . import (bootchart, bootlab_capture, console, ftrace, grabserial, journal_json, journal_short, printk,
+               systemd_analyze, uboot)
 from .lines import clean, decode, looks_binary
 from .userspace import Patterns
 
@@ -81,6 +81,13 @@ def _boot_words(sample: Sample) -> float:
     return 0.0
 
 
+SYSLOG = 0.3  # a syslog's kernel lines with stamps are often a minority among its lines
+
+
+def _syslog(sample: Sample) -> float:
+    return sample.printk["syslog"] if sample.printk["syslog"] >= sample.printk["dmesg"] else 0.0
+
+
 def _printk(variant: str, threshold: float, score: Callable[[Sample], float] | None = None) -> InputFormat:
     return InputFormat(variant, score or (lambda s: s.printk[variant]), threshold,
                        lambda boot, i: printk.parse(boot, i.path, i.data, i.patterns, variant),
@@ -103,6 +110,9 @@ TABLE: tuple[InputFormat, ...] = (
                 lambda boot, i: grabserial.parse(boot, i.path, i.data, i.patterns), boots=True),
     InputFormat(journal_json.FORMAT, lambda s: float(journal_json.sniff(s.lines)), 0.5,
                 lambda boot, i: journal_json.parse(boot, i.path, i.data, i.patterns, i.which)),
+    # A syslog has the same lines with the kernel's stamps in them: it is one when syslog says so.
+    InputFormat(journal_short.FORMAT, lambda s: 0.0 if _syslog(s) >= SYSLOG else journal_short.sniff(s.lines), 0.5,
+                lambda boot, i: journal_short.parse(boot, i.path, i.data, i.patterns), boots=True),
     _systemd("systemd-plot-json", 0.9),
     _systemd("systemd-time", 0.9),
     _systemd("systemd-critical-chain", 0.9),
@@ -114,7 +124,7 @@ TABLE: tuple[InputFormat, ...] = (
                 refusal="dmesg -T, -e or --time-format=reltime/delta stamps: a wall clock to the second "
                         "(or only the time since the message before); save the log with plain `dmesg` "
                         "or `dmesg --time-format=iso`"),
-    _printk("syslog", 0.3, lambda s: s.printk["syslog"] if s.printk["syslog"] >= s.printk["dmesg"] else 0.0),
+    _printk("syslog", SYSLOG, _syslog),
     _systemd("systemd-blame", 0.6),
     # A bootstage report alone; a console holding one is a console (which reads the report too).
     InputFormat(uboot.FORMAT, lambda s: uboot.sniff(s.lines) if s.printk["dmesg"] < 0.2 else 0.0, 0.5,

@@ -121,7 +121,7 @@ def _journal_boots(data: bytes) -> list[int]:
 
 def starts(data: bytes, fmt: str = "dmesg") -> list[int]:
     """Byte offsets where each boot begins (the first at 0)."""
-    hard = _journal_boots(data) if fmt == "journal" else [m.start() for m in _POWER_ON.finditer(data)] \
+    hard = _journal_boots(data) if fmt in ("journal", "journal-short") else [m.start() for m in _POWER_ON.finditer(data)] \
         if fmt == "bootlab-capture" else []
     marks = sorted(set(hard) | set(_banners(data)))
     out = [0]
