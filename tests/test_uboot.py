@@ -66,3 +66,15 @@ def test_no_evidence_names_line_zero(path):
     except NotALog:
         return
     assert not [ev for ev in boot.events if ev.file and ev.line < 1]
+
+
+def test_capture_that_begins_with_spl_keeps_it(fixture_path):
+    """An i.MX grabserial capture: line noise (0xff 0xfe, the UART settling at power-on)
+    before the SPL banner on the first line (issue 15, item 11)."""
+    boot = read([fixture_path("grabserial-imx-spl.log")])
+    (spl,) = [ev for ev in boot.marks(Mark.BOOTLOADER_START) if (ev.attrs or {}).get("stage") == "spl"]
+    assert spl.line == 1 and spl.t == 0
+    a = analyze(boot)
+    first = a.phases.spans[0]
+    assert first.start == 0 and first.start_evidence.endswith(":1 (bootloader banner)")
+    assert boot.meta["bootloader"].startswith("U-Boot 2018.03")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SourceInfo, in_range
 from . import firmware, initcall, kernel_messages, uboot, userspace
 from .initcall import InitcallReader
-from .lines import clean, seconds_to_ns, split
+from .lines import NOISE, clean, seconds_to_ns, split
 from .userspace import Patterns, UserspaceReader
 
 FORMAT = "console"
@@ -158,6 +158,7 @@ class Interpreter:
 
     def text(self, clock: str | None, t: int | None, text: str, lineno: int) -> None:
         """A line without a printk stamp: firmware, bootloader or userspace."""
+        text = text.lstrip(NOISE)  # the first banner of a capture can follow line noise
         if not self.in_kernel and self.untimed_kernel is None and self.bootstage.feed(text, lineno):
             return  # a bootstage report (blank lines end its tables)
         if not text.strip():
