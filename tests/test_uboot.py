@@ -78,3 +78,16 @@ def test_capture_that_begins_with_spl_keeps_it(fixture_path):
     first = a.phases.spans[0]
     assert first.start == 0 and first.start_evidence.endswith(":1 (bootloader banner)")
     assert boot.meta["bootloader"].startswith("U-Boot 2018.03")
+
+
+def test_bootstage_report_in_a_capture_is_on_the_capture_clock(fixture_path):
+    """The report printed at start_kernel puts the bootloader's timer on the host clock:
+    its stages end before the kernel, not after the capture's last line."""
+    boot = read([fixture_path("grabserial-imx-bootstage.log")])
+    stages = _stages(boot)
+    assert boot.clocks["bootloader"].method == "anchors"
+    heading = 1500 * MS  # host time of the report's heading line
+    assert boot.at_end(stages["start_kernel"]) == heading
+    assert boot.at(stages["reset"]) == heading - 1495 * MS
+    a = analyze(boot)
+    assert a.phases.total == 2410220 * US  # the last line, as without the report

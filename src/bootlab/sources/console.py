@@ -159,7 +159,7 @@ class Interpreter:
     def text(self, clock: str | None, t: int | None, text: str, lineno: int) -> None:
         """A line without a printk stamp: firmware, bootloader or userspace."""
         text = text.lstrip(NOISE)  # the first banner of a capture can follow line noise
-        if not self.in_kernel and self.untimed_kernel is None and self.bootstage.feed(text, lineno):
+        if not self.in_kernel and self.untimed_kernel is None and self.bootstage.feed(text, lineno, clock, t):
             return  # a bootstage report (blank lines end its tables)
         if not text.strip():
             return

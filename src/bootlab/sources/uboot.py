@@ -67,7 +67,11 @@ class BootstageReader:
 
     A table runs from its heading to a blank line or the first line that is not indented
     (the console going on: a prompt, `Starting kernel ...`); an indented line inside it
-    that is not a row is a warning, and the rows after it are still read."""
+    that is not a row is a warning, and the rows after it are still read.
+
+    U-Boot prints the report just after it marks `start_kernel` (CONFIG_BOOTSTAGE_REPORT):
+    on a console whose lines have times of their own (a capture), the heading's time is
+    that mark's, which puts the bootloader's timer on the capture's clock."""
 
     def __init__(self, boot: Boot, file: str):
         self.boot = boot
@@ -77,11 +81,14 @@ class BootstageReader:
         self.records = 0
         self.previous_mark: int | None = None
         self.heading: int | None = None  # line of the first report's heading: where the bootloader's timer starts
+        self.printed: tuple[str, int, int] | None = None  # (clock, time, line) of the summary being read
 
-    def feed(self, text: str, lineno: int) -> bool:
-        """True when the line belongs to a report."""
+    def feed(self, text: str, lineno: int, clock: str | None = None, t: int | None = None) -> bool:
+        """True when the line belongs to a report (clock and t: when the line was printed, if known)."""
         if SUMMARY.match(text):
             self._start("summary", lineno)
+            self.printed = (clock, t, lineno) if clock is not None and clock != Clock.BOOTLOADER and t is not None \
+                else None
             return True
         if ACCUMULATED.match(text):
             self._start("accumulated", lineno)
@@ -116,6 +123,10 @@ class BootstageReader:
         self.boot.add(Event(Kind.STAGE, stage, Clock.BOOTLOADER, t - elapsed, elapsed, self.file, lineno, "bootstage"))
         if stage == "start_kernel":
             self.boot.add(Event(Kind.MARKER, Mark.KERNEL_LOAD, Clock.BOOTLOADER, t, None, self.file, lineno))
+            if self.printed is not None:
+                clock, printed, heading = self.printed
+                self.boot.anchor(Clock.BOOTLOADER, t, clock, printed,
+                                 f"{self.file}:{heading} (bootstage report printed at start_kernel)")
         return True
 
     def _start(self, mode: str, lineno: int) -> None:
