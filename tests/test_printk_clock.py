@@ -59,3 +59,14 @@ def test_a_long_uptime_is_not_taken_for_jiffies(tmp_path):
     boot = read([str(path)])
     assert _log_times(boot) == [4294900 * S, 4294901 * S]
     assert not [e for e in boot.events if e.kind == Kind.INITCALL]
+
+
+def test_other_hz_and_syslog(tmp_path):
+    """HZ=250 starts the jiffies clock at [17179569.184000]; a syslog keeps the kernel's stamps."""
+    path = tmp_path / "kern.log"
+    path.write_text("Jun  1 10:00:00 host kernel: [17179569.184000] Linux version 2.6.18-6-686 (x@y) #1 SMP\n"
+                    "Jun  1 10:00:00 host kernel: [17179569.184000] BIOS-provided physical RAM map:\n"
+                    "Jun  1 10:00:02 host kernel: [17179571.436000] Freeing unused kernel memory: 200k freed\n")
+    boot = read([str(path)])
+    assert boot.sources[0].format == "syslog"
+    assert _log_times(boot) == [0, 0, 2252 * MS]

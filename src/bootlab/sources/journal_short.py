@@ -14,7 +14,8 @@ it.  What such a journal carries is read: systemd's own figures (`Startup finish
 (kernel) + 2.1s (initrd) + 5.3s (userspace) = 8.6s`), kernel messages that keep their own
 printk stamp (`kernel: [    1.234567] ...`, a journal fed from syslog), what the lines say
 (the kernel version, the units started, in order but untimed).  A journal with neither
-figures nor stamps is refused with the reason, as `dmesg -T` is.
+figures nor stamps is refused with the reason, as `dmesg -T` is (so is a syslog of the
+same shape, whose kernel lines lack the printk stamps the syslog format reads).
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ LINE = re.compile(
 )
 # journalctl's own lines: `-- Boot 5d9a... --`, `-- Journal begins at ... --`, `-- No entries --`.
 OWN = re.compile(r"^-- .* --$")
-REFUSAL = ("journalctl wall-clock output (-o short, short-precise, short-iso or short-full): its times are "
-           "when journald logged each line, and this journal holds neither systemd's `Startup finished` "
-           "figures nor kernel lines with their own printk times; save it with `journalctl -b -o "
-           "short-monotonic` or `journalctl -b -o json`")
+REFUSAL = ("journalctl wall-clock output (-o short, short-precise, short-iso or short-full; or a syslog "
+           "without the kernel's printk stamps): its times are when each line was logged, and it holds neither "
+           "systemd's `Startup finished` figures nor kernel lines with their own printk times; save it with "
+           "`journalctl -b -o short-monotonic` or `journalctl -b -o json`")
 NOTE = ("journalctl wall-clock output: lines are read in order but not placed by their wall-clock times "
         "(when journald logged them); for every line's time save `journalctl -b -o short-monotonic` or `-o json`")
 
