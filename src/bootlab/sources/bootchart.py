@@ -198,8 +198,8 @@ def _processes(boot: Boot, file: str, data: bytes) -> int:
         boot.add(Event(Kind.MARKER, Mark.USERSPACE_START, Clock.PRINTK, procs[1]["start"], None, file,
                        procs[1]["line"], attrs={"text": f"PID 1 ({procs[1]['comm']}) starts"}))
     if hidden:
-        boot.warn(file, 1, f"{hidden} long-lived kernel threads (alive to the end, for most of the chart) are left out, "
-                           "as pybootchartgui leaves them out")
+        boot.warn(file, 1, f"{hidden} long-lived kernel threads (alive to the end, for most of the chart) "
+                           "are left out, as pybootchartgui leaves them out")
     return len(procs) - hidden
 
 

@@ -111,7 +111,8 @@ TABLE: tuple[InputFormat, ...] = (
     InputFormat(journal_json.FORMAT, lambda s: float(journal_json.sniff(s.lines)), 0.5,
                 lambda boot, i: journal_json.parse(boot, i.path, i.data, i.patterns, i.which)),
     # A syslog has the same lines with the kernel's stamps in them: it is one when syslog says so.
-    InputFormat(journal_short.FORMAT, lambda s: 0.0 if _syslog(s) >= SYSLOG else journal_short.sniff(s.lines), 0.5,
+    InputFormat(journal_short.FORMAT,
+                lambda s: 0.0 if _syslog(s) >= SYSLOG else journal_short.sniff(s.lines), 0.5,
                 lambda boot, i: journal_short.parse(boot, i.path, i.data, i.patterns), boots=True),
     _systemd("systemd-plot-json", 0.9),
     _systemd("systemd-time", 0.9),

@@ -121,8 +121,10 @@ def _journal_boots(data: bytes) -> list[int]:
 
 def starts(data: bytes, fmt: str = "dmesg") -> list[int]:
     """Byte offsets where each boot begins (the first at 0)."""
-    hard = _journal_boots(data) if fmt in ("journal", "journal-short") else [m.start() for m in _POWER_ON.finditer(data)] \
-        if fmt == "bootlab-capture" else []
+    if fmt in ("journal", "journal-short"):  # journalctl's output, which marks boots itself
+        hard = _journal_boots(data)
+    else:
+        hard = [m.start() for m in _POWER_ON.finditer(data)] if fmt == "bootlab-capture" else []
     marks = sorted(set(hard) | set(_banners(data)))
     out = [0]
     for k, mark in enumerate(marks):
