@@ -43,6 +43,8 @@ def test_systemd_figures_are_read(fixture_path):
     assert {ev.name for ev in units} >= {"systemd-journald.service", "ssh.service"}
     assert all(ev.t is None for ev in units)
     assert [d.line for d in boot.diagnostics if "wall-clock" in d.message] == [1]
+    # The kernel log is the kernel's entries: programs' entries never went through its console.
+    assert list(boot.logs[0].lineno) == [2, 3, 4, 5, 6]
 
 
 def test_kernel_lines_keep_their_own_stamps(fixture_path):

@@ -58,6 +58,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
     log = ConsoleLog(file, Clock.PRINTK, printed=False)
     interp = Interpreter(boot, file, patterns, log)
     timed = figures = entries = n = 0
+    kernel = False  # the entry being read is the kernel's (its lines are the kernel log's)
     for line in split(data):
         n = line.lineno
         text = clean(line.text)
@@ -65,13 +66,14 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
         t = None
         if m is not None:
             entries += 1
+            kernel = m.group("ident") == "kernel"
             msg = text[m.end():]
-            stamp = PRINTK_AT_START.match(msg) if m.group("ident") == "kernel" else None
+            stamp = PRINTK_AT_START.match(msg) if kernel else None
             if stamp is not None:
                 t = interp.printk_time(stamp_ns(stamp), n)
                 interp.kernel(t, msg[stamp.end():], n)
                 timed += 1
-            elif m.group("ident") == "kernel":
+            elif kernel:
                 interp.text(None, None, msg, n)
             else:
                 who = f"{m.group('ident')}[{m.group('pid')}]" if m.group("pid") else m.group("ident")
@@ -79,9 +81,12 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
                 interp.user.feed(Clock.PRINTK, None, f"{who}: {msg}", n)
             if "Startup finished in " in msg and systemd_analyze.read_time(boot, file, msg, n):
                 figures += 1
-        elif text.strip() and not OWN.match(text):
+        elif OWN.match(text):
+            kernel = False
+        elif text.strip():
             interp.text(None, None, text, n)  # a message's continuation line
-        log.append(t, text, n, line.nbytes)
+        if kernel:  # a program's entry never went through the kernel's console
+            log.append(t, text, n, line.nbytes)
     interp.close()
     if not (timed or figures):
         raise WallClockJournal(REFUSAL if entries else "journalctl output without entries")
