@@ -73,3 +73,10 @@ def test_a_run_is_all_or_nothing(tmp_path):
     assert reader.runs() == []
     _add(s)
     assert len(reader.runs()) == 1 and reader.runs()[0].metrics
+
+
+def test_a_uuid_prefix_of_digits_finds_its_run(tmp_path):
+    s = Store(str(tmp_path / "d.db"))
+    rid = s.add(status="ok", reason="ready", target={}, command=[], capture=None, analysis=None, metrics={},
+                wall_ns=1, ready_line_ns=1, run_uuid="12345678-aaaa-4bbb-8ccc-dddddddddddd")
+    assert s.get("12345678").id == rid and s.get(str(rid)).id == rid

@@ -202,9 +202,10 @@ class Store:
     def get(self, ref: str | int) -> Run:
         """A run by id, or by uuid (or a unique uuid prefix)."""
         text = str(ref)
+        row = None
         if text.isascii() and text.isdigit():
             row = self.db.execute(f"SELECT {self._COLUMNS} FROM runs WHERE id = ?", (int(text),)).fetchone()
-        else:
+        if row is None:  # a uuid prefix can be all digits too
             rows = self.db.execute(f"SELECT {self._COLUMNS} FROM runs WHERE uuid LIKE ?", (text + "%",)).fetchall()
             if len(rows) > 1:
                 raise StoreError(f"run {text!r} is ambiguous ({len(rows)} runs)")

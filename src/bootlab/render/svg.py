@@ -1,6 +1,7 @@
 """SVG bootgraph: the whole boot on one time axis, like the kernel's scripts/bootgraph.pl
-but from power-on to ready: a phase bar, then one row per span (bootloader step, initcall,
-driver probe, unit, process), grouped by where it ran, with the boundaries as lines.
+but from power-on to ready: a phase bar, the sampled series as lanes (bootchart's CPU and
+disk use), then one row per span (bootloader step, initcall, driver probe, unit, process),
+grouped by where it ran, with the boundaries as lines.
 
 Only spans long enough to see are drawn (a million-line log has hundreds of thousands of
 initcalls); the cut-off is stated in the picture.
@@ -36,7 +37,9 @@ KIND_COLOURS = {
     Kind.PHASE: "#9c9c9c",
     Kind.STEP: "#59a14f",
 }
+SERIES_COLOURS = ("#4e79a7", "#e15759", "#59a14f", "#f28e2b")
 ROW = 14
+LANE = 40  # height of a series lane
 LABEL_W = 260
 WIDTH = 1400
 MAX_ROWS = 400
@@ -78,7 +81,8 @@ def timeline_svg(a: Analysis, width: int = WIDTH) -> str:
         return LABEL_W + (t - t0) * plot_w / (t1 - t0)
 
     top = 50
-    height = top + 60 + ROW * (len(events) + 2)
+    lanes = _lanes(a)
+    height = top + 60 + LANE * len(lanes) + ROW * (len(events) + 2)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="bootgraph" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">',
@@ -112,8 +116,12 @@ def timeline_svg(a: Analysis, width: int = WIDTH) -> str:
     for mark, b in phases.boundaries.items():
         out.append(f'<line class="mark" x1="{x(b.at):.1f}" y1="{top}" x2="{x(b.at):.1f}" y2="{height - 10}">'
                    f'<title>{escape(str(mark))} at {seconds(b.at)} s ({escape(b.evidence)})</title></line>')
+    y = top + 36
+    for label, series in lanes:
+        out += _lane(a, label, series, x, t0, t1, y)
+        y += LANE
     # One row per span.
-    y = top + 40
+    y += 4
     for ev in events:
         at = boot.at(ev)
         w = max(1.0, x(at + ev.dur) - x(at))
@@ -131,6 +139,51 @@ def timeline_svg(a: Analysis, width: int = WIDTH) -> str:
                f'red: returned an error; dashed: phase boundaries</text>')
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _lanes(a: Analysis) -> list[tuple[str, list[str]]]:
+    """The sampled series, one lane per unit ("cpu busy %" and "cpu iowait %" share one):
+    (lane label, series names)."""
+    lanes: dict[str, list[str]] = {}
+    for name, (clock, points) in a.boot.series.items():
+        if points and clock in a.boot.clocks:
+            what, _, unit = name.rpartition(" ")
+            lanes.setdefault(f"{what.split()[0]} {unit}", []).append(name)
+    return list(lanes.items())
+
+
+def _lane(a: Analysis, label: str, names: list[str], x, t0: int, t1: int, y: int) -> list[str]:
+    """One lane: each series as a line over the time axis; a percentage on 0-100, other
+    units on 0 to their highest value in the lane."""
+    boot = a.boot
+    placed = []
+    for name in names:
+        clock, points = boot.series[name]
+        offset = boot.clocks[clock].offset
+        placed.append((name, [(t + offset, v) for t, v in points if t0 <= t + offset <= t1]))
+    top = 100.0 if label.endswith("%") else max((v for _, pts in placed for _, v in pts), default=0.0) or 1.0
+    height = LANE - 8
+    out = [f'<g class="lane"><title>{escape(label)}: ' + "; ".join(escape(n) for n in names) +
+           f" (top of the lane: {top:g})</title>",
+           f'<rect x="{LABEL_W}" y="{y}" width="{x(t1) - LABEL_W:.1f}" height="{height}" fill="#f7f7f7"/>',
+           f'<text class="lbl" x="6" y="{y + height // 2 + 4}">{escape(label)}:' +
+           "".join(f' <tspan fill="{SERIES_COLOURS[k % len(SERIES_COLOURS)]}">{escape(_what(name))}</tspan>'
+                   for k, name in enumerate(names)) + "</text>"]
+    for k, (name, pts) in enumerate(placed):
+        if not pts:
+            continue
+        line = " ".join(f"{x(t):.1f},{y + height - height * min(v, top) / top:.1f}" for t, v in pts)
+        colour = SERIES_COLOURS[k % len(SERIES_COLOURS)]
+        out.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.2">'
+                   f"<title>{escape(name)}</title></polyline>")
+    out.append("</g>")
+    return out
+
+
+def _what(name: str) -> str:
+    """A series' own word in its lane's legend: "cpu iowait %" -> "iowait"."""
+    words = name.split()
+    return " ".join(words[1:-1]) or name
 
 
 def _round_step(raw: float) -> int:

@@ -7,9 +7,10 @@ one boot, merges them and aligns their clocks.
 from __future__ import annotations
 
 from ..timeline import Boot, Mark, merge, no_cycle_collection
-from . import bootchart, bootlab_capture, console, ftrace, grabserial, journal_json, multiboot, printk, systemd_analyze, uboot
+from . import journal_short, multiboot
 from .detect import FORMATS, NotALog, maybe_gunzip, read_input
 from .detect import detect as detect_format
+from .formats import BY_NAME, Input
 from .userspace import Patterns, link_marks
 
 __all__ = ["FORMATS", "NotALog", "Patterns", "read", "read_one"]
@@ -26,35 +27,20 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
         fmt = detect_format(path, data)
     elif fmt not in FORMATS:
         raise NotALog(path, 0, f"unknown input format {fmt!r}; formats: {', '.join(FORMATS)}")
-    boot = Boot()
-    if fmt == bootchart.FORMAT:
-        bootchart.parse(boot, path, data)
-        return boot
-    if data is None:
+    reader = BY_NAME[fmt]
+    if data is None and not reader.directory:
         raise NotALog(path, 0, f"a directory cannot be read as {fmt}")
+    boot = Boot()
     part = None
     try:
-        if fmt in multiboot.FORMATS:
+        if reader.boots:
             part = multiboot.select(data, which, fmt)
             data = part.data
-        if fmt == bootlab_capture.FORMAT:
-            bootlab_capture.parse(boot, path, data, patterns)
-        elif fmt == grabserial.FORMAT:
-            grabserial.parse(boot, path, data, patterns)
-        elif fmt == "console":
-            console.parse(boot, path, data, patterns)
-        elif fmt in printk.FORMATS:
-            printk.parse(boot, path, data, patterns, fmt)
-        elif fmt == journal_json.FORMAT:
-            journal_json.parse(boot, path, data, patterns, which)
-        elif fmt == ftrace.FORMAT:
-            ftrace.parse(boot, path, data)
-        elif fmt == uboot.FORMAT:
-            uboot.parse(boot, path, data)
-        else:
-            systemd_analyze.parse(boot, path, data, fmt)
+        reader.read(boot, Input(path, data, patterns, which))
     except multiboot.NoSuchBoot as err:
         raise NotALog(path, 0, str(err)) from None
+    except journal_short.WallClockJournal as err:
+        raise NotALog(path, 1, str(err)) from None
     if part is not None and part.first_line > 1:
         for log in boot.logs:
             log.drop_before(part.first_line)  # the empty lines standing for the boots before

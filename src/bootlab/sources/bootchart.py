@@ -7,21 +7,31 @@
 
 Sample times are the kernel's uptime, so they sit on the printk clock.  Each process
 becomes a span from its start time (field 22 of its stat line, in clock ticks) to the last
-sample it was seen in; CPU and disk samples become utilisation series.
+sample it was seen in; CPU and disk samples become utilisation series.  Userspace starts
+when PID 1 does.  Long-lived kernel threads (kthreadd and its children, or a process that
+never had an address space, alive to the last sample for most of the chart) are left out,
+as pybootchartgui leaves them out: they are most of the list and none of the boot.
+
+The header's `system.uname` is `uname -a` (`Linux 2.6.27-10-generic #1 SMP ...`), or on
+Android /proc/version (`Linux version 2.6.29-00479-g3c7df37 (...) ...`).
 """
 
 from __future__ import annotations
 
 import io
 import os
+import re
 import tarfile
 
-from ..timeline import Boot, Clock, Event, Kind, SourceInfo
+from ..timeline import Boot, Clock, Event, Kind, Mark, SourceInfo
 from .lines import split
 
 FORMAT = "bootchart"
 FILES = ("header", "proc_stat.log", "proc_diskstats.log", "proc_ps.log")
 TICK_NS = 10_000_000  # bootchart samples and USER_HZ clock ticks are 1/100 s
+UNAME = re.compile(r"^\S+ (?:version )?(?P<release>\S+)")
+KTHREADD = 2  # the parent of every kernel thread since 2.6.22
+LONG_LIVED = 0.9  # of the chart's time: pybootchartgui's measure of a background process
 
 
 def is_bootchart_dir(path: str) -> bool:
@@ -92,7 +102,8 @@ def _header(boot: Boot, file: str, data: bytes) -> None:
         if key == "system.kernel.options":
             boot.meta.setdefault("cmdline", value)
         elif key == "system.uname":
-            boot.meta.setdefault("kernel_version", value.split()[1] if len(value.split()) > 1 else value)
+            m = UNAME.match(value)
+            boot.meta.setdefault("kernel_version", m.group("release") if m else value)
         elif key in ("title", "system.release", "system.cpu"):
             boot.meta.setdefault(f"bootchart_{key.split('.')[-1]}", value)
 
@@ -147,7 +158,10 @@ def _disk(boot: Boot, file: str, data: bytes) -> None:
 
 def _processes(boot: Boot, file: str, data: bytes) -> int:
     procs: dict[int, dict] = {}
+    first_sample = last_sample = None
     for _lineno, t, block in _samples(boot, file, data):
+        first_sample = t if first_sample is None else first_sample
+        last_sample = t
         for lineno, text in block:
             # pid (comm with spaces) state ppid ... : comm is the text in the outer parentheses
             open_, close = text.find("("), text.rfind(")")
@@ -160,21 +174,39 @@ def _processes(boot: Boot, file: str, data: bytes) -> int:
                 ppid = int(rest[1])
                 cpu_ticks = int(rest[11]) + int(rest[12])
                 start = int(rest[19]) * TICK_NS
+                vsize = int(rest[20]) if len(rest) > 20 else 0
             except (ValueError, IndexError):
                 boot.warn(file, lineno, "unreadable process line")
                 continue
             proc = procs.get(pid)
             if proc is None or proc["start"] != start:
                 procs[pid] = proc = {"comm": text[open_ + 1:close], "ppid": ppid, "start": start, "line": lineno,
-                                     "last": t, "cpu": cpu_ticks}
+                                     "last": t, "cpu": cpu_ticks, "memory": False}
             proc["last"] = t
             proc["cpu"] = cpu_ticks
             proc["comm"] = text[open_ + 1:close]  # exec changes the name
+            proc["memory"] |= vsize > 0
+    hidden = 0
     for pid, proc in procs.items():
+        if _long_lived_kernel_thread(pid, proc, first_sample, last_sample):
+            hidden += 1
+            continue
         boot.add(Event(Kind.PROCESS, proc["comm"], Clock.PRINTK, proc["start"], max(0, proc["last"] - proc["start"]),
                        file, proc["line"], f"pid {pid}", attrs={"pid": pid, "ppid": proc["ppid"],
                                                                 "cpu_ms": proc["cpu"] * TICK_NS // 1_000_000}))
-    return len(procs)
+    if 1 in procs:
+        boot.add(Event(Kind.MARKER, Mark.USERSPACE_START, Clock.PRINTK, procs[1]["start"], None, file,
+                       procs[1]["line"], attrs={"text": f"PID 1 ({procs[1]['comm']}) starts"}))
+    if hidden:
+        boot.warn(file, 1, f"{hidden} long-lived kernel threads (alive to the end, for most of the chart) "
+                           "are left out, as pybootchartgui leaves them out")
+    return len(procs) - hidden
+
+
+def _long_lived_kernel_thread(pid: int, proc: dict, first_sample: int, last_sample: int) -> bool:
+    kernel = pid == KTHREADD or proc["ppid"] == KTHREADD or (pid != 1 and not proc["memory"])
+    chart = last_sample - first_sample
+    return kernel and proc["last"] >= last_sample and proc["last"] - proc["start"] >= LONG_LIVED * chart
 
 
 def parse(boot: Boot, path: str, data: bytes | None) -> None:

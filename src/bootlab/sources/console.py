@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SourceInfo, in_range
 from . import firmware, initcall, kernel_messages, uboot, userspace
 from .initcall import InitcallReader
-from .lines import clean, seconds_to_ns, split
+from .lines import NOISE, clean, seconds_to_ns, split
 from .userspace import Patterns, UserspaceReader
 
 FORMAT = "console"
@@ -44,6 +44,22 @@ MEANINGFUL = re.compile("|".join(map(re.escape, initcall.KEYWORDS + userspace.WO
 MEANINGFUL_STARTS = kernel_messages.PREFIXES + userspace.STARTS
 
 
+# 2.6 kernels whose printk clock is the jiffies counter (sched_clock without a TSC) stamp
+# jiffies_64 * (10**9 // HZ), and jiffies_64 starts at INITIAL_JIFFIES, -300 s wrapped to
+# 32 bits: the clock's first value is [4294667.296000] at HZ=1000.  A log whose first stamp
+# lies just after one of these starts counts from it: its stamps before the clock ticked
+# are what [0.000000] is on a newer kernel, and the rest are times since boot.
+JIFFIES_STARTS = tuple((2**32 - 300 * hz) * (1_000_000_000 // hz) for hz in (100, 250, 300, 1000, 1024))
+JIFFIES_WINDOW = 60 * 1_000_000_000  # a first stamp this close after a start counts from it
+JIFFIES_NOTE = ("printk stamps count jiffies from INITIAL_JIFFIES (a 2.6 kernel's clock, {start}) "
+                "are read as times since the kernel's start, {start} being 0")
+
+
+def jiffies_start(t: int) -> int:
+    """The INITIAL_JIFFIES stamp a log's first printk time `t` counts from (0: none)."""
+    return next((start for start in JIFFIES_STARTS if start <= t < start + JIFFIES_WINDOW), 0)
+
+
 def stamp_ns(m: re.Match) -> int:
     return int(m.group("sec")) * 1_000_000_000 + int((m.group("frac") + "000")[:9])
 
@@ -65,6 +81,7 @@ class Interpreter:
         self.log = log
         self.initcalls = InitcallReader(boot, file)
         self.uboot = uboot.UbootLines(boot, file)
+        self.bootstage = uboot.BootstageReader(boot, file)
         self.user = UserspaceReader(boot, file, patterns)
         self.in_kernel = False
         self.last_printk: int | None = None
@@ -74,6 +91,16 @@ class Interpreter:
         self.untimed_kernel: InitcallReader | None = None
         self.last_untimed: int | None = None
         self.replay = False  # the log printed again (untimed, its lines arrive long after)
+        self.printk_zero: int | None = None  # what printk time 0 is stamped as (see JIFFIES_STARTS)
+
+    def printk_time(self, stamp: int, lineno: int) -> int:
+        """A printk stamp as the time since the kernel's start."""
+        if self.printk_zero is None:
+            self.printk_zero = jiffies_start(stamp)
+            if self.printk_zero:
+                seconds = f"[{self.printk_zero // 10**9}.{self.printk_zero % 10**9 // 1000:06d}]"
+                self.boot.warn(self.file, lineno, JIFFIES_NOTE.format(start=seconds))
+        return stamp - self.printk_zero if stamp >= self.printk_zero else stamp
 
     # -- kernel messages ------------------------------------------------------------
 
@@ -134,6 +161,9 @@ class Interpreter:
 
     def text(self, clock: str | None, t: int | None, text: str, lineno: int) -> None:
         """A line without a printk stamp: firmware, bootloader or userspace."""
+        text = text.lstrip(NOISE)  # the first banner of a capture can follow line noise
+        if not self.in_kernel and self.untimed_kernel is None and self.bootstage.feed(text, lineno, clock, t):
+            return  # a bootstage report (blank lines end its tables)
         if not text.strip():
             return
         if text.startswith(DMESG_DUMP_BEGIN):  # the log again from its start, not a second boot
@@ -211,7 +241,7 @@ class Interpreter:
         if m and not in_range(stamp_ns(m)):
             m = None  # garbage, not a time
         if m:
-            t_printk = stamp_ns(m)
+            t_printk = self.printk_time(stamp_ns(m), lineno)
             if t_host is not None and not self.replay:
                 self.boot.anchor(Clock.PRINTK, t_printk, Clock.HOST, t_host, f"{self.file}:{lineno}",
                                  probe=CLOCK_PROBE in text)
@@ -221,6 +251,7 @@ class Interpreter:
         self.log.append(t_host if self.log.clock == Clock.HOST else t_printk, text, lineno, nbytes)
 
     def close(self) -> None:
+        self.bootstage.close()
         if self.untimed_kernel is not None:  # first: its events are the later ones (see InitcallReader)
             self.untimed_kernel.close(self.last_untimed)
         self.initcalls.close(self.last_printk)
@@ -245,8 +276,6 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
     for line in lines:
         interp.console_line(None, line.text, line.lineno, line.nbytes)
     interp.close()
-    if b"Timer summary in microseconds" in data:
-        uboot.read_bootstage(boot, file, lines)
     n = len(lines)
     boot.logs.append(log)
     boot.sources.append(SourceInfo(file, FORMAT, n, 0))

@@ -8,21 +8,11 @@ import stat
 import sys
 import zlib
 
-from . import bootchart, bootlab_capture, ftrace, grabserial, journal_json, printk, systemd_analyze, uboot
-from .lines import clean, decode, looks_binary
+from . import bootchart
+from .formats import NAMES, TABLE, Sample
 
 # Every format a file can be read as; `--input-format` accepts these names.
-FORMATS = (
-    bootlab_capture.FORMAT,
-    grabserial.FORMAT,
-    "console",
-    *printk.FORMATS,
-    journal_json.FORMAT,
-    ftrace.FORMAT,
-    uboot.FORMAT,
-    *systemd_analyze.FORMATS,
-    bootchart.FORMAT,
-)
+FORMATS = NAMES
 
 
 class NotALog(Exception):
@@ -44,71 +34,31 @@ def maybe_gunzip(path: str, data: bytes) -> bytes:
     return data
 
 
-def sample_lines(data: bytes, limit: int = 400) -> list[str]:
-    lines = [clean(line) for line in decode(data[:262144]).split("\n")]
-    return [line for line in lines if line.strip()][:limit]
-
-
 def detect(path: str, data: bytes | None) -> str:
-    """The format name for a file (data is None for a directory)."""
+    """The format name for a file (data is None for a directory): the first format of the
+    table whose score reaches its threshold."""
+    sample = Sample(data, path)
     if data is None:
-        if bootchart.is_bootchart_dir(path):
+        if any(f.directory and f.sniff(sample) >= f.threshold for f in TABLE):
             return bootchart.FORMAT
         raise NotALog(path, 0, "a directory that is not a bootchart log (no header and proc_*.log)")
     if not data.strip():
         raise NotALog(path, 0, "empty file")
-    if bootlab_capture.sniff(data):
-        return bootlab_capture.FORMAT
-    if bootchart.is_bootchart_tar(data):
-        return bootchart.FORMAT
-    if looks_binary(data):
+    for fmt in TABLE:
+        if fmt.bytes_level and fmt.sniff(sample) >= fmt.threshold:
+            return fmt.name
+    if sample.binary:
         raise NotALog(path, 0, "binary data, not a text log")
-    lines = sample_lines(data)
-    if not lines:
+    if not sample.lines:
         raise NotALog(path, 0, "no text lines")
-    if grabserial.sniff(lines) >= 0.5:
-        return grabserial.FORMAT
-    if journal_json.sniff(lines):
-        return journal_json.FORMAT
-    sd = systemd_analyze.sniff(lines)
-    if sd["systemd-plot-json"] > 0.9:
-        return "systemd-plot-json"
-    if sd["systemd-time"] > 0.9:
-        return "systemd-time"
-    if sd["systemd-critical-chain"] > 0.9:
-        return "systemd-critical-chain"
-    if ftrace.sniff(lines) >= 0.5:
-        return ftrace.FORMAT
-    pk = printk.sniff(lines)
-    if pk["journal"] > 0.5:
-        return "journal"
-    if pk["kmsg"] > 0.5:
-        return "kmsg"
-    if pk["dmesg-iso"] > 0.7:
-        return "dmesg-iso"
-    if pk["coarse"] > 0.5:
-        raise NotALog(path, 1, "dmesg -T, -e or --time-format=reltime/delta stamps: a wall clock to the second "
-                               "(or only the time since the message before); save the log with plain `dmesg` "
-                               "or `dmesg --time-format=iso`")
-    if pk["syslog"] > 0.3 and pk["syslog"] >= pk["dmesg"]:
-        return "syslog"
-    if sd["systemd-blame"] > 0.6:
-        return "systemd-blame"
-    if uboot.sniff("\n".join(lines)) and pk["dmesg"] < 0.2:
-        return uboot.FORMAT
-    if pk["dmesg"] > 0.7 and printk.DMESG.match(lines[0]):
-        return "dmesg"
-    if pk["dmesg"] > 0 or _has_boot_words(lines):
-        return "console"
-    first = lines[0][:60]
+    for fmt in TABLE:
+        if not fmt.bytes_level and fmt.sniff(sample) >= fmt.threshold:
+            if fmt.refusal:
+                raise NotALog(path, 1, fmt.refusal)
+            return fmt.name
+    first = sample.lines[0][:60]
     raise NotALog(path, 1, f"not a boot log bootlab knows (first line: {first!r}); "
                            f"formats: {', '.join(FORMATS)}")
-
-
-def _has_boot_words(lines: list[str]) -> bool:
-    words = ("U-Boot", "Starting kernel", "SeaBIOS", "Linux version", "Booting Linux", "NOTICE:  BL",
-             "[  OK  ]", "Welcome to", "login:", "bootlab-mark:", "BOOTLAB READY")
-    return any(w in line for line in lines for w in words)
 
 
 STDIN = "-"  # `dmesg | bootlab analyze -`, `ssh board journalctl -k | bootlab analyze -`

@@ -25,6 +25,11 @@ def clean(text: str) -> str:
     return CONTROL.sub("", text) if CONTROL.search(text) else text
 
 
+# What bytes that are not UTF-8 decode to.  A UART receives such bytes while its line
+# settles at power-on (0xff, 0xfe, a break), just before the first banner on its line.
+NOISE = "\ufffd"
+
+
 def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 

@@ -15,10 +15,8 @@ import re
 from dataclasses import dataclass
 
 from ..timeline import Boot
-from .console import DMESG_DUMP_BEGIN, DMESG_DUMP_END
-
-# The formats whose files are lines of one console or kernel log.
-FORMATS = ("dmesg", "dmesg-iso", "syslog", "journal", "console", "grabserial", "bootlab-capture")
+from .console import DMESG_DUMP_BEGIN, DMESG_DUMP_END, JIFFIES_STARTS
+from .lines import seconds_to_ns
 
 _BANNER = b"Linux version "
 # What may come before the banner on its line: a printk stamp, which must be zero (the
@@ -57,7 +55,9 @@ class Part:
 
 
 def _zero(stamp: bytes | None) -> bool:
-    return stamp is None or not stamp.replace(b".", b"").strip(b"0")
+    """No stamp, or the printk clock's first value (zero; a 2.6 kernel's INITIAL_JIFFIES)."""
+    return stamp is None or not stamp.replace(b".", b"").strip(b"0") or \
+        seconds_to_ns(stamp.decode("ascii")) in JIFFIES_STARTS
 
 
 def _banners(data: bytes) -> list[int]:
@@ -121,8 +121,10 @@ def _journal_boots(data: bytes) -> list[int]:
 
 def starts(data: bytes, fmt: str = "dmesg") -> list[int]:
     """Byte offsets where each boot begins (the first at 0)."""
-    hard = _journal_boots(data) if fmt == "journal" else [m.start() for m in _POWER_ON.finditer(data)] \
-        if fmt == "bootlab-capture" else []
+    if fmt in ("journal", "journal-short"):  # journalctl's output, which marks boots itself
+        hard = _journal_boots(data)
+    else:
+        hard = [m.start() for m in _POWER_ON.finditer(data)] if fmt == "bootlab-capture" else []
     marks = sorted(set(hard) | set(_banners(data)))
     out = [0]
     for k, mark in enumerate(marks):

@@ -26,9 +26,14 @@ from ..timeline import NS_PER_MS, NS_PER_US, Boot, Clock, Event, Kind, Mark, Sou
 from .lines import clean, split
 
 SUMMARY = re.compile(r"^\s*Timer summary in microseconds(?: \((?P<n>\d+) records\))?:")
-RECORD = re.compile(r"^\s*(?P<mark>[\d,]+)\s+(?P<elapsed>[\d,]+)\s+(?P<stage>\S.*?)\s*$")
+COLUMNS = re.compile(r"^\s*Mark\s+Elapsed\s+Stage\s*$")
+# A row: the mark, then (not in the accumulated part) the time since the row before, then
+# the stage.  U-Boot names a record it has no name for `user_N` or `id=N`; older builds
+# print nothing there, so a row may be bare numbers.
+NUMBER = r"\d{1,3}(?:,\d{3})+|\d+"
+RECORD = re.compile(rf"^\s*(?P<mark>{NUMBER})(?:\s+(?P<elapsed>{NUMBER}))?(?:\s+(?P<stage>\S.*?))?\s*$")
 ACCUMULATED = re.compile(r"^\s*Accumulated time:")
-ACC_RECORD = re.compile(r"^\s+(?P<time>[\d,]+)\s+(?P<stage>\S.*?)\s*$")
+ACC_RECORD = re.compile(rf"^\s*(?P<mark>{NUMBER})(?:\s+(?P<stage>\S.*?))?\s*$")
 VENDOR_STAMP = re.compile(r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{1,3})\] ?(?P<msg>.*)$")
 SPL_BANNER = re.compile(r"^U-Boot SPL (?P<version>\S+)")
 BANNER = re.compile(r"^U-Boot (?P<version>\d{4}\.\d\d\S*)")
@@ -40,63 +45,117 @@ READING = re.compile(r"^(?:reading|Retrieving file:|Loading file) (?P<file>\S+)"
 FORMAT = "uboot-bootstage"
 
 
-def sniff(text: str) -> float:
-    return 0.9 if SUMMARY.search(text) or "Accumulated time:" in text else 0.0
+# Console lines that only a U-Boot console holds: a file with any of them beside a report
+# is a console (whose reader reads the report too), not a bare report.
+CONSOLE_FACTS = (SPL_BANNER, BANNER, AUTOBOOT, BYTES_READ, STARTING_KERNEL)
+
+
+def sniff(lines: list[str]) -> float:
+    if not any(SUMMARY.match(line) or ACCUMULATED.match(line) for line in lines):
+        return 0.0
+    if any(fact.match(line) for line in lines for fact in CONSOLE_FACTS):
+        return 0.0
+    return 0.9
 
 
 def _us(text: str) -> int:
     return int(text.replace(",", "")) * NS_PER_US
 
 
-def read_bootstage(boot: Boot, file: str, lines) -> int:
-    """Parse bootstage reports among `lines` (Line objects); returns records read."""
-    mode = None
-    records = 0
-    previous: Event | None = None
-    for line in lines:
-        text = clean(line.text).rstrip()
+class BootstageReader:
+    """Reads the bootstage reports among a log's lines, fed one at a time.
+
+    A table runs from its heading to a blank line or the first line that is not indented
+    (the console going on: a prompt, `Starting kernel ...`); an indented line inside it
+    that is not a row is a warning, and the rows after it are still read.
+
+    U-Boot prints the report just after it marks `start_kernel` (CONFIG_BOOTSTAGE_REPORT):
+    on a console whose lines have times of their own (a capture), the heading's time is
+    that mark's, which puts the bootloader's timer on the capture's clock."""
+
+    def __init__(self, boot: Boot, file: str):
+        self.boot = boot
+        self.file = file
+        self.mode: str | None = None
+        self.rows = 0  # rows of the table being read
+        self.records = 0
+        self.previous_mark: int | None = None
+        self.heading: int | None = None  # line of the first report's heading: where the bootloader's timer starts
+        self.printed: tuple[str, int, int] | None = None  # (clock, time, line) of the summary being read
+
+    def feed(self, text: str, lineno: int, clock: str | None = None, t: int | None = None) -> bool:
+        """True when the line belongs to a report (clock and t: when the line was printed, if known)."""
         if SUMMARY.match(text):
-            mode = "summary"
-            continue
+            self._start("summary", lineno)
+            self.printed = (clock, t, lineno) if clock is not None and clock != Clock.BOOTLOADER and t is not None \
+                else None
+            return True
         if ACCUMULATED.match(text):
-            mode = "accumulated"
-            continue
-        if mode == "summary":
-            if text.strip().startswith("Mark") or not text.strip():
-                if not text.strip() and records:
-                    mode = None
-                continue
-            m = RECORD.match(text)
-            if not m:
-                mode = None
-                continue
-            t = _us(m.group("mark"))
-            stage = m.group("stage")
+            self._start("accumulated", lineno)
+            return True
+        if self.mode is None:
+            return False
+        if not text.strip():
+            if self.rows:
+                self.mode = None
+            return True
+        if self.mode == "summary" and COLUMNS.match(text):
+            return True
+        m = (RECORD if self.mode == "summary" else ACC_RECORD).match(text)
+        if m is None:
+            if not text[:1].isspace():
+                self.mode = None
+                return False
+            self.boot.warn(self.file, lineno, f"unreadable bootstage row skipped: {text.strip()[:60]!r}")
+            return True
+        self.rows += 1
+        self.records += 1
+        stage = m.group("stage") or f"unnamed stage (line {lineno})"
+        if self.mode == "accumulated":
+            self.boot.meta.setdefault("bootstage_accumulated", {})[stage] = _us(m.group("mark"))
+            return True
+        t = _us(m.group("mark"))
+        if m.group("elapsed") is not None:
             elapsed = _us(m.group("elapsed"))
-            ev = Event(Kind.STAGE, stage, Clock.BOOTLOADER, t - elapsed, elapsed, file, line.lineno, "bootstage")
-            boot.add(ev)
-            if stage == "start_kernel":
-                boot.add(Event(Kind.MARKER, Mark.KERNEL_LOAD, Clock.BOOTLOADER, t, None, file, line.lineno))
-            previous = ev
-            records += 1
-        elif mode == "accumulated":
-            m = ACC_RECORD.match(text)
-            if not m:
-                mode = None
-                continue
-            boot.meta.setdefault("bootstage_accumulated", {})[m.group("stage")] = _us(m.group("time"))
-            records += 1
-    if previous is not None:
-        boot.add(Event(Kind.MARKER, Mark.BOOTLOADER_START, Clock.BOOTLOADER, 0, None, file, 0, attrs={"note": "bootstage reset"}))
-    return records
+        else:  # a bare mark: the time since the row before
+            elapsed = t - (self.previous_mark or 0)
+        self.previous_mark = t
+        self.boot.add(Event(Kind.STAGE, stage, Clock.BOOTLOADER, t - elapsed, elapsed, self.file, lineno, "bootstage"))
+        if stage == "start_kernel":
+            self.boot.add(Event(Kind.MARKER, Mark.KERNEL_LOAD, Clock.BOOTLOADER, t, None, self.file, lineno))
+            if self.printed is not None:
+                clock, printed, heading = self.printed
+                self.boot.anchor(Clock.BOOTLOADER, t, clock, printed,
+                                 f"{self.file}:{heading} (bootstage report printed at start_kernel)")
+        return True
+
+    def _start(self, mode: str, lineno: int) -> None:
+        self.mode, self.rows = mode, 0
+        if mode == "summary":
+            self.previous_mark = None
+            if self.heading is None:
+                self.heading = lineno
+
+    def close(self) -> None:
+        if self.heading is not None and self.records:
+            self.boot.add(Event(Kind.MARKER, Mark.BOOTLOADER_START, Clock.BOOTLOADER, 0, None, self.file,
+                                self.heading, attrs={"note": "bootstage reset"}))
 
 
 def parse(boot: Boot, file: str, data: bytes) -> None:
-    lines = list(split(data))
-    records = read_bootstage(boot, file, lines)
-    if not records:
-        boot.warn(file, 0, "no bootstage records found")
-    boot.sources.append(SourceInfo(file, FORMAT, len(lines), records))
+    """A bootstage report saved alone."""
+    reader = BootstageReader(boot, file)
+    n = 0
+    first = 0
+    for line in split(data):
+        n += 1
+        text = clean(line.text).rstrip()
+        if not reader.feed(text, line.lineno) and text.strip() and not first:
+            first = line.lineno
+    reader.close()
+    if not reader.records:
+        boot.warn(file, first or 1, "no bootstage records found")
+    boot.sources.append(SourceInfo(file, FORMAT, n, reader.records))
 
 
 class UbootLines:

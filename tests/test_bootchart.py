@@ -1,0 +1,59 @@
+"""bootchart logs read as pybootchartgui reads them, and drawn with their CPU and disk
+lanes (issue 15, item 9)."""
+
+from __future__ import annotations
+
+import re
+
+from bootlab.analysis import analyze
+from bootlab.render import render
+from bootlab.sources import read
+from bootlab.timeline import Kind, Mark, Phase
+
+MS = 1_000_000
+
+
+def _processes(boot):
+    return {ev.name: ev for ev in boot.events if ev.kind == Kind.PROCESS}
+
+
+def test_android_header_gives_the_kernel_version(fixture_path):
+    boot = read([fixture_path("bootchart-android.tgz")])
+    assert boot.meta["kernel_version"] == "2.6.29-00479-g3c7df37"
+
+
+def test_userspace_starts_with_pid_1(fixture_path):
+    boot = read([fixture_path("bootchart-android.tgz")])
+    (start,) = boot.marks(Mark.USERSPACE_START)
+    assert start.t == 520 * MS and start.line == 2
+    a = analyze(boot)
+    init = next(s for s in a.phases.spans if Phase.INIT in s.phases)
+    assert init.start == 520 * MS
+
+
+def test_long_lived_kernel_threads_are_left_out(fixture_path, corpus_path):
+    boot = read([fixture_path("bootchart-android.tgz")])
+    names = set(_processes(boot))
+    assert not names & {"kthreadd", "ksoftirqd/0", "events/0", "khelper"}
+    # A kernel thread that works and ends is part of the boot; userspace stays whatever it does.
+    assert {"mmcqd", "init", "ueventd", "zygote", "system_server"} <= names
+    assert [d.message.split()[0] for d in boot.diagnostics if "kernel threads" in d.message] == ["4"]
+    desktop = read([corpus_path("bootchart-example1")])
+    left = _processes(desktop)
+    pids = {ev.attrs["pid"] for ev in desktop.events if ev.kind == Kind.PROCESS}
+    assert not pids & {2, 3, 4, 6, 9, 10}  # kthreadd, migration/0, ksoftirqd/0, migration/1, events/0, events/1
+    assert not set(left) & {"khubd", "ata/0"}  # started by modules, alive to the end
+    assert {"init", "udevd", "usplash"} <= set(left)
+    blame = render(analyze(desktop), "text").split("Longest-lived processes")[1]
+    assert "ksoftirqd" not in blame and "migration" not in blame
+
+
+def test_cpu_and_disk_samples_are_lanes_in_the_svg(fixture_path):
+    boot = read([fixture_path("bootchart-android.tgz")])
+    svg = render(analyze(boot), "svg")
+    lanes = re.findall(r'<g class="lane"><title>([^:]+):', svg)
+    assert lanes == ["cpu %", "disk KiB/s"]
+    lines = re.findall(r'<polyline points="([^"]+)"[^>]*><title>([^<]+)</title>', svg)
+    assert [name for _, name in lines] == ["cpu busy %", "cpu iowait %", "disk read KiB/s", "disk write KiB/s"]
+    # One point per sample after the first (rates are differences between samples).
+    assert all(len(points.split()) == 7 for points, _ in lines)

@@ -1,0 +1,93 @@
+"""U-Boot: bootstage reports of every shape, and a console that holds one (issue 15, items 1-2)."""
+
+from __future__ import annotations
+
+import glob
+
+import pytest
+
+from bootlab.analysis import analyze
+from bootlab.sources import NotALog, detect, read
+from bootlab.timeline import Kind, Mark
+
+US = 1_000
+MS = 1_000_000
+
+
+def _stages(boot):
+    return {ev.name: ev for ev in boot.events if ev.kind == Kind.STAGE and ev.track == "bootstage"}
+
+
+def test_bootstage_rows_without_a_name_are_read(fixture_path):
+    path = fixture_path("uboot-bootstage-unnamed.txt")
+    boot = read([path])
+    stages = _stages(boot)
+    # Bare rows are named by their line; U-Boot's own ids keep their names.
+    assert stages["unnamed stage (line 4)"].t + stages["unnamed stage (line 4)"].dur == 31207 * US
+    assert stages["user_14"].dur == 27783 * US
+    assert stages["id=17"].t == 58990 * US
+    # The garbled row is a warning naming its line; the rows after it are still read.
+    assert [d.line for d in boot.diagnostics if "unreadable bootstage row" in d.message] == [7]
+    assert stages["start_kernel"].t == 402118 * US
+    assert boot.at(boot.first_mark(Mark.KERNEL_LOAD)) == 431006 * US
+    assert boot.meta["bootstage_accumulated"] == {"user_15": 6742 * US, "dm_r": 19355 * US}
+    assert len(stages) == 7
+
+
+def test_bootstage_report_without_records_warns_on_a_real_line(tmp_path):
+    path = tmp_path / "report.txt"
+    path.write_text("Timer summary in microseconds (0 records):\n       Mark    Elapsed  Stage\n\n")
+    boot = read([str(path)])
+    (warning,) = [d for d in boot.diagnostics if "no bootstage records" in d.message]
+    assert warning.line >= 1
+
+
+def test_console_with_bootstage_report_reads_both(fixture_path):
+    path = fixture_path("uboot-console-bootstage.txt")
+    with open(path, "rb") as fh:
+        assert detect.detect(path, fh.read()) == "console"
+    boot = read([path])
+    assert boot.meta["bootloader"] == "U-Boot 2023.04"
+    assert boot.meta["bootdelay"] == 2
+    loads = [ev for ev in boot.events if ev.kind == Kind.STAGE and ev.name.startswith("load ")]
+    assert [ev.dur for ev in loads] == [963 * MS, 9 * MS]
+    assert any(ev.line == 43 for ev in boot.marks(Mark.KERNEL_LOAD))  # "Starting kernel ..."
+    stages = _stages(boot)
+    assert stages["bootm_start"].dur == 3293684 * US
+    assert boot.meta["bootstage_accumulated"]["dm_r"] == 11870 * US
+    a = analyze(boot)
+    assert a.phases.spans
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob("tests/data/fixtures/uboot-*")))
+def test_no_evidence_names_line_zero(path):
+    try:
+        boot = read([path])
+    except NotALog:
+        return
+    assert not [ev for ev in boot.events if ev.file and ev.line < 1]
+
+
+def test_capture_that_begins_with_spl_keeps_it(fixture_path):
+    """An i.MX grabserial capture: line noise (0xff 0xfe, the UART settling at power-on)
+    before the SPL banner on the first line (issue 15, item 11)."""
+    boot = read([fixture_path("grabserial-imx-spl.log")])
+    (spl,) = [ev for ev in boot.marks(Mark.BOOTLOADER_START) if (ev.attrs or {}).get("stage") == "spl"]
+    assert spl.line == 1 and spl.t == 0
+    a = analyze(boot)
+    first = a.phases.spans[0]
+    assert first.start == 0 and first.start_evidence.endswith(":1 (bootloader banner)")
+    assert boot.meta["bootloader"].startswith("U-Boot 2018.03")
+
+
+def test_bootstage_report_in_a_capture_is_on_the_capture_clock(fixture_path):
+    """The report printed at start_kernel puts the bootloader's timer on the host clock:
+    its stages end before the kernel, not after the capture's last line."""
+    boot = read([fixture_path("grabserial-imx-bootstage.log")])
+    stages = _stages(boot)
+    assert boot.clocks["bootloader"].method == "anchors"
+    heading = 1500 * MS  # host time of the report's heading line
+    assert boot.at_end(stages["start_kernel"]) == heading
+    assert boot.at(stages["reset"]) == heading - 1495 * MS
+    a = analyze(boot)
+    assert a.phases.total == 2410220 * US  # the last line, as without the report
