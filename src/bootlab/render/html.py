@@ -74,7 +74,7 @@ def analysis_sections(a: Analysis) -> list[Section]:
                            s.start_evidence] for s in p.spans], numeric={1, 2, 3}))
     summary += [f'<p class="note">{escape(n)}</p>' for n in p.notes]
     sections.append(Section("Phases", "\n".join(summary)))
-    sections.append(Section("Timeline (wheel to zoom, drag to pan, double-click to reset)",
+    sections.append(Section("Timeline",
                             f'<div class="zoom">{timeline_svg(a)}</div>'))
     if a.steps:
         sections.append(Section("Steps", table(["duration", "step", "start", "where"],

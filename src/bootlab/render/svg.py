@@ -1,9 +1,14 @@
 """SVG bootgraph: the whole boot on one time axis, like the kernel's scripts/bootgraph.pl
-but from power-on to ready: a phase bar, then one row per span (bootloader step, initcall,
-driver probe, unit, process), grouped by where it ran, with the boundaries as lines.
+but from power-on to ready: a legend, a phase bar, then lanes of spans (bootloader steps,
+initcalls, driver probes, units, processes), each kind packed into as few lanes as its
+overlaps need, with the phase boundaries as lines.
 
-Only spans long enough to see are drawn (a million-line log has hundreds of thousands of
-initcalls); the cut-off is stated in the picture.
+Every span is drawn, at least a pixel wide, up to MAX_SPANS (a million-line log has
+hundreds of thousands of initcalls: then the longest are drawn and the cut-off is stated
+in the picture).  Each drawn element carries its times (data-s, data-e: ns from the
+chart's origin; see the time charts' script in templates/report.html.j2), from which the
+HTML report lays the chart out again when the user zooms, pans or changes the axis; the
+positions written here are the whole boot's.
 """
 
 from __future__ import annotations
@@ -36,31 +41,102 @@ KIND_COLOURS = {
     Kind.PHASE: "#9c9c9c",
     Kind.STEP: "#59a14f",
 }
-ROW = 14
-LABEL_W = 260
+ERROR_COLOUR = "#e15759"
+# Lanes in this order, one group per kind, labelled for a reader.
+LANE_NAMES = {
+    Kind.STAGE: "bootloader steps",
+    Kind.STEP: "steps",
+    Kind.INITCALL: "initcalls",
+    Kind.ASYNC_WAIT: "async waits",
+    Kind.PROBE: "driver probes",
+    Kind.UNIT: "units",
+    Kind.PROCESS: "processes",
+    Kind.PHASE: "reported phases",
+}
+LANE = 16
+LABEL_W = 130
 WIDTH = 1400
-MAX_ROWS = 400
+MAX_SPANS = 5000
+MAX_LANES = 40          # per kind; beyond, spans share the lane that frees first
+CHAR_W = 6.2            # the mean width of an 11px sans-serif character, to decide whether a label fits
+TOP = 84                # the time axis' labels; the legend is above
 
 
 def _phase_colour(name: str) -> str:
     return PHASE_COLOURS.get(name.split(" + ")[0], "#bab0ac")
 
 
-def rows_to_draw(a: Analysis) -> tuple[list, int]:
-    """(events, minimum duration shown): the longest spans, at most MAX_ROWS, in time order."""
+def rows_to_draw(a: Analysis) -> tuple[list, int | None]:
+    """(events, shortest drawn or None when every span is drawn): the spans placed on the
+    reference clock, at most MAX_SPANS (the longest), in time order."""
     boot = a.boot
-    total = a.phases.total or 0
-    floor = max(1_000_000, total // 2000)
     table = boot.columns(*KIND_COLOURS)  # columns: a million-line log's spans need not all be objects
     if table is None:
-        return [], floor
-    rows = np.flatnonzero((table.dur != NO_TIME) & (table.dur >= floor) & (boot.ref_times(table) != NO_TIME))
-    if len(rows) > MAX_ROWS:
-        rows = rows[np.argsort(-table.dur[rows], kind="stable")[:MAX_ROWS]]
+        return [], None
+    rows = np.flatnonzero((table.dur != NO_TIME) & (table.dur >= 0) & (boot.ref_times(table) != NO_TIME))
+    floor = None
+    if len(rows) > MAX_SPANS:
+        rows = rows[np.argsort(-table.dur[rows], kind="stable")[:MAX_SPANS]]
         floor = int(table.dur[rows[-1]])
     spans = [table.event(i) for i in rows.tolist()]
-    spans.sort(key=lambda ev: (boot.at(ev), ev.track or ""))
+    spans.sort(key=lambda ev: (boot.at(ev), ev.track or "", ev.name))
     return spans, floor
+
+
+def pack(intervals: list[tuple[int, int]], max_lanes: int = MAX_LANES) -> list[int]:
+    """A lane for each (start, end) interval, in time order: the first lane free at its
+    start (greedy interval partitioning), or the lane that frees first when all
+    `max_lanes` are taken."""
+    ends: list[int] = []
+    lanes = []
+    for start, end in intervals:
+        lane = next((i for i, e in enumerate(ends) if e <= start), None)
+        if lane is None:
+            if len(ends) < max_lanes:
+                ends.append(end)
+                lanes.append(len(ends) - 1)
+                continue
+            lane = min(range(len(ends)), key=ends.__getitem__)
+        ends[lane] = max(ends[lane], end)
+        lanes.append(lane)
+    return lanes
+
+
+def _fits(text: str, width: float) -> bool:
+    return len(text) * CHAR_W + 6 <= width
+
+
+def _bar(x: float, y: float, w: float, h: int, colour: str, title: str, label: str, s: int, e: int) -> str:
+    """A span: its rectangle, and its label inside when it fits (the script decides again
+    at each zoom)."""
+    shown = "" if _fits(label, w) else ' display="none"'
+    return (f'<g class="row"><title>{escape(title)}</title>'
+            f'<rect class="sp" data-s="{s}" data-e="{e}" x="{x:.1f}" y="{y}" width="{w:.1f}" height="{h}" '
+            f'fill="{colour}"/><text class="in" data-s="{s}" data-e="{e}" x="{x + 3:.1f}" y="{y + h - 3}"{shown}>'
+            f'{escape(label)}</text></g>')
+
+
+def legend(kinds: list[str], phases: list[str], y: int) -> list[str]:
+    """Colour keys: the phases, the kinds of spans drawn, errors and boundaries."""
+    keys = [(_phase_colour(p), p, "phase") for p in phases]
+    keys += [(KIND_COLOURS[k], LANE_NAMES[k], "span") for k in kinds]
+    keys.append((ERROR_COLOUR, "returned an error", "span"))
+    previous = None
+    out = [f'<g class="legend" transform="translate(10,{y})">']
+    x = 0.0
+    for colour, name, what in keys:
+        if what != previous:
+            out.append(f'<text x="{x:.1f}" y="0" fill="#555">{what}s:</text>')
+            x += 10 + (len(what) + 2) * CHAR_W
+            previous = what
+        if x + 16 + len(name) * CHAR_W > WIDTH - 20:
+            break
+        rounded = ' rx="5"' if what == "phase" else ""
+        out.append(f'<rect x="{x:.1f}" y="-9" width="12" height="10" fill="{colour}"{rounded}/><text x="{x + 16:.1f}" y="0">{escape(name)}</text>')
+        x += 28 + len(name) * CHAR_W
+    out.append(f'<line class="mark" x1="{x:.1f}" y1="-4" x2="{x + 18:.1f}" y2="-4"/>'
+               f'<text x="{x + 22:.1f}" y="0">phase boundary</text></g>')
+    return out
 
 
 def timeline_svg(a: Analysis, width: int = WIDTH) -> str:
@@ -77,58 +153,87 @@ def timeline_svg(a: Analysis, width: int = WIDTH) -> str:
     def x(t: int) -> float:
         return LABEL_W + (t - t0) * plot_w / (t1 - t0)
 
-    top = 50
-    height = top + 60 + ROW * (len(events) + 2)
+    def bar_width(start: int, end: int) -> float:
+        return max(1.0, x(end) - x(start))
+
+    # Lanes: each kind packed on its own, in LANE_NAMES' order.
+    by_kind: dict[str, list] = {}
+    for ev in events:
+        by_kind.setdefault(ev.kind, []).append(ev)
+    kinds = [k for k in LANE_NAMES if k in by_kind]
+    placed = []        # (event, row)
+    groups = []        # (name, first row, rows)
+    row = 0
+    for kind in kinds:
+        evs = by_kind[kind]
+        lanes = pack([(boot.at(ev), boot.at_end(ev)) for ev in evs])
+        groups.append((LANE_NAMES[kind], row, max(lanes) + 1))
+        placed += [(ev, row + lane) for ev, lane in zip(evs, lanes)]
+        row += max(lanes) + 1
+    lanes_top = TOP + 34
+    height = lanes_top + LANE * row + 30
+    kernel = next((s.start for s in phases.spans if s.name.split(" + ")[0] == "kernel init"), None)
+    longest = max(phases.spans, key=lambda s: s.duration, default=None)
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="bootgraph" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">',
-        "<style>.row:hover rect{stroke:#000}.lbl{fill:#222}.tick{stroke:#ddd}.mark{stroke:#c00;stroke-dasharray:4 3}</style>",
-        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fff"/>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="bootgraph timechart" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11" '
+        f'data-plot-x="{LABEL_W}" data-span="{t1 - t0}" data-origin="{t0}" data-unit="s"'
+        + (f' data-kernel="{kernel - t0}"' if kernel is not None else "")
+        + (f' data-cut-s="{longest.start - t0}" data-cut-e="{longest.end - t0}" data-cut-name="{escape(longest.name)}"'
+           if longest is not None and phases.total and longest.duration > 0.3 * phases.total else "") + ">",
+        "<style>.row:hover rect{stroke:#000}.lbl{fill:#222}.in{fill:#000;pointer-events:none}.tick{stroke:#ddd}"
+        ".mark{stroke:#c00;stroke-dasharray:4 3}.lane{fill:#f7f7f7}</style>",
+        f'<defs><clipPath id="plotclip"><rect class="clip" x="{LABEL_W}" y="0" width="{plot_w}" height="{height}"/>'
+        f'</clipPath></defs>',
+        f'<rect x="0" y="0" width="100%" height="{height}" fill="#fff"/>',
     ]
     title = (f"Boot of Linux {boot.meta['kernel_version']}" if boot.meta.get("kernel_version") else "Boot") + f": {span(phases.total)}"
     if phases.end is not None:
         title += f" to {phases.end.mark}"
     out.append(f'<text x="10" y="18" font-size="14" font-weight="bold">{escape(title)}</text>')
-    # Time axis: about ten ticks at a round step.
+    out += legend(kinds, [s.name for s in phases.spans], 42)
+    # Lane names and stripes, outside the plot's clip.
+    for n, (name, first, count) in enumerate(groups):
+        y = lanes_top + LANE * first
+        if n % 2:
+            out.append(f'<rect class="lane" x="0" y="{y}" width="100%" height="{LANE * count}"/>')
+        out.append(f'<text class="lbl" x="6" y="{y + LANE - 4}">{escape(name)}'
+                   f'{f" ({count} lanes)" if count > 1 else ""}</text>')
+    out.append(f'<text class="lbl" x="6" y="{TOP + 19}">phases</text>')
+    out.append('<g class="plot" clip-path="url(#plotclip)">')
+    # Time axis: about ten ticks at a round step (the script draws its own at each zoom).
+    out.append(f'<g class="axis" data-top="{TOP}" data-bottom="{height - 24}">')
     step = _round_step((t1 - t0) / 10)
     tick = (t0 // step) * step
     while tick <= t1:
         if tick >= t0:
-            out.append(f'<line class="tick" x1="{x(tick):.1f}" y1="{top}" x2="{x(tick):.1f}" y2="{height - 10}"/>')
-            out.append(f'<text x="{x(tick):.1f}" y="{top - 4}" text-anchor="middle">{tick / 1e9:g}s</text>')
+            out.append(f'<line class="tick" x1="{x(tick):.1f}" y1="{TOP}" x2="{x(tick):.1f}" y2="{height - 24}"/>')
+            out.append(f'<text x="{x(tick):.1f}" y="{TOP - 4}" text-anchor="middle">{tick / 1e9:g}s</text>')
         tick += step
+    out.append("</g>")
     # Phase bar.
-    y = top + 4
     for s in phases.spans:
-        w = max(1.0, x(s.end) - x(s.start))
-        out.append(f'<g class="row"><title>{escape(s.name)}: {span(s.duration)} from {seconds(s.start)} s\n'
-                   f'{escape(s.start_evidence)}</title><rect x="{x(s.start):.1f}" y="{y}" width="{w:.1f}" height="22" '
-                   f'fill="{_phase_colour(s.name)}"/>')
-        if w > 60:
-            out.append(f'<text x="{x(s.start) + 3:.1f}" y="{y + 15}" fill="#000">{escape(s.name)} {span(s.duration)}</text>')
-        out.append("</g>")
-    out.append(f'<text class="lbl" x="6" y="{y + 15}">phases</text>')
+        out.append(_bar(x(s.start), TOP + 4, bar_width(s.start, s.end), 22, _phase_colour(s.name),
+                        f"{s.name}: {span(s.duration)} from {seconds(s.start)} s\n{s.start_evidence}",
+                        f"{s.name} {span(s.duration)}", s.start - t0, s.end - t0))
     # Boundaries.
     for mark, b in phases.boundaries.items():
-        out.append(f'<line class="mark" x1="{x(b.at):.1f}" y1="{top}" x2="{x(b.at):.1f}" y2="{height - 10}">'
-                   f'<title>{escape(str(mark))} at {seconds(b.at)} s ({escape(b.evidence)})</title></line>')
-    # One row per span.
-    y = top + 40
-    for ev in events:
+        out.append(f'<line class="mark at" data-s="{b.at - t0}" transform="translate({x(b.at):.1f},0)" x1="0" '
+                   f'y1="{TOP}" x2="0" y2="{height - 24}"><title>{escape(str(mark))} at {seconds(b.at)} s ({escape(b.evidence)})</title></line>')
+    # The spans, in their lanes.
+    for ev, lane in placed:
         at = boot.at(ev)
-        w = max(1.0, x(at + ev.dur) - x(at))
         label = ev.name if not ev.track or ev.track == ev.name else f"{ev.name} ({ev.track})"
         colour = KIND_COLOURS.get(ev.kind, "#bab0ac")
         if (ev.attrs or {}).get("ret") not in (None, 0):
-            colour = "#e15759"
-        out.append(f'<g class="row"><title>{escape(label)}: {span(ev.dur)} at {seconds(at)} s [{ev.kind}] '
-                   f'{escape(ev.where())}</title>'
-                   f'<rect x="{x(at):.1f}" y="{y}" width="{w:.1f}" height="{ROW - 3}" fill="{colour}"/>'
-                   f'<text class="lbl" x="6" y="{y + ROW - 4}">{escape(label[:42])}</text>'
-                   f'<text x="{x(at) + w + 3:.1f}" y="{y + ROW - 4}" fill="#555">{span(ev.dur)}</text></g>')
-        y += ROW
-    out.append(f'<text x="10" y="{height - 2}" fill="#777">spans shorter than {span(floor)} are not drawn; '
-               f'red: returned an error; dashed: phase boundaries</text>')
+            colour = ERROR_COLOUR
+        out.append(_bar(x(at), lanes_top + LANE * lane + 1, bar_width(at, at + ev.dur), LANE - 3, colour,
+                        f"{label}: {span(ev.dur)} at {seconds(at)} s [{ev.kind}] {ev.where()}",
+                        f"{label} {span(ev.dur)}", at - t0, at + ev.dur - t0))
+    out.append("</g>")
+    drawn = (f"the {len(events)} longest spans are drawn (none shorter than {span(floor)})" if floor is not None
+             else f"all {len(events)} spans are drawn, each at least a pixel wide")
+    out.append(f'<text x="10" y="{height - 6}" fill="#777">{drawn}; hover a span for its details</text>')
     out.append("</svg>")
     return "\n".join(out)
 
