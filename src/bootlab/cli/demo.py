@@ -10,7 +10,8 @@ from pathlib import Path
 
 from ..lab.stats import summarize
 from ..rt.config import load_config
-from ..rt.report import html_section, server_stats, task_stats
+from ..rt.check import capture_meta, likely_cause
+from ..rt.report import html_section, server_stats, task_stats, violations
 from ..rt.schedulability import analyze as analyze_rt
 from ..rt.schedule import Schedule
 from ..rt.trace import parse_trace, traces_in_console
@@ -114,9 +115,15 @@ def scheduler_section(capture: bytes | None, target) -> Section | None:
     for s in server_stats(schedule, analysis):
         worst = "-" if s.worst_used is None else span(s.worst_used)
         print(f"  {s.label}: {s.periods} periods, budget {span(s.budget)}, most used {worst}, overruns {s.overruns}")
-    misses = sum(t.misses for t in task_stats(schedule, analysis))
-    print(f"  deadline misses: {misses}")
-    return Section("", html_section(trace, loaded))  # the fragment has its own heading
+    tasks = task_stats(schedule, analysis)
+    print(f"  deadline misses: {sum(t.misses for t in tasks)}")
+    broken = violations(tasks, server_stats(schedule, analysis))
+    cause = likely_cause(capture_meta(capture))
+    for v in broken:
+        print(f"  VIOLATION: {v}")
+    if broken and cause:
+        print(f"  likely cause: {cause}")
+    return Section("", html_section(trace, loaded, cause))  # the fragment has its own heading
 
 
 def _runs_table(ok, runs) -> str:
