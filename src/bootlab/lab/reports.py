@@ -8,6 +8,7 @@ from html import escape
 
 from ..render.fmt import aligned, span
 from ..render.html import Section, page, table
+from ..render.svg import _phase_colour
 from .campaign import CampaignResult
 from .compare import MetricRow, RunSet, SetComparison, metric_order
 from .optimizer import Outcome
@@ -164,10 +165,84 @@ def to_json(data: dict) -> str:
     return json.dumps(data, indent=1) + "\n"
 
 
+SET_COLOURS = ("#4e79a7", "#f28e2b")
+
+
+def phase_bars(cmp: SetComparison) -> str:
+    """Each set's median phases as one stacked bar, both on the same scale (an HTML flex bar
+    per set, as the analysis report's phase bar)."""
+    names = [r.metric for r in cmp.rows if r.metric.startswith("phase:")]
+    medians = {s.name: [(m, summarize(s.values(m)).median if s.values(m) else 0.0) for m in names] for s in (cmp.a, cmp.b)}
+    longest = max((sum(v for _, v in parts) for parts in medians.values()), default=0.0) or 1.0
+    out = ['<div class="setbars">']
+    for name, parts in medians.items():
+        cells = "".join(
+            f'<div style="width:{100 * v / longest:.3f}%;background:{_phase_colour(m[6:])}" '
+            f'title="{escape(m[6:])}: {escape(value(m, v))}">{escape(m[6:])} {escape(value(m, v))}</div>'
+            for m, v in parts if v > 0)
+        out.append(f'<div class="setname">{escape(name)} <span class="where">(medians, '
+                   f'{escape(value("total", sum(v for _, v in parts)))})</span></div><div class="phasebar">{cells}</div>')
+    out.append("</div>")
+    return "\n".join(out)
+
+
+DOT_W, DOT_LABEL, DOT_ROW = 900, 230, 16
+
+
+def distributions(cmp: SetComparison) -> str:
+    """Every boot of each set as a point, per metric on its own scale: the median as a bar,
+    the interval of the median as a band; a point is a run (hover it for its id)."""
+    metrics = [r for r in cmp.rows if r.metric in shown(cmp) and (r.a is not None or r.b is not None)]
+    sets = (cmp.a, cmp.b)
+    height = len(metrics) * (2 * DOT_ROW + 14) + 10
+    plot = DOT_W - DOT_LABEL - 90
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="dots" width="{DOT_W}" height="{height}" '
+           f'font-family="Helvetica, Arial, sans-serif" font-size="11">']
+    y = 6
+    for row in metrics:
+        runs = [[(r.id, r.metrics[row.metric]) for r in s.ok if row.metric in r.metrics] for s in sets]
+        values = [v for points in runs for _, v in points]
+        low, high = min(values), max(values)
+        pad = (high - low) * 0.05 or abs(high) * 0.05 or 1.0
+        low, high = low - pad, high + pad
+
+        def x(v: float) -> float:
+            return DOT_LABEL + (v - low) * plot / (high - low)
+
+        out.append(f'<text x="4" y="{y + DOT_ROW}" font-weight="bold">{escape(metric_label(row.metric))}</text>')
+        out.append(f'<text x="{DOT_LABEL}" y="{y + 2 * DOT_ROW + 10}" fill="#777">{escape(value(row.metric, low))}</text>'
+                   f'<text x="{DOT_LABEL + plot}" y="{y + 2 * DOT_ROW + 10}" fill="#777" text-anchor="end">'
+                   f'{escape(value(row.metric, high))}</text>')
+        for i, (s, points, summary) in enumerate(zip(sets, runs, (row.a, row.b))):
+            mid = y + i * DOT_ROW + DOT_ROW / 2
+            colour = SET_COLOURS[i]
+            out.append(f'<text x="{DOT_LABEL - 6}" y="{mid + 4}" text-anchor="end" fill="{colour}">{escape(s.name)}</text>')
+            out.append(f'<line x1="{DOT_LABEL}" y1="{mid}" x2="{DOT_LABEL + plot}" y2="{mid}" stroke="#eee"/>')
+            if summary is not None and summary.n > 1 and not (math.isnan(summary.low) or math.isnan(summary.high)):
+                out.append(f'<rect x="{x(summary.low):.1f}" y="{mid - 5}" width="{max(1.0, x(summary.high) - x(summary.low)):.1f}" '
+                           f'height="10" fill="{colour}" opacity="0.2"><title>{escape(s.name)}: interval of the median '
+                           f'{escape(interval(row.metric, summary.low, summary.high))}</title></rect>')
+            for run_id, v in points:
+                out.append(f'<circle class="run" cx="{x(v):.1f}" cy="{mid}" r="3" fill="{colour}" fill-opacity="0.6">'
+                           f'<title>{escape(s.name)}, run {run_id}: {escape(value(row.metric, v))}</title></circle>')
+            if summary is not None:
+                out.append(f'<line x1="{x(summary.median):.1f}" y1="{mid - 7}" x2="{x(summary.median):.1f}" y2="{mid + 7}" '
+                           f'stroke="#000" stroke-width="2"><title>{escape(s.name)}: median '
+                           f'{escape(value(row.metric, summary.median))}</title></line>')
+                out.append(f'<text x="{DOT_LABEL + plot + 6}" y="{mid + 4}">{escape(value(row.metric, summary.median))}</text>')
+        y += 2 * DOT_ROW + 14
+    out.append("</svg>")
+    return "\n".join(out)
+
+
 def comparison_sections(cmp: SetComparison, title: str) -> list[Section]:
     header, rows = comparison_rows(cmp, shown(cmp))
     body = [f"<p>A = {escape(_set_line(cmp.a))}<br>B = {escape(_set_line(cmp.b))}</p>",
-            f"<p><b>{escape(verdict_line(cmp))}</b></p>", table(header, rows, numeric=set(range(1, len(header))))]
+            f"<p><b>{escape(verdict_line(cmp))}</b></p>"]
+    if cmp.a.ok or cmp.b.ok:
+        body += [phase_bars(cmp), "<p>Each boot (a point; hover it for the run), the median (a bar) and its interval "
+                 "(a band), per metric on its own scale:</p>", distributions(cmp)]
+    body.append(table(header, rows, numeric=set(range(1, len(header)))))
     body += [f'<p class="note">{escape(n)}</p>' for n in cmp.notes]
     body.append(f'<p class="note">{escape(_method(cmp.confidence))}</p>')
     return [Section(title, "\n".join(body))]
