@@ -16,6 +16,7 @@ from ..rt.schedulability import analyze as analyze_rt
 from ..rt.schedule import Schedule
 from ..rt.trace import parse_trace, traces_in_console
 from ..sources import bootlab_capture
+from ..sources.detect import display_name
 from ..render.fmt import seconds, span
 from ..render.html import Section, analysis_sections, page, table
 from ..targets.reference import TargetError, build
@@ -130,7 +131,7 @@ def _runs_table(ok, runs) -> str:
     rows = [[name, span(int(summarize(vals).median)), span(min(vals)), span(max(vals))]
             for name, vals in phase_rows([r.analysis for r in ok])]
     per_run = [[str(r.run_id), r.result.status, f"{seconds(r.analysis.phases.total)} s" if r in ok else "-",
-                r.result.capture] for r in runs]
+                display_name(r.result.capture)] for r in runs]
     return (table(["phase", "median", "min", "max"], rows, numeric={1, 2, 3}) +
             table(["run", "status", "power-on to ready", "capture"], per_run, numeric={2}) +
             f"<p class='where'>{escape('Each boot: QEMU launched (power-on) until BOOTLAB READY on the console.')}</p>")
