@@ -164,7 +164,7 @@ def gantt_svg(schedule: Schedule) -> str:
     for tick in ticks:   # the page's script draws its own at each zoom
         out.append(f'<text class="static" x="{x(origin + tick)}" y="{axis + 16}" text-anchor="middle">'
                    f'{format_duration(tick, unit)}</text>')
-    out.append(f'<text x="4" y="{axis + 16}">time ({unit} from the first event)</text>')
+    out.append(f'<text x="4" y="{axis + 16}">{unit} since the first event</text>')
     out.append("</svg>")
     return "\n".join(out)
 
