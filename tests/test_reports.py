@@ -36,8 +36,9 @@ def test_bootgraph_draws_every_span_with_a_legend():
 
 
 def test_lanes_pack_overlaps_only():
-    assert pack([(0, 10), (5, 15), (10, 20), (12, 30), (30, 31)]) == [0, 1, 0, 2, 0]
-    assert pack([(0, 10), (1, 10), (2, 10)], max_lanes=2) == [0, 1, 0]
+    assert pack([(0, 10), (5, 15), (10, 20), (12, 30), (30, 31)]) == ([0, 1, 0, 2, 0], set())
+    assert pack([(0, 10), (1, 11), (2, 10)], max_lanes=2) == ([0, 1, 0], {2})   # over the lane freeing first
+    assert pack([(0, 10), (1, 11), (9, 100)], max_lanes=2) == ([0, 1, 0], set())   # only its start is over
 
 
 def test_analysis_report_shows_the_advice_and_names_files_where_they_were_given(tmp_path):

@@ -18,7 +18,8 @@ from ..rt.trace import parse_trace, traces_in_console
 from ..sources import bootlab_capture
 from ..sources.detect import display_name
 from ..render.fmt import seconds, span
-from ..render.html import Section, analysis_sections, page, table
+from ..advice import advise
+from ..render.html import Section, advice_section, analysis_sections, page, table
 from ..targets.reference import TargetError, build
 from . import UsageError
 from .boot import add_db_option, boot_runs, open_store
@@ -83,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {span(b.duration):>8}  {b.name}")
     sections = [Section("Runs", _runs_table(ok, runs)), *analysis_sections(a)]
     sections[1].title = f"Phases of run {median_run.run_id} (the median boot)"
+    sections.insert(3, advice_section(a, advise(a.boot, a, built.describe())))  # after the timeline
     rt = scheduler_section(store.capture(median_run.run_id), built.target)
     if rt is not None:
         sections.insert(2, rt)

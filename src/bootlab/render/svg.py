@@ -83,13 +83,14 @@ def rows_to_draw(a: Analysis) -> tuple[list, int | None]:
     return spans, floor
 
 
-def pack(intervals: list[tuple[int, int]], max_lanes: int = MAX_LANES) -> list[int]:
-    """A lane for each (start, end) interval, in time order: the first lane free at its
-    start (greedy interval partitioning), or the lane that frees first when all
-    `max_lanes` are taken."""
+def pack(intervals: list[tuple[int, int]], max_lanes: int = MAX_LANES) -> tuple[list[int], set[int]]:
+    """(a lane for each (start, end) interval, the intervals drawn mostly over another):
+    intervals in time order go to the first lane free at their start (greedy interval
+    partitioning), or, when all `max_lanes` are taken, over the lane that frees first."""
     ends: list[int] = []
     lanes = []
-    for start, end in intervals:
+    over = set()
+    for n, (start, end) in enumerate(intervals):
         lane = next((i for i, e in enumerate(ends) if e <= start), None)
         if lane is None:
             if len(ends) < max_lanes:
@@ -97,9 +98,11 @@ def pack(intervals: list[tuple[int, int]], max_lanes: int = MAX_LANES) -> list[i
                 lanes.append(len(ends) - 1)
                 continue
             lane = min(range(len(ends)), key=ends.__getitem__)
+            if ends[lane] - start > (end - start) / 10:   # more than a sliver of it lies over another
+                over.add(n)
         ends[lane] = max(ends[lane], end)
         lanes.append(lane)
-    return lanes
+    return lanes, over
 
 
 def _fits(text: str, width: float) -> bool:
@@ -108,12 +111,13 @@ def _fits(text: str, width: float) -> bool:
 
 def _bar(x: float, y: float, w: float, h: int, colour: str, title: str, label: str, s: int, e: int) -> str:
     """A span: its rectangle, and its label inside when it fits (the script decides again
-    at each zoom)."""
+    at each zoom); no label for a span drawn over another."""
     shown = "" if _fits(label, w) else ' display="none"'
+    text = (f'<text class="in" data-s="{s}" data-e="{e}" x="{x + 3:.1f}" y="{y + h - 3}"{shown}>{escape(label)}</text>'
+            if label else "")
     return (f'<g class="row"><title>{escape(title)}</title>'
             f'<rect class="sp" data-s="{s}" data-e="{e}" x="{x:.1f}" y="{y}" width="{w:.1f}" height="{h}" '
-            f'fill="{colour}"/><text class="in" data-s="{s}" data-e="{e}" x="{x + 3:.1f}" y="{y + h - 3}"{shown}>'
-            f'{escape(label)}</text></g>')
+            f'fill="{colour}"/>{text}</g>')
 
 
 def legend(kinds: list[str], phases: list[str], y: int) -> list[str]:
@@ -161,14 +165,14 @@ def timeline_svg(a: Analysis, width: int = WIDTH) -> str:
     for ev in events:
         by_kind.setdefault(ev.kind, []).append(ev)
     kinds = [k for k in LANE_NAMES if k in by_kind]
-    placed = []        # (event, row)
+    placed = []        # (event, row, drawn over another)
     groups = []        # (name, first row, rows)
     row = 0
     for kind in kinds:
         evs = by_kind[kind]
-        lanes = pack([(boot.at(ev), boot.at_end(ev)) for ev in evs])
+        lanes, over = pack([(boot.at(ev), boot.at_end(ev)) for ev in evs])
         groups.append((LANE_NAMES[kind], row, max(lanes) + 1))
-        placed += [(ev, row + lane) for ev, lane in zip(evs, lanes)]
+        placed += [(ev, row + lane, n in over) for n, (ev, lane) in enumerate(zip(evs, lanes))]
         row += max(lanes) + 1
     lanes_top = TOP + 34
     height = lanes_top + LANE * row + 30
@@ -221,7 +225,7 @@ def timeline_svg(a: Analysis, width: int = WIDTH) -> str:
         out.append(f'<line class="mark at" data-s="{b.at - t0}" transform="translate({x(b.at):.1f},0)" x1="0" '
                    f'y1="{TOP}" x2="0" y2="{height - 24}"><title>{escape(str(mark))} at {seconds(b.at)} s ({escape(b.evidence)})</title></line>')
     # The spans, in their lanes.
-    for ev, lane in placed:
+    for ev, lane, crowded in placed:
         at = boot.at(ev)
         label = ev.name if not ev.track or ev.track == ev.name else f"{ev.name} ({ev.track})"
         colour = KIND_COLOURS.get(ev.kind, "#bab0ac")
@@ -229,7 +233,7 @@ def timeline_svg(a: Analysis, width: int = WIDTH) -> str:
             colour = ERROR_COLOUR
         out.append(_bar(x(at), lanes_top + LANE * lane + 1, bar_width(at, at + ev.dur), LANE - 3, colour,
                         f"{label}: {span(ev.dur)} at {seconds(at)} s [{ev.kind}] {ev.where()}",
-                        f"{label} {span(ev.dur)}", at - t0, at + ev.dur - t0))
+                        "" if crowded else f"{label} {span(ev.dur)}", at - t0, at + ev.dur - t0))
     out.append("</g>")
     drawn = (f"the {len(events)} longest spans are drawn (none shorter than {span(floor)})" if floor is not None
              else f"all {len(events)} spans are drawn, each at least a pixel wide")
