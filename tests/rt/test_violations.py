@@ -63,3 +63,25 @@ def test_likely_cause_reads_the_capture_header():
     assert "without -icount" in likely_cause(generic)
     assert likely_cause({**generic, "argv": generic["argv"] + ["-icount", "shift=4,sleep=off"]}) is None
     assert likely_cause(capture_meta(b"not a capture\n")) is None
+
+
+def test_demo_prints_and_highlights_it(tmp_path, capsys):
+    """The demo reads the trace from the console capture of the boot that ran it."""
+    from bootlab.cli.demo import scheduler_section
+    from bootlab.sources.bootlab_capture import record
+
+    boot = gzip.decompress((REAL / "generic.capture.gz").read_bytes())
+    printed = (["==== rtsched-scenario table3 begin ====", "==== rtsched-trace begin ===="]
+               + injected(tmp_path).read_text().splitlines()
+               + ["==== rtsched-trace end ====", "==== rtsched-scenario table3 end ===="])
+    capture = boot + b"".join(record(9_000_000_000 + i, "|", line.encode()) for i, line in enumerate(printed))
+
+    class Target:
+        def host_files(self):
+            return {"/rt/table3.toml": str(CONFIG)}
+
+    section = scheduler_section(capture, Target())
+    out = capsys.readouterr().out
+    assert "deadline misses: 0" in out and "VIOLATION: control: worst response 12.719 ms" in out
+    assert "likely cause: the guest ran under QEMU without -icount" in out
+    assert 'class="violation"' in section.html and "without -icount" in section.html
