@@ -54,33 +54,36 @@ LANE_NAMES = {
     Kind.PHASE: "reported phases",
 }
 LANE = 16
-LABEL_W = 130
+LABEL_W = 150
 WIDTH = 1400
 MAX_SPANS = 5000
 MAX_LANES = 40          # per kind; beyond, spans share the lane that frees first
 CHAR_W = 6.2            # the mean width of an 11px sans-serif character, to decide whether a label fits
-TOP = 84                # the time axis' labels; the legend is above
+LEGEND_LINE = 16
 
 
 def _phase_colour(name: str) -> str:
     return PHASE_COLOURS.get(name.split(" + ")[0], "#bab0ac")
 
 
-def rows_to_draw(a: Analysis) -> tuple[list, int | None]:
-    """(events, shortest drawn or None when every span is drawn): the spans placed on the
-    reference clock, at most MAX_SPANS (the longest), in time order."""
+def rows_to_draw(a: Analysis) -> tuple[list, int | None, int]:
+    """(events, shortest drawn or None when every span is drawn, spans not placed): the
+    spans placed on the reference clock, at most MAX_SPANS (the longest), in time order;
+    and how many spans have no place on it (their clock is not aligned)."""
     boot = a.boot
     table = boot.columns(*KIND_COLOURS)  # columns: a million-line log's spans need not all be objects
     if table is None:
-        return [], None
-    rows = np.flatnonzero((table.dur != NO_TIME) & (table.dur >= 0) & (boot.ref_times(table) != NO_TIME))
+        return [], None, 0
+    timed = (table.dur != NO_TIME) & (table.dur >= 0)
+    placed = timed & (boot.ref_times(table) != NO_TIME)
+    rows = np.flatnonzero(placed)
     floor = None
     if len(rows) > MAX_SPANS:
         rows = rows[np.argsort(-table.dur[rows], kind="stable")[:MAX_SPANS]]
         floor = int(table.dur[rows[-1]])
     spans = [table.event(i) for i in rows.tolist()]
     spans.sort(key=lambda ev: (boot.at(ev), ev.track or "", ev.name))
-    return spans, floor
+    return spans, floor, int(np.count_nonzero(timed & ~placed))
 
 
 def pack(intervals: list[tuple[int, int]], max_lanes: int = MAX_LANES) -> tuple[list[int], set[int]]:
@@ -120,33 +123,41 @@ def _bar(x: float, y: float, w: float, h: int, colour: str, title: str, label: s
             f'fill="{colour}"/>{text}</g>')
 
 
-def legend(kinds: list[str], phases: list[str], y: int) -> list[str]:
-    """Colour keys: the phases, the kinds of spans drawn, errors and boundaries."""
+def legend(kinds: list[str], phases: list[str], y: int, width: int) -> tuple[list[str], int]:
+    """(elements, lines): colour keys for the phases, the kinds of spans drawn, errors and
+    boundaries, wrapped into lines of `width`."""
     keys = [(_phase_colour(p), p, "phase") for p in phases]
     keys += [(KIND_COLOURS[k], LANE_NAMES[k], "span") for k in kinds]
-    keys.append((ERROR_COLOUR, "returned an error", "span"))
-    previous = None
+    if kinds:
+        keys.append((ERROR_COLOUR, "returned an error", "span"))
+    keys.append((None, "phase boundary", "mark"))
     out = [f'<g class="legend" transform="translate(10,{y})">']
-    x = 0.0
+    x, line, previous = 0.0, 0, None
     for colour, name, what in keys:
-        if what != previous:
-            out.append(f'<text x="{x:.1f}" y="0" fill="#555">{what}s:</text>')
-            x += 10 + (len(what) + 2) * CHAR_W
+        heading = f"{what}s:" if what != previous else ""
+        needed = (10 + len(heading) * CHAR_W if heading else 0) + 28 + len(name) * CHAR_W
+        if x > 0 and x + needed > width - 20:
+            x, line = 0.0, line + 1
+        top = line * LEGEND_LINE
+        if heading:
+            out.append(f'<text x="{x:.1f}" y="{top}" fill="#555">{heading}</text>')
+            x += 10 + len(heading) * CHAR_W
             previous = what
-        if x + 16 + len(name) * CHAR_W > WIDTH - 20:
-            break
-        rounded = ' rx="5"' if what == "phase" else ""
-        out.append(f'<rect x="{x:.1f}" y="-9" width="12" height="10" fill="{colour}"{rounded}/><text x="{x + 16:.1f}" y="0">{escape(name)}</text>')
+        if colour is None:
+            out.append(f'<line class="mark" x1="{x:.1f}" y1="{top - 4}" x2="{x + 12:.1f}" y2="{top - 4}"/>')
+        else:
+            rounded = ' rx="5"' if what == "phase" else ""
+            out.append(f'<rect x="{x:.1f}" y="{top - 9}" width="12" height="10" fill="{colour}"{rounded}/>')
+        out.append(f'<text x="{x + 16:.1f}" y="{top}">{escape(name)}</text>')
         x += 28 + len(name) * CHAR_W
-    out.append(f'<line class="mark" x1="{x:.1f}" y1="-4" x2="{x + 18:.1f}" y2="-4"/>'
-               f'<text x="{x + 22:.1f}" y="0">phase boundary</text></g>')
-    return out
+    out.append("</g>")
+    return out, line + 1
 
 
 def timeline_svg(a: Analysis, width: int = WIDTH) -> str:
     boot = a.boot
     phases = a.phases
-    events, floor = rows_to_draw(a)
+    events, floor, unplaced = rows_to_draw(a)
     starts = [s.start for s in phases.spans] + [boot.at(ev) for ev in events]
     ends = [s.end for s in phases.spans] + [boot.at_end(ev) for ev in events]
     t0 = min(starts + [0]) if starts else 0
@@ -174,7 +185,9 @@ def timeline_svg(a: Analysis, width: int = WIDTH) -> str:
         groups.append((LANE_NAMES[kind], row, max(lanes) + 1))
         placed += [(ev, row + lane, n in over) for n, (ev, lane) in enumerate(zip(evs, lanes))]
         row += max(lanes) + 1
-    lanes_top = TOP + 34
+    keys, lines = legend(kinds, [s.name for s in phases.spans], 42, width)
+    axis_top = 42 + LEGEND_LINE * lines + 26     # the time axis' labels, under the legend
+    lanes_top = axis_top + 34
     height = lanes_top + LANE * row + 30
     kernel = next((s.start for s in phases.spans if s.name.split(" + ")[0] == "kernel init"), None)
     longest = max(phases.spans, key=lambda s: s.duration, default=None)
@@ -195,7 +208,7 @@ def timeline_svg(a: Analysis, width: int = WIDTH) -> str:
     if phases.end is not None:
         title += f" to {phases.end.mark}"
     out.append(f'<text x="10" y="18" font-size="14" font-weight="bold">{escape(title)}</text>')
-    out += legend(kinds, [s.name for s in phases.spans], 42)
+    out += keys
     # Lane names and stripes, outside the plot's clip.
     for n, (name, first, count) in enumerate(groups):
         y = lanes_top + LANE * first
@@ -203,27 +216,27 @@ def timeline_svg(a: Analysis, width: int = WIDTH) -> str:
             out.append(f'<rect class="lane" x="0" y="{y}" width="100%" height="{LANE * count}"/>')
         out.append(f'<text class="lbl" x="6" y="{y + LANE - 4}">{escape(name)}'
                    f'{f" ({count} lanes)" if count > 1 else ""}</text>')
-    out.append(f'<text class="lbl" x="6" y="{TOP + 19}">phases</text>')
+    out.append(f'<text class="lbl" x="6" y="{axis_top + 19}">phases</text>')
     out.append('<g class="plot" clip-path="url(#plotclip)">')
     # Time axis: about ten ticks at a round step (the script draws its own at each zoom).
-    out.append(f'<g class="axis" data-top="{TOP}" data-bottom="{height - 24}">')
+    out.append(f'<g class="axis" data-top="{axis_top}" data-bottom="{height - 24}">')
     step = _round_step((t1 - t0) / 10)
     tick = (t0 // step) * step
     while tick <= t1:
         if tick >= t0:
-            out.append(f'<line class="tick" x1="{x(tick):.1f}" y1="{TOP}" x2="{x(tick):.1f}" y2="{height - 24}"/>')
-            out.append(f'<text x="{x(tick):.1f}" y="{TOP - 4}" text-anchor="middle">{tick / 1e9:g}s</text>')
+            out.append(f'<line class="tick" x1="{x(tick):.1f}" y1="{axis_top}" x2="{x(tick):.1f}" y2="{height - 24}"/>')
+            out.append(f'<text x="{x(tick):.1f}" y="{axis_top - 4}" text-anchor="middle">{tick / 1e9:g}s</text>')
         tick += step
     out.append("</g>")
     # Phase bar.
     for s in phases.spans:
-        out.append(_bar(x(s.start), TOP + 4, bar_width(s.start, s.end), 22, _phase_colour(s.name),
+        out.append(_bar(x(s.start), axis_top + 4, bar_width(s.start, s.end), 22, _phase_colour(s.name),
                         f"{s.name}: {span(s.duration)} from {seconds(s.start)} s\n{s.start_evidence}",
                         f"{s.name} {span(s.duration)}", s.start - t0, s.end - t0))
     # Boundaries.
     for mark, b in phases.boundaries.items():
         out.append(f'<line class="mark at" data-s="{b.at - t0}" transform="translate({x(b.at):.1f},0)" x1="0" '
-                   f'y1="{TOP}" x2="0" y2="{height - 24}"><title>{escape(str(mark))} at {seconds(b.at)} s ({escape(b.evidence)})</title></line>')
+                   f'y1="{axis_top}" x2="0" y2="{height - 24}"><title>{escape(str(mark))} at {seconds(b.at)} s ({escape(b.evidence)})</title></line>')
     # The spans, in their lanes.
     for ev, lane, crowded in placed:
         at = boot.at(ev)
@@ -236,8 +249,12 @@ def timeline_svg(a: Analysis, width: int = WIDTH) -> str:
                         "" if crowded else f"{label} {span(ev.dur)}", at - t0, at + ev.dur - t0))
     out.append("</g>")
     drawn = (f"the {len(events)} longest spans are drawn (none shorter than {span(floor)})" if floor is not None
-             else f"all {len(events)} spans are drawn, each at least a pixel wide")
-    out.append(f'<text x="10" y="{height - 6}" fill="#777">{drawn}; hover a span for its details</text>')
+             else f"all {len(events)} spans are drawn, each at least a pixel wide" if events else "no span to draw")
+    if unplaced:
+        drawn += f"; {unplaced} span{'s' * (unplaced != 1)} not placed on this axis (a clock the logs do not align)"
+    if events:
+        drawn += "; hover a span for its details"
+    out.append(f'<text x="10" y="{height - 6}" fill="#777">{drawn}</text>')
     out.append("</svg>")
     return "\n".join(out)
 
