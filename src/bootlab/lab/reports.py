@@ -165,7 +165,7 @@ def to_json(data: dict) -> str:
     return json.dumps(data, indent=1) + "\n"
 
 
-SET_COLOURS = ("#4e79a7", "#f28e2b")
+SET_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#9c755f", "#edc948")
 
 
 def phase_bars(cmp: SetComparison) -> str:
@@ -189,19 +189,20 @@ def phase_bars(cmp: SetComparison) -> str:
 DOT_W, DOT_LABEL, DOT_ROW = 900, 230, 16
 
 
-def distributions(cmp: SetComparison) -> str:
+def distributions(sets: list[RunSet], metrics: list[str], summaries: dict[tuple[int, str], Summary | None]) -> str:
     """Every boot of each set as a point, per metric on its own scale: the median as a bar,
-    the interval of the median as a band; a point is a run (hover it for its id)."""
-    metrics = [r for r in cmp.rows if r.metric in shown(cmp) and (r.a is not None or r.b is not None)]
-    sets = (cmp.a, cmp.b)
-    height = len(metrics) * (2 * DOT_ROW + 14) + 10
+    the interval of the median as a band (summaries[(set index, metric)]); hover a point
+    for its run."""
+    rows = len(sets) * DOT_ROW + 14
     plot = DOT_W - DOT_LABEL - 90
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="dots" width="{DOT_W}" height="{height}" '
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="dots" width="{DOT_W}" height="{len(metrics) * rows + 10}" '
            f'font-family="Helvetica, Arial, sans-serif" font-size="11">']
     y = 6
-    for row in metrics:
-        runs = [[(r.id, r.metrics[row.metric]) for r in s.ok if row.metric in r.metrics] for s in sets]
+    for metric in metrics:
+        runs = [[(r.id, r.metrics[metric]) for r in s.ok if metric in r.metrics] for s in sets]
         values = [v for points in runs for _, v in points]
+        if not values:
+            continue
         low, high = min(values), max(values)
         pad = (high - low) * 0.05 or abs(high) * 0.05 or 1.0
         low, high = low - pad, high + pad
@@ -209,30 +210,36 @@ def distributions(cmp: SetComparison) -> str:
         def x(v: float) -> float:
             return DOT_LABEL + (v - low) * plot / (high - low)
 
-        out.append(f'<text x="4" y="{y + DOT_ROW}" font-weight="bold">{escape(metric_label(row.metric))}</text>')
-        out.append(f'<text x="{DOT_LABEL}" y="{y + 2 * DOT_ROW + 10}" fill="#777">{escape(value(row.metric, low))}</text>'
-                   f'<text x="{DOT_LABEL + plot}" y="{y + 2 * DOT_ROW + 10}" fill="#777" text-anchor="end">'
-                   f'{escape(value(row.metric, high))}</text>')
-        for i, (s, points, summary) in enumerate(zip(sets, runs, (row.a, row.b))):
+        bottom = y + len(sets) * DOT_ROW + 10
+        out.append(f'<text x="4" y="{y + DOT_ROW}" font-weight="bold">{escape(metric_label(metric))}</text>')
+        out.append(f'<text x="{DOT_LABEL}" y="{bottom}" fill="#777">{escape(value(metric, low))}</text>'
+                   f'<text x="{DOT_LABEL + plot}" y="{bottom}" fill="#777" text-anchor="end">'
+                   f'{escape(value(metric, high))}</text>')
+        for i, (s, points) in enumerate(zip(sets, runs)):
+            summary = summaries.get((i, metric))
             mid = y + i * DOT_ROW + DOT_ROW / 2
-            colour = SET_COLOURS[i]
+            colour = SET_COLOURS[i % len(SET_COLOURS)]
             out.append(f'<text x="{DOT_LABEL - 6}" y="{mid + 4}" text-anchor="end" fill="{colour}">{escape(s.name)}</text>')
             out.append(f'<line x1="{DOT_LABEL}" y1="{mid}" x2="{DOT_LABEL + plot}" y2="{mid}" stroke="#eee"/>')
             if summary is not None and summary.n > 1 and not (math.isnan(summary.low) or math.isnan(summary.high)):
                 out.append(f'<rect x="{x(summary.low):.1f}" y="{mid - 5}" width="{max(1.0, x(summary.high) - x(summary.low)):.1f}" '
                            f'height="10" fill="{colour}" opacity="0.2"><title>{escape(s.name)}: interval of the median '
-                           f'{escape(interval(row.metric, summary.low, summary.high))}</title></rect>')
+                           f'{escape(interval(metric, summary.low, summary.high))}</title></rect>')
             for run_id, v in points:
                 out.append(f'<circle class="run" cx="{x(v):.1f}" cy="{mid}" r="3" fill="{colour}" fill-opacity="0.6">'
-                           f'<title>{escape(s.name)}, run {run_id}: {escape(value(row.metric, v))}</title></circle>')
+                           f'<title>{escape(s.name)}, run {run_id}: {escape(value(metric, v))}</title></circle>')
             if summary is not None:
                 out.append(f'<line x1="{x(summary.median):.1f}" y1="{mid - 7}" x2="{x(summary.median):.1f}" y2="{mid + 7}" '
                            f'stroke="#000" stroke-width="2"><title>{escape(s.name)}: median '
-                           f'{escape(value(row.metric, summary.median))}</title></line>')
-                out.append(f'<text x="{DOT_LABEL + plot + 6}" y="{mid + 4}">{escape(value(row.metric, summary.median))}</text>')
-        y += 2 * DOT_ROW + 14
+                           f'{escape(value(metric, summary.median))}</title></line>')
+                out.append(f'<text x="{DOT_LABEL + plot + 6}" y="{mid + 4}">{escape(value(metric, summary.median))}</text>')
+        y += rows
     out.append("</svg>")
     return "\n".join(out)
+
+
+DOTS_NOTE = ("<p>Each boot (a point; hover it for the run), the median (a bar) and its interval (a band), per metric "
+             "on its own scale:</p>")
 
 
 def comparison_sections(cmp: SetComparison, title: str) -> list[Section]:
@@ -240,8 +247,9 @@ def comparison_sections(cmp: SetComparison, title: str) -> list[Section]:
     body = [f"<p>A = {escape(_set_line(cmp.a))}<br>B = {escape(_set_line(cmp.b))}</p>",
             f"<p><b>{escape(verdict_line(cmp))}</b></p>"]
     if cmp.a.ok or cmp.b.ok:
-        body += [phase_bars(cmp), "<p>Each boot (a point; hover it for the run), the median (a bar) and its interval "
-                 "(a band), per metric on its own scale:</p>", distributions(cmp)]
+        metrics = [r.metric for r in cmp.rows if r.metric in shown(cmp)]
+        summaries = {(i, r.metric): summary for r in cmp.rows for i, summary in enumerate((r.a, r.b))}
+        body += [phase_bars(cmp), DOTS_NOTE, distributions([cmp.a, cmp.b], metrics, summaries)]
     body.append(table(header, rows, numeric=set(range(1, len(header)))))
     body += [f'<p class="note">{escape(n)}</p>' for n in cmp.notes]
     body.append(f'<p class="note">{escape(_method(cmp.confidence))}</p>')
@@ -333,6 +341,12 @@ def campaign_sections(res: CampaignResult) -> list[Section]:
     header, rows = campaign_rows(res)
     body = [f"<p>{escape(line)}</p>" for line in _campaign_head(res)]
     body.append(table(header, rows, numeric=set(range(2, len(header)))))
+    sets = [vr.runs for vr in res.variants if vr.runs.ok]
+    if sets:
+        metric = res.campaign.metric
+        summaries = {(i, metric): summarize(s.values(metric), res.campaign.confidence) if s.values(metric) else None
+                     for i, s in enumerate(sets)}
+        body += [DOTS_NOTE, distributions(sets, [metric], summaries)]
     body += [f'<p class="warn">{escape(w)}</p>' for w in res.warnings]
     body.append(f'<p class="note">{escape(_method(res.campaign.confidence))}; the deciding metric\'s p is '
                 "Holm-adjusted over the variants</p>")
