@@ -225,7 +225,8 @@ def timeline_svg(a: Analysis, width: int = WIDTH) -> str:
     while tick <= t1:
         if tick >= t0:
             out.append(f'<line class="tick" x1="{x(tick):.1f}" y1="{axis_top}" x2="{x(tick):.1f}" y2="{height - 24}"/>')
-            out.append(f'<text x="{x(tick):.1f}" y="{axis_top - 4}" text-anchor="middle">{tick / 1e9:g}s</text>')
+            anchor = "start" if x(tick) < LABEL_W + 12 else "middle"   # inside the plot's clip
+            out.append(f'<text x="{x(tick):.1f}" y="{axis_top - 4}" text-anchor="{anchor}">{tick / 1e9:g}s</text>')
         tick += step
     out.append("</g>")
     # Phase bar.
