@@ -203,6 +203,8 @@ def gantt_png(schedule: Schedule, path: str | Path) -> None:
     # Figure + Agg canvas directly: no pyplot global state, no display needed.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     rows = gantt_rows(schedule)
     origin = schedule.start
@@ -210,7 +212,7 @@ def gantt_png(schedule: Schedule, path: str | Path) -> None:
     step, _ = _ticks(span)
     unit = "ms" if step >= 100_000 else "us"
     per = 1_000_000 if unit == "ms" else 1_000
-    figure = Figure(figsize=(12, 0.35 * len(rows) + 1.2))
+    figure = Figure(figsize=(12, 0.35 * len(rows) + 1.7))
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     marker = {"release": ("^", "#333"), "deadline": ("v", "#333"), "miss": ("v", MISS_COLOR),
@@ -228,5 +230,9 @@ def gantt_png(schedule: Schedule, path: str | Path) -> None:
     axes.set_xlim(0, span / per)
     axes.set_xlabel(f"{unit} from the first event")
     axes.grid(axis="x", alpha=0.3)
-    figure.tight_layout()
+    handles = [Patch(color=colour, label=text) if kind == "bar" else
+               Line2D([], [], linestyle="none", marker=marker[kind][0], color=colour, label=text)
+               for kind, colour, text in legend(schedule, rows)]
+    figure.legend(handles=handles, loc="upper center", ncol=min(len(handles), 7), fontsize="small", frameon=False)
+    figure.tight_layout(rect=(0, 0, 1, 1 - 0.5 / figure.get_figheight()))
     figure.savefig(str(path), format="png", dpi=100)
