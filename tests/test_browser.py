@@ -35,7 +35,7 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     """One headless chromium for the module, with a fresh profile and its console log kept."""
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra (make setup)")
+    from selenium import webdriver   # the test extra (make setup)
     from selenium.webdriver.chrome.service import Service
 
     binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
