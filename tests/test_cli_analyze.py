@@ -80,7 +80,7 @@ def test_standard_input_reads_as_a_file(tmp_path):
         doc = json.loads(piped.stdout)
         assert doc["sources"][0]["file"] == "<stdin>" and doc["sources"][0]["format"] == "dmesg"
         assert doc["total_ns"] == from_file["total_ns"] and doc["blame"] == json.loads(
-            json.dumps(from_file["blame"]).replace(str(log), "<stdin>"))
+            json.dumps(from_file["blame"]).replace(from_file["sources"][0]["file"], "<stdin>"))
 
 
 def test_standard_input_errors_name_it():

@@ -101,8 +101,8 @@ def lpj(ctx: Context) -> Finding | None:
         return None  # preset or computed from a timer: nothing left to save
     line = line_of(ctx.boot, ev)
     nxt = nearest(line, 1, Line.printk) if line is not None else None
-    if line is None or nxt is None:
-        return None
+    if line is None or nxt is None or line.printk() is None:
+        return None  # a stamp taken before the clock started (2.6's jiffies) is not a time
     saving = max(0, nxt.printk() - line.printk())
     if not worth_it(saving):
         return None

@@ -10,13 +10,16 @@ from pathlib import Path
 
 from ..lab.stats import summarize
 from ..rt.config import load_config
-from ..rt.report import html_section, server_stats, task_stats
+from ..rt.check import capture_meta, likely_cause
+from ..rt.report import html_section, server_stats, task_stats, violations
 from ..rt.schedulability import analyze as analyze_rt
 from ..rt.schedule import Schedule
 from ..rt.trace import parse_trace, traces_in_console
 from ..sources import bootlab_capture
+from ..sources.detect import display_name
 from ..render.fmt import seconds, span
-from ..render.html import Section, analysis_sections, page, table
+from ..advice import advise
+from ..render.html import Section, advice_section, analysis_sections, page, table
 from ..targets.reference import TargetError, build
 from . import UsageError
 from .boot import add_db_option, boot_runs, open_store
@@ -81,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {span(b.duration):>8}  {b.name}")
     sections = [Section("Runs", _runs_table(ok, runs)), *analysis_sections(a)]
     sections[1].title = f"Phases of run {median_run.run_id} (the median boot)"
+    sections.insert(3, advice_section(a, advise(a.boot, a, built.describe())))  # after the timeline
     rt = scheduler_section(store.capture(median_run.run_id), built.target)
     if rt is not None:
         sections.insert(2, rt)
@@ -114,9 +118,19 @@ def scheduler_section(capture: bytes | None, target) -> Section | None:
     for s in server_stats(schedule, analysis):
         worst = "-" if s.worst_used is None else span(s.worst_used)
         print(f"  {s.label}: {s.periods} periods, budget {span(s.budget)}, most used {worst}, overruns {s.overruns}")
-    misses = sum(t.misses for t in task_stats(schedule, analysis))
-    print(f"  deadline misses: {misses}")
-    return Section("", html_section(trace, loaded))  # the fragment has its own heading
+    tasks = task_stats(schedule, analysis)
+    print(f"  deadline misses: {sum(t.misses for t in tasks)}")
+    broken = violations(tasks, server_stats(schedule, analysis))
+    cause = likely_cause(capture_meta(capture))
+    for v in broken:
+        print(f"  VIOLATION: {v}")
+    if broken and cause:
+        print(f"  likely cause: {cause}")
+    return Section("", html_section(trace, loaded, cause))  # the fragment has its own heading
+
+
+RUNS_NOTE = ("Each boot: QEMU launched (power-on) until the device was ready (its BOOTLAB READY line, on its own "
+             "clock); the line reached the host after the console backlog.")
 
 
 def _runs_table(ok, runs) -> str:
@@ -124,10 +138,8 @@ def _runs_table(ok, runs) -> str:
             for name, vals in phase_rows([r.analysis for r in ok])]
     per_run = [[str(r.run_id), r.result.status, f"{seconds(r.ready_ns)} s" if r in ok else "-",
                 f"{seconds(r.result.ready_line_ns)} s" if r in ok and r.result.ready_line_ns is not None else "-",
-                r.result.capture] for r in runs]
+                display_name(r.result.capture)] for r in runs]
     return (table(["phase", "median", "min", "max"], rows, numeric={1, 2, 3}) +
             table(["run", "status", "power-on to ready", "ready line on the host", "capture"], per_run,
                   numeric={2, 3}) +
-            f"<p class='where'>{escape('Each boot: QEMU launched (power-on) until the device was ready (its BOOTLAB '
-                                       'READY line, on its own clock); the line reached the host after the console '
-                                       'backlog.')}</p>")
+            f"<p class='where'>{escape(RUNS_NOTE)}</p>")

@@ -15,6 +15,7 @@ from ..rt.trace import Trace, TraceError, read_trace
 from ..rt.units import NS_PER, parse_duration
 
 DEFAULT_UNTIL_LIMIT_NS = 10 * NS_PER["s"]   # a default hyperperiod can be hours long
+CAPTURE_HELP = "the console capture of the boot that recorded the trace: tells the likely cause of a violation"
 
 
 def register(subparsers) -> None:
@@ -46,6 +47,8 @@ def register(subparsers) -> None:
     trace.add_argument("--png", metavar="FILE", help="write a Gantt chart as PNG")
     trace.add_argument("--grasp", metavar="FILE", help="write a Grasp trace")
     trace.add_argument("--perfetto", metavar="FILE", help="write a Perfetto (Trace Event JSON) trace")
+    trace.add_argument("--html", metavar="FILE", help="write an HTML page: the Gantt chart (zoom, pan) and the tables")
+    trace.add_argument("--capture", metavar="FILE", help=CAPTURE_HELP)
     trace.set_defaults(rt_run=_show_trace)
 
     check = verbs.add_parser("check", help="compare a recorded trace with the analysis and the simulation")
@@ -54,6 +57,7 @@ def register(subparsers) -> None:
     check.add_argument("--tolerance-us", type=int, default=100, metavar="N",
                        help="allowed difference of each boundary, budget and bound, in microseconds (default 100)")
     check.add_argument("--all", action="store_true", help="explain every violation, not only the first")
+    check.add_argument("--capture", metavar="FILE", help=CAPTURE_HELP)
     check.set_defaults(rt_run=_check)
 
     parser.set_defaults(func=run)
@@ -165,11 +169,28 @@ def _show_trace(args: argparse.Namespace) -> int:
     if args.perfetto:
         from ..rt.perfetto import perfetto_json
         _write(args.perfetto, perfetto_json(schedule))
+    cause = _cause(args.capture)
+    if args.html:
+        _write(args.html, report.html_page(trace, schedule, analysis, cause))
     if args.format == "json":
-        print(json.dumps(report.to_dict(trace, schedule, analysis), indent=2))
+        print(json.dumps(report.to_dict(trace, schedule, analysis, cause), indent=2))
     else:
-        print(report.to_text(trace, schedule, analysis))
+        print(report.to_text(trace, schedule, analysis, cause))
     return 0
+
+
+def _cause(capture: str | None) -> str | None:
+    from ..rt.check import capture_meta, likely_cause
+    from ..sources.detect import NotALog, maybe_gunzip
+
+    if capture is None:
+        return None
+    try:
+        return likely_cause(capture_meta(maybe_gunzip(capture, Path(capture).read_bytes())))
+    except OSError as err:
+        raise UsageError(f"cannot read {capture}: {err.strerror or err}") from None
+    except NotALog as err:
+        raise UsageError(str(err)) from None
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -188,10 +209,13 @@ def _check(args: argparse.Namespace) -> int:
         return 0
     first, others = result.violations[0], result.violations[1:]
     print(f"FAILED: {first.explain(result.origin)}")
+    cause = _cause(args.capture)
     if args.all:
         for violation in others:
             print(f"also: {violation.explain(result.origin)}")
     elif others:
         print(f"({len(others)} more violation{'s' * (len(others) != 1)}: --all explains them)")
+    if cause:
+        print(f"likely cause: {cause}")
     print(f"({summary})")
     return 1

@@ -8,6 +8,7 @@ from html import escape
 
 from ..render.fmt import aligned, span
 from ..render.html import Section, page, table
+from ..render.svg import _phase_colour
 from .campaign import CampaignResult
 from .compare import MetricRow, RunSet, SetComparison, metric_order
 from .optimizer import Outcome
@@ -164,10 +165,92 @@ def to_json(data: dict) -> str:
     return json.dumps(data, indent=1) + "\n"
 
 
+SET_COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#9c755f", "#edc948")
+
+
+def phase_bars(cmp: SetComparison) -> str:
+    """Each set's median phases as one stacked bar, both on the same scale (an HTML flex bar
+    per set, as the analysis report's phase bar)."""
+    names = [r.metric for r in cmp.rows if r.metric.startswith("phase:")]
+    medians = {s.name: [(m, summarize(s.values(m)).median if s.values(m) else 0.0) for m in names] for s in (cmp.a, cmp.b)}
+    longest = max((sum(v for _, v in parts) for parts in medians.values()), default=0.0) or 1.0
+    out = ['<div class="setbars">']
+    for name, parts in medians.items():
+        cells = "".join(
+            f'<div style="width:{100 * v / longest:.3f}%;background:{_phase_colour(m[6:])}" '
+            f'title="{escape(m[6:])}: {escape(value(m, v))}">{escape(m[6:])} {escape(value(m, v))}</div>'
+            for m, v in parts if v > 0)
+        out.append(f'<div class="setname">{escape(name)} <span class="where">(medians, '
+                   f'{escape(value("total", sum(v for _, v in parts)))})</span></div><div class="phasebar">{cells}</div>')
+    out.append("</div>")
+    return "\n".join(out)
+
+
+DOT_W, DOT_LABEL, DOT_ROW = 900, 230, 16
+
+
+def distributions(sets: list[RunSet], metrics: list[str], summaries: dict[tuple[int, str], Summary | None]) -> str:
+    """Every boot of each set as a point, per metric on its own scale: the median as a bar,
+    the interval of the median as a band (summaries[(set index, metric)]); hover a point
+    for its run."""
+    rows = len(sets) * DOT_ROW + 14
+    plot = DOT_W - DOT_LABEL - 90
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="dots" width="{DOT_W}" height="{len(metrics) * rows + 10}" '
+           f'font-family="Helvetica, Arial, sans-serif" font-size="11">']
+    y = 6
+    for metric in metrics:
+        runs = [[(r.id, r.metrics[metric]) for r in s.ok if metric in r.metrics] for s in sets]
+        values = [v for points in runs for _, v in points]
+        if not values:
+            continue
+        low, high = min(values), max(values)
+        pad = (high - low) * 0.05 or abs(high) * 0.05 or 1.0
+        low, high = low - pad, high + pad
+
+        def x(v: float) -> float:
+            return DOT_LABEL + (v - low) * plot / (high - low)
+
+        bottom = y + len(sets) * DOT_ROW + 10
+        out.append(f'<text x="4" y="{y + DOT_ROW}" font-weight="bold">{escape(metric_label(metric))}</text>')
+        out.append(f'<text x="{DOT_LABEL}" y="{bottom}" fill="#777">{escape(value(metric, low))}</text>'
+                   f'<text x="{DOT_LABEL + plot}" y="{bottom}" fill="#777" text-anchor="end">'
+                   f'{escape(value(metric, high))}</text>')
+        for i, (s, points) in enumerate(zip(sets, runs)):
+            summary = summaries.get((i, metric))
+            mid = y + i * DOT_ROW + DOT_ROW / 2
+            colour = SET_COLOURS[i % len(SET_COLOURS)]
+            out.append(f'<text x="{DOT_LABEL - 6}" y="{mid + 4}" text-anchor="end" fill="{colour}">{escape(s.name)}</text>')
+            out.append(f'<line x1="{DOT_LABEL}" y1="{mid}" x2="{DOT_LABEL + plot}" y2="{mid}" stroke="#eee"/>')
+            if summary is not None and summary.n > 1 and not (math.isnan(summary.low) or math.isnan(summary.high)):
+                out.append(f'<rect x="{x(summary.low):.1f}" y="{mid - 5}" width="{max(1.0, x(summary.high) - x(summary.low)):.1f}" '
+                           f'height="10" fill="{colour}" opacity="0.2"><title>{escape(s.name)}: interval of the median '
+                           f'{escape(interval(metric, summary.low, summary.high))}</title></rect>')
+            for run_id, v in points:
+                out.append(f'<circle class="run" cx="{x(v):.1f}" cy="{mid}" r="3" fill="{colour}" fill-opacity="0.6">'
+                           f'<title>{escape(s.name)}, run {run_id}: {escape(value(metric, v))}</title></circle>')
+            if summary is not None:
+                out.append(f'<line x1="{x(summary.median):.1f}" y1="{mid - 7}" x2="{x(summary.median):.1f}" y2="{mid + 7}" '
+                           f'stroke="#000" stroke-width="2"><title>{escape(s.name)}: median '
+                           f'{escape(value(metric, summary.median))}</title></line>')
+                out.append(f'<text x="{DOT_LABEL + plot + 6}" y="{mid + 4}">{escape(value(metric, summary.median))}</text>')
+        y += rows
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+DOTS_NOTE = ("<p>Each boot (a point; hover it for the run), the median (a bar) and its interval (a band), per metric "
+             "on its own scale:</p>")
+
+
 def comparison_sections(cmp: SetComparison, title: str) -> list[Section]:
     header, rows = comparison_rows(cmp, shown(cmp))
     body = [f"<p>A = {escape(_set_line(cmp.a))}<br>B = {escape(_set_line(cmp.b))}</p>",
-            f"<p><b>{escape(verdict_line(cmp))}</b></p>", table(header, rows, numeric=set(range(1, len(header))))]
+            f"<p><b>{escape(verdict_line(cmp))}</b></p>"]
+    if cmp.a.ok or cmp.b.ok:
+        metrics = [r.metric for r in cmp.rows if r.metric in shown(cmp)]
+        summaries = {(i, r.metric): summary for r in cmp.rows for i, summary in enumerate((r.a, r.b))}
+        body += [phase_bars(cmp), DOTS_NOTE, distributions([cmp.a, cmp.b], metrics, summaries)]
+    body.append(table(header, rows, numeric=set(range(1, len(header)))))
     body += [f'<p class="note">{escape(n)}</p>' for n in cmp.notes]
     body.append(f'<p class="note">{escape(_method(cmp.confidence))}</p>')
     return [Section(title, "\n".join(body))]
@@ -258,6 +341,12 @@ def campaign_sections(res: CampaignResult) -> list[Section]:
     header, rows = campaign_rows(res)
     body = [f"<p>{escape(line)}</p>" for line in _campaign_head(res)]
     body.append(table(header, rows, numeric=set(range(2, len(header)))))
+    sets = [vr.runs for vr in res.variants if vr.runs.ok]
+    if sets:
+        metric = res.campaign.metric
+        summaries = {(i, metric): summarize(s.values(metric), res.campaign.confidence) if s.values(metric) else None
+                     for i, s in enumerate(sets)}
+        body += [DOTS_NOTE, distributions(sets, [metric], summaries)]
     body += [f'<p class="warn">{escape(w)}</p>' for w in res.warnings]
     body.append(f'<p class="note">{escape(_method(res.campaign.confidence))}; the deciding metric\'s p is '
                 "Holm-adjusted over the variants</p>")

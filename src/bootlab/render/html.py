@@ -14,6 +14,7 @@ import jinja2
 
 from .. import __version__
 from ..analysis import Analysis
+from ..advice import Finding, advise
 from ..analysis.blame import Blamed
 from .fmt import percent, seconds, span
 from .svg import _phase_colour, timeline_svg
@@ -74,7 +75,7 @@ def analysis_sections(a: Analysis) -> list[Section]:
                            s.start_evidence] for s in p.spans], numeric={1, 2, 3}))
     summary += [f'<p class="note">{escape(n)}</p>' for n in p.notes]
     sections.append(Section("Phases", "\n".join(summary)))
-    sections.append(Section("Timeline (wheel to zoom, drag to pan, double-click to reset)",
+    sections.append(Section("Timeline",
                             f'<div class="zoom">{timeline_svg(a)}</div>'))
     if a.steps:
         sections.append(Section("Steps", table(["duration", "step", "start", "where"],
@@ -126,8 +127,32 @@ def analysis_sections(a: Analysis) -> list[Section]:
     return sections
 
 
+def advice_section(a: Analysis, findings: list[Finding]) -> Section:
+    """What `bootlab advise` proposes for this boot: largest estimated saving first, each
+    change opening on how to apply it and the evidence it rests on."""
+    total = a.phases.total
+    if not findings:
+        return Section("Advice", "<p>No change to propose: no rule found evidence in these logs.</p>")
+    items = []
+    for f in findings:
+        saving = "saving not estimated" if f.saving_ns is None else f"saves ~{span(f.saving_ns)}"
+        if f.saving_ns is not None and total:
+            saving += f" ({percent(f.saving_ns, total)} of the boot)"
+        kind = "non-intrusive" if f.non_intrusive else "intrusive (changes source code)"
+        evidence = "".join(f"<li><code>{escape(e)}</code></li>" for e in f.evidence)
+        notes = "".join(f'<p class="note">{escape(n)}</p>' for n in f.notes)
+        items.append(f"<li><details><summary><b>{escape(f.title)}</b> <span class=\"where\">{escape(saving)}, "
+                     f"confidence {escape(f.confidence)}, {kind} [{escape(f.rule)}]</span></summary>"
+                     f"<p>{escape(f.how)}</p>{notes}<p>evidence:</p><ul>{evidence}</ul></details></li>")
+    return Section(f"Advice ({len(findings)})", '<ol class="advice">' + "".join(items) + "</ol>"
+                   '<p class="note">Savings overlap (two changes can remove the same time): prove each with repeated '
+                   "A/B boots (bootlab lab run).</p>")
+
+
 def render(a: Analysis) -> str:
     boot = a.boot
     title = f"Boot of Linux {boot.meta['kernel_version']}" if boot.meta.get("kernel_version") else "Boot analysis"
     subtitle = "from " + ", ".join(f"{s.file} ({s.format})" for s in boot.sources)
-    return page(title, analysis_sections(a), subtitle)
+    sections = analysis_sections(a)
+    sections.insert(2, advice_section(a, advise(boot, a)))  # after the phases and the timeline
+    return page(title, sections, subtitle)

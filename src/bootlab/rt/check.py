@@ -18,8 +18,12 @@ The comparison stops at the last event recorded before the first `overflow` (eve
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
+
+from ..sources.bootlab_capture import MAGIC
 
 from .config import Config
 from .schedulability import Analysis, analyze
@@ -57,6 +61,30 @@ class CheckResult:
     @property
     def ok(self) -> bool:
         return not self.violations
+
+
+def capture_meta(data: bytes) -> dict:
+    """The header of a bootlab console capture (how the boot was run), or {}."""
+    first = data.split(b"\n", 1)[0]
+    if not first.startswith(MAGIC):
+        return {}
+    try:
+        meta = json.loads(first[len(MAGIC):].decode() or "{}")
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def likely_cause(meta: dict) -> str | None:
+    """Why measured times can exceed the analysis, when the boot's capture header tells:
+    a QEMU guest without -icount runs on the host's clock, so whatever else the host runs
+    stretches the guest's jobs (its time passes while QEMU waits for a CPU)."""
+    argv = meta.get("argv") or []
+    if argv and "qemu" in Path(str(argv[0])).name and "-icount" not in argv:
+        return ("the guest ran under QEMU without -icount: its clock is the host's, so other work on the host's "
+                "cores stretches the guest's jobs; boot the target with icount (e.g. icount = \"shift=4,sleep=off\") "
+                "to measure the schedule itself, or on a quiet host")
+    return None
 
 
 def _ms(ns: int) -> str:

@@ -4,6 +4,7 @@ HTML fragment (inline SVG Gantt chart and tables) for the boot report."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from decimal import Decimal
 from pathlib import Path
 
 import jinja2
@@ -15,7 +16,7 @@ from .schedulability import Analysis, analyze
 from .schedule import Schedule
 from .texttable import format_table
 from .trace import Trace, read_trace
-from .units import format_duration
+from .units import NS_PER
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,11 @@ class TaskStats:
     executed: int              # CPU time by the framework's events
     on_cpu: int | None         # CPU time by the kernel's sched_switch events, when recorded
 
+    @property
+    def bound_exceeded(self) -> bool:
+        """A measured response time above the analytical bound: the analysis' promise broken."""
+        return self.bound is not None and self.worst_response is not None and self.worst_response > self.bound
+
 
 @dataclass(frozen=True)
 class ServerStats:
@@ -43,6 +49,11 @@ class ServerStats:
     worst_depletion: int | None  # longest time from replenishment to depletion
     overruns: int              # periods that used more than the budget
     bound: int | None          # analytical server WCRT in ns
+
+    @property
+    def bound_exceeded(self) -> bool:
+        """The budget ran out later after replenishment than the analysis allows."""
+        return self.bound is not None and self.worst_depletion is not None and self.worst_depletion > self.bound
 
 
 def _worst(values: list[int | None]) -> int | None:
@@ -85,7 +96,24 @@ def server_stats(schedule: Schedule, analysis: Analysis | None = None) -> list[S
 
 
 def _ms(ns: int | None, origin: int = 0) -> str:
-    return "-" if ns is None else format_duration(ns - origin, "ms")
+    """Milliseconds to the microsecond, always three decimals: columns of them align."""
+    return "-" if ns is None else f"{Decimal(ns - origin) / NS_PER['ms']:.3f}"
+
+
+def violations(tasks: list[TaskStats], servers: list[ServerStats]) -> list[str]:
+    """What the trace shows beyond the configuration's promises: a response time above its
+    analytical bound, a period that used more than the budget, a budget exhausted later
+    than the server's bound.  Each one is a violation, whether or not a deadline was missed."""
+    out = [f"{t.label}: worst response {_ms(t.worst_response)} ms is above its analytical bound of {_ms(t.bound)} ms"
+           for t in tasks if t.bound_exceeded]
+    for s in servers:
+        if s.overruns:
+            out.append(f"{s.label}: {s.overruns} period{'s' * (s.overruns != 1)} used more than the budget of "
+                       f"{_ms(s.budget)} ms (most used {_ms(s.worst_used)} ms)")
+        if s.bound_exceeded:
+            out.append(f"{s.label}: budget exhausted {_ms(s.worst_depletion)} ms after replenishment, later than its "
+                       f"analytical bound of {_ms(s.bound)} ms")
+    return out
 
 
 def problems_text(trace: Trace, schedule: Schedule) -> list[str]:
@@ -98,35 +126,44 @@ def problems_text(trace: Trace, schedule: Schedule) -> list[str]:
     return lines
 
 
-def to_text(trace: Trace, schedule: Schedule, analysis: Analysis | None = None) -> str:
+def to_text(trace: Trace, schedule: Schedule, analysis: Analysis | None = None, cause: str | None = None) -> str:
     origin = schedule.start
+    tasks = task_stats(schedule, analysis)
+    broken = violations(tasks, server_stats(schedule, analysis))
     out = [f"{trace.source}: plugin {trace.plugin or 'unknown'}, {len(trace.events)} events, "
-           f"{_ms(schedule.end, origin)} ms from the first event; times in ms from it"]
+           f"{_ms(schedule.end, origin)} ms from the first event; times in ms, instants from the first event"]
     out += problems_text(trace, schedule)
+    out += [f"VIOLATION: {v}" for v in broken]
+    if broken and cause:
+        out.append(f"likely cause: {cause}")
     out += ["", "Tasks (ran: CPU time by the framework's events; on CPU: by the kernel's sched_switch)"]
     out.append(format_table(
-        ["task", "id", "server", "jobs", "completed", "worst response", "bound", "worst lateness", "misses", "ran", "on CPU"],
+        ["task", "id", "server", "jobs", "completed", "worst response ms", "bound ms", "worst lateness ms", "misses",
+         "ran ms", "on CPU ms", ""],
         [[s.label, s.task, "-" if s.server is None else schedule.server_label(s.server), s.jobs, s.completed,
-          _ms(s.worst_response), _ms(s.bound), _ms(s.worst_lateness), s.misses, _ms(s.executed), _ms(s.on_cpu)]
-         for s in task_stats(schedule, analysis)]))
+          _ms(s.worst_response), _ms(s.bound), _ms(s.worst_lateness), s.misses, _ms(s.executed), _ms(s.on_cpu),
+          "ABOVE BOUND" if s.bound_exceeded else ""]
+         for s in tasks]))
     out += ["", "Jobs (lateness = completion - deadline; negative is early)"]
     out.append(format_table(
-        ["task", "job", "release", "deadline", "completion", "response", "lateness", "missed"],
+        ["task", "job", "release ms", "deadline ms", "completion ms", "response ms", "lateness ms", "missed"],
         [[schedule.task_label(j.task), j.job, _ms(j.release, origin), _ms(j.deadline, origin),
           _ms(j.completion, origin), _ms(j.response), _ms(j.lateness), "MISS" if j.missed(schedule.end) else ""]
          for j in sorted(schedule.jobs.values(), key=lambda j: (j.release if j.release is not None else -1, j.task, j.job))]))
     if schedule.periods:
         out += ["", "Servers: budget used per period (used = time active; busy = its tasks running)"]
         out.append(format_table(
-            ["server", "period start", "budget", "used", "busy", "depleted after", "complete"],
+            ["server", "period start ms", "budget ms", "used ms", "busy ms", "depleted after ms", "complete"],
             [[schedule.server_label(p.server), _ms(p.start, origin), _ms(p.budget), _ms(p.used), _ms(p.busy),
               _ms(p.depleted_at - p.start if p.depleted_at is not None else None), "yes" if p.complete else "no"]
              for p in schedule.periods]))
     return "\n".join(out)
 
 
-def to_dict(trace: Trace, schedule: Schedule, analysis: Analysis | None = None) -> dict:
+def to_dict(trace: Trace, schedule: Schedule, analysis: Analysis | None = None, cause: str | None = None) -> dict:
     """Everything in nanoseconds on the trace's clock; `start_ns` is the first event."""
+    tasks, servers = task_stats(schedule, analysis), server_stats(schedule, analysis)
+    broken = violations(tasks, servers)
     return {
         "source": trace.source,
         "plugin": trace.plugin,
@@ -137,10 +174,12 @@ def to_dict(trace: Trace, schedule: Schedule, analysis: Analysis | None = None) 
         "warnings": [str(p) for p in trace.problems if not p.damage],
         "anomalies": schedule.anomalies,
         "overflows": [{"time_ns": o.time, "lost": o["lost"]} for o in schedule.overflows],
-        "tasks": [asdict(s) for s in task_stats(schedule, analysis)],
+        "violations": broken,
+        "likely_cause": cause if broken else None,
+        "tasks": [{**asdict(s), "bound_exceeded": s.bound_exceeded} for s in tasks],
         "jobs": [{**asdict(j), "response": j.response, "lateness": j.lateness, "missed": j.missed(schedule.end)}
                  for j in sorted(schedule.jobs.values(), key=lambda j: (j.task, j.job))],
-        "servers": [asdict(s) for s in server_stats(schedule, analysis)],
+        "servers": [{**asdict(s), "bound_exceeded": s.bound_exceeded} for s in servers],
         "periods": [asdict(p) for p in schedule.periods],
         "sched_switch_slices": len(schedule.cpu),
     }
@@ -149,32 +188,36 @@ def to_dict(trace: Trace, schedule: Schedule, analysis: Analysis | None = None) 
 _SECTION = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string("""\
 <section class="bootlab-rt">
 <h2>Real-time schedule</h2>
-<p>{{ source }}: plugin {{ plugin }}, {{ span }} ms traced, {{ jobs }} jobs, {{ misses }} deadline misses.</p>
+<p>{{ source }}: plugin {{ plugin }}, {{ span }} ms traced, {{ jobs }} jobs, {{ misses }} deadline misses,
+{% if violations %}<b class="warn">{{ violations | length }} violation{{ "s" if violations | length != 1 }} of the analysis</b>{% else %}no violation of the analysis{% endif %}.</p>
+{% if violations %}<ul class="bootlab-rt-violations">{% for v in violations %}<li class="warn">violation: {{ v }}</li>{% endfor %}
+{% if cause %}<li class="note">likely cause: {{ cause }}</li>{% endif %}</ul>{% endif %}
 {% if problems %}<ul class="bootlab-rt-problems">{% for p in problems %}<li>{{ p }}</li>{% endfor %}</ul>{% endif %}
-<div class="bootlab-rt-gantt" style="overflow-x:auto">{{ svg }}</div>
+<div class="bootlab-rt-gantt zoom">{{ svg }}</div>
 <table class="bootlab-rt-tasks">
-<caption>Tasks: response times (ms){% if analyzed %} against the analysis{% endif %}</caption>
-<tr><th>task</th><th>server</th><th>jobs</th><th>completed</th><th>worst response</th>{% if analyzed %}<th>bound</th>{% endif %}<th>worst lateness</th><th>misses</th></tr>
-{% for t in tasks %}<tr><td>{{ t.label }}</td><td>{{ t.server }}</td><td>{{ t.jobs }}</td><td>{{ t.completed }}</td><td>{{ t.worst_response }}</td>{% if analyzed %}<td>{{ t.bound }}</td>{% endif %}<td>{{ t.worst_lateness }}</td><td>{{ t.misses }}</td></tr>
+<caption>Tasks: response times{% if analyzed %} against the analysis{% endif %}</caption>
+<tr><th>task</th><th>server</th><th class="num">jobs</th><th class="num">completed</th><th class="num">worst response (ms)</th>{% if analyzed %}<th class="num">bound (ms)</th>{% endif %}<th class="num">worst lateness (ms)</th><th class="num">misses</th></tr>
+{% for t in tasks %}<tr{% if t.exceeded %} class="violation" title="response time above the analytical bound"{% endif %}><td>{{ t.label }}</td><td>{{ t.server }}</td><td class="num">{{ t.jobs }}</td><td class="num">{{ t.completed }}</td><td class="num">{{ t.worst_response }}</td>{% if analyzed %}<td class="num">{{ t.bound }}</td>{% endif %}<td class="num">{{ t.worst_lateness }}</td><td class="num">{{ t.misses }}</td></tr>
 {% endfor %}</table>
 {% if servers %}<table class="bootlab-rt-servers">
-<caption>Servers: budget per period (ms)</caption>
-<tr><th>server</th><th>periods</th><th>budget</th><th>most used</th><th>overruns</th><th>latest depletion</th>{% if analyzed %}<th>bound</th>{% endif %}</tr>
-{% for s in servers %}<tr><td>{{ s.label }}</td><td>{{ s.periods }}</td><td>{{ s.budget }}</td><td>{{ s.worst_used }}</td><td>{{ s.overruns }}</td><td>{{ s.worst_depletion }}</td>{% if analyzed %}<td>{{ s.bound }}</td>{% endif %}</tr>
+<caption>Servers: budget per period</caption>
+<tr><th>server</th><th class="num">periods</th><th class="num">budget (ms)</th><th class="num">most used (ms)</th><th class="num">overruns</th><th class="num">latest depletion (ms)</th>{% if analyzed %}<th class="num">bound (ms)</th>{% endif %}</tr>
+{% for s in servers %}<tr{% if s.exceeded %} class="violation" title="budget overrun or exhausted later than the analytical bound"{% endif %}><td>{{ s.label }}</td><td class="num">{{ s.periods }}</td><td class="num">{{ s.budget }}</td><td class="num">{{ s.worst_used }}</td><td class="num">{{ s.overruns }}</td><td class="num">{{ s.worst_depletion }}</td>{% if analyzed %}<td class="num">{{ s.bound }}</td>{% endif %}</tr>
 {% endfor %}</table>{% endif %}
 {% if missed %}<table class="bootlab-rt-misses">
-<caption>Missed deadlines (ms from the first event)</caption>
-<tr><th>task</th><th>job</th><th>release</th><th>deadline</th><th>completion</th></tr>
-{% for j in missed %}<tr><td>{{ j.task }}</td><td>{{ j.job }}</td><td>{{ j.release }}</td><td>{{ j.deadline }}</td><td>{{ j.completion }}</td></tr>
+<caption>Missed deadlines (instants in ms from the first event)</caption>
+<tr><th>task</th><th class="num">job</th><th class="num">release</th><th class="num">deadline</th><th class="num">completion</th></tr>
+{% for j in missed %}<tr class="violation"><td>{{ j.task }}</td><td class="num">{{ j.job }}</td><td class="num">{{ j.release }}</td><td class="num">{{ j.deadline }}</td><td class="num">{{ j.completion }}</td></tr>
 {% endfor %}</table>{% endif %}
 </section>
 """)
 
 
-def html_section(trace: Trace | str | Path, config: Config | str | Path | None = None) -> str:
+def html_section(trace: Trace | str | Path, config: Config | str | Path | None = None, cause: str | None = None) -> str:
     """A self-contained HTML fragment (no scripts, no external files) showing a recorded or
     simulated trace; with a configuration, the measured response times sit beside the
-    analytical bounds and tasks and servers carry their configured names."""
+    analytical bounds and tasks and servers carry their configured names; `cause` is what
+    the caller knows of why a bound may be exceeded (see check.likely_cause)."""
     trace = trace if isinstance(trace, Trace) else read_trace(trace)
     config = config if isinstance(config, Config) or config is None else load_config(config)
     schedule = Schedule.from_trace(trace)
@@ -182,9 +225,25 @@ def html_section(trace: Trace | str | Path, config: Config | str | Path | None =
     if config is not None:
         schedule.name_from(config)
         analysis = analyze(config)
+    return _fragment(trace, schedule, analysis, cause)
+
+
+def html_page(trace: Trace, schedule: Schedule, analysis: Analysis | None, cause: str | None = None) -> str:
+    """`bootlab rt trace --html`: the fragment as a page of its own, with the reports' script
+    that zooms and pans the chart."""
+    from ..render.html import Section, page
+
+    return page(f"Real-time schedule of {Path(trace.source).name}", [Section("", _fragment(trace, schedule, analysis, cause))])
+
+
+def _fragment(trace: Trace, schedule: Schedule, analysis: Analysis | None, cause: str | None) -> str:
     origin = schedule.start
     tasks = task_stats(schedule, analysis)
+    servers = server_stats(schedule, analysis)
+    broken = violations(tasks, servers)
     return _SECTION.render(
+        violations=broken,
+        cause=cause,
         source=Path(trace.source).name,
         plugin=trace.plugin or "unknown",
         span=_ms(schedule.end, origin),
@@ -195,10 +254,10 @@ def html_section(trace: Trace | str | Path, config: Config | str | Path | None =
         analyzed=analysis is not None,
         tasks=[{"label": t.label, "server": "-" if t.server is None else schedule.server_label(t.server), "jobs": t.jobs,
                 "completed": t.completed, "worst_response": _ms(t.worst_response), "bound": _ms(t.bound),
-                "worst_lateness": _ms(t.worst_lateness), "misses": t.misses} for t in tasks],
+                "worst_lateness": _ms(t.worst_lateness), "misses": t.misses, "exceeded": t.bound_exceeded} for t in tasks],
         servers=[{"label": s.label, "periods": s.periods, "budget": _ms(s.budget), "worst_used": _ms(s.worst_used),
-                  "overruns": s.overruns, "worst_depletion": _ms(s.worst_depletion), "bound": _ms(s.bound)}
-                 for s in server_stats(schedule, analysis)],
+                  "overruns": s.overruns, "worst_depletion": _ms(s.worst_depletion), "bound": _ms(s.bound),
+                  "exceeded": s.bound_exceeded or s.overruns > 0} for s in servers],
         missed=[{"task": schedule.task_label(j.task), "job": j.job, "release": _ms(j.release, origin),
                  "deadline": _ms(j.deadline, origin), "completion": _ms(j.completion, origin)}
                 for j in sorted(schedule.jobs.values(), key=lambda j: (j.task, j.job)) if j.missed(schedule.end)],

@@ -64,8 +64,21 @@ def detect(path: str, data: bytes | None) -> str:
 STDIN = "-"  # `dmesg | bootlab analyze -`, `ssh board journalctl -k | bootlab analyze -`
 
 
+def display_name(path: str) -> str:
+    """How reports name a file: relative to the working directory when it lies under it (an
+    absolute path there only lengthens every line of evidence), else as given."""
+    if os.path.isabs(path):
+        try:
+            relative = os.path.relpath(path)
+        except (OSError, ValueError):  # no working directory any more
+            return path
+        if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
+            return relative
+    return path
+
+
 def read_input(path: str) -> tuple[bytes | None, str]:
-    """(data, display name); data is None for a directory."""
+    """(data, display name); data is None for a directory (then the name is the path)."""
     if path == STDIN:
         return sys.stdin.buffer.read(), "<stdin>"
     if os.path.isdir(path):
@@ -74,9 +87,9 @@ def read_input(path: str) -> tuple[bytes | None, str]:
         if stat.S_ISCHR(os.stat(path).st_mode):
             return _read_device(path), path
         with open(path, "rb") as fh:
-            return fh.read(), path
+            return fh.read(), display_name(path)
     except OSError as err:
-        raise NotALog(path, 0, err.strerror or str(err)) from None
+        raise NotALog(display_name(path), 0, err.strerror or str(err)) from None
 
 
 def _read_device(path: str) -> bytes:
