@@ -59,14 +59,28 @@ def _blamed(boot: Boot, spans: SpanTable, rows) -> list[Blamed]:
     return out
 
 
+def identities(spans: SpanTable, rows) -> tuple[np.ndarray, list[str]]:
+    """Per row, which function it is, as an id, and each id's label: a name and its module
+    (`__cfi_check [a]` and `__cfi_check [b]` are two functions of two modules)."""
+    modules: dict[str | None, int] = {None: 0}
+    module_of_set = np.asarray([modules.setdefault(m, len(modules)) for m in spans.attr_column("module")],
+                               dtype=np.int64)
+    pair = spans.name[rows].astype(np.int64) * len(modules) + module_of_set[spans.attrs[rows]]
+    pairs, key = np.unique(pair, return_inverse=True)
+    names, module_names = spans.vocab["name"], list(modules)
+    labels = [names[p // len(modules)] + (f" [{module_names[p % len(modules)]}]" if p % len(modules) else "")
+              for p in pairs.tolist()]
+    return key.reshape(-1), labels
+
+
 def top(boot: Boot, kind: str, n: int | None = 10) -> list[Blamed]:
-    """The n longest spans of one kind (all with None); a name seen twice keeps its longest
-    (the first of equals with a known start)."""
+    """The n longest spans of one kind (all with None); a function seen twice keeps its
+    longest (the first of equals with a known start)."""
     spans = boot.columns(kind)
     if spans is None:
         return []
     rows = np.flatnonzero(spans.dur != NO_TIME)
-    key = spans.name[rows].astype(np.int64)
+    key = identities(spans, rows)[0]
     if kind == Kind.PROCESS:
         key = key * (len(spans.vocab["track"]) + 1) + spans.track[rows]
     # Per key, the longest; of equals, a timed one, then the first.
