@@ -9,7 +9,7 @@ import json
 
 from .. import __version__
 from ..analysis import Analysis
-from ..analysis.blame import Blamed
+from ..analysis.blame import Blamed, errno_name
 from ..analysis.critical_path import Step
 from ..timeline import Boot, Event
 
@@ -18,7 +18,9 @@ VERSION = 2
 
 
 def _blamed(items: list[Blamed]) -> list[dict]:
-    return [{"name": b.name, "duration_ns": b.duration, "start_ns": b.start, "where": b.where, "detail": b.detail}
+    return [{"name": b.name, "duration_ns": b.duration, "start_ns": b.start, "where": b.where, "detail": b.detail,
+             "ret": b.ret, "errno": None if b.ret is None else errno_name(b.ret), "outcome": str(b.outcome),
+             "upper_bound": b.upper_bound}
             for b in items]
 
 
@@ -82,6 +84,8 @@ def document(a: Analysis, events: bool = False) -> dict:
         "steps": _blamed(a.steps),
         "initcall_levels": [{"level": lv, "total_ns": t, "count": n} for lv, t, n in a.levels],
         "failures": _blamed(a.failures),
+        "absent": _blamed(a.absent),
+        "deferred": _blamed(a.deferred),
         "critical_path": {
             "kernel_track": a.critical.kernel_track,
             "kernel_steps": a.critical.kernel_steps,

@@ -14,6 +14,15 @@ def _blame(title: str, items: list[Blamed]) -> list[str]:
     return ["", title] + aligned(rows, right={0})
 
 
+def _returned(title: str, items: list[Blamed], top: int) -> list[str]:
+    """Initcalls and probes of one outcome: the first `top`, and how many more."""
+    if not items:
+        return []
+    shown = items[:top]
+    more = [f"  ... and {len(items) - len(shown)} more"] if len(items) > len(shown) else []
+    return ["", title] + aligned([(b.name, b.detail, b.where) for b in shown]) + more
+
+
 def render(a: Analysis) -> str:
     boot = a.boot
     out: list[str] = []
@@ -52,13 +61,11 @@ def render(a: Analysis) -> str:
     out += _blame("Slowest bootloader steps:", a.stages)
     out += _blame("Slowest units:", a.units)
     out += _blame("Longest-lived processes (bootchart):", a.processes)
-    if a.failures:
-        shown = a.failures[: a.options.top]
-        rows = [(b.name, b.detail, b.where) for b in shown]
-        more = len(a.failures) - len(shown)
-        out += ["", f"Initcalls and probes that failed ({len(a.failures)}):"] + aligned(rows)
-        if more > 0:
-            out.append(f"  ... and {more} more")
+    out += _returned(f"Initcalls and probes that failed ({len(a.failures)}):", a.failures, a.options.top)
+    out += _returned(f"Hardware not found (-19 ENODEV, -6 ENXIO: the driver looked, nothing there) ({len(a.absent)}):",
+                     a.absent, a.options.top)
+    out += _returned(f"Probes deferred (-517 EPROBE_DEFER: retried once what they wait for is there; not failures) "
+                     f"({len(a.deferred)}):", a.deferred, a.options.top)
 
     cp = a.critical
     if cp.kernel_steps:
