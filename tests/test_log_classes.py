@@ -11,6 +11,7 @@ from bootlab.analysis import analyze
 from bootlab.analysis.diff import diff
 from bootlab.cli import main
 from bootlab.sources import read
+from bootlab.timeline import NS_PER_MS as MS
 
 SCHEMA = json.loads(resources.files("bootlab").joinpath("schema/analysis-2.json").read_text())
 
@@ -54,3 +55,39 @@ def test_probe_outcomes_in_text_and_json(fixture_path, capsys):
     assert [(f["ret"], f["errno"], f["outcome"]) for f in doc["deferred"]] == [(-517, "EPROBE_DEFER", "deferred"),
                                                                                (517, "EPROBE_DEFER", "deferred")]
     assert doc["absent"][0]["errno"] == "ENODEV" and doc["failures"][0]["outcome"] == "failed"
+
+
+def test_oldest_initcall_form_lasts_until_the_next_call_an_upper_bound(fixture_path):
+    # 2.6.1x prints `Calling initcall 0x...: fn+0x0/0x..()` and no return line.
+    a = analysis(fixture_path("initcall-oldest.txt"))
+    pci = next(b for b in a.initcalls if b.name == "pci_init")
+    assert (pci.duration, pci.upper_bound) == (750 * MS, True)
+    assert "upper bound" in pci.detail
+    last = next(b for b in a.initcalls if b.name == "net_olddevs_init")
+    assert last.duration == 130 * MS  # until the root filesystem was mounted
+    assert not any("never returned" in d.message for d in a.boot.diagnostics)
+    assert sum("oldest form" in d.message for d in a.boot.diagnostics) == 1
+
+
+def test_no_advice_on_upper_bounds(fixture_path):
+    from bootlab.advice import advise
+
+    a = analysis(fixture_path("initcall-oldest.txt"))
+    findings = advise(a.boot, a)
+    assert not [f for f in findings if "pci_init" in " ".join(f.evidence)]
+
+
+def test_freeing_init_memory_starts_userspace_on_old_kernels(fixture_path):
+    a = analysis(fixture_path("initcall-oldest.txt"))
+    start = a.phases.boundaries["userspace.start"]
+    assert start.at == 1570 * MS and ":17 " in start.evidence
+
+
+def test_upper_bounds_are_labelled_in_text_and_json(fixture_path, capsys):
+    assert main(["analyze", fixture_path("initcall-oldest.txt")]) == 0
+    assert "≤750ms  pci_init" in capsys.readouterr().out
+    assert main(["analyze", "-f", "json", fixture_path("initcall-oldest.txt")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    jsonschema.validate(doc, SCHEMA)
+    pci = next(b for b in doc["blame"]["initcalls"] if b["name"] == "pci_init")
+    assert pci["upper_bound"] and doc["critical_path"]["kernel_longest"][0]["upper_bound"]

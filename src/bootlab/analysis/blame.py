@@ -71,7 +71,7 @@ def _detail(attrs: dict | None, kind: str, track: str | None) -> str:
     if outcome(kind, attrs.get("ret")) != Outcome.OK:
         parts.append(f"returned {described(attrs['ret'])}")
     if attrs.get("upper_bound"):
-        parts.append("upper bound: no return line, timed until the next call")
+        parts.append("upper bound (no return line: until the next call)")
     if attrs.get("unfinished"):
         parts.append("never returned")
     if "async" in attrs:

@@ -21,6 +21,11 @@ def span(ns: int | None) -> str:
     return f"{sign}{ns}ns"
 
 
+def bounded(ns: int | None, upper_bound: bool) -> str:
+    """A duration, marked `≤` when it is only an upper bound."""
+    return ("≤" if upper_bound else "") + span(ns)
+
+
 def seconds(ns: int | None, digits: int = 3) -> str:
     return "?" if ns is None else f"{ns / 1e9:.{digits}f}"
 

@@ -25,8 +25,8 @@ def _blamed(items: list[Blamed]) -> list[dict]:
 
 
 def _steps(steps: list[Step]) -> list[dict]:
-    return [{"name": s.name, "start_ns": s.start, "duration_ns": s.duration, "kind": s.kind, "where": s.where}
-            for s in steps]
+    return [{"name": s.name, "start_ns": s.start, "duration_ns": s.duration, "kind": s.kind, "where": s.where,
+             "upper_bound": s.upper_bound} for s in steps]
 
 
 def _jsonable(value):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from ..analysis import Analysis
 from ..analysis.blame import Blamed
-from .fmt import aligned, percent, seconds, span
+from .fmt import aligned, bounded, percent, seconds, span
 
 
 def _blame(title: str, items: list[Blamed]) -> list[str]:
     if not items:
         return []
-    rows = [(span(b.duration), b.name, b.detail, b.where) for b in items]
+    rows = [(bounded(b.duration, b.upper_bound), b.name, b.detail, b.where) for b in items]
     return ["", title] + aligned(rows, right={0})
 
 
@@ -72,7 +72,8 @@ def render(a: Analysis) -> str:
         out.append("")
         out.append(f"Kernel critical path ({cp.kernel_track}): {cp.kernel_steps} steps over {span(cp.kernel_span)}, "
                    f"{span(cp.kernel_total)} in initcalls and async waits; longest:")
-        out += aligned([(span(s.duration), s.name, s.kind, s.where) for s in cp.kernel_top], right={0})
+        out += aligned([(bounded(s.duration, s.upper_bound), s.name, s.kind, s.where) for s in cp.kernel_top],
+                       right={0})
     if cp.userspace:
         out.append("")
         out.append("Userspace critical chain (@ active at, + activation took):")
