@@ -91,3 +91,19 @@ def test_upper_bounds_are_labelled_in_text_and_json(fixture_path, capsys):
     jsonschema.validate(doc, SCHEMA)
     pci = next(b for b in doc["blame"]["initcalls"] if b["name"] == "pci_init")
     assert pci["upper_bound"] and doc["critical_path"]["kernel_longest"][0]["upper_bound"]
+
+
+def test_module_initcalls_are_not_the_kernels_initcall_phase(fixture_path):
+    # modprobe and udev loaded these modules at 22-27 s: the kernel had long finished.
+    a = analysis(fixture_path("ftrace-modules.txt"))
+    assert "initcalls.start" not in a.phases.boundaries
+    assert [s.name for s in a.phases.spans] == ["kernel init + initcalls + rootfs/init"]
+    assert any("every initcall in these logs is a module's" in n for n in a.phases.notes)
+    assert {b.name: b.detail for b in a.initcalls}["i915_init"] == "[i915]"
+    assert [lv for lv, _t, _n in a.levels] == ["module"]
+
+
+def test_a_wrapped_android_dmesg_of_module_initcalls(fixture_path):
+    a = analysis(fixture_path("dmesg-android-wrapped.txt"))
+    assert "initcalls.start" not in a.phases.boundaries
+    assert not any(s.phases[0].value == "initcalls" for s in a.phases.spans)

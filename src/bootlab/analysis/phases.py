@@ -12,7 +12,8 @@ Boundaries, in order of preference:
   kernel load      "Starting kernel ...", "Booting from ROM...", bootstage start_kernel
   kernel init      the printk clock's zero (timekeeping starts with the kernel)
   initcalls        "devtmpfs: initialized" (driver_init, right before do_initcalls);
-                   else the first initcall after SMP bring-up; else the first initcall
+                   else the first built-in initcall after SMP bring-up; else the first
+                   built-in one (a module's initcall runs when userspace loads it)
   rootfs/init      "Run /init as init process"; systemd's kernel-done time;
                    "Freeing unused kernel (image) memory"; "Write protecting ..."
   services         first service started (systemd) or bootlab-mark: services.start
@@ -94,7 +95,7 @@ def _first(boot: Boot, *names: str) -> tuple[int | None, Event | None]:
     return None, None
 
 
-def _initcalls_start(boot: Boot) -> tuple[int | None, str]:
+def _initcalls_start(boot: Boot, notes: list[str]) -> tuple[int | None, str]:
     at, ev = _first(boot, km.DEVTMPFS)
     if at is not None:
         return at, _evidence(ev, "devtmpfs: initialized")
@@ -103,7 +104,17 @@ def _initcalls_start(boot: Boot) -> tuple[int | None, str]:
     if spans is None:
         return None, ""
     at = boot.ref_times(spans)
-    rows = np.flatnonzero((at != NO_TIME) & (at >= (smp if smp is not None else NO_TIME)))
+    # A module's initcall runs when userspace loads the module (modprobe, udev): not
+    # the kernel's initcall phase.
+    builtin = ~spans.flagged("module")
+    modules = np.flatnonzero(~builtin & (at != NO_TIME))
+    if len(modules) and not builtin.any():
+        first = spans.event(int(modules[np.argmin(at[modules])]))
+        notes.append(f"every initcall in these logs is a module's, run when userspace loaded it (the first, "
+                     f"{first.name} [{first.attrs['module']}] at {boot.at(first) / 1e9:.3f} s, {first.where()}): "
+                     "the kernel's own initcall phase is not in them (boot with initcall_debug, or "
+                     "trace_event=initcall:* on the kernel command line, to see it)")
+    rows = np.flatnonzero(builtin & (at != NO_TIME) & (at >= (smp if smp is not None else NO_TIME)))
     if not len(rows):
         return None, ""
     first_ev = spans.event(int(rows[np.argmin(at[rows])]))
@@ -197,7 +208,7 @@ def find_phases(boot: Boot) -> Phases:
             result.notes.append("no printk times (printk.time=0 or CONFIG_PRINTK_TIME off): kernel milestones are "
                                 "placed when their line arrived; lines printed before the console started arrive "
                                 "late, so kernel init began before the banner and part of it counts as kernel load")
-    found[Mark.INITCALLS_START] = _initcalls_start(boot)
+    found[Mark.INITCALLS_START] = _initcalls_start(boot, result.notes)
     at, ev = _first(boot, Mark.USERSPACE_START, systemd_analyze.USERSPACE_START, km.FREE_INITMEM, km.WRITE_PROTECT)
     found[Mark.USERSPACE_START] = (at, _evidence(ev, "init starts"))
     at, ev = _first(boot, Mark.SERVICES_START)

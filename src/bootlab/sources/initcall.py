@@ -389,7 +389,7 @@ class InitcallReader:
                 common = (ret, mod, cookie, "module" if mod else level)
                 attrs = shared.get(common)
                 if attrs is None:
-                    attrs = shared[common] = _attributes(None, ret, mod, cookie, level)
+                    attrs = shared[common] = attributes(None, ret, mod, cookie, level)
                 track = tracks.get(pid)
                 if track is None:
                     track = tracks[pid] = f"pid {pid}" if pid else "initcalls"
@@ -397,7 +397,7 @@ class InitcallReader:
             attrs = shape[1]
             if extras and r in extras:
                 fn = ret_fn[r]
-                attrs = _attributes(extras[r], key[1], functions[fn][1], named[fn][1], level)
+                attrs = attributes(extras[r], key[1], functions[fn][1], named[fn][1], level)
             append(Event(kind, shape[0], clock, None if start == NO_TIME else start, ret_dur[r], file, line, shape[2],
                          None, attrs))
         return events
@@ -437,7 +437,7 @@ class InitcallReader:
         for row in first.tolist():
             c = int(code[row])
             f = int(fn[row])
-            attr_sets.append(_attributes(None, None if c == NO_RET_CODE else c, mod_names[fn_mod[f]],
+            attr_sets.append(attributes(None, None if c == NO_RET_CODE else c, mod_names[fn_mod[f]],
                                          named[f][1], level_names[level[row]]))
         attr_id = attr_id.astype(np.int32)
         if self.extras:  # a PCI fixup's device: attributes of its own
@@ -447,7 +447,7 @@ class InitcallReader:
                 row = int(position[r])
                 c, f = int(code[row]), int(fn[row])
                 attr_id[row] = len(attr_sets)
-                attr_sets.append(_attributes(extra, None if c == NO_RET_CODE else c, self.functions[f][1],
+                attr_sets.append(attributes(extra, None if c == NO_RET_CODE else c, self.functions[f][1],
                                              named[f][1], level_names[level[row]]))
         zeros = np.zeros(len(order), dtype=np.int32)
         return SpanTable({"kind": [Kind.INITCALL], "name": list(names), "clock": [self.clock], "file": [self.file],
@@ -466,7 +466,9 @@ def _joined(a, b):
     return np.concatenate([a, b])
 
 
-def _attributes(extra: dict | None, ret: int | None, mod: str | None, cookie: int | None, level: str | None) -> dict:
+def attributes(extra: dict | None, ret: int | None, mod: str | None, cookie: int | None, level: str | None) -> dict:
+    """An initcall's attributes; a module's initcall is of level "module", whatever level
+    the built-in initcalls before it were in."""
     attrs = dict(extra) if extra else {}
     if ret is not None:
         attrs["ret"] = ret
