@@ -107,3 +107,62 @@ def test_a_wrapped_android_dmesg_of_module_initcalls(fixture_path):
     a = analysis(fixture_path("dmesg-android-wrapped.txt"))
     assert "initcalls.start" not in a.phases.boundaries
     assert not any(s.phases[0].value == "initcalls" for s in a.phases.spans)
+
+
+def test_userspace_joined_to_a_dmesg_that_runs_long_past_the_boot(fixture_path):
+    # A desktop's dmesg runs to 543 s; its critical chain's units are also in the dmesg
+    # (`systemd[1]: Listening on systemd-journald.socket`): that places the chain.
+    a = analysis(fixture_path("dmesg-desktop-late.txt"), fixture_path("systemd-chain-desktop.txt"))
+    info = a.boot.clocks["userspace"]
+    assert info.method == "anchors" and "systemd-journald.socket active" in info.evidence
+    target = next(s for s in a.critical.userspace if s.name == "graphical.target")
+    assert 15_500 * MS < target.start < 15_700 * MS  # 4.132 s - 0.332 s + 11.805 s
+    assert a.phases.end.at == target.start and "graphical.target" in a.phases.end.evidence
+    assert any("the boot ends at the default target" in n for n in a.phases.notes)
+    services = next(s for s in a.phases.spans if s.name == "services")
+    assert services.duration / a.phases.total < 0.8
+    assert not any("placed right after the last" in d.message for d in a.boot.diagnostics)
+
+
+def test_userspace_placed_by_the_switch_from_the_initrd(fixture_path, corpus_path):
+    a = analysis(fixture_path("dmesg-initrd-switch.txt"), corpus_path("rpi4-userspace__run_1_chain.txt"))
+    info = a.boot.clocks["userspace"]
+    assert info.offset == 4_880_217_000 and "systemd switched from the initrd" in info.evidence
+    assert a.phases.end.at == 4_880_217_000 + 8_345 * MS
+
+
+def test_userspace_placed_where_the_kernel_started_init(fixture_path, corpus_path):
+    a = analysis(fixture_path("dmesg-crng-late.txt"), corpus_path("rpi4-userspace__run_1_chain.txt"))
+    info = a.boot.clocks["userspace"]
+    assert info.offset == 1_436_200_000 and "the kernel started init" in info.evidence
+
+
+def test_without_a_ready_line_the_boot_ends_at_its_last_milestone(fixture_path):
+    # `random: crng init done` 100 s later and a hot-plug are not the boot.
+    a = analysis(fixture_path("dmesg-crng-late.txt"))
+    assert a.phases.end.at == 1_436_200_000
+    assert any("the logs go on to 101.733 s" in n for n in a.phases.notes)
+    assert a.phases.spans[-1].end == a.phases.end.at
+
+
+def test_an_untimed_login_prompt_is_placed_from_its_neighbours(fixture_path):
+    a = analysis(fixture_path("console-untimed-login.txt"))
+    assert a.phases.end.mark == "ready" and a.phases.end.at == 3_870_001_000
+    assert "buildroot login" in a.phases.end.evidence and "placed at line 11" in a.phases.end.evidence
+
+
+def test_a_log_without_times_says_why_nothing_is_timed(fixture_path):
+    a = analysis(fixture_path("console-untimed.txt"))
+    assert not a.phases.spans
+    assert any("no line of these logs carries a time" in n for n in a.phases.notes)
+
+
+def test_systemds_own_total_is_reported(fixture_path):
+    # 1.234 + 2.345 + 3.457 = 7.036; systemd printed 7.037 s (each part rounded on its own).
+    a = analysis(fixture_path("systemd-time-rounded.txt"))
+    assert a.phases.total == 7_037 * MS
+
+
+def test_startup_finished_in_a_kernel_log_is_read_as_systemds_figures(fixture_path):
+    boot = read([fixture_path("journal.txt")])
+    assert boot.meta["systemd_time"] == {"kernel": 1_500 * MS, "userspace": 2_500 * MS}

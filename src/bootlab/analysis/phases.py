@@ -18,7 +18,8 @@ Boundaries, in order of preference:
                    "Freeing unused kernel (image) memory"; "Write protecting ..."
   services         first service started (systemd) or bootlab-mark: services.start
   application      bootlab-mark: app.start or --app-start
-  end              the ready marker (best-ranked pattern, first occurrence)
+  end              the ready marker (best-ranked pattern, first occurrence); else the
+                   default target, the last unit, the last event read (see _end)
 """
 
 from __future__ import annotations
@@ -121,17 +122,91 @@ def _initcalls_start(boot: Boot, notes: list[str]) -> tuple[int | None, str]:
     return boot.at(first_ev), _evidence(first_ev, f"first initcall {first_ev.name}")
 
 
-def _ready(boot: Boot) -> tuple[int | None, Event | None]:
+def _ready(boot: Boot) -> tuple[int | None, Event | None, str]:
+    """The ready marker: the best-ranked pattern's first occurrence.  A ready line with no
+    time of its own (a login prompt on an untimed console line) is placed at the timed line
+    before it in its log."""
     best = None
     for ev in boot.marks(Mark.READY):
-        at = boot.at(ev)
+        at, how = boot.at(ev), ""
         if at is None:
-            continue
+            at, how = _after_timed_line(boot, ev)
+            if at is None:
+                continue
         rank = (ev.attrs or {}).get("rank", 99)
         key = (rank, at)
         if best is None or key < best[0]:
-            best = (key, at, ev)
-    return (best[1], best[2]) if best else (None, None)
+            best = (key, at, ev, how)
+    return (best[1], best[2], best[3]) if best else (None, None, "")
+
+
+def _after_timed_line(boot: Boot, ev: Event) -> tuple[int | None, str]:
+    """An untimed line's place: the time of the last timed line before it in its log."""
+    for log in boot.logs:
+        info = boot.clocks.get(log.clock)
+        if log.file != ev.file or info is None:
+            continue
+        before = bisect.bisect_left(log.lineno, ev.line)
+        t = log.t.numpy()[:before]
+        timed = np.flatnonzero(t != NO_TIME)
+        if len(timed):
+            k = int(timed[-1])
+            return int(t[k]) + info.offset, f"no time of its own: placed at line {log.lineno[k]}, the timed line before it"
+    return None, ""
+
+
+def _default_target(boot: Boot) -> tuple[int | None, Event | None]:
+    """When the default target was reached: the unit `Queued start job for default target`
+    named, the critical chain's root, or systemd-analyze time's `X reached after`."""
+    default = boot.meta.get("default_target")
+    best, best_at = None, None
+    for ev in boot.of_kind(Kind.UNIT):
+        attrs = ev.attrs or {}
+        root = attrs.get("critical_chain") and attrs.get("depth") == 0
+        if ev.name != default and not root and not attrs.get("reached"):
+            continue
+        at = boot.at_end(ev)
+        if at is not None and (best_at is None or at < best_at):
+            best, best_at = ev, at
+    return best_at, best
+
+
+def _last_unit(boot: Boot) -> tuple[int | None, Event | None]:
+    best, best_at = None, None
+    for ev in boot.of_kind(Kind.UNIT):
+        at = boot.at_end(ev)
+        if at is not None and (best_at is None or at > best_at):
+            best, best_at = ev, at
+    return best_at, best
+
+
+def _end(boot: Boot, notes: list[str]) -> Boundary | None:
+    """Where the boot ends: the ready marker; else the last milestone of the boot the logs
+    show (the default target, the last unit, the last event read); else their last line.
+    A kernel log goes on long after the boot (hot-plugs, `crng init done`): what follows
+    the end is not part of any phase."""
+    ready_at, ready_ev, how = _ready(boot)
+    if ready_at is not None:
+        text = (ready_ev.attrs or {}).get("text", "ready")
+        return Boundary(Mark.READY, ready_at, _evidence(ready_ev, f"{text}; {how}" if how else text))
+    last_line, last_where = last_time(boot, lines=True)
+    for what, (at, ev) in (("the default target", _default_target(boot)), ("the last unit", _last_unit(boot))):
+        if at is not None:
+            end = Boundary("end", at, _evidence(ev, ev.name))
+            break
+    else:
+        at, where = last_time(boot, lines=False)
+        what = "the last boot event read" if at is not None else "the last timed line"
+        if at is None:
+            at, where = last_line, last_where
+        if at is None:
+            return None
+        end = Boundary("end", at, where)
+    after = f"; the logs go on to {last_line / 1e9:.3f} s ({last_where}), which is not part of the boot" \
+        if last_line is not None and last_line > end.at else ""
+    notes.append(f"no ready marker found: the boot ends at {what} ({end.evidence}){after} (set one with --ready "
+                 "REGEX)")
+    return end
 
 
 def _power_on(boot: Boot) -> tuple[int | None, str]:
@@ -145,9 +220,9 @@ def _power_on(boot: Boot) -> tuple[int | None, str]:
     return None, ""
 
 
-def last_time(boot: Boot) -> tuple[int | None, str]:
-    """The latest placed instant in the boot (used when there is no ready marker); of
-    equals, the first in event order."""
+def last_time(boot: Boot, lines: bool) -> tuple[int | None, str]:
+    """The latest placed instant of the boot's events (and of its logs' lines with
+    `lines`); of equals, the first in event order."""
     kinds = {ev.kind for ev in boot.objects} | {k for table in boot.tables for k in table.vocab["kind"]}
     spans = boot.columns(*kinds)  # every event, in order, without making a table's into objects
     latest, where = None, ""
@@ -157,7 +232,7 @@ def last_time(boot: Boot) -> tuple[int | None, str]:
             i = int(np.argmax(ends))  # the first of the latest
             ev = spans.event(i)
             latest, where = int(ends[i]), _evidence(ev, ev.name)
-    for log in boot.logs:
+    for log in boot.logs if lines else ():
         info = boot.clocks.get(log.clock)
         if info is None:
             continue
@@ -216,15 +291,7 @@ def find_phases(boot: Boot) -> Phases:
     at, ev = _first(boot, Mark.APP_START)
     found[Mark.APP_START] = (at, _evidence(ev, "application start"))
 
-    ready_at, ready_ev = _ready(boot)
-    if ready_at is not None:
-        result.end = Boundary(Mark.READY, ready_at, _evidence(ready_ev, (ready_ev.attrs or {}).get("text", "ready")))
-    else:
-        latest, where = last_time(boot)
-        if latest is not None:
-            result.end = Boundary("end", latest, where)
-            result.notes.append("no ready marker found: the timeline ends at the last timed event "
-                                "(set one with --ready REGEX)")
+    result.end = _end(boot, result.notes)
 
     # Keep boundaries in boot order; one that comes before its predecessor is misplaced.
     previous = None
@@ -242,6 +309,10 @@ def find_phases(boot: Boot) -> Phases:
 
     ordered = [(phase, result.boundaries.get(mark)) for phase, mark in PHASE_STARTS]
     if result.end is None:
+        if not boot.clocks:
+            result.notes.append("no line of these logs carries a time (a console captured without time stamps, a "
+                                "kernel without printk times), so nothing can be timed: capture the console with host "
+                                "times (`bootlab capture`, `grabserial -t`) or boot with printk.time=1")
         return result
     current: PhaseSpan | None = None
     for phase, boundary in ordered:
