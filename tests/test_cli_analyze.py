@@ -173,3 +173,10 @@ def test_long_lists_are_written_one_item_a_line(monkeypatch):
     assert json.loads(text) == json.loads(json.dumps(json_render.document(a, True)))
     events = text[text.index('\n "events": [\n'):].splitlines()[2:-2]
     assert len(events) == len(a.boot.events) and all(line.startswith('  {"kind": ') for line in events)
+
+
+def test_input_read_as_a_format_it_is_not_exits_2(fixture_path, capsys):
+    # A systemd-analyze blame forced through the dmesg reader: not one line is a dmesg line.
+    assert main(["analyze", "--input-format", "dmesg", fixture_path("systemd-blame.txt")]) == 2
+    err = capsys.readouterr().err
+    assert "systemd-blame.txt: error: nothing in its 4 lines could be read as dmesg (--input-format)" in err

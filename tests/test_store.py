@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 
+from bootlab.cli import main
 from bootlab.lab import store as store_mod
 from bootlab.lab.store import SCHEMA_VERSION, Store, StoreError
 
@@ -73,3 +74,13 @@ def test_a_run_is_all_or_nothing(tmp_path):
     assert reader.runs() == []
     _add(s)
     assert len(reader.runs()) == 1 and reader.runs()[0].metrics
+
+
+@pytest.mark.parametrize("argv", [["runs"], ["show", "1"], ["export", "1"], ["compare", "a", "b"], ["advise", "1"],
+                                  ["diff", "1", "2"]])
+def test_read_only_verbs_never_make_a_store(tmp_path, capsys, argv):
+    db = tmp_path / "bootlab.db"
+    assert main(argv + ["--db", str(db)]) == 2
+    assert not db.exists()
+    err = capsys.readouterr().err
+    assert f"{db}: no run store here" in err and "--db" in err

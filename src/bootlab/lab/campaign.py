@@ -103,6 +103,9 @@ def load(path: str) -> Campaign:
         data, where = read_toml(path)
     except FileError as err:
         raise CampaignError(str(err)) from None
+    if not data:  # nothing to compare: it would boot the stock target eight times
+        raise CampaignError(f"{path}: the campaign file is empty: give the changes to compare as [variant.NAME] "
+                            "tables (and [baseline], runs = N)")
     return from_dict(data, where, Path(path).parent, Path(path).stem, path)
 
 
