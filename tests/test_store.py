@@ -84,3 +84,23 @@ def test_read_only_verbs_never_make_a_store(tmp_path, capsys, argv):
     assert not db.exists()
     err = capsys.readouterr().err
     assert f"{db}: no run store here" in err and "--db" in err
+
+
+def test_a_boot_stopped_with_ctrl_c_is_interrupted_not_failed(tmp_path):
+    from bootlab.capture.session import Result
+    from bootlab.targets.result import classify
+
+    assert classify(Result("interrupted"), 60.0, "console closed") == ("interrupted", "interrupted")
+    # A store written before: its interrupted boots were "failed"; opening it says what they were.
+    path = str(tmp_path / "old.db")
+    db = sqlite3.connect(path)
+    for step in store_mod.MIGRATIONS[:2]:
+        db.executescript(step)
+    db.execute("PRAGMA user_version = 2")
+    for uuid, reason in (("u1", "interrupted"), ("u2", "console closed")):
+        db.execute("INSERT INTO runs (uuid, created, status, reason, target, command, host, tool_version) "
+                   f"VALUES ('{uuid}', 0, 'failed', '{reason}', '{{}}', '[]', '{{}}', 'bootlab 0.0')")
+    db.commit()
+    db.close()
+    s = Store(path)
+    assert [(r.status, r.reason) for r in s.runs()] == [("interrupted", "interrupted"), ("failed", "console closed")]

@@ -26,7 +26,7 @@ Slot k of the schedule is run `sequence = k`.  What is left to do is derived fro
 store each time, so a campaign interrupted in any way resumes where it stopped: a run is
 stored in one transaction when its boot ends, a boot killed half-way leaves no row (its
 partial capture file is never read), and a boot stopped with Ctrl-C is stored as
-`failed: interrupted`, which does not count and is run again.
+`interrupted`, which does not count and is run again.
 """
 
 from __future__ import annotations

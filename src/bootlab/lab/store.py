@@ -58,6 +58,10 @@ MIGRATIONS = [
     ALTER TABLE runs ADD COLUMN sequence INTEGER;
     CREATE INDEX runs_sequence ON runs(campaign, sequence);
     """,
+    # A boot stopped with Ctrl-C was stored as failed; it is a status of its own.
+    """
+    UPDATE runs SET status = 'interrupted' WHERE status = 'failed' AND reason = 'interrupted';
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
