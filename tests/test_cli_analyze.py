@@ -180,3 +180,11 @@ def test_input_read_as_a_format_it_is_not_exits_2(fixture_path, capsys):
     assert main(["analyze", "--input-format", "dmesg", fixture_path("systemd-blame.txt")]) == 2
     err = capsys.readouterr().err
     assert "systemd-blame.txt: error: nothing in its 4 lines could be read as dmesg (--input-format)" in err
+
+
+@pytest.mark.parametrize("argv", [["analyze", "--baud", "0", "DMESG"], ["analyze", "--baud", "-9600", "DMESG"],
+                                  ["capture", "-d", "/dev/null", "-b", "0"]])
+def test_a_speed_of_zero_is_refused_not_ignored(fixture_path, capsys, argv):
+    argv = [fixture_path("dmesg-plain.txt") if a == "DMESG" else a for a in argv]
+    assert main(argv) == 2
+    assert "a positive number of bits per second" in capsys.readouterr().err

@@ -166,3 +166,12 @@ def test_systemds_own_total_is_reported(fixture_path):
 def test_startup_finished_in_a_kernel_log_is_read_as_systemds_figures(fixture_path):
     boot = read([fixture_path("journal.txt")])
     assert boot.meta["systemd_time"] == {"kernel": 1_500 * MS, "userspace": 2_500 * MS}
+
+
+def test_durations_keep_three_significant_digits_whatever_their_value():
+    from bootlab.render.fmt import span
+
+    assert span(1_389_000) == "1.39ms"  # not 1ms
+    assert [span(84_000_000), span(84_500_000)] == ["84.0ms", "84.5ms"]  # never 84ms beside 84.5ms
+    assert [span(821_000_000), span(999_999), span(999_600_000)] == ["821ms", "1.00ms", "1.000s"]
+    assert [span(5_000), span(588_000), span(450)] == ["5.00us", "588us", "450ns"]
