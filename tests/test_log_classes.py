@@ -175,3 +175,10 @@ def test_durations_keep_three_significant_digits_whatever_their_value():
     assert [span(84_000_000), span(84_500_000)] == ["84.0ms", "84.5ms"]  # never 84ms beside 84.5ms
     assert [span(821_000_000), span(999_999), span(999_600_000)] == ["821ms", "1.00ms", "1.000s"]
     assert [span(5_000), span(588_000), span(450)] == ["5.00us", "588us", "450ns"]
+
+
+def test_oldest_initcall_form_without_a_colon_or_a_name(fixture_path):
+    # 2.6.3 printed "Calling initcall 0xc03f7e19 pcibios_init"; without kallsyms, the address only.
+    a = analysis(fixture_path("initcall-oldest-bare.txt"))
+    assert [(b.name, b.duration, b.upper_bound) for b in a.initcalls] == [
+        ("pcibios_init", 170 * MS, True), ("0xc03f1e7c", 18 * MS, True), ("netdev_init", 2 * MS, True)]

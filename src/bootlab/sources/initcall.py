@@ -11,7 +11,9 @@ Recognises, inside printk messages:
     async_waiting @ 1 / async_continuing @ 1 after 1234 usec
     probe of 0000:00:02.0 returned 0 after 1234 usecs
     entering initcall level: fs
-    Calling initcall 0xc0123456: fn+0x0/0x40()                (2.6.24 and older)
+    Calling initcall 0xc0123456: fn+0x0/0x40()                (2.6.24 and older;
+    Calling initcall 0xc0123456 fn                             2.6.3; no kallsyms)
+    Calling initcall 0xc0123456
     initcall 0xc0123456: fn+0x0/0x40() returned 0.
     initcall 0xc0123456 ran for 12 msecs: fn+0x0/0x40()
 
@@ -41,7 +43,9 @@ CALLING = re.compile(
 RETURNED = re.compile(
     r"initcall " + _SYM + r"(?: \[(?P<mod>[^\]]+)\])? returned (?:(?P<ret>-?\d+) )?after (?P<n>\d+) (?P<unit>usecs|msecs)"
 )
-OLD_CALLING = re.compile(r"Calling initcall 0x[0-9a-f]+: " + _SYM + r"\s*$")
+# 2.6.1x: "Calling initcall 0xc03c272c: atkbd_init+0x0/0x38()"; 2.6.3: "... 0xc03f7e19 pcibios_init",
+# or the bare address without kallsyms.
+OLD_CALLING = re.compile(r"Calling initcall (?P<addr>0x[0-9a-f]+)(?::? " + _SYM + r")?\s*$")
 OLD_RETURNED = re.compile(r"initcall 0x[0-9a-f]+: " + _SYM + r" returned (?P<ret>-?\d+)\.")
 OLD_RAN = re.compile(r"initcall 0x[0-9a-f]+ ran for (?P<n>\d+) msecs: " + _SYM + r"\s*$")
 FIXUP_TOOK = re.compile(r"(?P<dev>\S+): (?P<sym>[\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+ took (?P<n>\d+) usecs")
@@ -154,7 +158,7 @@ class InitcallReader:
             m = OLD_CALLING.search(msg)
             if m:
                 self.oldest_calls.append(len(self.call_line))
-                self.call(t, lineno, m.group("sym"), None, "1")
+                self.call(t, lineno, m.group("sym") or m.group("addr"), None, "1")
                 return True
         if " took " in msg:
             m = FIXUP_TOOK.search(msg)
