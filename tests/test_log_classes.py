@@ -182,3 +182,9 @@ def test_oldest_initcall_form_without_a_colon_or_a_name(fixture_path):
     a = analysis(fixture_path("initcall-oldest-bare.txt"))
     assert [(b.name, b.duration, b.upper_bound) for b in a.initcalls] == [
         ("pcibios_init", 170 * MS, True), ("0xc03f1e7c", 18 * MS, True), ("netdev_init", 2 * MS, True)]
+
+
+def test_a_critical_chain_alone_ends_at_its_target(fixture_path):
+    a = analysis(fixture_path("systemd-chain-desktop.txt"))
+    assert a.phases.end.at == 11_805 * MS and "graphical.target" in a.phases.end.evidence
+    assert any("the boot ends at the default target" in n for n in a.phases.notes)
