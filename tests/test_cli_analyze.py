@@ -188,3 +188,7 @@ def test_a_speed_of_zero_is_refused_not_ignored(fixture_path, capsys, argv):
     argv = [fixture_path("dmesg-plain.txt") if a == "DMESG" else a for a in argv]
     assert main(argv) == 2
     assert "a positive number of bits per second" in capsys.readouterr().err
+
+
+def test_a_bootchart_directory_is_read_not_unreadable(corpus_path):
+    assert main(["analyze", corpus_path("bootchart-example1")]) == 0

@@ -36,11 +36,12 @@ def read_logs(args: argparse.Namespace, patterns: Patterns) -> Boot:
 
 def unread(boot: Boot) -> list:
     """The sources nothing was read from: not one event, not one timed line (a
-    systemd-analyze blame read as a dmesg)."""
+    systemd-analyze blame read as a dmesg).  A directory's events name its files."""
     read_from = {ev.file for ev in boot.objects}
     read_from.update(f for table in boot.tables for f in table.vocab["file"])
     read_from.update(log.file for log in boot.logs if log.timed())
-    return [s for s in boot.sources if s.file not in read_from]
+    read_from.update(os.path.dirname(f) for f in list(read_from) if f)
+    return [s for s in boot.sources if not s.events and s.file not in read_from]
 
 
 def stored_run(args: argparse.Namespace, ref: str):
