@@ -19,7 +19,7 @@ Boundaries, in order of preference:
   services         first service started (systemd) or bootlab-mark: services.start
   application      bootlab-mark: app.start or --app-start
   end              the ready marker (best-ranked pattern, first occurrence); else the
-                   default target, the last unit, the last event read (see _end)
+                   default target, the last event read (see _end)
 """
 
 from __future__ import annotations
@@ -171,34 +171,24 @@ def _default_target(boot: Boot) -> tuple[int | None, Event | None]:
     return best_at, best
 
 
-def _last_unit(boot: Boot) -> tuple[int | None, Event | None]:
-    best, best_at = None, None
-    for ev in boot.of_kind(Kind.UNIT):
-        at = boot.at_end(ev)
-        if at is not None and (best_at is None or at > best_at):
-            best, best_at = ev, at
-    return best_at, best
-
-
 def _end(boot: Boot, notes: list[str]) -> Boundary | None:
     """Where the boot ends: the ready marker; else the last milestone of the boot the logs
-    show (the default target, the last unit, the last event read); else their last line.
-    A kernel log goes on long after the boot (hot-plugs, `crng init done`): what follows
-    the end is not part of any phase."""
+    show (the default target; else the last event read: a unit, an initcall, a kernel
+    milestone); else their last line.  A kernel log goes on long after the boot
+    (hot-plugs, `crng init done`): what follows the end is not part of any phase."""
     ready_at, ready_ev, how = _ready(boot)
     if ready_at is not None:
         text = (ready_ev.attrs or {}).get("text", "ready")
         return Boundary(Mark.READY, ready_at, _evidence(ready_ev, f"{text}; {how}" if how else text))
     last_line, last_where = last_time(boot, lines=True)
-    for what, (at, ev) in (("the default target", _default_target(boot)), ("the last unit", _last_unit(boot))):
-        if at is not None:
-            end = Boundary("end", at, _evidence(ev, ev.name))
-            break
+    at, ev = _default_target(boot)
+    if at is not None:
+        what, end = "the default target", Boundary("end", at, _evidence(ev, ev.name))
     else:
         at, where = last_time(boot, lines=False)
-        what = "the last boot event read" if at is not None else "the last timed line"
+        what = "the last boot event read"
         if at is None:
-            at, where = last_line, last_where
+            what, at, where = "the last timed line", last_line, last_where
         if at is None:
             return None
         end = Boundary("end", at, where)
