@@ -188,3 +188,8 @@ def test_a_critical_chain_alone_ends_at_its_target(fixture_path):
     a = analysis(fixture_path("systemd-chain-desktop.txt"))
     assert a.phases.end.at == 11_805 * MS and "graphical.target" in a.phases.end.evidence
     assert any("the boot ends at the default target" in n for n in a.phases.notes)
+
+
+def test_the_root_slice_is_a_unit_of_the_chain_not_tree(fixture_path):
+    a = analysis(fixture_path("systemd-chain-desktop.txt"))
+    assert [s.name for s in a.critical.userspace][-2:] == ["system.slice", "-.slice"]

@@ -76,8 +76,8 @@ def find_critical_path(boot: Boot, top: int = 10) -> CriticalPath:
         if placed:
             path.kernel_span = max(hi for _, hi in placed) - min(lo for lo, _ in placed)
         longest = on[np.argsort(-spans.dur[on], kind="stable")[:top]]
-        path.kernel_top = [Step(ev.name, boot.at(ev), ev.dur, ev.kind, ev.where(), bool((ev.attrs or {}).get("upper_bound")))
-                           for ev in map(spans.event, longest.tolist())]
+        path.kernel_top = [Step(ev.name, boot.at(ev), ev.dur, ev.kind, ev.where(),
+                                bool((ev.attrs or {}).get("upper_bound"))) for ev in map(spans.event, longest.tolist())]
     chain = [ev for ev in boot.of_kind(Kind.UNIT) if (ev.attrs or {}).get("critical_chain")]
     chain.sort(key=lambda ev: (ev.attrs or {}).get("depth", 0))
     for ev in chain:

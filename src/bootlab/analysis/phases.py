@@ -151,7 +151,8 @@ def _after_timed_line(boot: Boot, ev: Event) -> tuple[int | None, str]:
         timed = np.flatnonzero(t != NO_TIME)
         if len(timed):
             k = int(timed[-1])
-            return int(t[k]) + info.offset, f"no time of its own: placed at line {log.lineno[k]}, the timed line before it"
+            return int(t[k]) + info.offset, (f"no time of its own: placed at line {log.lineno[k]}, the timed line "
+                                             "before it")
     return None, ""
 
 
