@@ -193,3 +193,10 @@ def test_a_critical_chain_alone_ends_at_its_target(fixture_path):
 def test_the_root_slice_is_a_unit_of_the_chain_not_tree(fixture_path):
     a = analysis(fixture_path("systemd-chain-desktop.txt"))
     assert [s.name for s in a.critical.userspace][-2:] == ["system.slice", "-.slice"]
+
+
+def test_units_of_the_initrd_do_not_place_the_real_roots_clock(fixture_path):
+    # The initrd listens on systemd-journald.socket too: only the real root's line is the chain's.
+    a = analysis(fixture_path("dmesg-initrd-units.txt"), fixture_path("systemd-chain-desktop.txt"))
+    info = a.boot.clocks["userspace"]
+    assert info.offset == 5_460_552_000 - 332 * MS and ":8 " in info.evidence

@@ -214,7 +214,8 @@ def link_userspace(boot: Boot) -> None:
 
     In order of preference: the units both sides name (the critical chain's `@` time and
     the kernel log's `systemd[1]: Started/Listening on/Reached target X` line are the
-    same instant); systemd's switch from the initrd (the systemd systemd-analyze times
+    same instant; after a switch from the initrd, only the real root's lines: the initrd
+    has units of the same names); systemd's switch from the initrd (the systemd systemd-analyze times
     starts right after); systemd's first message (it has just started); the kernel
     starting init ("Run /sbin/init as init process"), or freeing its init memory just
     before."""
@@ -226,10 +227,12 @@ def link_userspace(boot: Boot) -> None:
     active = {}
     for ev in ours:
         active.setdefault(ev.name, ev)
+    switches = {ev.clock: ev.t for ev in boot.marks(SWITCH_ROOT) if ev.t is not None}
     matched = set()
     for ev in boot.of_kind(Kind.UNIT):
         chain = active.get(ev.name)
-        if ev.clock == Clock.USERSPACE or ev.t is None or chain is None or ev.name in matched:
+        if ev.clock == Clock.USERSPACE or ev.t is None or chain is None or ev.name in matched or \
+                ev.t < switches.get(ev.clock, ev.t) or (ev.attrs or {}).get("status") == "started, never finished":
             continue
         matched.add(ev.name)
         boot.anchor(Clock.USERSPACE, chain.end, ev.clock, ev.end,
