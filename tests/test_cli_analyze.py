@@ -17,7 +17,7 @@ import pytest
 
 from bootlab.cli import main
 
-SCHEMA = json.loads(resources.files("bootlab").joinpath("schema/analysis-2.json").read_text())
+SCHEMA = json.loads(resources.files("bootlab").joinpath("schema/analysis-3.json").read_text())
 
 
 def test_text_default(fixture_path, capsys):
@@ -46,7 +46,7 @@ def test_json_matches_schema(fixture_path, corpus_path, tmp_path):
     assert main(["analyze", "-f", "json", "--events", "-o", str(target), *files]) == 0
     doc = json.loads(target.read_text())
     jsonschema.validate(doc, SCHEMA)
-    assert doc["schema"] == "bootlab-analysis" and doc["version"] == 2
+    assert doc["schema"] == "bootlab-analysis" and doc["version"] == 3
     assert doc["blame"]["initcalls"][0]["name"] == "init_kprobe_trace"
     assert len(doc["events"]) > 700
 

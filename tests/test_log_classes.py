@@ -13,7 +13,7 @@ from bootlab.cli import main
 from bootlab.sources import read
 from bootlab.timeline import NS_PER_MS as MS
 
-SCHEMA = json.loads(resources.files("bootlab").joinpath("schema/analysis-2.json").read_text())
+SCHEMA = json.loads(resources.files("bootlab").joinpath("schema/analysis-3.json").read_text())
 
 
 def analysis(*paths):

@@ -1,5 +1,5 @@
 """JSON: the analysis as data, in the documented, versioned schema
-(src/bootlab/schema/analysis-2.json).  Times are integer nanoseconds on the reference
+(src/bootlab/schema/analysis-3.json).  Times are integer nanoseconds on the reference
 clock (power-on is zero when known); every number carries the file:line it came from.
 """
 
@@ -14,7 +14,7 @@ from ..analysis.critical_path import Step
 from ..timeline import Boot, Event
 
 SCHEMA = "bootlab-analysis"
-VERSION = 2
+VERSION = 3
 
 
 def _blamed(items: list[Blamed]) -> list[dict]:
