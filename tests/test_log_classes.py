@@ -200,3 +200,11 @@ def test_units_of_the_initrd_do_not_place_the_real_roots_clock(fixture_path):
     a = analysis(fixture_path("dmesg-initrd-units.txt"), fixture_path("systemd-chain-desktop.txt"))
     info = a.boot.clocks["userspace"]
     assert info.offset == 5_460_552_000 - 332 * MS and ":8 " in info.evidence
+
+
+def test_module_initcalls_are_not_the_kernels_critical_path(fixture_path):
+    assert analysis(fixture_path("ftrace-modules.txt")).critical.kernel_track is None
+    # Android's first-stage init is PID 1 when it loads modules: its __cfi_check are not kernel steps.
+    assert analysis(fixture_path("dmesg-android-wrapped.txt")).critical.kernel_track is None
+    cp = analysis(fixture_path("dmesg-modules-cfi.txt")).critical
+    assert cp.kernel_track == "pid 1" and {s.name for s in cp.kernel_top} == {"pci_subsys_init", "init_mmap_min_addr"}

@@ -39,11 +39,13 @@ class CriticalPath:
 
 def _main_track(initcalls: SpanTable | None) -> str | None:
     """PID 1 (which runs the initcalls on every kernel seen so far) if it ran one, else
-    the thread that ran the most initcall time."""
+    the thread that ran the most initcall time.  A module's initcall is not the kernel's:
+    userspace ran it (modprobe, udev; on Android init, which is PID 1 by then)."""
     if initcalls is None:
         return None
     tracks = initcalls.vocab["track"]
-    rows = np.flatnonzero(~initcalls.flagged("async") & (initcalls.dur != NO_TIME) & (initcalls.dur != 0))
+    rows = np.flatnonzero(~initcalls.flagged("async") & ~initcalls.flagged("module") & (initcalls.dur != NO_TIME)
+                          & (initcalls.dur != 0))
     if "pid 1" in tracks and (initcalls.track[rows] == tracks.index("pid 1")).any():
         return "pid 1"
     named = rows[initcalls.where("track", bool)[rows]]
@@ -60,9 +62,11 @@ def find_critical_path(boot: Boot, top: int = 10) -> CriticalPath:
     path = CriticalPath(kernel_track=_main_track(boot.columns(Kind.INITCALL)))
     spans = boot.columns(Kind.INITCALL, Kind.ASYNC_WAIT) if path.kernel_track else None
     if spans is not None:
-        # A fixup runs inside a driver's initcall: not a step of its own.
+        # A fixup runs inside a driver's initcall: not a step of its own; a module's
+        # initcall is userspace's.
         track = spans.where("track", lambda t: t == path.kernel_track)
-        on = np.flatnonzero(track & ~spans.flagged("fixup") & (spans.dur != NO_TIME) & (spans.t != NO_TIME))
+        on = np.flatnonzero(track & ~spans.flagged("fixup") & ~spans.flagged("module") & (spans.dur != NO_TIME)
+                            & (spans.t != NO_TIME))
         path.kernel_steps = len(on)
         path.kernel_total = int(spans.dur[on].sum())
         # First start and last end per clock, then on the reference clock (a span on a
