@@ -104,3 +104,13 @@ def test_a_boot_stopped_with_ctrl_c_is_interrupted_not_failed(tmp_path):
     db.close()
     s = Store(path)
     assert [(r.status, r.reason) for r in s.runs()] == [("interrupted", "interrupted"), ("failed", "console closed")]
+
+
+def test_runs_lists_the_interrupted_ones(tmp_path, capsys):
+    db = str(tmp_path / "r.db")
+    s = Store(db)
+    _add(s, status="interrupted", reason="interrupted")
+    _add(s)
+    s.close()
+    assert main(["runs", "--db", db, "--status", "interrupted", "-f", "json"]) == 0
+    assert '"interrupted"' in capsys.readouterr().out
