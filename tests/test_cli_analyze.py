@@ -17,7 +17,7 @@ import pytest
 
 from bootlab.cli import main
 
-SCHEMA = json.loads(resources.files("bootlab").joinpath("schema/analysis-2.json").read_text())
+SCHEMA = json.loads(resources.files("bootlab").joinpath("schema/analysis-3.json").read_text())
 
 
 def test_text_default(fixture_path, capsys):
@@ -46,7 +46,7 @@ def test_json_matches_schema(fixture_path, corpus_path, tmp_path):
     assert main(["analyze", "-f", "json", "--events", "-o", str(target), *files]) == 0
     doc = json.loads(target.read_text())
     jsonschema.validate(doc, SCHEMA)
-    assert doc["schema"] == "bootlab-analysis" and doc["version"] == 2
+    assert doc["schema"] == "bootlab-analysis" and doc["version"] == 3
     assert doc["blame"]["initcalls"][0]["name"] == "init_kprobe_trace"
     assert len(doc["events"]) > 700
 
@@ -173,3 +173,22 @@ def test_long_lists_are_written_one_item_a_line(monkeypatch):
     assert json.loads(text) == json.loads(json.dumps(json_render.document(a, True)))
     events = text[text.index('\n "events": [\n'):].splitlines()[2:-2]
     assert len(events) == len(a.boot.events) and all(line.startswith('  {"kind": ') for line in events)
+
+
+def test_input_read_as_a_format_it_is_not_exits_2(fixture_path, capsys):
+    # A systemd-analyze blame forced through the dmesg reader: not one line is a dmesg line.
+    assert main(["analyze", "--input-format", "dmesg", fixture_path("systemd-blame.txt")]) == 2
+    err = capsys.readouterr().err
+    assert "systemd-blame.txt: error: nothing in its 4 lines could be read as dmesg (--input-format)" in err
+
+
+@pytest.mark.parametrize("argv", [["analyze", "--baud", "0", "DMESG"], ["analyze", "--baud", "-9600", "DMESG"],
+                                  ["capture", "-d", "/dev/null", "-b", "0"]])
+def test_a_speed_of_zero_is_refused_not_ignored(fixture_path, capsys, argv):
+    argv = [fixture_path("dmesg-plain.txt") if a == "DMESG" else a for a in argv]
+    assert main(argv) == 2
+    assert "a positive number of bits per second" in capsys.readouterr().err
+
+
+def test_a_bootchart_directory_is_read_not_unreadable(corpus_path):
+    assert main(["analyze", corpus_path("bootchart-example1")]) == 0

@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 
+from bootlab.cli import main
 from bootlab.lab import store as store_mod
 from bootlab.lab.store import SCHEMA_VERSION, Store, StoreError
 
@@ -80,3 +81,43 @@ def test_a_uuid_prefix_of_digits_finds_its_run(tmp_path):
     rid = s.add(status="ok", reason="ready", target={}, command=[], capture=None, analysis=None, metrics={},
                 wall_ns=1, ready_line_ns=1, run_uuid="12345678-aaaa-4bbb-8ccc-dddddddddddd")
     assert s.get("12345678").id == rid and s.get(str(rid)).id == rid
+
+
+@pytest.mark.parametrize("argv", [["runs"], ["show", "1"], ["export", "1"], ["compare", "a", "b"], ["advise", "1"],
+                                  ["diff", "1", "2"]])
+def test_read_only_verbs_never_make_a_store(tmp_path, capsys, argv):
+    db = tmp_path / "bootlab.db"
+    assert main(argv + ["--db", str(db)]) == 2
+    assert not db.exists()
+    err = capsys.readouterr().err
+    assert f"{db}: no run store here" in err and "--db" in err
+
+
+def test_a_boot_stopped_with_ctrl_c_is_interrupted_not_failed(tmp_path):
+    from bootlab.capture.session import Result
+    from bootlab.targets.result import classify
+
+    assert classify(Result("interrupted"), 60.0, "console closed") == ("interrupted", "interrupted")
+    # A store written before: its interrupted boots were "failed"; opening it says what they were.
+    path = str(tmp_path / "old.db")
+    db = sqlite3.connect(path)
+    for step in store_mod.MIGRATIONS[:2]:
+        db.executescript(step)
+    db.execute("PRAGMA user_version = 2")
+    for uuid, reason in (("u1", "interrupted"), ("u2", "console closed")):
+        db.execute("INSERT INTO runs (uuid, created, status, reason, target, command, host, tool_version) "
+                   f"VALUES ('{uuid}', 0, 'failed', '{reason}', '{{}}', '[]', '{{}}', 'bootlab 0.0')")
+    db.commit()
+    db.close()
+    s = Store(path)
+    assert [(r.status, r.reason) for r in s.runs()] == [("interrupted", "interrupted"), ("failed", "console closed")]
+
+
+def test_runs_lists_the_interrupted_ones(tmp_path, capsys):
+    db = str(tmp_path / "r.db")
+    s = Store(db)
+    _add(s, status="interrupted", reason="interrupted")
+    _add(s)
+    s.close()
+    assert main(["runs", "--db", db, "--status", "interrupted", "-f", "json"]) == 0
+    assert '"interrupted"' in capsys.readouterr().out

@@ -77,13 +77,13 @@ def test_output_file(tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
-    ([], "either log FILEs or --run"),
-    ([BBB, "--run", "1"], "either log FILEs or --run"),
-    (["/nonexistent.log"], "No such file"),
+    ([], "either log FILEs or a RUN"),
+    ([BBB, "--run", "1"], "either log FILEs or a RUN"),
+    (["/nonexistent.log"], "/nonexistent.log: no such file, and no run '/nonexistent.log'"),
     (["--run", "7"], "no run '7'"),
 ])
 def test_bad_usage_is_a_message(tmp_path, capsys, argv, message):
-    assert main(["advise", *argv, "--db", str(tmp_path / "empty.db")]) == 2
+    assert main(["advise", *argv, "--db", stored_run(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
 
@@ -101,3 +101,9 @@ def test_nothing_to_propose(tmp_path, capsys):
                      "[    0.100000] Run /init as init process\n[    0.200000] BOOTLAB READY\n")
     assert main(["advise", str(quiet)]) == 0
     assert "No change to propose" in capsys.readouterr().out
+
+
+def test_a_run_is_named_as_diff_names_it(tmp_path, capsys):
+    db = stored_run(tmp_path)
+    assert main(["advise", "1", "--db", db, "-f", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["run"] == 1

@@ -51,7 +51,7 @@ class FakeBooter:
             raise RuntimeError("simulated crash")
         self.calls.append((ids["sequence"], ids["variant"]))
         if self.interrupt_at is not None and len(self.calls) == self.interrupt_at + 1:
-            return add_run(store, None, status="failed", reason="interrupted", target=target, **ids)
+            return add_run(store, None, status="interrupted", reason="interrupted", target=target, **ids)
         if self.fail(target, ids["variant"]):
             return add_run(store, None, status="timeout", reason="killed: silence", target=target, **ids)
         total = self.mean_of(target, ids["variant"]) * (1 + 0.02 * self.rng.standard_normal())

@@ -140,3 +140,14 @@ def test_missing_and_unreadable_files(tmp_path, capsys):
 def test_shipped_campaigns_load(path):
     c = campaign.load(str(path))
     assert c.name == path.stem and len(c.variants) >= 2 and c.runs >= 5
+
+
+@pytest.mark.parametrize("text", ["", "# nothing yet\n\n"])
+def test_an_empty_campaign_file_is_refused(tmp_path, text):
+    assert "the campaign file is empty" in error_of(tmp_path, text)
+
+
+def test_lab_run_of_an_empty_campaign_file_boots_nothing(tmp_path, capsys):
+    db = tmp_path / "bootlab.db"
+    assert main(["lab", "run", "--db", str(db), write(tmp_path, "")]) == 2
+    assert "the campaign file is empty" in capsys.readouterr().err

@@ -71,7 +71,7 @@ def test_campaign_resumes_after_ctrl_c_and_kill_9(tmp_path, capsys):
     first.send_signal(signal.SIGINT)
     assert first.wait(60) == 130
     runs = _stored(db)
-    assert [(r.sequence, r.status, r.reason) for r in runs][-1] == (1, "failed", "interrupted")
+    assert [(r.sequence, r.status, r.reason) for r in runs][-1] == (1, "interrupted", "interrupted")
 
     second = _start(str(path), db)
     _wait(_boot_in_progress(db, 3))  # slot 1 again, then slot 2 half-way

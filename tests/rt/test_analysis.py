@@ -163,3 +163,14 @@ def test_the_bootlab_command_dispatches_to_rt(capsys):
     assert status == 0 and '"wcrt_us": 20000' in capsys.readouterr().out
     assert main(["rt", "analyze", str(DATA / "missing.toml")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_rt_verbs_take_f_like_every_verb(capsys, tmp_path):
+    from bootlab.cli import main
+
+    assert main(["rt", "analyze", "-f", "json", str(DATA / "table3.toml")]) == 0
+    assert '"wcrt_us": 20000' in capsys.readouterr().out
+    trace = tmp_path / "t.trace"
+    assert main(["rt", "simulate", str(DATA / "table3.toml"), "--until", "100ms", "-o", str(trace)]) == 0
+    assert main(["rt", "trace", "-f", "json", str(trace)]) == 0
+    assert capsys.readouterr().out.lstrip().startswith("{")

@@ -276,8 +276,9 @@ def before_ready(boot: Boot, analysis: Analysis, ev: Event) -> bool:
 
 
 def spans(boot: Boot, *kinds: str) -> Iterator[Event]:
-    """Events of these kinds that have a duration."""
-    return (ev for ev in boot.of_kind(*kinds) if ev.dur is not None)
+    """Events of these kinds that have a measured duration (not an upper bound: the oldest
+    initcall form is timed until the next call, which says nothing about its own cost)."""
+    return (ev for ev in boot.of_kind(*kinds) if ev.dur is not None and not (ev.attrs or {}).get("upper_bound"))
 
 
 def units(boot: Boot) -> Iterator[Event]:

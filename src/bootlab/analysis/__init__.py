@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..timeline import Boot, Kind
-from .blame import Blamed, failures, level_totals, top
+from .blame import Blamed, Outcome, level_totals, returned, top
 from .console_cost import ConsoleCost, console_cost
 from .critical_path import CriticalPath, find_critical_path
 from .gaps import DEFAULT_THRESHOLD_NS, Gap, find_gaps
@@ -34,7 +34,9 @@ class Analysis:
     stages: list[Blamed]
     steps: list[Blamed]  # named steps of the boot (bootlab-mark NAME.start/.end), in time order
     levels: list[tuple[str, int, int]]
-    failures: list[Blamed]
+    failures: list[Blamed]  # returned an error
+    absent: list[Blamed]  # looked for hardware that is not there (-19 ENODEV, -6 ENXIO)
+    deferred: list[Blamed]  # probes deferred (-517 EPROBE_DEFER): retried later, not failures
     critical: CriticalPath
     console: ConsoleCost | None
     gaps: list[Gap]
@@ -45,6 +47,7 @@ def analyze(boot: Boot, options: Options | None = None) -> Analysis:
     options = options or Options()
     phases = find_phases(boot)
     assign(boot, phases)
+    outcomes = returned(boot)
     return Analysis(
         boot=boot,
         phases=phases,
@@ -55,7 +58,9 @@ def analyze(boot: Boot, options: Options | None = None) -> Analysis:
         stages=top(boot, Kind.STAGE, options.top),
         steps=sorted(top(boot, Kind.STEP, None), key=lambda b: (b.start is None, b.start or 0)),
         levels=level_totals(boot),
-        failures=failures(boot),
+        failures=outcomes[Outcome.FAILED],
+        absent=outcomes[Outcome.ABSENT],
+        deferred=outcomes[Outcome.DEFERRED],
         critical=find_critical_path(boot, options.top),
         console=console_cost(boot, phases, options.baud),
         gaps=find_gaps(boot, options.gap_threshold, until=phases.end.at if phases.end else None),

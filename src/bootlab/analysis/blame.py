@@ -3,11 +3,52 @@
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
 from ..timeline import NO_TIME, Boot, Kind, SpanTable
+
+EPROBE_DEFER = 517
+# The kernel's own codes (include/linux/errno.h), which the C library's errno does not name.
+KERNEL_ERRNO = {512: "ERESTARTSYS", 513: "ERESTARTNOINTR", 514: "ERESTARTNOHAND", 515: "ENOIOCTLCMD",
+                516: "ERESTART_RESTARTBLOCK", 517: "EPROBE_DEFER", 518: "EOPENSTALE", 519: "ENOPARAM",
+                521: "EBADHANDLE", 522: "ENOTSYNC", 523: "EBADCOOKIE", 524: "ENOTSUPP", 525: "ETOOSMALL",
+                526: "ESERVERFAULT", 527: "EBADTYPE", 528: "EJUKEBOX", 529: "EIOCBQUEUED", 530: "ERECALLCONFLICT"}
+# What the driver core itself reads as "not this device" (really_probe): absent hardware.
+ABSENT = (errno.ENODEV, errno.ENXIO)
+
+
+class Outcome(StrEnum):
+    """What an initcall's or a probe's return code means."""
+
+    OK = "ok"  # 0; a probe's 1 ("bound": older driver cores return 1 when the driver bound)
+    DEFERRED = "deferred"  # -517 EPROBE_DEFER (some kernels print 517): retried later, not a failure
+    ABSENT = "absent"  # -19 ENODEV, -6 ENXIO: the hardware is not there
+    FAILED = "failed"  # any other error
+
+
+def errno_name(code: int) -> str | None:
+    """`ENODEV` for -19 (or 19), `EPROBE_DEFER` for -517; None when the number has no name."""
+    return errno.errorcode.get(abs(code)) or KERNEL_ERRNO.get(abs(code))
+
+
+def described(code: int) -> str:
+    """A return code as the kernel's name says it: `-19 ENODEV`, `-517 EPROBE_DEFER`."""
+    name = errno_name(code) if code else None
+    return f"{code} {name}" if name else str(code)
+
+
+def outcome(kind: str, code: int | None) -> Outcome:
+    if code is None or code == 0 or (code == 1 and kind == Kind.PROBE):
+        return Outcome.OK
+    if abs(code) == EPROBE_DEFER:
+        return Outcome.DEFERRED
+    if -code in ABSENT:
+        return Outcome.ABSENT
+    return Outcome.FAILED
 
 
 @dataclass
@@ -17,6 +58,9 @@ class Blamed:
     start: int | None  # reference clock, None when only the duration is known
     where: str
     detail: str = ""
+    ret: int | None = None  # the return code printed, if any
+    outcome: Outcome = Outcome.OK
+    upper_bound: bool = False  # the duration is at most this (the oldest initcall form)
 
 
 def _detail(attrs: dict | None, kind: str, track: str | None) -> str:
@@ -24,8 +68,10 @@ def _detail(attrs: dict | None, kind: str, track: str | None) -> str:
     parts = []
     if "module" in attrs:
         parts.append(f"[{attrs['module']}]")
-    if attrs.get("ret") not in (None, 0):
-        parts.append(f"returned {attrs['ret']}")
+    if outcome(kind, attrs.get("ret")) != Outcome.OK:
+        parts.append(f"returned {described(attrs['ret'])}")
+    if attrs.get("upper_bound"):
+        parts.append("upper bound (no return line: until the next call)")
     if attrs.get("unfinished"):
         parts.append("never returned")
     if "async" in attrs:
@@ -49,24 +95,40 @@ def _blamed(boot: Boot, spans: SpanTable, rows) -> list[Blamed]:
             spans.file[rows].tolist(), spans.line[rows].tolist(), spans.kind[rows].tolist(),
             spans.track[rows].tolist(), spans.attrs[rows].tolist()):
         key = (attrs, kind, track)
-        detail = details.get(key)
-        if detail is None:
-            detail = details[key] = _detail(v["attrs"][attrs], v["kind"][kind], v["track"][track])
+        described_set = details.get(key)
+        if described_set is None:
+            a, k = v["attrs"][attrs] or {}, v["kind"][kind]
+            described_set = details[key] = (_detail(a, k, v["track"][track]), a.get("ret"), outcome(k, a.get("ret")),
+                                            bool(a.get("upper_bound")))
         to_ref = maps[clock]
         where = f"{v['file'][file]}:{line}" if v["file"][file] else "?"
         out.append(Blamed(v["name"][name], 0 if dur == NO_TIME else dur,
-                          None if t == NO_TIME or to_ref is None else to_ref(t), where, detail))
+                          None if t == NO_TIME or to_ref is None else to_ref(t), where, *described_set))
     return out
 
 
+def identities(spans: SpanTable, rows) -> tuple[np.ndarray, list[str]]:
+    """Per row, which function it is, as an id, and each id's label: a name and its module
+    (`__cfi_check [a]` and `__cfi_check [b]` are two functions of two modules)."""
+    modules: dict[str | None, int] = {None: 0}
+    module_of_set = np.asarray([modules.setdefault(m, len(modules)) for m in spans.attr_column("module")],
+                               dtype=np.int64)
+    pair = spans.name[rows].astype(np.int64) * len(modules) + module_of_set[spans.attrs[rows]]
+    pairs, key = np.unique(pair, return_inverse=True)
+    names, module_names = spans.vocab["name"], list(modules)
+    labels = [names[p // len(modules)] + (f" [{module_names[p % len(modules)]}]" if p % len(modules) else "")
+              for p in pairs.tolist()]
+    return key.reshape(-1), labels
+
+
 def top(boot: Boot, kind: str, n: int | None = 10) -> list[Blamed]:
-    """The n longest spans of one kind (all with None); a name seen twice keeps its longest
-    (the first of equals with a known start)."""
+    """The n longest spans of one kind (all with None); a function seen twice keeps its
+    longest (the first of equals with a known start)."""
     spans = boot.columns(kind)
     if spans is None:
         return []
     rows = np.flatnonzero(spans.dur != NO_TIME)
-    key = spans.name[rows].astype(np.int64)
+    key = identities(spans, rows)[0]
     if kind == Kind.PROCESS:
         key = key * (len(spans.vocab["track"]) + 1) + spans.track[rows]
     # Per key, the longest; of equals, a timed one, then the first.
@@ -99,10 +161,16 @@ def level_totals(boot: Boot) -> list[tuple[str, int, int]]:
     return [(names[k], int(time[k]), int(totals[k])) for k in order]
 
 
-def failures(boot: Boot) -> list[Blamed]:
-    """Initcalls and probes that returned an error (absent hardware, deferred probes)."""
+def returned(boot: Boot) -> dict[Outcome, list[Blamed]]:
+    """Initcalls and probes that did not simply succeed, by outcome (failed, absent
+    hardware, deferred), in file order."""
     spans = boot.columns(Kind.INITCALL, Kind.PROBE)
+    found: dict[Outcome, list[Blamed]] = {o: [] for o in Outcome if o != Outcome.OK}
     if spans is None:
-        return []
-    failed = spans.where("attrs", lambda a: (a or {}).get("ret") not in (None, 0))
-    return _blamed(boot, spans, np.flatnonzero(failed).tolist())
+        return found
+    kinds = spans.vocab["kind"]
+    rows = np.flatnonzero(spans.where("attrs", lambda a: (a or {}).get("ret") not in (None, 0)))
+    rows = [r for r in rows.tolist() if outcome(kinds[spans.kind[r]], spans.value("attrs", r)["ret"]) != Outcome.OK]
+    for b in _blamed(boot, spans, rows):
+        found[b.outcome].append(b)
+    return found

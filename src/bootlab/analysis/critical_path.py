@@ -24,6 +24,7 @@ class Step:
     duration: int
     kind: str
     where: str
+    upper_bound: bool = False  # the duration is at most this (the oldest initcall form)
 
 
 @dataclass
@@ -38,11 +39,13 @@ class CriticalPath:
 
 def _main_track(initcalls: SpanTable | None) -> str | None:
     """PID 1 (which runs the initcalls on every kernel seen so far) if it ran one, else
-    the thread that ran the most initcall time."""
+    the thread that ran the most initcall time.  A module's initcall is not the kernel's:
+    userspace ran it (modprobe, udev; on Android init, which is PID 1 by then)."""
     if initcalls is None:
         return None
     tracks = initcalls.vocab["track"]
-    rows = np.flatnonzero(~initcalls.flagged("async") & (initcalls.dur != NO_TIME) & (initcalls.dur != 0))
+    rows = np.flatnonzero(~initcalls.flagged("async") & ~initcalls.flagged("module") & (initcalls.dur != NO_TIME)
+                          & (initcalls.dur != 0))
     if "pid 1" in tracks and (initcalls.track[rows] == tracks.index("pid 1")).any():
         return "pid 1"
     named = rows[initcalls.where("track", bool)[rows]]
@@ -59,9 +62,11 @@ def find_critical_path(boot: Boot, top: int = 10) -> CriticalPath:
     path = CriticalPath(kernel_track=_main_track(boot.columns(Kind.INITCALL)))
     spans = boot.columns(Kind.INITCALL, Kind.ASYNC_WAIT) if path.kernel_track else None
     if spans is not None:
-        # A fixup runs inside a driver's initcall: not a step of its own.
+        # A fixup runs inside a driver's initcall: not a step of its own; a module's
+        # initcall is userspace's.
         track = spans.where("track", lambda t: t == path.kernel_track)
-        on = np.flatnonzero(track & ~spans.flagged("fixup") & (spans.dur != NO_TIME) & (spans.t != NO_TIME))
+        on = np.flatnonzero(track & ~spans.flagged("fixup") & ~spans.flagged("module") & (spans.dur != NO_TIME)
+                            & (spans.t != NO_TIME))
         path.kernel_steps = len(on)
         path.kernel_total = int(spans.dur[on].sum())
         # First start and last end per clock, then on the reference clock (a span on a
@@ -75,8 +80,8 @@ def find_critical_path(boot: Boot, top: int = 10) -> CriticalPath:
         if placed:
             path.kernel_span = max(hi for _, hi in placed) - min(lo for lo, _ in placed)
         longest = on[np.argsort(-spans.dur[on], kind="stable")[:top]]
-        path.kernel_top = [Step(ev.name, boot.at(ev), ev.dur, ev.kind, ev.where())
-                           for ev in map(spans.event, longest.tolist())]
+        path.kernel_top = [Step(ev.name, boot.at(ev), ev.dur, ev.kind, ev.where(),
+                                bool((ev.attrs or {}).get("upper_bound"))) for ev in map(spans.event, longest.tolist())]
     chain = [ev for ev in boot.of_kind(Kind.UNIT) if (ev.attrs or {}).get("critical_chain")]
     chain.sort(key=lambda ev: (ev.attrs or {}).get("depth", 0))
     for ev in chain:

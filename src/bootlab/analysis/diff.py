@@ -15,6 +15,7 @@ import numpy as np
 
 from ..timeline import NO_TIME, PHASE_STARTS, Kind
 from . import Analysis
+from .blame import identities
 
 
 @dataclass
@@ -54,15 +55,16 @@ class BootDiff:
 
 
 def _totals(a: Analysis, kind: str) -> dict[str, int]:
-    """Time per name (read from the columns: a big log's initcalls stay arrays)."""
+    """Time per function, a name and its module (read from the columns: a big log's
+    initcalls stay arrays)."""
     spans = a.boot.columns(kind)
     if spans is None:
         return {}
     rows = np.flatnonzero((spans.dur != NO_TIME) & ~spans.flagged("fixup"))
-    time = np.zeros(len(spans.vocab["name"]), dtype=np.int64)
-    np.add.at(time, spans.name[rows], spans.dur[rows])
-    names = spans.vocab["name"]
-    return {names[k]: int(time[k]) for k in np.unique(spans.name[rows]).tolist()}
+    key, labels = identities(spans, rows)
+    time = np.zeros(len(labels), dtype=np.int64)
+    np.add.at(time, key, spans.dur[rows])
+    return dict(zip(labels, time.tolist()))
 
 
 def _changes(kind: str, before: dict[str, int], after: dict[str, int], top: int) -> Changes:

@@ -12,12 +12,14 @@ Boundaries, in order of preference:
   kernel load      "Starting kernel ...", "Booting from ROM...", bootstage start_kernel
   kernel init      the printk clock's zero (timekeeping starts with the kernel)
   initcalls        "devtmpfs: initialized" (driver_init, right before do_initcalls);
-                   else the first initcall after SMP bring-up; else the first initcall
+                   else the first built-in initcall after SMP bring-up; else the first
+                   built-in one (a module's initcall runs when userspace loads it)
   rootfs/init      "Run /init as init process"; systemd's kernel-done time;
                    "Freeing unused kernel (image) memory"; "Write protecting ..."
   services         first service started (systemd) or bootlab-mark: services.start
   application      bootlab-mark: app.start or --app-start
-  end              the ready marker (best-ranked pattern, first occurrence)
+  end              the ready marker (best-ranked pattern, first occurrence); else the
+                   default target, the last event read (see _end)
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ def _first(boot: Boot, *names: str) -> tuple[int | None, Event | None]:
     return None, None
 
 
-def _initcalls_start(boot: Boot) -> tuple[int | None, str]:
+def _initcalls_start(boot: Boot, notes: list[str]) -> tuple[int | None, str]:
     at, ev = _first(boot, km.DEVTMPFS)
     if at is not None:
         return at, _evidence(ev, "devtmpfs: initialized")
@@ -103,24 +105,99 @@ def _initcalls_start(boot: Boot) -> tuple[int | None, str]:
     if spans is None:
         return None, ""
     at = boot.ref_times(spans)
-    rows = np.flatnonzero((at != NO_TIME) & (at >= (smp if smp is not None else NO_TIME)))
+    # A module's initcall runs when userspace loads the module (modprobe, udev): not
+    # the kernel's initcall phase.
+    builtin = ~spans.flagged("module")
+    modules = np.flatnonzero(~builtin & (at != NO_TIME))
+    if len(modules) and not builtin.any():
+        first = spans.event(int(modules[np.argmin(at[modules])]))
+        notes.append(f"every initcall in these logs is a module's, run when userspace loaded it (the first, "
+                     f"{first.name} [{first.attrs['module']}] at {boot.at(first) / 1e9:.3f} s, {first.where()}): "
+                     "the kernel's own initcall phase is not in them (boot with initcall_debug, or "
+                     "trace_event=initcall:* on the kernel command line, to see it)")
+    rows = np.flatnonzero(builtin & (at != NO_TIME) & (at >= (smp if smp is not None else NO_TIME)))
     if not len(rows):
         return None, ""
     first_ev = spans.event(int(rows[np.argmin(at[rows])]))
     return boot.at(first_ev), _evidence(first_ev, f"first initcall {first_ev.name}")
 
 
-def _ready(boot: Boot) -> tuple[int | None, Event | None]:
+def _ready(boot: Boot) -> tuple[int | None, Event | None, str]:
+    """The ready marker: the best-ranked pattern's first occurrence.  A ready line with no
+    time of its own (a login prompt on an untimed console line) is placed at the timed line
+    before it in its log."""
     best = None
     for ev in boot.marks(Mark.READY):
-        at = boot.at(ev)
+        at, how = boot.at(ev), ""
         if at is None:
-            continue
+            at, how = _after_timed_line(boot, ev)
+            if at is None:
+                continue
         rank = (ev.attrs or {}).get("rank", 99)
         key = (rank, at)
         if best is None or key < best[0]:
-            best = (key, at, ev)
-    return (best[1], best[2]) if best else (None, None)
+            best = (key, at, ev, how)
+    return (best[1], best[2], best[3]) if best else (None, None, "")
+
+
+def _after_timed_line(boot: Boot, ev: Event) -> tuple[int | None, str]:
+    """An untimed line's place: the time of the last timed line before it in its log."""
+    for log in boot.logs:
+        info = boot.clocks.get(log.clock)
+        if log.file != ev.file or info is None:
+            continue
+        before = bisect.bisect_left(log.lineno, ev.line)
+        t = log.t.numpy()[:before]
+        timed = np.flatnonzero(t != NO_TIME)
+        if len(timed):
+            k = int(timed[-1])
+            return int(t[k]) + info.offset, (f"no time of its own: placed at line {log.lineno[k]}, the timed line "
+                                             "before it")
+    return None, ""
+
+
+def _default_target(boot: Boot) -> tuple[int | None, Event | None]:
+    """When the default target was reached: the unit `Queued start job for default target`
+    named, the critical chain's root, or systemd-analyze time's `X reached after`."""
+    default = boot.meta.get("default_target")
+    best, best_at = None, None
+    for ev in boot.of_kind(Kind.UNIT):
+        attrs = ev.attrs or {}
+        root = attrs.get("critical_chain") and attrs.get("depth") == 0
+        if ev.name != default and not root and not attrs.get("reached"):
+            continue
+        at = boot.at_end(ev)
+        if at is not None and (best_at is None or at < best_at):
+            best, best_at = ev, at
+    return best_at, best
+
+
+def _end(boot: Boot, notes: list[str]) -> Boundary | None:
+    """Where the boot ends: the ready marker; else the last milestone of the boot the logs
+    show (the default target; else the last event read: a unit, an initcall, a kernel
+    milestone); else their last line.  A kernel log goes on long after the boot
+    (hot-plugs, `crng init done`): what follows the end is not part of any phase."""
+    ready_at, ready_ev, how = _ready(boot)
+    if ready_at is not None:
+        text = (ready_ev.attrs or {}).get("text", "ready")
+        return Boundary(Mark.READY, ready_at, _evidence(ready_ev, f"{text}; {how}" if how else text))
+    last_line, last_where = last_time(boot, lines=True)
+    at, ev = _default_target(boot)
+    if at is not None:
+        what, end = "the default target", Boundary("end", at, _evidence(ev, ev.name))
+    else:
+        at, where = last_time(boot, lines=False)
+        what = "the last boot event read"
+        if at is None:
+            what, at, where = "the last timed line", last_line, last_where
+        if at is None:
+            return None
+        end = Boundary("end", at, where)
+    after = f"; the logs go on to {last_line / 1e9:.3f} s ({last_where}), which is not part of the boot" \
+        if last_line is not None and last_line > end.at else ""
+    notes.append(f"no ready marker found: the boot ends at {what} ({end.evidence}){after} (set one with --ready "
+                 "REGEX)")
+    return end
 
 
 def _power_on(boot: Boot) -> tuple[int | None, str]:
@@ -134,9 +211,9 @@ def _power_on(boot: Boot) -> tuple[int | None, str]:
     return None, ""
 
 
-def last_time(boot: Boot) -> tuple[int | None, str]:
-    """The latest placed instant in the boot (used when there is no ready marker); of
-    equals, the first in event order."""
+def last_time(boot: Boot, lines: bool) -> tuple[int | None, str]:
+    """The latest placed instant of the boot's events (and of its logs' lines with
+    `lines`); of equals, the first in event order."""
     kinds = {ev.kind for ev in boot.objects} | {k for table in boot.tables for k in table.vocab["kind"]}
     spans = boot.columns(*kinds)  # every event, in order, without making a table's into objects
     latest, where = None, ""
@@ -146,7 +223,7 @@ def last_time(boot: Boot) -> tuple[int | None, str]:
             i = int(np.argmax(ends))  # the first of the latest
             ev = spans.event(i)
             latest, where = int(ends[i]), _evidence(ev, ev.name)
-    for log in boot.logs:
+    for log in boot.logs if lines else ():
         info = boot.clocks.get(log.clock)
         if info is None:
             continue
@@ -197,7 +274,7 @@ def find_phases(boot: Boot) -> Phases:
             result.notes.append("no printk times (printk.time=0 or CONFIG_PRINTK_TIME off): kernel milestones are "
                                 "placed when their line arrived; lines printed before the console started arrive "
                                 "late, so kernel init began before the banner and part of it counts as kernel load")
-    found[Mark.INITCALLS_START] = _initcalls_start(boot)
+    found[Mark.INITCALLS_START] = _initcalls_start(boot, result.notes)
     at, ev = _first(boot, Mark.USERSPACE_START, systemd_analyze.USERSPACE_START, km.FREE_INITMEM, km.WRITE_PROTECT)
     found[Mark.USERSPACE_START] = (at, _evidence(ev, "init starts"))
     at, ev = _first(boot, Mark.SERVICES_START)
@@ -205,15 +282,7 @@ def find_phases(boot: Boot) -> Phases:
     at, ev = _first(boot, Mark.APP_START)
     found[Mark.APP_START] = (at, _evidence(ev, "application start"))
 
-    ready_at, ready_ev = _ready(boot)
-    if ready_at is not None:
-        result.end = Boundary(Mark.READY, ready_at, _evidence(ready_ev, (ready_ev.attrs or {}).get("text", "ready")))
-    else:
-        latest, where = last_time(boot)
-        if latest is not None:
-            result.end = Boundary("end", latest, where)
-            result.notes.append("no ready marker found: the timeline ends at the last timed event "
-                                "(set one with --ready REGEX)")
+    result.end = _end(boot, result.notes)
 
     # Keep boundaries in boot order; one that comes before its predecessor is misplaced.
     previous = None
@@ -231,6 +300,10 @@ def find_phases(boot: Boot) -> Phases:
 
     ordered = [(phase, result.boundaries.get(mark)) for phase, mark in PHASE_STARTS]
     if result.end is None:
+        if not boot.clocks:
+            result.notes.append("no line of these logs carries a time (a console captured without time stamps, a "
+                                "kernel without printk times), so nothing can be timed: capture the console with host "
+                                "times (`bootlab capture`, `grabserial -t`) or boot with printk.time=1")
         return result
     current: PhaseSpan | None = None
     for phase, boundary in ordered:

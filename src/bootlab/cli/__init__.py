@@ -32,6 +32,9 @@ VERBS = (
     "advise",
 )
 
+# Verbs that only read the run store: they never make one (a missing store is an error).
+READS_STORE = ("runs", "show", "export", "compare", "advise", "diff")
+
 
 class UsageError(Exception):
     """Bad input the user can fix: printed without a traceback, exit status 2."""

@@ -49,7 +49,7 @@ from ..render.fmt import aligned, percent, seconds, span
 from . import UsageError
 from .analyze import add_analysis_options, options_from
 from .boot import add_db_option
-from .inputs import add_input_options, read_logs, read_stored, report_errors, stored_run
+from .inputs import add_input_options, files_or_run, read_logs, read_stored, report_errors, stored_run
 from .output import write_output
 
 SCHEMA = "bootlab-advice"
@@ -64,7 +64,9 @@ def register(sub) -> None:
                        description="Read the logs of one boot (or a recorded run) and propose the changes that "
                                    "would shorten it, largest estimated saving first, each with its evidence "
                                    "lines and how to apply it.")
-    p.add_argument("files", nargs="*", metavar="FILE", help="log files of one boot (or a bootchart directory; - reads standard input)")
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="log files of one boot (or a bootchart directory; - reads standard input), or a run in the "
+                        "store (id or uuid) as `bootlab diff` takes it")
     p.add_argument("--run", metavar="RUN", help="advise a recorded run of the reference device (id or uuid)")
     add_input_options(p)
     add_analysis_options(p)
@@ -75,8 +77,12 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if bool(args.files) == bool(args.run):
-        raise UsageError("give either log FILEs or --run RUN")
-    stored = stored_run(args, args.run) if args.run else None
+        raise UsageError("give either log FILEs or a RUN")
+    if args.run:
+        stored = stored_run(args, args.run)
+    else:
+        side = files_or_run(args, ",".join(args.files)) if len(args.files) == 1 else args.files
+        stored = None if isinstance(side, list) else side
     patterns, options = options_from(args)
     boot = read_stored(*stored, patterns) if stored else read_logs(args, patterns)
     run_id, target = (stored[1].id, stored[1].target) if stored else (None, None)

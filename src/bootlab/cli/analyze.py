@@ -43,6 +43,9 @@ def options_from(args: argparse.Namespace) -> tuple[Patterns, Options]:
         raise UsageError("--top must be at least 1")
     if args.gap <= 0:
         raise UsageError("--gap must be positive")
+    if args.baud is not None and args.baud <= 0:
+        raise UsageError(f"--baud {args.baud}: the console cost needs the console's speed, a positive number of "
+                         "bits per second")
     try:
         patterns = Patterns.from_options(args.ready, args.app_start)
     except Exception as err:  # re.error

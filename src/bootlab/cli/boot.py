@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..lab.boots import boot_and_store
 from ..lab.store import DEFAULT_DB, Store, StoreError
 from ..targets.reference import TargetError
-from . import UsageError
+from . import READS_STORE, UsageError
 from .phase_table import phase_table
 from .target import add_target_options, built_from
 
@@ -22,7 +22,7 @@ def add_db_option(p: argparse.ArgumentParser) -> None:
 
 def open_store(args: argparse.Namespace) -> Store:
     try:
-        return Store(args.db)
+        return Store(args.db, create=args.verb not in READS_STORE)
     except StoreError as err:
         raise UsageError(str(err)) from None
 

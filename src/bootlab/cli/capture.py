@@ -95,6 +95,9 @@ def make_source(args: argparse.Namespace):
     if args.labgrid_env:
         from ..capture.labgrid_console import LabgridSource
         return LabgridSource(args.labgrid_env, args.labgrid_role)
+    if args.baudrate <= 0:  # a serial port has a speed; pyserial would take 0 and read nothing
+        raise UsageError(f"-b/--baudrate {args.baudrate}: a serial port's speed is a positive number of bits per "
+                         "second")
     return device_source(args.device, args.baudrate, parity=args.parity, bytesize=args.width,
                          stopbits=args.stopbits, xonxoff=args.xonxoff, rtscts=args.rtscts)
 

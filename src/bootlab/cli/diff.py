@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from ..analysis import analyze
 from ..analysis.diff import diff
@@ -12,7 +11,7 @@ from ..timeline import no_cycle_collection
 from . import UsageError
 from .analyze import add_analysis_options, options_from
 from .boot import add_db_option
-from .inputs import add_input_options, read_logs, read_stored, report_errors, stored_run
+from .inputs import add_input_options, files_or_run, read_logs, read_stored, report_errors
 from .output import write_output
 
 
@@ -32,23 +31,8 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _side(args: argparse.Namespace, name: str):
-    """A boot named on the command line: its log files, or (when no such file exists and
-    the store does) a run in the store, resolved before the options (a run brings its
-    ready line)."""
-    files = [f for f in name.split(",") if f]
-    if not files:
-        raise UsageError("name a log file (or a run) for each boot")
-    if "," not in name and not os.path.exists(name) and name != "-" and os.path.exists(args.db):
-        try:
-            return stored_run(args, name)
-        except UsageError as err:
-            raise UsageError(f"{name}: no such file, and {err}") from None
-    return files
-
-
 def run(args: argparse.Namespace) -> int:
-    sides = [_side(args, name) for name in (args.before, args.after)]
+    sides = [files_or_run(args, name) for name in (args.before, args.after)]
     patterns, options = options_from(args)
     analyses, status = [], 0
     with no_cycle_collection():

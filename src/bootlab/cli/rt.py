@@ -26,7 +26,7 @@ def register(subparsers) -> None:
 
     analyze = verbs.add_parser("analyze", help="schedulability and worst-case response times of a configuration")
     analyze.add_argument("config", help="configuration file (TOML or JSON)")
-    analyze.add_argument("--format", choices=("text", "json"), default="text")
+    analyze.add_argument("--format", "-f", choices=("text", "json"), default="text")
     analyze.set_defaults(rt_run=_analyze)
 
     simulate = verbs.add_parser("simulate", help="the ideal schedule of a configuration, as a trace")
@@ -42,7 +42,7 @@ def register(subparsers) -> None:
     trace = verbs.add_parser("trace", help="response times, budgets and charts of a recorded or simulated trace")
     trace.add_argument("trace", help="trace file (recorder or simulator output)")
     trace.add_argument("--config", help="configuration: names tasks and servers, adds the analytical bounds")
-    trace.add_argument("--format", choices=("text", "json"), default="text")
+    trace.add_argument("--format", "-f", choices=("text", "json"), default="text")
     trace.add_argument("--svg", metavar="FILE", help="write a Gantt chart as SVG")
     trace.add_argument("--png", metavar="FILE", help="write a Gantt chart as PNG")
     trace.add_argument("--grasp", metavar="FILE", help="write a Grasp trace")

@@ -14,7 +14,7 @@ def register(sub) -> None:
     p = sub.add_parser("runs", help="list recorded runs")
     p.add_argument("--campaign", help="only this campaign's runs")
     p.add_argument("--label", help="only runs with this label")
-    p.add_argument("--status", choices=("ok", "failed", "timeout"), help="only runs with this status")
+    p.add_argument("--status", choices=("ok", "failed", "timeout", "interrupted"), help="only runs with this status")
     p.add_argument("--limit", type=int, metavar="N", help="only the last N runs")
     p.add_argument("--format", "-f", choices=("text", "json"), default="text")
     add_db_option(p)

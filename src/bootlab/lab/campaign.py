@@ -26,7 +26,7 @@ Slot k of the schedule is run `sequence = k`.  What is left to do is derived fro
 store each time, so a campaign interrupted in any way resumes where it stopped: a run is
 stored in one transaction when its boot ends, a boot killed half-way leaves no row (its
 partial capture file is never read), and a boot stopped with Ctrl-C is stored as
-`failed: interrupted`, which does not count and is run again.
+`interrupted`, which does not count and is run again.
 """
 
 from __future__ import annotations
@@ -103,6 +103,9 @@ def load(path: str) -> Campaign:
         data, where = read_toml(path)
     except FileError as err:
         raise CampaignError(str(err)) from None
+    if not data:  # nothing to compare: it would boot the stock target eight times
+        raise CampaignError(f"{path}: the campaign file is empty: give the changes to compare as [variant.NAME] "
+                            "tables (and [baseline], runs = N)")
     return from_dict(data, where, Path(path).parent, Path(path).stem, path)
 
 

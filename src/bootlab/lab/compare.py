@@ -17,7 +17,7 @@ from ..timeline import Mark, Phase
 from .stats import Comparison, Summary, compare, significant, summarize
 from .store import Run, Store, StoreError
 
-INTERRUPTED = "interrupted"  # the reason of a boot stopped by Ctrl-C: not a result
+INTERRUPTED = "interrupted"  # the status of a boot stopped by Ctrl-C: not a result
 
 
 class RefError(Exception):
@@ -26,7 +26,7 @@ class RefError(Exception):
 
 def counts(run: Run) -> bool:
     """Whether a stored run is a result (a boot interrupted by the user is not)."""
-    return not (run.status == "failed" and run.reason == INTERRUPTED)
+    return run.status != INTERRUPTED
 
 
 @dataclass

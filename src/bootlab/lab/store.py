@@ -63,6 +63,10 @@ MIGRATIONS = [
     """
     ALTER TABLE runs RENAME COLUMN ready_ns TO ready_line_ns;
     """,
+    # A boot stopped with Ctrl-C was stored as failed; it is a status of its own.
+    """
+    UPDATE runs SET status = 'interrupted' WHERE status = 'failed' AND reason = 'interrupted';
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -119,8 +123,13 @@ def host_info() -> dict:
 
 
 class Store:
-    def __init__(self, path: str = DEFAULT_DB):
+    def __init__(self, path: str = DEFAULT_DB, create: bool = True):
+        """The store at `path`; made there if missing when `create` (a verb that only reads
+        runs must not leave an empty store behind)."""
         self.path = path
+        if not create and not os.path.exists(path):
+            raise StoreError(f"{path}: no run store here (`bootlab boot` and `bootlab lab run` make one); name the "
+                             "store with --db PATH")
         try:
             self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 
 def span(ns: int | None) -> str:
-    """A duration the way systemd-analyze writes it: 1min 9.608s, 821ms, 588us."""
+    """A duration as systemd-analyze writes it (1min 9.608s, 1.234s), below a second to three
+    significant digits whatever the value: 1.39ms, 84.0ms, 821ms, 588us.  The precision
+    follows the size only, so durations side by side read alike (never 84ms beside 84.5ms)."""
     if ns is None:
         return "?"
     sign = "-" if ns < 0 else ""
@@ -12,13 +14,27 @@ def span(ns: int | None) -> str:
     if ns >= 60_000_000_000:
         minutes, rest = divmod(ns, 60_000_000_000)
         return f"{sign}{minutes}min {rest / 1e9:.3f}s"
-    if ns >= 1_000_000_000:
+    if ns >= 999_500_000:  # what would round to 1000ms is a second
         return f"{sign}{ns / 1e9:.3f}s"
-    if ns >= 1_000_000:
-        return f"{sign}{ns // 1_000_000}ms" if ns % 1_000_000 < 500_000 or ns >= 100_000_000 else f"{sign}{ns / 1e6:.1f}ms"
+    if ns >= 999_500:
+        return sign + _significant(ns / 1e6, "ms")
     if ns >= 1_000:
-        return f"{sign}{ns // 1_000}us"
+        return sign + _significant(ns / 1e3, "us")
     return f"{sign}{ns}ns"
+
+
+def _significant(x: float, unit: str) -> str:
+    """x (1 <= x < 1000 once rounded) to three significant digits."""
+    for decimals, below in ((2, 10), (1, 100)):
+        text = f"{x:.{decimals}f}"
+        if float(text) < below:
+            return text + unit
+    return f"{x:.0f}{unit}"
+
+
+def bounded(ns: int | None, upper_bound: bool) -> str:
+    """A duration, marked `≤` when it is only an upper bound."""
+    return ("≤" if upper_bound else "") + span(ns)
 
 
 def seconds(ns: int | None, digits: int = 3) -> str:

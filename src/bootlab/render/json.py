@@ -1,5 +1,5 @@
 """JSON: the analysis as data, in the documented, versioned schema
-(src/bootlab/schema/analysis-2.json).  Times are integer nanoseconds on the reference
+(src/bootlab/schema/analysis-3.json).  Times are integer nanoseconds on the reference
 clock (power-on is zero when known); every number carries the file:line it came from.
 """
 
@@ -9,22 +9,24 @@ import json
 
 from .. import __version__
 from ..analysis import Analysis
-from ..analysis.blame import Blamed
+from ..analysis.blame import Blamed, errno_name
 from ..analysis.critical_path import Step
 from ..timeline import Boot, Event
 
 SCHEMA = "bootlab-analysis"
-VERSION = 2
+VERSION = 3
 
 
 def _blamed(items: list[Blamed]) -> list[dict]:
-    return [{"name": b.name, "duration_ns": b.duration, "start_ns": b.start, "where": b.where, "detail": b.detail}
+    return [{"name": b.name, "duration_ns": b.duration, "start_ns": b.start, "where": b.where, "detail": b.detail,
+             "ret": b.ret, "errno": None if b.ret is None else errno_name(b.ret), "outcome": str(b.outcome),
+             "upper_bound": b.upper_bound}
             for b in items]
 
 
 def _steps(steps: list[Step]) -> list[dict]:
-    return [{"name": s.name, "start_ns": s.start, "duration_ns": s.duration, "kind": s.kind, "where": s.where}
-            for s in steps]
+    return [{"name": s.name, "start_ns": s.start, "duration_ns": s.duration, "kind": s.kind, "where": s.where,
+             "upper_bound": s.upper_bound} for s in steps]
 
 
 def _jsonable(value):
@@ -85,6 +87,8 @@ def document(a: Analysis, events: bool = False) -> dict:
         "steps": _blamed(a.steps),
         "initcall_levels": [{"level": lv, "total_ns": t, "count": n} for lv, t, n in a.levels],
         "failures": _blamed(a.failures),
+        "absent": _blamed(a.absent),
+        "deferred": _blamed(a.deferred),
         "critical_path": {
             "kernel_track": a.critical.kernel_track,
             "kernel_steps": a.critical.kernel_steps,

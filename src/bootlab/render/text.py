@@ -4,14 +4,23 @@ from __future__ import annotations
 
 from ..analysis import Analysis
 from ..analysis.blame import Blamed
-from .fmt import aligned, percent, seconds, span
+from .fmt import aligned, bounded, percent, seconds, span
 
 
 def _blame(title: str, items: list[Blamed]) -> list[str]:
     if not items:
         return []
-    rows = [(span(b.duration), b.name, b.detail, b.where) for b in items]
+    rows = [(bounded(b.duration, b.upper_bound), b.name, b.detail, b.where) for b in items]
     return ["", title] + aligned(rows, right={0})
+
+
+def _returned(title: str, items: list[Blamed], top: int) -> list[str]:
+    """Initcalls and probes of one outcome: the first `top`, and how many more."""
+    if not items:
+        return []
+    shown = items[:top]
+    more = [f"  ... and {len(items) - len(shown)} more"] if len(items) > len(shown) else []
+    return ["", title] + aligned([(b.name, b.detail, b.where) for b in shown]) + more
 
 
 def render(a: Analysis) -> str:
@@ -56,20 +65,19 @@ def render(a: Analysis) -> str:
     out += _blame("Slowest bootloader steps:", a.stages)
     out += _blame("Slowest units:", a.units)
     out += _blame("Longest-lived processes (bootchart):", a.processes)
-    if a.failures:
-        shown = a.failures[: a.options.top]
-        rows = [(b.name, b.detail, b.where) for b in shown]
-        more = len(a.failures) - len(shown)
-        out += ["", f"Initcalls and probes that failed ({len(a.failures)}):"] + aligned(rows)
-        if more > 0:
-            out.append(f"  ... and {more} more")
+    out += _returned(f"Initcalls and probes that failed ({len(a.failures)}):", a.failures, a.options.top)
+    out += _returned(f"Hardware not found (-19 ENODEV, -6 ENXIO: the driver looked, nothing there) ({len(a.absent)}):",
+                     a.absent, a.options.top)
+    out += _returned(f"Probes deferred (-517 EPROBE_DEFER: retried once what they wait for is there; not failures) "
+                     f"({len(a.deferred)}):", a.deferred, a.options.top)
 
     cp = a.critical
     if cp.kernel_steps:
         out.append("")
         out.append(f"Kernel critical path ({cp.kernel_track}): {cp.kernel_steps} steps over {span(cp.kernel_span)}, "
                    f"{span(cp.kernel_total)} in initcalls and async waits; longest:")
-        out += aligned([(span(s.duration), s.name, s.kind, s.where) for s in cp.kernel_top], right={0})
+        out += aligned([(bounded(s.duration, s.upper_bound), s.name, s.kind, s.where) for s in cp.kernel_top],
+                       right={0})
     if cp.userspace:
         out.append("")
         out.append("Userspace critical chain (@ active at, + activation took):")

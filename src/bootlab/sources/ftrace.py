@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from ..timeline import Boot, Clock, Event, Kind, SourceInfo
+from .initcall import attributes
 from .lines import clean, seconds_to_ns, split
 
 FORMAT = "ftrace"
@@ -63,14 +64,8 @@ def parse(boot: Boot, file: str, data: bytes) -> None:
                 continue
             started = pending.pop(key, None)
             start = started[0] if started else t
-            attrs: dict = {}
             rm = _RET.search(body)
-            if rm:
-                attrs["ret"] = int(rm.group("ret"))
-            if level:
-                attrs["level"] = level
-            if fm.group("mod"):
-                attrs["module"] = fm.group("mod")
+            attrs = attributes(None, int(rm.group("ret")) if rm else None, fm.group("mod"), None, level)
             boot.add(Event(Kind.INITCALL, fm.group("sym"), Clock.PRINTK, start, t - start, file, line.lineno,
                            f"pid {pid}", attrs=attrs))
             count += 1

@@ -11,9 +11,16 @@ Recognises, inside printk messages:
     async_waiting @ 1 / async_continuing @ 1 after 1234 usec
     probe of 0000:00:02.0 returned 0 after 1234 usecs
     entering initcall level: fs
-    Calling initcall 0xc0123456: fn+0x0/0x40()                (2.6.24 and older)
+    Calling initcall 0xc0123456: fn+0x0/0x40()                (2.6.24 and older;
+    Calling initcall 0xc0123456 fn                             2.6.3; no kallsyms)
+    Calling initcall 0xc0123456
     initcall 0xc0123456: fn+0x0/0x40() returned 0.
     initcall 0xc0123456 ran for 12 msecs: fn+0x0/0x40()
+
+The oldest kernels (2.6.1x) print only the `Calling initcall` line, never a return: such a
+call is timed until the next one starts (the initcalls run one after another on pid 1),
+the last until the kernel moves on to the root filesystem; each duration is an upper
+bound, and says so (attribute `upper_bound`).
 
 A `calling` line may start in the middle of another message (two printks racing on the
 console); it is found anywhere in the line, with its own embedded timestamp if it has one.
@@ -21,9 +28,12 @@ console); it is found anywhere in the line, with its own embedded timestamp if i
 
 from __future__ import annotations
 
+import bisect
 import re
 
-from ..timeline import NO_TIME, NS_PER_MS, NS_PER_US, Boot, Clock, Event, Kind, SpanTable, in_range, merge_by_line
+from ..timeline import (NO_TIME, NS_PER_MS, NS_PER_US, Boot, Clock, Event, Kind, Mark, SpanTable, in_range,
+                        merge_by_line)
+from . import kernel_messages as km
 from .lines import seconds_to_ns
 
 _SYM = r"(?P<sym>\S+?)(?:\+0x[0-9a-f]+/0x[0-9a-f]+)?(?:\(\))?"
@@ -33,7 +43,9 @@ CALLING = re.compile(
 RETURNED = re.compile(
     r"initcall " + _SYM + r"(?: \[(?P<mod>[^\]]+)\])? returned (?:(?P<ret>-?\d+) )?after (?P<n>\d+) (?P<unit>usecs|msecs)"
 )
-OLD_CALLING = re.compile(r"Calling initcall 0x[0-9a-f]+: " + _SYM + r"\s*$")
+# 2.6.1x: "Calling initcall 0xc03c272c: atkbd_init+0x0/0x38()"; 2.6.3: "... 0xc03f7e19 pcibios_init",
+# or the bare address without kallsyms.
+OLD_CALLING = re.compile(r"Calling initcall (?P<addr>0x[0-9a-f]+)(?::? " + _SYM + r")?\s*$")
 OLD_RETURNED = re.compile(r"initcall 0x[0-9a-f]+: " + _SYM + r" returned (?P<ret>-?\d+)\.")
 OLD_RAN = re.compile(r"initcall 0x[0-9a-f]+ ran for (?P<n>\d+) msecs: " + _SYM + r"\s*$")
 FIXUP_TOOK = re.compile(r"(?P<dev>\S+): (?P<sym>[\w.]+)\+0x[0-9a-f]+/0x[0-9a-f]+ took (?P<n>\d+) usecs")
@@ -50,6 +62,9 @@ RETURNED_AT_START = re.compile(
 # which finds the rest of the line itself and splits each function once (functions_of).
 _FUNCTION = re.compile(_FAST_SYM)
 NO_RET_CODE = -(2**63)  # in a bulk column of return codes: none printed ("returned after", 2.6)
+# Messages printed once every initcall has run: the last call of the oldest form (no return
+# line) ended before the first of them.
+AFTER_INITCALLS = (km.ROOT_MOUNTED, km.FREE_INITMEM, km.WRITE_PROTECT, Mark.USERSPACE_START)
 _ASYNC_COOKIE = re.compile(r"^(\d+)_(.+)$")
 
 # Only messages holding one of these reach feed() (console.Interpreter tests them first).
@@ -101,6 +116,7 @@ class InitcallReader:
         self.ret_code: list[int] = []  # NO_RET_CODE: none printed
         self.extras: dict[int, dict] = {}  # return index -> its own attributes (a PCI fixup)
         self.levels: list[tuple[int, str]] = []  # (line, level) of "entering initcall level"
+        self.oldest_calls: list[int] = []  # calls of the oldest form (no return line), as call indices
 
     def feed(self, t: int | None, msg: str, lineno: int) -> bool:
         """Interpret one message; True if it was an initcall_debug message."""
@@ -141,7 +157,8 @@ class InitcallReader:
         if "Calling initcall" in msg:
             m = OLD_CALLING.search(msg)
             if m:
-                self.call(t, lineno, m.group("sym"), None, "1")
+                self.oldest_calls.append(len(self.call_line))
+                self.call(t, lineno, m.group("sym") or m.group("addr"), None, "1")
                 return True
         if " took " in msg:
             m = FIXUP_TOOK.search(msg)
@@ -293,12 +310,21 @@ class InitcallReader:
             spans = self._spans(answered, cols)
             mine = self.events[self.first_event:]
             self.events[self.first_event:] = merge_by_line(mine, spans) if mine else spans
+        bulk_calls = len(self.bulk_calls[0]) if self.bulk_calls else 0
+        oldest = {bulk_calls + c for c in self.oldest_calls}
+        bounds = self._next_starts(cols) if oldest else {}
         for stack in open_calls:
             raw, mod = self.functions[int(cols["call_fn"][stack[0]])]
             sym, cookie = _split_cookie(raw)
             for c in stack:
                 t, lineno = int(cols["call_t"][c]), int(cols["call_line"][c])
                 t = None if t == NO_TIME else t
+                if c in oldest:  # no return line is ever printed: timed until the next call
+                    until = bounds.get(c)
+                    dur = None if t is None or until is None else max(0, until - t)
+                    self.boot.add(Event(Kind.INITCALL, sym, self.clock, t, dur, self.file, lineno, "pid 1",
+                                        attrs={"upper_bound": True}))
+                    continue
                 self.boot.warn(self.file, lineno,
                                f"initcall {self._key(raw, mod)} was called but never returned in this log")
                 dur = None if t is None or end is None else max(0, end - t)
@@ -308,6 +334,29 @@ class InitcallReader:
                 pid = cols["pids"][cols["call_pid"][c]] if "pids" in cols else cols["call_pid"][c]
                 self.boot.add(Event(Kind.INITCALL, sym, self.clock, t, dur, self.file, lineno, f"pid {pid}",
                                     attrs=attrs))
+
+    def _next_starts(self, cols: dict) -> dict[int, int]:
+        """For each call of the oldest form, the time it ended by at the latest: the next
+        call's start, or for the last one the first sign the kernel moved past its
+        initcalls (the root mounted, init memory freed); a warning says they are bounds."""
+        bulk_calls = len(self.bulk_calls[0]) if self.bulk_calls else 0
+        oldest = [bulk_calls + c for c in self.oldest_calls]
+        lines, times = list(cols["call_line"]), list(cols["call_t"])
+        timed = sorted((line, t) for line, t in zip(lines, times) if t != NO_TIME)
+        after = [(ev.line, ev.t) for ev in self.events[self.first_event:]
+                 if ev.kind == Kind.MARKER and ev.name in AFTER_INITCALLS and ev.t is not None and ev.clock == self.clock]
+        last_call = max(lines)
+        timed += [min(after)] if after and min(after)[0] > last_call else []
+        bounds = {}
+        for c in oldest:
+            k = bisect.bisect_right(timed, (lines[c], float("inf")))
+            if k < len(timed):
+                bounds[c] = timed[k][1]
+        first = min(lines[c] for c in oldest)
+        self.boot.warn(self.file, first, f"{len(oldest)} initcalls in the oldest form (`Calling initcall 0x...`, "
+                       "kernels before 2.6.2x) have no return line: each is timed until the next call starts, an "
+                       "upper bound, and no advice is built on those times")
+        return bounds
 
     def _spans(self, answered: list[int], cols: dict) -> list[Event]:
         """One span per return, in file order: from its call (or its duration before the
@@ -344,7 +393,7 @@ class InitcallReader:
                 common = (ret, mod, cookie, "module" if mod else level)
                 attrs = shared.get(common)
                 if attrs is None:
-                    attrs = shared[common] = _attributes(None, ret, mod, cookie, level)
+                    attrs = shared[common] = attributes(None, ret, mod, cookie, level)
                 track = tracks.get(pid)
                 if track is None:
                     track = tracks[pid] = f"pid {pid}" if pid else "initcalls"
@@ -352,7 +401,7 @@ class InitcallReader:
             attrs = shape[1]
             if extras and r in extras:
                 fn = ret_fn[r]
-                attrs = _attributes(extras[r], key[1], functions[fn][1], named[fn][1], level)
+                attrs = attributes(extras[r], key[1], functions[fn][1], named[fn][1], level)
             append(Event(kind, shape[0], clock, None if start == NO_TIME else start, ret_dur[r], file, line, shape[2],
                          None, attrs))
         return events
@@ -392,7 +441,7 @@ class InitcallReader:
         for row in first.tolist():
             c = int(code[row])
             f = int(fn[row])
-            attr_sets.append(_attributes(None, None if c == NO_RET_CODE else c, mod_names[fn_mod[f]],
+            attr_sets.append(attributes(None, None if c == NO_RET_CODE else c, mod_names[fn_mod[f]],
                                          named[f][1], level_names[level[row]]))
         attr_id = attr_id.astype(np.int32)
         if self.extras:  # a PCI fixup's device: attributes of its own
@@ -402,7 +451,7 @@ class InitcallReader:
                 row = int(position[r])
                 c, f = int(code[row]), int(fn[row])
                 attr_id[row] = len(attr_sets)
-                attr_sets.append(_attributes(extra, None if c == NO_RET_CODE else c, self.functions[f][1],
+                attr_sets.append(attributes(extra, None if c == NO_RET_CODE else c, self.functions[f][1],
                                              named[f][1], level_names[level[row]]))
         zeros = np.zeros(len(order), dtype=np.int32)
         return SpanTable({"kind": [Kind.INITCALL], "name": list(names), "clock": [self.clock], "file": [self.file],
@@ -421,7 +470,9 @@ def _joined(a, b):
     return np.concatenate([a, b])
 
 
-def _attributes(extra: dict | None, ret: int | None, mod: str | None, cookie: int | None, level: str | None) -> dict:
+def attributes(extra: dict | None, ret: int | None, mod: str | None, cookie: int | None, level: str | None) -> dict:
+    """An initcall's attributes; a module's initcall is of level "module", whatever level
+    the built-in initcalls before it were in."""
     attrs = dict(extra) if extra else {}
     if ret is not None:
         attrs["ret"] = ret

@@ -4,6 +4,7 @@ The kernel-to-userspace boundary is found from any of
 
     Freeing unused kernel memory: 1476K (ffffffff81f41000 - ffffffff820b2000)   (older)
     Freeing unused kernel image (initmem) memory: 2824K                        (newer)
+    Freeing init memory: 136K                                                 (2.6, ARM/MIPS/PowerPC)
     Write protecting the kernel read-only data: 30720k
     Run /init as init process
 
@@ -34,7 +35,7 @@ _MOUNTED = re.compile(r"VFS: Mounted root \((?P<fs>[^)]+) filesystem\)")
 _MEMORY = re.compile(r"^Memory: (?P<avail>\d+)K/(?P<total>\d+)K available")
 _VERSION = re.compile(r"^Linux version (?P<version>\S+)")
 _CONSOLE_BAUD = re.compile(r"console=(?P<dev>tty[A-Za-z]*\d+|ttyAMA\d+|ttymxc\d+),(?P<baud>\d+)")
-_FREEING = re.compile(r"^Freeing unused kernel (?:image \(initmem\) )?memory")
+_FREEING = re.compile(r"^(?:Freeing unused kernel (?:image \(initmem\) )?memory|Freeing init memory: \d+[Kk])")
 _TSC = re.compile(r"^tsc: (?:(?P<refined>Refined TSC clocksource calibration:)|Detected) (?P<mhz>\d+\.\d+) MHz")
 _COMPRESSED = re.compile(r"^(?:Decompressing|Uncompressing) Linux")
 
@@ -51,6 +52,7 @@ PREFIXES = (
     "Freeing initrd memory",
     "VFS: Mounted root",
     "Freeing unused kernel",
+    "Freeing init memory:",
     "Write protecting the kernel",
     "Run ",
     "Memory: ",
@@ -99,7 +101,7 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
         if m:
             boot.meta.setdefault("rootfs", m.group("fs"))
         mark(ROOT_MOUNTED, fs=m.group("fs") if m else None)
-    elif msg.startswith("Freeing unused kernel"):
+    elif msg.startswith(("Freeing unused kernel", "Freeing init memory:")):
         if _FREEING.match(msg):
             mark(FREE_INITMEM)
         else:

@@ -47,7 +47,8 @@ TIME_LINE = re.compile(r"Startup finished in (?P<parts>.+?)(?: = (?P<total>" + S
 TIME_PART = re.compile(r"(?P<span>" + SPAN + r")\s*\((?P<what>firmware|loader|kernel|initrd|userspace|soft reboot)\)")
 REACHED = re.compile(r"^(?P<unit>\S+) reached after (?P<span>" + SPAN + r") in userspace")
 BLAME = re.compile(r"^\s*(?P<span>" + SPAN + r")\s+(?P<unit>\S+)\s*$")
-CHAIN = re.compile(r"^(?P<tree>[\s│├└─|`\-]*)(?P<unit>[^\s@+│├└─]\S*)(?: @(?P<at>" + SPAN + r"))?(?: \+(?P<took>" + SPAN + r"))?\s*$")
+# The tree's ASCII form draws with `-`: the root slice `-.slice` is a unit, not tree.
+CHAIN = re.compile(r"^(?P<tree>(?:[\s│├└─|`]|-(?!\.slice))*)(?P<unit>[^\s@+│├└─]\S*)(?: @(?P<at>" + SPAN + r"))?(?: \+(?P<took>" + SPAN + r"))?\s*$")
 CHAIN_HEADER = re.compile(r"^The time (?:when unit became active|after the unit is active|the unit took|the unit takes)")
 
 
@@ -110,7 +111,12 @@ def read_time(boot: Boot, file: str, text: str, lineno: int) -> bool:
         boot.add(Event(Kind.MARKER, USERSPACE_START, Clock.PRINTK, kernel, None, file, lineno))
         # systemd's userspace clock starts where the kernel part (and initrd) ends.
         boot.anchor(Clock.USERSPACE, 0, Clock.PRINTK, userspace_start, f"{file}:{lineno}", observed=False)
-        boot.add(Event(Kind.MARKER, Mark.READY, Clock.PRINTK, userspace_start + parts.get("userspace", 0), None,
+        # The end is systemd's own total where it printed one: its parts are rounded each on
+        # its own, so their sum can miss it by a digit.
+        first = -((firmware or 0) + (loader or 0))
+        total = m.group("total")
+        end = first + span_ns(total) if total else userspace_start + parts.get("userspace", 0)
+        boot.add(Event(Kind.MARKER, Mark.READY, Clock.PRINTK, end, None,
                        file, lineno, attrs={"rank": 1, "text": "systemd startup finished"}))
     if firmware is not None:
         boot.add(Event(Kind.MARKER, Mark.POWER_ON, Clock.PRINTK, -(firmware + (loader or 0)), None, file, lineno,

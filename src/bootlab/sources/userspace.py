@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..timeline import Boot, Clock, Event, Kind, Mark
+from . import kernel_messages as km
+from . import systemd_analyze
 
 STATUS = re.compile(r"^\[\s*(?P<status>OK|FAILED|TIME|DEPEND|SKIP|\*+\s*)\s*\] (?P<verb>Started|Finished|Reached target|Mounted|Listening on|Created slice|Activated swap|Failed to start|Stopped|Found device|Timed out waiting for|Dependency failed for|Condition check resulted in)? ?(?P<what>.*?)\.?\s*$")
 STARTING = re.compile(r"^\s+(?:Starting|Mounting|Activating swap|Listening on) (?P<what>.*?)\.{0,3}\s*$")
@@ -22,13 +24,21 @@ WORDS = ("bootlab-mark: ",)
 STARTS = ("systemd[1]: ", "[", " ")
 _UNIT_NAME = re.compile(r"^(?P<unit>[\w@.\\\-:]+\.(?:service|target|mount|socket|device|slice|swap|path|timer|scope|automount)) - ")
 
+# systemd in the kernel log: its first message (systemd has just started) and the switch
+# from the initrd to the real root (the systemd whose clock systemd-analyze reports starts
+# right after it).
+SYSTEMD_FIRST = "systemd.first-message"
+SWITCH_ROOT = "systemd.switch-root"
+
 # Ready candidates, best first: the first match of the best-ranked pattern ends the boot.
 DEFAULT_READY = (
     r"\bBOOTLAB[- ]READY\b",
     r"Startup finished in ",
     r"Reached target (?:Multi-User System|Graphical Interface|multi-user\.target|graphical\.target)",
     r"\blogin: ?$",
+    r"^[\w.-]+ login$",  # a getty's prompt whose colon the capture did not wait for
     r"Please press Enter to activate this console",
+    r"\bsys\.boot_completed=1\b",  # Android's init: the boot completed
 )
 
 
@@ -82,6 +92,7 @@ class UserspaceReader:
         self.app_start = [(required_literal(p), p) for p in patterns.app_start]
         self.starting: dict[str, tuple[str, int | None, int]] = {}  # what -> (clock, t, line)
         self.services_started = False
+        self.systemd_seen = False
 
     def _mark(self, name: str, clock: str, t: int | None, lineno: int, **attrs) -> None:
         self.boot.add(Event(Kind.MARKER, name, clock, t, None, self.file, lineno, attrs=attrs or None))
@@ -107,6 +118,12 @@ class UserspaceReader:
                            detail=m.group("rest").strip() or None)
                 return True
         if text.startswith("systemd[1]: "):
+            if not self.systemd_seen:
+                self._mark(SYSTEMD_FIRST, clock, t, lineno)
+                self.systemd_seen = True
+            if text.startswith("systemd[1]: Switching root"):
+                self._mark(SWITCH_ROOT, clock, t, lineno)
+                return True
             m = SYSTEMD_MSG.match(text)
             if m:
                 self._status(m.group("verb"), m.group("what"), clock, t, lineno)
@@ -132,8 +149,10 @@ class UserspaceReader:
                 self._mark(Mark.SERVICES_START, clock, t, lineno)
                 self.services_started = True
             if verb.startswith("Queued"):
+                self.boot.meta.setdefault("default_target", what)
                 return
-        if verb == "Startup finished in":
+        if verb == "Startup finished in":  # systemd's own figures: read as systemd-analyze time prints them
+            systemd_analyze.read_time(self.boot, self.file, f"Startup finished in {what}", lineno)
             return
         m = _UNIT_NAME.match(what)
         unit = m.group("unit") if m else what
@@ -162,7 +181,8 @@ class UserspaceReader:
 def link_marks(boot: Boot) -> None:
     """bootlab's markers are written to the kernel log and then to the console: the same
     instant on the printk clock and the host clock.  Each such pair is an anchor.  A pair
-    NAME.start / NAME.end on one clock is a step of the boot (loading the scheduler...)."""
+    NAME.start / NAME.end on one clock is a step of the boot (loading the scheduler...).
+    Then systemd-analyze's clock is placed by what the logs say (link_userspace)."""
     seen: dict[str, dict[str, list]] = {}
     for ev in boot.of_kind(Kind.MARKER):
         if ev.t is not None and (ev.attrs or {}).get("bootlab"):
@@ -183,3 +203,45 @@ def link_marks(boot: Boot) -> None:
                 boot.add(Event(Kind.STEP, step, clock, begin.t, max(0, end.t - begin.t), begin.file, begin.line,
                                "steps", attrs={"end": f"{end.file}:{end.line}"}))
                 break
+    link_userspace(boot)
+
+
+def link_userspace(boot: Boot) -> None:
+    """Place systemd-analyze's clock (zero: the start of userspace) on a clock of the logs,
+    when systemd-analyze's own figures (`time`) did not.  Left alone it would be placed
+    after the last line of the logs: a dmesg read long after the boot (a desktop's, to
+    543 s) would put the whole userspace after it.
+
+    In order of preference: the units both sides name (the critical chain's `@` time and
+    the kernel log's `systemd[1]: Started/Listening on/Reached target X` line are the
+    same instant; after a switch from the initrd, only the real root's lines: the initrd
+    has units of the same names); systemd's switch from the initrd (the systemd systemd-analyze times
+    starts right after); systemd's first message (it has just started); the kernel
+    starting init ("Run /sbin/init as init process"), or freeing its init memory just
+    before."""
+    if any(Clock.USERSPACE in key for key in boot.anchors):
+        return
+    ours = [ev for ev in boot.of_kind(Kind.UNIT) if ev.clock == Clock.USERSPACE and ev.t is not None]
+    if not ours:
+        return
+    active = {}
+    for ev in ours:
+        active.setdefault(ev.name, ev)
+    switches = {ev.clock: ev.t for ev in boot.marks(SWITCH_ROOT) if ev.t is not None}
+    matched = set()
+    for ev in boot.of_kind(Kind.UNIT):
+        chain = active.get(ev.name)
+        if ev.clock == Clock.USERSPACE or ev.t is None or chain is None or ev.name in matched or \
+                ev.t < switches.get(ev.clock, ev.t) or (ev.attrs or {}).get("status") == "started, never finished":
+            continue
+        matched.add(ev.name)
+        boot.anchor(Clock.USERSPACE, chain.end, ev.clock, ev.end,
+                    f"{ev.file}:{ev.line} ({ev.name} active; {chain.file}:{chain.line})", observed=False)
+    if matched:
+        return
+    for name, how in ((SWITCH_ROOT, "systemd switched from the initrd"), (SYSTEMD_FIRST, "systemd's first message"),
+                      (Mark.USERSPACE_START, "the kernel started init"), (km.FREE_INITMEM, "init memory freed")):
+        ev = boot.first_mark(name)
+        if ev is not None and ev.t is not None:
+            boot.anchor(Clock.USERSPACE, 0, ev.clock, ev.t, f"{ev.file}:{ev.line} ({how})", observed=False)
+            return

@@ -9,7 +9,7 @@ from ..capture import session
 
 @dataclass
 class BootResult:
-    status: str  # "ok", "timeout", "failed"
+    status: str  # "ok", "timeout", "failed", "interrupted" (stopped by the user: not a result)
     reason: str
     capture: str  # path of the capture file
     ready_line_ns: int | None  # when the ready line reached the host (the device was ready earlier)
@@ -24,5 +24,5 @@ def classify(result: session.Result, deadline: float, ended: str) -> tuple[str, 
     if result.reason in ("silence", "deadline"):
         return "timeout", f"killed: {result.reason} ({result.detail or deadline})"
     if result.reason == "interrupted":
-        return "failed", "interrupted"
+        return "interrupted", "interrupted"
     return "failed", ended

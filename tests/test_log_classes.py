@@ -1,0 +1,210 @@
+"""Classes of real boot logs that were read wrong (issue 15): each test names the class."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import jsonschema
+
+from bootlab.analysis import analyze
+from bootlab.analysis.diff import diff
+from bootlab.cli import main
+from bootlab.sources import read
+from bootlab.timeline import NS_PER_MS as MS
+
+SCHEMA = json.loads(resources.files("bootlab").joinpath("schema/analysis-3.json").read_text())
+
+
+def analysis(*paths):
+    return analyze(read(list(paths)))
+
+
+def test_blame_keeps_functions_of_the_same_name_in_different_modules_apart(fixture_path):
+    # An Android GKI kernel with CFI reports every module's init as __cfi_check [module].
+    a = analysis(fixture_path("dmesg-modules-cfi.txt"))
+    cfi = [b for b in a.initcalls if b.name == "__cfi_check"]
+    assert len(cfi) == 7
+    assert [b.detail for b in cfi[:3]] == ["[msm_drm]", "[ath11k_pci]", "[snd_soc_wcd938x]"]
+    changes = diff(a, a).spans[0]
+    assert changes.common == 9  # two built-in initcalls and seven module functions
+
+
+def test_probe_outcomes_are_classed_and_errno_named(fixture_path):
+    # "returned 1" is a driver that bound; -517 and 517 are deferrals, retried later;
+    # -19 ENODEV and -6 ENXIO are hardware that is not there; the rest failed.
+    a = analysis(fixture_path("dmesg-probe-outcomes.txt"))
+    assert [(b.name, b.detail) for b in a.failures] == [("regulator_fixed_init", "returned -22 EINVAL"),
+                                                        ("sof-audio-pci", "returned -2 ENOENT")]
+    assert [(b.name, b.detail) for b in a.absent] == [("hpet_late_init", "returned -19 ENODEV"),
+                                                      ("acpi_thermal_init", "returned -6 ENXIO")]
+    assert [(b.name, b.detail) for b in a.deferred] == [("0000:00:15.0", "returned -517 EPROBE_DEFER"),
+                                                        ("0000:00:15.1", "returned 517 EPROBE_DEFER")]
+    assert "i8042" not in {b.name for b in a.failures + a.absent + a.deferred}
+
+
+def test_probe_outcomes_in_text_and_json(fixture_path, capsys):
+    assert main(["analyze", fixture_path("dmesg-probe-outcomes.txt")]) == 0
+    text = capsys.readouterr().out
+    assert "Initcalls and probes that failed (2):" in text and "returned -22 EINVAL" in text
+    assert "Hardware not found" in text and "returned -19 ENODEV" in text
+    assert "Probes deferred" in text and "returned -517 EPROBE_DEFER" in text
+    assert main(["analyze", "-f", "json", fixture_path("dmesg-probe-outcomes.txt")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    jsonschema.validate(doc, SCHEMA)
+    assert [(f["ret"], f["errno"], f["outcome"]) for f in doc["deferred"]] == [(-517, "EPROBE_DEFER", "deferred"),
+                                                                               (517, "EPROBE_DEFER", "deferred")]
+    assert doc["absent"][0]["errno"] == "ENODEV" and doc["failures"][0]["outcome"] == "failed"
+
+
+def test_oldest_initcall_form_lasts_until_the_next_call_an_upper_bound(fixture_path):
+    # 2.6.1x prints `Calling initcall 0x...: fn+0x0/0x..()` and no return line.
+    a = analysis(fixture_path("initcall-oldest.txt"))
+    pci = next(b for b in a.initcalls if b.name == "pci_init")
+    assert (pci.duration, pci.upper_bound) == (750 * MS, True)
+    assert "upper bound" in pci.detail
+    last = next(b for b in a.initcalls if b.name == "net_olddevs_init")
+    assert last.duration == 130 * MS  # until the root filesystem was mounted
+    assert not any("never returned" in d.message for d in a.boot.diagnostics)
+    assert sum("oldest form" in d.message for d in a.boot.diagnostics) == 1
+
+
+def test_no_advice_on_upper_bounds(fixture_path):
+    from bootlab.advice import advise
+
+    a = analysis(fixture_path("initcall-oldest.txt"))
+    findings = advise(a.boot, a)
+    assert not [f for f in findings if "pci_init" in " ".join(f.evidence)]
+
+
+def test_freeing_init_memory_starts_userspace_on_old_kernels(fixture_path):
+    a = analysis(fixture_path("initcall-oldest.txt"))
+    start = a.phases.boundaries["userspace.start"]
+    assert start.at == 1570 * MS and ":17 " in start.evidence
+
+
+def test_upper_bounds_are_labelled_in_text_and_json(fixture_path, capsys):
+    assert main(["analyze", fixture_path("initcall-oldest.txt")]) == 0
+    assert "≤750ms  pci_init" in capsys.readouterr().out
+    assert main(["analyze", "-f", "json", fixture_path("initcall-oldest.txt")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    jsonschema.validate(doc, SCHEMA)
+    pci = next(b for b in doc["blame"]["initcalls"] if b["name"] == "pci_init")
+    assert pci["upper_bound"] and doc["critical_path"]["kernel_longest"][0]["upper_bound"]
+
+
+def test_module_initcalls_are_not_the_kernels_initcall_phase(fixture_path):
+    # modprobe and udev loaded these modules at 22-27 s: the kernel had long finished.
+    a = analysis(fixture_path("ftrace-modules.txt"))
+    assert "initcalls.start" not in a.phases.boundaries
+    assert [s.name for s in a.phases.spans] == ["kernel init + initcalls + rootfs/init"]
+    assert any("every initcall in these logs is a module's" in n for n in a.phases.notes)
+    assert {b.name: b.detail for b in a.initcalls}["i915_init"] == "[i915]"
+    assert [lv for lv, _t, _n in a.levels] == ["module"]
+
+
+def test_a_wrapped_android_dmesg_of_module_initcalls(fixture_path):
+    a = analysis(fixture_path("dmesg-android-wrapped.txt"))
+    assert "initcalls.start" not in a.phases.boundaries
+    assert not any(s.phases[0].value == "initcalls" for s in a.phases.spans)
+
+
+def test_userspace_joined_to_a_dmesg_that_runs_long_past_the_boot(fixture_path):
+    # A desktop's dmesg runs to 543 s; its critical chain's units are also in the dmesg
+    # (`systemd[1]: Listening on systemd-journald.socket`): that places the chain.
+    a = analysis(fixture_path("dmesg-desktop-late.txt"), fixture_path("systemd-chain-desktop.txt"))
+    info = a.boot.clocks["userspace"]
+    assert info.method == "anchors" and "systemd-journald.socket active" in info.evidence
+    target = next(s for s in a.critical.userspace if s.name == "graphical.target")
+    assert 15_500 * MS < target.start < 15_700 * MS  # 4.132 s - 0.332 s + 11.805 s
+    assert a.phases.end.at == target.start and "graphical.target" in a.phases.end.evidence
+    assert any("the boot ends at the default target" in n for n in a.phases.notes)
+    services = next(s for s in a.phases.spans if s.name == "services")
+    assert services.duration / a.phases.total < 0.8
+    assert not any("placed right after the last" in d.message for d in a.boot.diagnostics)
+
+
+def test_userspace_placed_by_the_switch_from_the_initrd(fixture_path, corpus_path):
+    a = analysis(fixture_path("dmesg-initrd-switch.txt"), corpus_path("rpi4-userspace__run_1_chain.txt"))
+    info = a.boot.clocks["userspace"]
+    assert info.offset == 4_880_217_000 and "systemd switched from the initrd" in info.evidence
+    assert a.phases.end.at == 4_880_217_000 + 8_345 * MS
+
+
+def test_userspace_placed_where_the_kernel_started_init(fixture_path, corpus_path):
+    a = analysis(fixture_path("dmesg-crng-late.txt"), corpus_path("rpi4-userspace__run_1_chain.txt"))
+    info = a.boot.clocks["userspace"]
+    assert info.offset == 1_436_200_000 and "the kernel started init" in info.evidence
+
+
+def test_without_a_ready_line_the_boot_ends_at_its_last_milestone(fixture_path):
+    # `random: crng init done` 100 s later and a hot-plug are not the boot.
+    a = analysis(fixture_path("dmesg-crng-late.txt"))
+    assert a.phases.end.at == 1_436_200_000
+    assert any("the logs go on to 101.733 s" in n for n in a.phases.notes)
+    assert a.phases.spans[-1].end == a.phases.end.at
+
+
+def test_an_untimed_login_prompt_is_placed_from_its_neighbours(fixture_path):
+    a = analysis(fixture_path("console-untimed-login.txt"))
+    assert a.phases.end.mark == "ready" and a.phases.end.at == 3_870_001_000
+    assert "buildroot login" in a.phases.end.evidence and "placed at line 11" in a.phases.end.evidence
+
+
+def test_a_log_without_times_says_why_nothing_is_timed(fixture_path):
+    a = analysis(fixture_path("console-untimed.txt"))
+    assert not a.phases.spans
+    assert any("no line of these logs carries a time" in n for n in a.phases.notes)
+
+
+def test_systemds_own_total_is_reported(fixture_path):
+    # 1.234 + 2.345 + 3.457 = 7.036; systemd printed 7.037 s (each part rounded on its own).
+    a = analysis(fixture_path("systemd-time-rounded.txt"))
+    assert a.phases.total == 7_037 * MS
+
+
+def test_startup_finished_in_a_kernel_log_is_read_as_systemds_figures(fixture_path):
+    boot = read([fixture_path("journal.txt")])
+    assert boot.meta["systemd_time"] == {"kernel": 1_500 * MS, "userspace": 2_500 * MS}
+
+
+def test_durations_keep_three_significant_digits_whatever_their_value():
+    from bootlab.render.fmt import span
+
+    assert span(1_389_000) == "1.39ms"  # not 1ms
+    assert [span(84_000_000), span(84_500_000)] == ["84.0ms", "84.5ms"]  # never 84ms beside 84.5ms
+    assert [span(821_000_000), span(999_999), span(999_600_000)] == ["821ms", "1.00ms", "1.000s"]
+    assert [span(5_000), span(588_000), span(450)] == ["5.00us", "588us", "450ns"]
+
+
+def test_oldest_initcall_form_without_a_colon_or_a_name(fixture_path):
+    # 2.6.3 printed "Calling initcall 0xc03f7e19 pcibios_init"; without kallsyms, the address only.
+    a = analysis(fixture_path("initcall-oldest-bare.txt"))
+    assert [(b.name, b.duration, b.upper_bound) for b in a.initcalls] == [
+        ("pcibios_init", 170 * MS, True), ("0xc03f1e7c", 18 * MS, True), ("netdev_init", 2 * MS, True)]
+
+
+def test_a_critical_chain_alone_ends_at_its_target(fixture_path):
+    a = analysis(fixture_path("systemd-chain-desktop.txt"))
+    assert a.phases.end.at == 11_805 * MS and "graphical.target" in a.phases.end.evidence
+    assert any("the boot ends at the default target" in n for n in a.phases.notes)
+
+
+def test_the_root_slice_is_a_unit_of_the_chain_not_tree(fixture_path):
+    a = analysis(fixture_path("systemd-chain-desktop.txt"))
+    assert [s.name for s in a.critical.userspace][-2:] == ["system.slice", "-.slice"]
+
+
+def test_units_of_the_initrd_do_not_place_the_real_roots_clock(fixture_path):
+    # The initrd listens on systemd-journald.socket too: only the real root's line is the chain's.
+    a = analysis(fixture_path("dmesg-initrd-units.txt"), fixture_path("systemd-chain-desktop.txt"))
+    info = a.boot.clocks["userspace"]
+    assert info.offset == 5_460_552_000 - 332 * MS and ":8 " in info.evidence
+
+
+def test_module_initcalls_are_not_the_kernels_critical_path(fixture_path):
+    assert analysis(fixture_path("ftrace-modules.txt")).critical.kernel_track is None
+    # Android's first-stage init is PID 1 when it loads modules: its __cfi_check are not kernel steps.
+    assert analysis(fixture_path("dmesg-android-wrapped.txt")).critical.kernel_track is None
+    cp = analysis(fixture_path("dmesg-modules-cfi.txt")).critical
+    assert cp.kernel_track == "pid 1" and {s.name for s in cp.kernel_top} == {"pci_subsys_init", "init_mmap_min_addr"}
