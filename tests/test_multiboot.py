@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from bootlab.analysis import analyze
 from bootlab.cli import main
 from bootlab.sources import NotALog, bootlab_capture, read
+from bootlab.sources.multiboot import starts
 from bootlab.timeline import Mark
 
 DATA = Path(__file__).parent / "data"
@@ -220,3 +221,13 @@ def test_many_boots_are_listed_in_short(tmp_path):
     (warning,) = read([_write(tmp_path, "many.log", log)]).diagnostics
     assert warning.message.startswith("the log holds 40 boots (first lines 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, "
                                       "23 ... 79): reading boot 40, the last")
+
+
+def test_a_capture_zero_record_before_its_power_on_is_not_a_boot():
+    """Every bootlab capture records the host clock's zero before power-on: one boot."""
+    capture = (b'#bootlab-capture 1 {"zero": "power-on"}\n'
+               b"0.000000000 ! zero monotonic_ns=1919243618918\n"
+               b"0.000000000 ! power-on\n"
+               b"1.206092317 | [    0.301879] PCI: Fatal: No config space access function found\\r\n"
+               b"2.147446524 | BOOTLAB READY\\r\n")
+    assert starts(capture, "bootlab-capture") == [0]
