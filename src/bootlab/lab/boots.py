@@ -15,7 +15,7 @@ from ..sources import NotALog, Patterns, read
 from ..targets import qemu
 from ..targets.result import BootResult
 from ..targets.reference import Built
-from ..timeline import Boot
+from ..timeline import Boot, Clock
 from .store import Run, Store
 
 
@@ -65,6 +65,9 @@ def metrics_of(a: Analysis) -> dict[str, float]:
         m["console:bytes"] = float(a.console.bytes)
         if a.console.loss is not None:
             m["console:lost_bytes"] = float(a.console.loss.lost_bytes)
+    printk = a.boot.clocks.get(Clock.PRINTK)
+    if printk is not None and printk.rate is not None:
+        m["clock:printk_rate"] = printk.rate.rate  # host ns per printk ns, from the clock probes
     return m
 
 
