@@ -47,6 +47,8 @@ int rts_check_server_values(const struct rts_server_params *p,
 		return fail(why, "server id out of range 0..63");
 	if (p->period <= 0)
 		return fail(why, "server period must be > 0");
+	if (p->period < RTS_MIN_PERIOD)
+		return fail(why, "server period must be >= 100 us");
 	if (p->budget <= 0 || p->budget > p->period)
 		return fail(why, "server budget must be > 0 and <= period");
 	if (p->prio < 0 || p->prio > RTS_PRIO_MAX)
@@ -75,6 +77,8 @@ int rts_check_task_values(const struct rts_task_params *p, const char **why)
 		return fail(why, "task id out of range 0..255");
 	if (p->period <= 0)
 		return fail(why, "task period must be > 0");
+	if (p->period < RTS_MIN_PERIOD)
+		return fail(why, "task period must be >= 100 us");
 	if (p->deadline <= 0 || p->deadline > p->period)
 		return fail(why, "deadline must be > 0 and <= period");
 	if (p->wcet <= 0 || p->wcet > p->deadline)
@@ -333,48 +337,78 @@ static void release_jobs(struct rts_sched *s, struct rts_task *t, long long at)
 }
 
 /*
- * Process every event up to and including now, in time order.  At one
- * instant the order is: budget accounting and depletion, replenishment,
- * deadline misses, releases, then the choice of the active server.
+ * Handle one instant t >= s->now.  The order is that of the documented
+ * semantics: budget accounting and depletion, replenishment, the
+ * completion of job `done` of task `done_id` (if any: a job completing
+ * at its deadline meets it), deadline misses, releases, then the choice
+ * of the active server.  Returns 0, or -RTS_EINVAL if done_id had no
+ * pending job.
  */
-void rts_advance(struct rts_sched *s, long long now)
+static int handle_instant(struct rts_sched *s, long long t, int done_id)
 {
-	long long t;
+	struct rts_task *done;
+	int err = 0;
 	int i;
 
-	while (s->epoch != RTS_NEVER && (t = rts_next_event(s)) <= now) {
-		if (t < s->now)
-			t = s->now;
-		if (s->policy->account)
-			s->policy->account(s, t);
-		s->now = t;
-		for (i = 0; i < s->nr_ids; i++) {
-			if (!s->task[i].running)
-				continue;
-			check_misses(s, &s->task[i], t);
-			release_jobs(s, &s->task[i], t);
+	if (t < s->now)
+		t = s->now;
+	if (s->policy->account)
+		s->policy->account(s, t);
+	s->now = t;
+	if (done_id != RTS_NONE) {
+		done = &s->task[done_id];
+		if (rts_pending(done)) {
+			done->completed++;
+			rts_emit(s, t, RTS_EV_COMPLETE, done_id, done->p.server,
+				 done->completed - 1, 0);
+		} else {
+			err = -RTS_EINVAL;
 		}
-		if (s->policy->settle)
-			s->policy->settle(s, t);
 	}
-	if (now > s->now) {
+	for (i = 0; i < s->nr_ids; i++) {
+		if (!s->task[i].running)
+			continue;
+		check_misses(s, &s->task[i], t);
+		release_jobs(s, &s->task[i], t);
+	}
+	if (s->policy->settle)
+		s->policy->settle(s, t);
+	return err;
+}
+
+/* Process every event strictly before now, in time order. */
+static void advance_before(struct rts_sched *s, long long now)
+{
+	long long t;
+
+	while (s->epoch != RTS_NEVER && (t = rts_next_event(s)) < now)
+		handle_instant(s, t, RTS_NONE);
+}
+
+/* Process every event up to and including now, in time order. */
+void rts_advance(struct rts_sched *s, long long now)
+{
+	advance_before(s, now);
+	if (s->epoch != RTS_NEVER && rts_next_event(s) <= now) {
+		handle_instant(s, now, RTS_NONE);
+	} else if (now > s->now) {
 		if (s->policy->account)
 			s->policy->account(s, now);
 		s->now = now;
 	}
 }
 
-/* The current job of task id has finished; 0, or -RTS_EINVAL if none. */
+/*
+ * The current job of task id has finished at now: 0, or -RTS_EINVAL if
+ * it had none.  The completion is part of the instant now, before the
+ * deadline checks of that instant.
+ */
 int rts_complete(struct rts_sched *s, int id, long long now)
 {
-	struct rts_task *t = &s->task[id];
-
-	rts_advance(s, now);
-	if (!rts_pending(t))
+	advance_before(s, now);
+	if (s->epoch == RTS_NEVER)
 		return -RTS_EINVAL;
-	t->completed++;
-	rts_emit(s, now, RTS_EV_COMPLETE, id, t->p.server, t->completed - 1, 0);
-	return 0;
+	return handle_instant(s, now, id);
 }
 
 /* Lowest id neither reserved nor running, or RTS_NONE. */

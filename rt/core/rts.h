@@ -17,6 +17,11 @@
 #define RTS_PRIO_MAX	99
 #define RTS_NONE	(-1)
 #define RTS_NEVER	0x7fffffffffffffffLL
+/*
+ * Shortest task or server period (ns), as SCHED_DEADLINE's: shorter ones
+ * would spend the real-time CPU on timer interrupts and switches.
+ */
+#define RTS_MIN_PERIOD	100000LL
 
 /* Error codes, equal to the Linux errno values so they pass through. */
 #define RTS_ENOENT	2

@@ -206,19 +206,42 @@ int rt_attach(int id)
 	return err;
 }
 
+/* Microseconds to nanoseconds; too large stays too large. */
+static long long us_to_ns(unsigned long long us)
+{
+	return us > RTS_NEVER / 1000 ? RTS_NEVER : (long long)us * 1000;
+}
+
+void rt_task_params(struct rts_task_params *p,
+		    const struct rtsched_task_args *a)
+{
+	p->id = a->id;
+	p->server = a->server;
+	p->prio = a->prio;
+	p->period = us_to_ns(a->period_us);
+	p->wcet = us_to_ns(a->wcet_us);
+	p->deadline = us_to_ns(a->deadline_us);
+	p->offset = us_to_ns(a->offset_us);
+}
+
+void rt_server_params(struct rts_server_params *p,
+		      const struct rtsched_server_args *a)
+{
+	p->id = a->id;
+	p->prio = a->prio;
+	p->period = us_to_ns(a->period_us);
+	p->budget = us_to_ns(a->budget_us);
+}
+
 /* The values the kernel will check, checked here to explain a refusal. */
 static int check_self(void)
 {
-	struct rts_task_params p = {
-		.id = self.id == RTSCHED_AUTO_ID ? 0 : self.id,
-		.server = self.server, .prio = self.prio,
-		.period = (long long)self.period_us,
-		.wcet = (long long)self.wcet_us,
-		.deadline = (long long)self.deadline_us,
-		.offset = (long long)self.offset_us,
-	};
+	struct rts_task_params p;
 	const char *why = NULL;
 
+	rt_task_params(&p, &self);
+	if (p.id == RTSCHED_AUTO_ID)
+		p.id = 0;
 	if (rts_check_task_values(&p, &why))
 		return rt_fail(EINVAL, "task %d: %s", self.id, why);
 	return 0;
@@ -288,15 +311,13 @@ int rt_create_server_us(int id, unsigned long long period_us,
 		.id = id, .prio = prio, .period_us = period_us,
 		.budget_us = budget_us,
 	};
-	struct rts_server_params p = {
-		.id = id, .prio = prio, .period = (long long)period_us,
-		.budget = (long long)budget_us,
-	};
+	struct rts_server_params p;
 	const char *why = NULL;
 	int err = need_init();
 
 	if (err)
 		return err;
+	rt_server_params(&p, &a);
 	if (rts_check_server_values(&p, &why))
 		return rt_fail(EINVAL, "server %d: %s", id, why);
 	if (name)

@@ -17,6 +17,14 @@ int rt_reserve(const struct rtsched_task_args *a);
 int rt_status(struct rtsched_status *st, struct rtsched_server_status *sv,
 	      struct rtsched_task_status *ts);
 
+/* The policy core's view (nanoseconds) of ioctl arguments (microseconds),
+ * to check them with the kernel's own rules.
+ */
+void rt_task_params(struct rts_task_params *p,
+		    const struct rtsched_task_args *a);
+void rt_server_params(struct rts_server_params *p,
+		      const struct rtsched_server_args *a);
+
 /* A configuration file (docs/rt-formats.md), times in microseconds. */
 struct rt_config_task {
 	struct rtsched_task_args args;

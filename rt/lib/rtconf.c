@@ -255,12 +255,11 @@ static int finish(struct parser *p)
 				cfg->plugin);
 	for (i = 0; i < cfg->nr_servers; i++) {
 		struct rtsched_server_args *a = &cfg->server[i].args;
-		struct rts_server_params sp = {
-			.id = a->id, .prio = a->prio,
-			.period = (long long)(a->period_us *= scale),
-			.budget = (long long)(a->budget_us *= scale),
-		};
+		struct rts_server_params sp;
 
+		a->period_us *= scale;
+		a->budget_us *= scale;
+		rt_server_params(&sp, a);
 		if (rts_check_server_values(&sp, &why))
 			return error_at(cfg->server[i].where, "%s", why);
 		for (j = 0; j < i; j++)
@@ -270,14 +269,13 @@ static int finish(struct parser *p)
 	}
 	for (i = 0; i < cfg->nr_tasks; i++) {
 		struct rtsched_task_args *a = &cfg->task[i].args;
-		struct rts_task_params tp = {
-			.id = a->id, .server = a->server, .prio = a->prio,
-			.period = (long long)(a->period_us *= scale),
-			.wcet = (long long)(a->wcet_us *= scale),
-			.deadline = (long long)(a->deadline_us *= scale),
-			.offset = (long long)(a->offset_us *= scale),
-		};
+		struct rts_task_params tp;
 
+		a->period_us *= scale;
+		a->wcet_us *= scale;
+		a->deadline_us *= scale;
+		a->offset_us *= scale;
+		rt_task_params(&tp, a);
 		if (rts_check_task_values(&tp, &why))
 			return error_at(cfg->task[i].where, "%s", why);
 		if (hsf != (a->server != RTSCHED_NO_SERVER))

@@ -92,8 +92,8 @@ static void expect_error(const char *text, const char *message)
 	}
 }
 
-#define TASK "[[task]]\nid = 1\nperiod = 10\nwcet = 2\n"
-#define SERVER "[[server]]\nid = 0\nperiod = 10\nbudget = 4\npriority = 0\n"
+#define TASK "[[task]]\nid = 1\nperiod = 1000\nwcet = 2\n"
+#define SERVER "[[server]]\nid = 0\nperiod = 1000\nbudget = 4\npriority = 0\n"
 
 static void test_errors(void)
 {
@@ -112,6 +112,10 @@ static void test_errors(void)
 		     "bad.toml:2: task period must be > 0");
 	expect_error("plugin = \"fp\"\n[[task]]\nid = 1\nperiod = -3\nwcet = 2\n",
 		     "bad.toml:4: \"period\" must not be negative");
+	expect_error("plugin = \"fp\"\n[[task]]\nid = 1\nperiod = 99\nwcet = 2\n",
+		     "bad.toml:2: task period must be >= 100 us");
+	expect_error("plugin = \"hsf-fp\"\n[[server]]\nid = 0\nperiod = 1\nbudget = 1\npriority = 0\n",
+		     "bad.toml:2: server period must be >= 100 us");
 	expect_error("plugin = \"fp\"\n" TASK "deadline = 1\n",
 		     "bad.toml:2: wcet must be > 0 and <= deadline");
 	expect_error("plugin = \"fp\"\n" TASK "priority = 100\n",
@@ -122,7 +126,7 @@ static void test_errors(void)
 		     "bad.toml:2: \"server\" is for hsf-fp only");
 	expect_error("plugin = \"fp\"\n" SERVER,
 		     "bad.toml:2: servers need plugin \"hsf-fp\", not \"fp\"");
-	expect_error("plugin = \"hsf-fp\"\n" SERVER "[[server]]\nid = 1\nperiod = 10\nbudget = 11\npriority = 1\n",
+	expect_error("plugin = \"hsf-fp\"\n" SERVER "[[server]]\nid = 1\nperiod = 1000\nbudget = 1001\npriority = 1\n",
 		     "bad.toml:7: server budget must be > 0 and <= period");
 	expect_error("plugin = \"hsf-fp\"\n" SERVER SERVER,
 		     "bad.toml:7: duplicate server id");

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Host unit tests of the policy core: validation, fp, edf, hsf-fp,
- * deadline misses and the common start.  A tiny executor plays the CPU:
- * it runs whatever the policy picks and completes a job after its wcet
- * (or never, for a task told to spin).
+ * deadline misses and the common start, on the executor of executor.h.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "executor.h"
 #include "rts.h"
 #include "unit.h"
 
@@ -38,45 +37,13 @@ static int count(const struct trace *tr, int type, int task, int server)
 	return n;
 }
 
-/* Executor state: CPU time each task has received, per task and server. */
-struct cpu {
-	long long left[RTS_MAX_TASKS];	/* work left in the current job */
-	int spin[RTS_MAX_TASKS];	/* never completes */
-	long long ran_task[RTS_MAX_TASKS];
-	long long ran_server[RTS_MAX_SERVERS];
-};
-
-static long long min_time(long long a, long long b)
+/* An empty schedule of policy, its trace and its CPU. */
+static void start_fresh(struct rts_sched *s, const struct rts_policy *policy,
+			struct trace *tr, struct cpu *c)
 {
-	return a < b ? a : b;
-}
-
-/* Run the schedule from the current time to until. */
-static void execute(struct rts_sched *s, struct cpu *c, long long until)
-{
-	while (s->now < until) {
-		int run = s->policy->pick(s);
-		long long step = min_time(rts_next_event(s), until) - s->now;
-		struct rts_task *t;
-
-		if (run == RTS_NONE) {
-			rts_advance(s, s->now + step);
-			continue;
-		}
-		t = &s->task[run];
-		if (c->left[run] == 0)
-			c->left[run] = t->p.wcet;
-		if (!c->spin[run])
-			step = min_time(step, c->left[run]);
-		c->ran_task[run] += step;
-		if (t->p.server != RTS_NONE)
-			c->ran_server[t->p.server] += step;
-		if (!c->spin[run])
-			c->left[run] -= step;
-		rts_advance(s, s->now + step);
-		if (!c->spin[run] && c->left[run] == 0)
-			rts_complete(s, run, s->now);
-	}
+	memset(tr, 0, sizeof(*tr));
+	memset(c, 0, sizeof(*c));
+	rts_init(s, policy, 0, collect, tr);
 }
 
 static struct rts_task_params task(int id, int server, int prio,
@@ -169,9 +136,7 @@ static void test_fp_preemption(void)
 	static struct trace tr;
 	static struct cpu c;
 
-	memset(&tr, 0, sizeof(tr));
-	memset(&c, 0, sizeof(c));
-	rts_init(&s, &rts_policy_fp, 0, collect, &tr);
+	start_fresh(&s, &rts_policy_fp, &tr, &c);
 	run_task(&s, task(0, RTS_NONE, 1, 10 * MS, 4 * MS));
 	run_task(&s, task(1, RTS_NONE, 0, 5 * MS, 2 * MS));
 	execute(&s, &c, 100 * MS - 1);
@@ -226,9 +191,7 @@ static void test_miss_keeps_releasing(void)
 	static struct cpu c;
 	int i, last_release = -1, first_miss = -1;
 
-	memset(&tr, 0, sizeof(tr));
-	memset(&c, 0, sizeof(c));
-	rts_init(&s, &rts_policy_fp, 0, collect, &tr);
+	start_fresh(&s, &rts_policy_fp, &tr, &c);
 	run_task(&s, task(0, RTS_NONE, 0, 10 * MS, 4 * MS));
 	c.spin[0] = 1;
 	execute(&s, &c, 35 * MS);
@@ -261,6 +224,48 @@ static void table3(struct rts_sched *s, struct trace *tr, int spin_server2,
 	run_task(s, task(3, 1, 0, 40 * MS, 3 * MS));
 	run_task(s, task(4, 2, 0, 56 * MS, 6 * MS));
 	c->spin[4] = spin_server2;
+}
+
+/*
+ * fp, task 0 (T 37, C 12), task 1 (T 31, C 19): task 1's first two jobs
+ * end at 31 and 62 ms, exactly at their deadlines, which they meet.
+ */
+static void test_complete_at_deadline(void)
+{
+	const struct rts_task_params set[] = {
+		task(0, RTS_NONE, 0, 37 * MS, 12 * MS),
+		task(1, RTS_NONE, 1, 31 * MS, 19 * MS),
+	};
+	static struct rts_sched s;
+	static struct trace tr;
+	static struct cpu c;
+	unsigned int i;
+
+	start_fresh(&s, &rts_policy_fp, &tr, &c);
+	for (i = 0; i < sizeof(set) / sizeof(set[0]); i++)
+		run_task(&s, set[i]);
+	execute(&s, &c, 62 * MS);
+	CHECK(count(&tr, RTS_EV_MISS, RTS_NONE, RTS_NONE) == 0);
+	CHECK(count(&tr, RTS_EV_COMPLETE, 1, RTS_NONE) == 2);
+	CHECK(s.task[1].completed == 2 && s.task[1].misses == 0);
+}
+
+/* The minimum period holds for tasks and servers alike. */
+static void test_min_period(void)
+{
+	struct rts_server_params sp = { .id = 0, .prio = 0, .period = 99999,
+					.budget = 10000 };
+	struct rts_task_params p = task(1, RTS_NONE, 0, 99999, 10000);
+	const char *why;
+
+	CHECK(rts_check_task_values(&p, &why) == -RTS_EINVAL);
+	CHECK(strcmp(why, "task period must be >= 100 us") == 0);
+	p.period = p.deadline = RTS_MIN_PERIOD;
+	CHECK(rts_check_task_values(&p, &why) == 0);
+	CHECK(rts_check_server_values(&sp, &why) == -RTS_EINVAL);
+	CHECK(strcmp(why, "server period must be >= 100 us") == 0);
+	sp.period = RTS_MIN_PERIOD;
+	CHECK(rts_check_server_values(&sp, &why) == 0);
 }
 
 static void test_hsf_table3(void)
@@ -362,6 +367,8 @@ int main(void)
 	RUN(test_fp_tie_lower_id);
 	RUN(test_edf_vs_fp);
 	RUN(test_miss_keeps_releasing);
+	RUN(test_complete_at_deadline);
+	RUN(test_min_period);
 	RUN(test_hsf_table3);
 	RUN(test_hsf_isolation);
 	RUN(test_common_start);

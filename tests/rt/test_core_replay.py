@@ -1,0 +1,104 @@
+"""The C policy core (rt/core, driven by rt/tests/unit/core_replay on its host executor)
+against the Python simulator: the same random configurations must give the same events.
+The example from the review is one a job completing exactly at its deadline."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bootlab.rt.config import Config, Server, Task
+from bootlab.rt.simulate import hyperperiod_ns, simulate
+from bootlab.rt.trace import parse_trace
+
+RT = Path(__file__).resolve().parents[2] / "rt"
+REPLAY = RT / "build" / "core_replay"
+# Milliseconds dividing 120: short hyperperiods, and many instants where events coincide.
+PERIODS_MS = (2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 24, 30, 40, 60, 120)
+MS = 1000
+
+
+@pytest.fixture(scope="module", autouse=True)
+def replay_program():
+    subprocess.run(["make", "-s", "-C", str(RT), "build/core_replay"], check=True)
+
+
+def to_toml(config: Config) -> str:
+    lines = [f'plugin = "{config.plugin}"', 'unit = "us"']
+    for s in config.servers:
+        lines += ["[[server]]", f"id = {s.id}", f"period = {s.period}", f"budget = {s.budget}",
+                  f"priority = {s.priority}"]
+    for t in config.tasks:
+        lines += ["[[task]]", f"id = {t.id}", f"period = {t.period}", f"wcet = {t.wcet}",
+                  f"deadline = {t.deadline}", f"priority = {t.priority}", f"offset = {t.offset}"]
+        if t.server is not None:
+            lines.append(f"server = {t.server}")
+    return "\n".join(lines) + "\n"
+
+
+def core_events(config: Config, until: int, tmp: Path) -> Counter:
+    path = tmp / "config.toml"
+    path.write_text(to_toml(config))
+    out = subprocess.run([str(REPLAY), str(path), str(until)], capture_output=True, text=True, check=True)
+    return events_of(parse_trace(out.stdout).events, until)
+
+
+def events_of(events, until: int) -> Counter:
+    """The comparable events: everything but the configuration, before until."""
+    return Counter((e.time, e.name, tuple(sorted(e.fields.items()))) for e in events
+                   if e.time < until and e.name not in ("server_create", "task_create"))
+
+
+def assert_same(config: Config, tmp: Path) -> None:
+    until = hyperperiod_ns(config) * 2
+    core = core_events(config, until, tmp)
+    sim = events_of(simulate(config, until), until)
+    assert core - sim == Counter() and sim - core == Counter(), (
+        f"only in the core: {sorted(core - sim)[:8]}\nonly in the simulator: {sorted(sim - core)[:8]}")
+
+
+@st.composite
+def tasks(draw, servers: tuple[int, ...] = ()) -> tuple[Task, ...]:
+    count = draw(st.integers(1, 4))
+    ids = draw(st.lists(st.integers(0, 255), min_size=count, max_size=count, unique=True))
+    out = []
+    for ident in ids:
+        period = draw(st.sampled_from(PERIODS_MS))
+        deadline = draw(st.integers(1, period))
+        out.append(Task(ident, period * MS, draw(st.integers(1, deadline)) * MS, deadline * MS,
+                        priority=draw(st.integers(0, 3)), offset=draw(st.integers(0, 3)) * MS,
+                        server=draw(st.sampled_from(servers)) if servers else None))
+    return tuple(out)
+
+
+@st.composite
+def configs(draw) -> Config:
+    plugin = draw(st.sampled_from(("fp", "edf", "hsf-fp")))
+    if plugin != "hsf-fp":
+        return Config(plugin, "us", (), draw(tasks()))
+    servers = []
+    for ident in range(draw(st.integers(1, 3))):
+        period = draw(st.sampled_from(PERIODS_MS[:11]))
+        servers.append(Server(ident, period * MS, draw(st.integers(1, period)) * MS, draw(st.integers(0, 2))))
+    return Config(plugin, "us", tuple(servers), draw(tasks(tuple(range(len(servers))))))
+
+
+def test_completion_at_the_deadline_meets_it(tmp_path):
+    config = Config("fp", "us", (), (Task(0, 37 * MS, 12 * MS, 37 * MS, priority=0),
+                                      Task(1, 31 * MS, 19 * MS, 31 * MS, priority=1)))
+    events = core_events(config, 2 * 31 * 37 * MS * 1000, tmp_path)
+    assert not [e for e in events if e[1] == "miss"]
+    assert_same(config, tmp_path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(configs())
+def test_core_and_simulator_agree(config):
+    with tempfile.TemporaryDirectory() as tmp:
+        assert_same(config, Path(tmp))
