@@ -52,6 +52,11 @@ int rt_config_load(const char *path, struct rt_config *cfg);
 int rt_config_parse(const char *name, const char *text,
 		    struct rt_config *cfg);
 
+/* Admission control: 1 if bootlab's analysis accepts cfg (the same
+ * verdict as `bootlab rt analyze`), else 0 with the first reason in why.
+ */
+int rt_config_admit(const struct rt_config *cfg, char *why, size_t len);
+
 /* One trace record as a line of the text format, without newline. */
 int rt_trace_format(char *buf, size_t len, const struct rtsched_record *r);
 void rt_trace_header(FILE *out, const char *plugin);

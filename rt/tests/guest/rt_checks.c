@@ -6,17 +6,31 @@
  *   noplugin  no plugin loaded: RUN gives ENODEV
  *   fp        the fp plugin is loaded
  *   hsf       the hsf-fp plugin is loaded, no servers yet
- *   unpriv    run without CAP_SYS_NICE: EPERM
+ *   unpriv    run without CAP_SYS_NICE (nor CAP_PERFMON, CAP_SYS_ADMIN):
+ *             EPERM, also for reading the trace
+ *   lifetime  the fp plugin is loaded: a registration ends with its
+ *             thread, is not inherited, and gives the thread back its class
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rt.h"
 #include "rtsched_uapi.h"
+
+/* Task ids are 0..255. */
+#define MAX_TASKS 256
 
 static int fd, failed;
 
@@ -32,6 +46,21 @@ static void expect(const char *name, unsigned long cmd, void *arg, int err)
 		       strerror(got));
 		failed = 1;
 	}
+}
+
+static void verdict(const char *name, int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %s", ok ? "PASS" : "FAIL", name);
+	if (!ok) {
+		printf(": ");
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		failed = 1;
+	}
+	printf("\n");
 }
 
 static struct rtsched_task_args task(int id, int server)
@@ -50,6 +79,10 @@ static void check_task_args(int server)
 	a = task(1, server);
 	a.period_us = 0;
 	expect("zero period", RTSCHED_IOC_RESERVE, &a, EINVAL);
+	a = task(1, server);
+	a.period_us = a.deadline_us = 99;
+	a.wcet_us = 10;
+	expect("period below 100 us", RTSCHED_IOC_RESERVE, &a, EINVAL);
 	a = task(1, server);
 	a.wcet_us = 20000;
 	a.deadline_us = 10000;
@@ -90,6 +123,124 @@ static struct rtsched_server_args server(int id, int budget)
 		.id = id, .prio = 1, .period_us = 10000, .budget_us = budget,
 	};
 	return s;
+}
+
+/* Tasks that a thread runs now (not only reserved), or -1. */
+static int running_tasks(void)
+{
+	struct rtsched_task_status ts[MAX_TASKS];
+	struct rtsched_status st = {
+		.tasks_ptr = (uintptr_t)ts, .max_tasks = MAX_TASKS,
+	};
+	int i, n = 0;
+
+	if (ioctl(fd, RTSCHED_IOC_STATUS, &st))
+		return -1;
+	for (i = 0; i < (int)st.nr_tasks; i++)
+		n += ts[i].pid != 0;
+	return n;
+}
+
+/* A 10 ms task with the library; 0 or the library's error. */
+static int start_task(void)
+{
+	int err = rt_init();
+
+	if (!err)
+		err = rt_set_period(10);
+	if (!err)
+		err = rt_set_wcet(1);
+	if (!err)
+		err = rt_run(0);
+	return err;
+}
+
+static void *run_and_vanish(void *unused)
+{
+	/* Leaves without rt_exit(): its file stays open in the process. */
+	if (start_task() || rt_wait_for_period())
+		printf("  thread: %s\n", rt_last_error());
+	return unused;
+}
+
+static void *run_and_fork(void *unused)
+{
+	int status = -1;
+	pid_t child;
+
+	if (start_task()) {
+		printf("  thread: %s\n", rt_last_error());
+		return unused;
+	}
+	child = fork();
+	if (!child)
+		_exit(sched_getscheduler(0) == SCHED_OTHER ? 0 : 1);
+	waitpid(child, &status, 0);
+	verdict("forked child not real-time", status == 0,
+		"child status %d", status);
+	rt_exit();
+	return unused;
+}
+
+static void *own_class_back(void *unused)
+{
+	struct sched_param none = { 0 };
+	int policy, nice;
+
+	if (sched_setscheduler(0, SCHED_BATCH, &none) ||
+	    setpriority(PRIO_PROCESS, 0, 7) || start_task() ||
+	    rt_wait_for_period() || rt_exit()) {
+		printf("  thread: %s\n", rt_last_error());
+		return unused;
+	}
+	policy = sched_getscheduler(0);
+	nice = getpriority(PRIO_PROCESS, 0);
+	verdict("own class back after exit", policy == SCHED_BATCH &&
+		nice == 7, "policy %d nice %d", policy, nice);
+	return unused;
+}
+
+/* RUN succeeds, then the kernel cannot write the id back. */
+static void *run_read_only_args(void *unused)
+{
+	struct rtsched_task_args *a;
+	int policy, rfd = open(RTSCHED_DEVICE, O_RDWR);
+
+	a = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rfd < 0 || a == MAP_FAILED) {
+		verdict("run with read-only arguments", 0, "setup");
+		return unused;
+	}
+	*a = task(RTSCHED_AUTO_ID, RTSCHED_NO_SERVER);
+	mprotect(a, 4096, PROT_READ);
+	verdict("run with read-only arguments",
+		ioctl(rfd, RTSCHED_IOC_RUN, a) && errno == EFAULT,
+		"expected EFAULT, got %s", strerror(errno));
+	policy = sched_getscheduler(0);
+	verdict("not registered after EFAULT", running_tasks() == 0 &&
+		policy == SCHED_OTHER, "%d tasks, policy %d",
+		running_tasks(), policy);
+	close(rfd);
+	return unused;
+}
+
+static void in_thread(void *(*fn)(void *))
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, fn, NULL) || pthread_join(t, NULL))
+		verdict("thread", 0, "cannot run one");
+}
+
+static void check_lifetime(void)
+{
+	in_thread(run_and_vanish);
+	verdict("exited thread unregistered", running_tasks() == 0,
+		"%d tasks still registered", running_tasks());
+	in_thread(run_and_fork);
+	in_thread(own_class_back);
+	in_thread(run_read_only_args);
 }
 
 int main(int argc, char **argv)
@@ -143,7 +294,14 @@ int main(int argc, char **argv)
 		expect("duplicate server id", RTSCHED_IOC_CREATE_SERVER, &s,
 		       EINVAL);
 		check_task_args(0);
+	} else if (!strcmp(mode, "lifetime")) {
+		check_lifetime();
 	} else if (!strcmp(mode, "unpriv")) {
+		char rec[sizeof(struct rtsched_record)];
+
+		verdict("unprivileged trace read", read(fd, rec, sizeof(rec)) < 0 &&
+			errno == EPERM, "expected EPERM, got %s",
+			strerror(errno));
 		s = server(0, 1000);
 		expect("unprivileged server", RTSCHED_IOC_CREATE_SERVER, &s,
 		       EPERM);
@@ -159,7 +317,8 @@ int main(int argc, char **argv)
 			printf("PASS library run: %s\n", rt_last_error());
 		}
 	} else {
-		fprintf(stderr, "usage: rt_checks noplugin|fp|hsf|unpriv\n");
+		fprintf(stderr,
+			"usage: rt_checks noplugin|fp|hsf|unpriv|lifetime\n");
 		return 2;
 	}
 	return failed;

@@ -35,9 +35,18 @@ run_config() {
 scenario_checks() {
 	begin checks
 	rc=0
+	# Priority 99 is the kernel's own (watchdogs, migration).
+	rmmod rtsched
+	if insmod "$RT/rtsched.ko" fifo_prio=99 2>/dev/null; then
+		echo "FAIL fifo_prio 99 refused"; rmmod rtsched; rc=1
+	else
+		echo "PASS fifo_prio 99 refused"
+	fi
+	insmod "$RT/rtsched.ko" || rc=1
 	rt_checks noplugin || rc=1
 	plugin fp
 	rt_checks fp || rc=1
+	rt_checks lifetime || rc=1
 	rt_dropcap rt_checks unpriv || rc=1
 	unplugin fp
 	plugin hsf_fp

@@ -1,6 +1,10 @@
-"""The C policy core (rt/core, driven by rt/tests/unit/core_replay on its host executor)
-against the Python simulator: the same random configurations must give the same events.
-The example from the review is one a job completing exactly at its deadline."""
+"""The C side against the Python side on the same random configurations:
+
+- the policy core (rt/core, driven by rt/tests/unit/core_replay on its host executor) must
+  give the simulator's events (the example from the review: a job completing exactly at
+  its deadline);
+- rtctl's admission control (rt/lib/rtadmit.c, `rtctl check`) must give the verdict of
+  `bootlab rt analyze`."""
 
 from __future__ import annotations
 
@@ -14,19 +18,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bootlab.rt.config import Config, Server, Task
+from bootlab.rt.schedulability import analyze
 from bootlab.rt.simulate import hyperperiod_ns, simulate
 from bootlab.rt.trace import parse_trace
 
 RT = Path(__file__).resolve().parents[2] / "rt"
 REPLAY = RT / "build" / "core_replay"
+RTCTL = RT / "build" / "rtctl"
 # Milliseconds dividing 120: short hyperperiods, and many instants where events coincide.
 PERIODS_MS = (2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 24, 30, 40, 60, 120)
 MS = 1000
 
 
 @pytest.fixture(scope="module", autouse=True)
-def replay_program():
-    subprocess.run(["make", "-s", "-C", str(RT), "build/core_replay"], check=True)
+def c_programs():
+    subprocess.run(["make", "-s", "-C", str(RT), "build/core_replay", "build/rtctl"], check=True)
 
 
 def to_toml(config: Config) -> str:
@@ -42,10 +48,15 @@ def to_toml(config: Config) -> str:
     return "\n".join(lines) + "\n"
 
 
-def core_events(config: Config, until: int, tmp: Path) -> Counter:
+def written(config: Config, tmp: Path) -> Path:
     path = tmp / "config.toml"
     path.write_text(to_toml(config))
-    out = subprocess.run([str(REPLAY), str(path), str(until)], capture_output=True, text=True, check=True)
+    return path
+
+
+def core_events(config: Config, until: int, tmp: Path) -> Counter:
+    out = subprocess.run([str(REPLAY), str(written(config, tmp)), str(until)], capture_output=True, text=True,
+                         check=True)
     return events_of(parse_trace(out.stdout).events, until)
 
 
@@ -102,3 +113,30 @@ def test_completion_at_the_deadline_meets_it(tmp_path):
 def test_core_and_simulator_agree(config):
     with tempfile.TemporaryDirectory() as tmp:
         assert_same(config, Path(tmp))
+
+
+def admitted(config: Config, tmp: Path) -> bool:
+    done = subprocess.run([str(RTCTL), "check", str(written(config, tmp))], capture_output=True, text=True)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode == 0
+
+
+@pytest.mark.parametrize("name", ["fp", "edf", "table3"])
+def test_admission_accepts_the_examples(name, tmp_path):
+    path = RT / "examples" / f"{name}.toml"
+    assert subprocess.run([str(RTCTL), "check", str(path)], capture_output=True).returncode == 0
+
+
+def test_admission_refuses_with_the_reason(tmp_path):
+    config = Config("fp", "us", (), (Task(0, 10 * MS, 6 * MS, 10 * MS, priority=0),
+                                      Task(1, 20 * MS, 6 * MS, 15 * MS, priority=1)))
+    done = subprocess.run([str(RTCTL), "check", str(written(config, tmp_path))], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "not schedulable: task 1: worst-case response 18000 us > deadline 15000 us" in done.stderr
+
+
+@settings(max_examples=400, deadline=None)
+@given(configs())
+def test_admission_is_the_analysis_verdict(config):
+    with tempfile.TemporaryDirectory() as tmp:
+        assert admitted(config, Path(tmp)) == analyze(config).schedulable
