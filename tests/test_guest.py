@@ -62,6 +62,7 @@ def rt_files(kernel: str = "generic") -> dict[str, Path]:
     files.update({f"/rt/{p.name}": p for p in sorted((RT / "examples").glob("*.toml"))})
     files["/rt/scenarios.sh"] = RT / "tests" / "guest" / "scenarios.sh"
     files["/rt/edf_guest.toml"] = RT / "tests" / "guest" / "edf_guest.toml"
+    files["/rt/overrun_guest.toml"] = RT / "tests" / "guest" / "overrun_guest.toml"
     return files
 
 

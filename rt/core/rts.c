@@ -17,6 +17,7 @@ void rts_init(struct rts_sched *s, const struct rts_policy *policy,
 	s->start_lead = start_lead;
 	s->epoch = RTS_NEVER;
 	s->active_server = RTS_NONE;
+	s->chosen = RTS_NONE;
 	s->emit = emit;
 	s->emit_ctx = emit_ctx;
 }
@@ -87,6 +88,9 @@ int rts_check_task_values(const struct rts_task_params *p, const char **why)
 		return fail(why, "priority out of range 0..99");
 	if (p->offset < 0)
 		return fail(why, "offset must be >= 0");
+	if (p->overrun != RTS_OVERRUN_THROTTLE &&
+	    p->overrun != RTS_OVERRUN_SIGNAL)
+		return fail(why, "overrun must be throttle or signal");
 	return 0;
 }
 
@@ -226,6 +230,8 @@ int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 	t->completed = 0;
 	t->checked = 0;
 	t->misses = 0;
+	t->spent = 0;
+	t->overran = 0;
 	s->nr_running++;
 	rts_emit(s, now, RTS_EV_TASK_CREATE, t->p.id, t->p.server, 0, 0);
 	return 0;
@@ -242,6 +248,8 @@ void rts_task_stop(struct rts_sched *s, int id, long long now)
 	/* The task leaves in the middle of its current job: close it in the trace. */
 	rts_emit(s, now, RTS_EV_EXIT, id, t->p.server, t->completed, 0);
 	t->running = 0;
+	if (s->chosen == id)
+		s->chosen = RTS_NONE;
 	t->used = t->reserved;
 	if (--s->nr_running)
 		return;
@@ -267,6 +275,60 @@ int rts_clear(struct rts_sched *s)
 	for (i = 0; i < RTS_MAX_SERVERS; i++)
 		s->server[i].used = 0;
 	return 0;
+}
+
+/* When the chosen task will have used its budget of this period. */
+static long long budget_end(const struct rts_sched *s)
+{
+	const struct rts_task *t;
+	long long end;
+
+	if (s->chosen == RTS_NONE)
+		return RTS_NEVER;
+	t = &s->task[s->chosen];
+	if (t->overran || !rts_pending(t))
+		return RTS_NEVER;
+	end = s->chosen_since + t->p.wcet + s->overrun_slack - t->spent;
+	return end > s->now ? end : s->now;
+}
+
+/* Charge the chosen task for the time up to t. */
+static void charge(struct rts_sched *s, long long t)
+{
+	if (s->chosen != RTS_NONE && t > s->chosen_since)
+		s->task[s->chosen].spent += t - s->chosen_since;
+	if (t > s->chosen_since)
+		s->chosen_since = t;
+}
+
+/* The chosen task has used its budget: throttle or flag it. */
+static void enforce(struct rts_sched *s, long long t)
+{
+	struct rts_task *c;
+
+	if (s->chosen == RTS_NONE)
+		return;
+	c = &s->task[s->chosen];
+	if (c->overran || !rts_pending(c) ||
+	    c->spent < c->p.wcet + s->overrun_slack)
+		return;
+	c->overran = 1;
+	rts_emit(s, t, RTS_EV_OVERRUN, s->chosen, c->p.server, c->completed,
+		 c->p.overrun);
+}
+
+/*
+ * The task to run now, by the policy among the tasks not throttled; it is
+ * charged for the CPU from now on.  Call after every change (advance,
+ * completion, new task or server).
+ */
+int rts_choose(struct rts_sched *s)
+{
+	int next = s->policy->pick(s);
+
+	charge(s, s->now);
+	s->chosen = next;
+	return next;
 }
 
 static long long task_next_event(const struct rts_task *t)
@@ -304,7 +366,8 @@ long long rts_next_event(const struct rts_sched *s)
 		if (t < next)
 			next = t;
 	}
-	return next;
+	t = budget_end(s);
+	return t < next ? t : next;
 }
 
 static void check_misses(struct rts_sched *s, struct rts_task *t, long long at)
@@ -330,6 +393,9 @@ static void release_jobs(struct rts_sched *s, struct rts_task *t, long long at)
 	long long r;
 
 	while ((r = rts_release_time(t, t->released)) <= at) {
+		/* A new period: the budget is whole again. */
+		t->spent = 0;
+		t->overran = 0;
 		t->released++;
 		rts_emit(s, r, RTS_EV_RELEASE, t->p.id, t->p.server,
 			 t->released - 1, r + t->p.deadline);
@@ -354,6 +420,7 @@ static int handle_instant(struct rts_sched *s, long long t, int done_id)
 		t = s->now;
 	if (s->policy->account)
 		s->policy->account(s, t);
+	charge(s, t);
 	s->now = t;
 	if (done_id != RTS_NONE) {
 		done = &s->task[done_id];
@@ -365,6 +432,7 @@ static int handle_instant(struct rts_sched *s, long long t, int done_id)
 			err = -RTS_EINVAL;
 		}
 	}
+	enforce(s, t);
 	for (i = 0; i < s->nr_ids; i++) {
 		if (!s->task[i].running)
 			continue;
@@ -394,6 +462,7 @@ void rts_advance(struct rts_sched *s, long long now)
 	} else if (now > s->now) {
 		if (s->policy->account)
 			s->policy->account(s, now);
+		charge(s, now);
 		s->now = now;
 	}
 }

@@ -46,6 +46,7 @@ enum rts_event_type {
 	RTS_EV_SWITCH,
 	RTS_EV_OVERFLOW,
 	RTS_EV_EXIT,
+	RTS_EV_OVERRUN,
 	RTS_EV_COUNT
 };
 
@@ -65,10 +66,17 @@ struct rts_server_params {
 	long long budget;
 };
 
+/* What happens to a task that is chosen longer than its wcet in a period. */
+enum rts_overrun {
+	RTS_OVERRUN_THROTTLE,	/* no more CPU until its next release */
+	RTS_OVERRUN_SIGNAL,	/* keeps running; the kernel sends SIGXCPU */
+};
+
 struct rts_task_params {
 	int id;
 	int server;		/* RTS_NONE outside hsf-fp */
 	int prio;
+	int overrun;		/* enum rts_overrun */
 	long long period;
 	long long wcet;
 	long long deadline;
@@ -92,6 +100,8 @@ struct rts_task {
 	unsigned long long completed;	/* jobs completed */
 	unsigned long long checked;	/* jobs whose deadline was checked */
 	unsigned long long misses;
+	long long spent;		/* time chosen since its last release */
+	int overran;			/* used its budget in this period */
 };
 
 struct rts_sched;
@@ -121,6 +131,9 @@ struct rts_sched {
 	int nr_running;
 	int nr_ids;		/* 1 + highest task id in use: scan bound */
 	int active_server;	/* hsf-fp */
+	int chosen;		/* the task on the CPU, by rts_choose() */
+	long long chosen_since;	/* charged to it up to here */
+	long long overrun_slack;	/* budget = wcet + this, per period */
 	rts_emit_fn emit;
 	void *emit_ctx;
 };
@@ -152,10 +165,18 @@ void rts_advance(struct rts_sched *s, long long now);
 int rts_complete(struct rts_sched *s, int id, long long now);
 long long rts_next_event(const struct rts_sched *s);
 int rts_free_id(const struct rts_sched *s);
+int rts_choose(struct rts_sched *s);
 
 static inline int rts_pending(const struct rts_task *t)
 {
 	return t->running && t->released > t->completed;
+}
+
+/* Pending and not throttled: a policy may pick it. */
+static inline int rts_eligible(const struct rts_task *t)
+{
+	return rts_pending(t) &&
+	       !(t->overran && t->p.overrun == RTS_OVERRUN_THROTTLE);
 }
 
 static inline long long rts_release_time(const struct rts_task *t,
@@ -182,7 +203,7 @@ static inline int rts_pick_fp(const struct rts_sched *s, int server)
 	for (i = 0; i < s->nr_ids; i++) {
 		const struct rts_task *t = &s->task[i];
 
-		if (!rts_pending(t))
+		if (!rts_eligible(t))
 			continue;
 		if (server != RTS_NONE && t->p.server != server)
 			continue;

@@ -28,6 +28,11 @@ struct rtsched_server_args {
  * reservation of id (made by RESERVE) and ignores the rest.
  */
 #define RTSCHED_USE_RESERVATION	0x1
+/* RUN, RESERVE: a task chosen longer than wcet (+ the module's
+ * overrun_slack_us) in one period gets SIGXCPU instead of being throttled
+ * until its next release.
+ */
+#define RTSCHED_OVERRUN_SIGNAL	0x2
 
 struct rtsched_task_args {
 	__s32 id;		/* RTSCHED_AUTO_ID: lowest free id (RUN) */

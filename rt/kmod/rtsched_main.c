@@ -54,6 +54,11 @@ module_param(start_lead_us, uint, 0444);
 MODULE_PARM_DESC(start_lead_us,
 		 "Common start = first rt_run() + this, so tasks can join it");
 
+static uint overrun_slack_us = 200;
+module_param(overrun_slack_us, uint, 0444);
+MODULE_PARM_DESC(overrun_slack_us,
+		 "Budget per period = wcet + this, for the framework's own overheads");
+
 static uint trace_records = 32768;
 module_param(trace_records, uint, 0444);
 MODULE_PARM_DESC(trace_records, "Recorder ring buffer size in events");
@@ -77,6 +82,7 @@ struct rt_task {
 	struct sched_attr saved_attr;	/* tsk's class before RUN */
 	struct callback_head gate;
 	bool gate_queued;		/* gate is on tsk's task_work list */
+	bool overrun_signal;		/* the gate sends SIGXCPU */
 	bool in_wait;			/* will check its turn before user code */
 	bool detached;			/* its plugin was unloaded */
 	u64 jobs_started;		/* recorder: job J has started iff > J */
@@ -109,6 +115,8 @@ static void rt_task_put(struct rt_task *rtt)
 {
 	kref_put(&rtt->ref, rt_task_free);
 }
+
+static bool rt_kick(struct rt_task *rtt);
 
 /* Policy core events go to the recorder with the configuration filled in. */
 static void rt_emit(void *ctx, const struct rts_event *ev)
@@ -143,6 +151,14 @@ static void rt_emit(void *ctx, const struct rts_event *ev)
 	case RTS_EV_REPLENISH:
 		rec.budget = ev->value;
 		rec.deadline = 0;
+		break;
+	case RTS_EV_OVERRUN:
+		rec.deadline = 0;
+		rtt = rcu_dereference_protected(rt.task[ev->task], 1);
+		if (rtt && ev->value == RTS_OVERRUN_SIGNAL) {
+			rtt->overrun_signal = true;
+			rt_kick(rtt);
+		}
 		break;
 	}
 	rt_trace_put(&rec);
@@ -188,10 +204,15 @@ static int rt_wait_turn(struct rt_task *rtt)
 static void rt_gate_fn(struct callback_head *head)
 {
 	struct rt_task *rtt = container_of(head, struct rt_task, gate);
+	bool overrun;
 
 	raw_spin_lock_irq(&rt.lock);
 	rtt->gate_queued = false;
+	overrun = rtt->overrun_signal;
+	rtt->overrun_signal = false;
 	raw_spin_unlock_irq(&rt.lock);
+	if (overrun)
+		send_sig(SIGXCPU, current, 1);
 	if (!(current->flags & PF_EXITING))
 		rt_wait_turn(rtt);
 	rt_task_put(rtt);
@@ -204,19 +225,29 @@ static void rt_gate_fn(struct callback_head *head)
 	module_put(THIS_MODULE);
 }
 
-/* Make a task that lost the CPU stop before it runs user code again. */
-static void rt_gate(struct rt_task *rtt)
+/*
+ * Make the task enter the kernel at once and run the gate; whether the
+ * gate is queued.  rt.lock held.
+ */
+static bool rt_kick(struct rt_task *rtt)
 {
-	if (rtt->in_wait || rtt->gate_queued)
-		return;
+	if (rtt->gate_queued)
+		return true;
 	/* Failing means exiting: it will never run user code again. */
 	if (task_work_add(rtt->tsk, &rtt->gate, TWA_SIGNAL))
-		return;
+		return false;
 	/* rt_gate_fn takes rt.lock first: these come before it can run. */
 	kref_get(&rtt->ref);
 	__module_get(THIS_MODULE);
 	rtt->gate_queued = true;
-	rtt->in_wait = true;
+	return true;
+}
+
+/* Make a task that lost the CPU stop before it runs user code again. */
+static void rt_gate(struct rt_task *rtt)
+{
+	if (!rtt->in_wait && rt_kick(rtt))
+		rtt->in_wait = true;
 }
 
 static struct rt_task *rt_task_at(int id)
@@ -264,7 +295,9 @@ static void rt_dispatch(void)
 	lockdep_assert_held(&rt.lock);
 	if (WARN_ON_ONCE(!rt.policy))
 		return;
-	next = rt.policy->pick(rt.sched);
+	/* The chosen task is charged for its budget from now. */
+	rts_advance(rt.sched, ktime_get_ns());
+	next = rts_choose(rt.sched);
 	if (next != prev) {
 		WRITE_ONCE(rt.chosen, next);
 		rtt = prev == RTS_NONE ? NULL : rt_task_at(prev);
@@ -382,6 +415,8 @@ static int rt_times(struct rts_task_params *p,
 	p->wcet = a->wcet_us * NSEC_PER_USEC;
 	p->deadline = a->deadline_us * NSEC_PER_USEC;
 	p->offset = a->offset_us * NSEC_PER_USEC;
+	p->overrun = a->flags & RTSCHED_OVERRUN_SIGNAL ? RTS_OVERRUN_SIGNAL :
+			RTS_OVERRUN_THROTTLE;
 	return 0;
 }
 
@@ -415,7 +450,7 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	if (err)
 		return err;
 	reserved = a.flags & RTSCHED_USE_RESERVATION;
-	if (a.flags & ~RTSCHED_USE_RESERVATION)
+	if (a.flags & ~(RTSCHED_USE_RESERVATION | RTSCHED_OVERRUN_SIGNAL))
 		return -EINVAL;
 	err = rt_times(&p, &a);
 	if (err)
@@ -562,7 +597,7 @@ static long rt_ioctl_reserve(void __user *uarg)
 	err = rt_privileged_args(&a, uarg, sizeof(a));
 	if (err)
 		return err;
-	if (a.flags)
+	if (a.flags & ~RTSCHED_OVERRUN_SIGNAL)
 		return -EINVAL;
 	err = rt_times(&p, &a);
 	if (err)
@@ -785,6 +820,8 @@ int rtsched_register_plugin(const struct rts_policy *policy)
 		raw_spin_lock_irq(&rt.lock);
 		rts_init(rt.sched, policy, (long long)start_lead_us * 1000,
 			 rt_emit, NULL);
+		rt.sched->overrun_slack = (long long)overrun_slack_us *
+					  NSEC_PER_USEC;
 		memset(rt.server_name, 0, sizeof(rt.server_name));
 		memset(rt.task_name, 0, sizeof(rt.task_name));
 		rt.chosen = RTS_NONE;

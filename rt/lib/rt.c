@@ -150,6 +150,19 @@ int rt_set_deadline(unsigned long deadline_ms)
 	return rt_set_deadline_us(deadline_ms * 1000ULL);
 }
 
+int rt_set_overrun_signal(int on)
+{
+	int err = need_init();
+
+	if (err)
+		return err;
+	if (on)
+		self.flags |= RTSCHED_OVERRUN_SIGNAL;
+	else
+		self.flags &= ~RTSCHED_OVERRUN_SIGNAL;
+	return 0;
+}
+
 int rt_set_priority(int prio)
 {
 	int err = need_init();
@@ -222,6 +235,8 @@ void rt_task_params(struct rts_task_params *p,
 	p->wcet = us_to_ns(a->wcet_us);
 	p->deadline = us_to_ns(a->deadline_us);
 	p->offset = us_to_ns(a->offset_us);
+	p->overrun = a->flags & RTSCHED_OVERRUN_SIGNAL ? RTS_OVERRUN_SIGNAL :
+			RTS_OVERRUN_THROTTLE;
 }
 
 void rt_server_params(struct rts_server_params *p,
@@ -254,9 +269,9 @@ int rt_run_us(unsigned long long start_us)
 	if (err)
 		return err;
 	self.offset_us = start_us;
-	self.flags = 0;
+	self.flags &= RTSCHED_OVERRUN_SIGNAL;
 	if (self_attached) {
-		self.flags = RTSCHED_USE_RESERVATION;
+		self.flags |= RTSCHED_USE_RESERVATION;
 	} else {
 		if (!self_deadline_set)
 			self.deadline_us = self.period_us;

@@ -23,7 +23,7 @@ enum section { TOP, SERVER, TASK };
 
 enum key {
 	K_PLUGIN, K_UNIT, K_ID, K_NAME, K_SERVER, K_PERIOD, K_BUDGET,
-	K_WCET, K_DEADLINE, K_PRIORITY, K_OFFSET, K_JOBS,
+	K_WCET, K_DEADLINE, K_PRIORITY, K_OFFSET, K_JOBS, K_OVERRUN,
 };
 
 struct key_spec {
@@ -51,6 +51,7 @@ static const struct key_spec keys[] = {
 	{ "priority", TASK, K_PRIORITY, 0, 0 },
 	{ "offset", TASK, K_OFFSET, 0, 0 },
 	{ "jobs", TASK, K_JOBS, 0, 0 },
+	{ "overrun", TASK, K_OVERRUN, 1, 0 },
 };
 
 #define NR_KEYS (int)(sizeof(keys) / sizeof(keys[0]))
@@ -133,6 +134,15 @@ static int set_string(struct parser *p, enum key key, const char *s)
 					"unit \"%s\": expected \"us\" or \"ms\"",
 					s);
 		p->unit_ms = !strcmp(s, "ms");
+		return 0;
+	case K_OVERRUN:
+		if (strcmp(s, "throttle") && strcmp(s, "signal"))
+			return error_at(p->where,
+					"overrun \"%s\": expected \"throttle\" or \"signal\"",
+					s);
+		if (!strcmp(s, "signal"))
+			p->cfg->task[p->cfg->nr_tasks - 1].args.flags |=
+				RTSCHED_OVERRUN_SIGNAL;
 		return 0;
 	default:
 		name = p->section == SERVER ?

@@ -9,13 +9,15 @@
  *   unpriv    run without CAP_SYS_NICE (nor CAP_PERFMON, CAP_SYS_ADMIN):
  *             EPERM, also for reading the trace
  *   lifetime  the fp plugin is loaded: a registration ends with its
- *             thread, is not inherited, and gives the thread back its class
+ *             thread, is not inherited, and gives the thread back its class;
+ *             an overrun is signalled when the task asks for it
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt.h"
@@ -142,10 +145,12 @@ static int running_tasks(void)
 }
 
 /* A 10 ms task with the library; 0 or the library's error. */
-static int start_task(void)
+static int start_task(int overrun_signal)
 {
 	int err = rt_init();
 
+	if (!err)
+		err = rt_set_overrun_signal(overrun_signal);
 	if (!err)
 		err = rt_set_period(10);
 	if (!err)
@@ -158,7 +163,7 @@ static int start_task(void)
 static void *run_and_vanish(void *unused)
 {
 	/* Leaves without rt_exit(): its file stays open in the process. */
-	if (start_task() || rt_wait_for_period())
+	if (start_task(0) || rt_wait_for_period())
 		printf("  thread: %s\n", rt_last_error());
 	return unused;
 }
@@ -168,7 +173,7 @@ static void *run_and_fork(void *unused)
 	int status = -1;
 	pid_t child;
 
-	if (start_task()) {
+	if (start_task(0)) {
 		printf("  thread: %s\n", rt_last_error());
 		return unused;
 	}
@@ -188,7 +193,7 @@ static void *own_class_back(void *unused)
 	int policy, nice;
 
 	if (sched_setscheduler(0, SCHED_BATCH, &none) ||
-	    setpriority(PRIO_PROCESS, 0, 7) || start_task() ||
+	    setpriority(PRIO_PROCESS, 0, 7) || start_task(0) ||
 	    rt_wait_for_period() || rt_exit()) {
 		printf("  thread: %s\n", rt_last_error());
 		return unused;
@@ -225,6 +230,32 @@ static void *run_read_only_args(void *unused)
 	return unused;
 }
 
+static volatile sig_atomic_t got_xcpu;
+
+static void on_xcpu(int sig)
+{
+	got_xcpu = sig == SIGXCPU;
+}
+
+/* A job that never ends, in a task that asked for SIGXCPU on overrun. */
+static void *overrun_signalled(void *unused)
+{
+	struct timespec start, now;
+
+	signal(SIGXCPU, on_xcpu);
+	if (start_task(1)) {
+		printf("  thread: %s\n", rt_last_error());
+		return unused;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	while (!got_xcpu && now.tv_sec - start.tv_sec < 2);
+	rt_exit();
+	verdict("overrun signalled", got_xcpu, "no SIGXCPU in 2 s");
+	return unused;
+}
+
 static void in_thread(void *(*fn)(void *))
 {
 	pthread_t t;
@@ -241,6 +272,7 @@ static void check_lifetime(void)
 	in_thread(run_and_fork);
 	in_thread(own_class_back);
 	in_thread(run_read_only_args);
+	in_thread(overrun_signalled);
 }
 
 int main(int argc, char **argv)

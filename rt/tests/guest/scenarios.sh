@@ -136,6 +136,11 @@ run_config overload --duration 1500 --spin 4 "$RT/table3.toml"
 rtctl clear
 unplugin hsf_fp
 
+plugin fp
+run_config overrun --duration 1500 --spin 1 "$RT/overrun_guest.toml"
+rtctl clear
+unplugin fp
+
 scenario_killed_task
 scenario_rmmod_with_tasks
 rmmod rtsched

@@ -52,7 +52,7 @@ static inline void job_switch(struct rts_sched *s, struct cpu *c, int run)
 static inline void execute(struct rts_sched *s, struct cpu *c, long long until)
 {
 	while (s->now < until) {
-		int run = s->policy->pick(s);
+		int run = rts_choose(s);
 		long long step = min_time(rts_next_event(s), until) - s->now;
 		struct rts_task *t;
 

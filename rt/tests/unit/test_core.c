@@ -130,15 +130,23 @@ static void test_validation(void)
 	CHECK(rts_check_task(&s, &p, &why) == -RTS_EINVAL);
 }
 
+/* A fresh fp schedule running tasks a and b. */
+static void fp_pair(struct rts_sched *s, struct trace *tr, struct cpu *c,
+		    struct rts_task_params a, struct rts_task_params b)
+{
+	start_fresh(s, &rts_policy_fp, tr, c);
+	run_task(s, a);
+	run_task(s, b);
+}
+
 static void test_fp_preemption(void)
 {
 	static struct rts_sched s;
 	static struct trace tr;
 	static struct cpu c;
 
-	start_fresh(&s, &rts_policy_fp, &tr, &c);
-	run_task(&s, task(0, RTS_NONE, 1, 10 * MS, 4 * MS));
-	run_task(&s, task(1, RTS_NONE, 0, 5 * MS, 2 * MS));
+	fp_pair(&s, &tr, &c, task(0, RTS_NONE, 1, 10 * MS, 4 * MS),
+		task(1, RTS_NONE, 0, 5 * MS, 2 * MS));
 	execute(&s, &c, 100 * MS - 1);
 	CHECK(count(&tr, RTS_EV_RELEASE, 0, RTS_NONE) == 10);
 	CHECK(count(&tr, RTS_EV_RELEASE, 1, RTS_NONE) == 20);
@@ -232,18 +240,12 @@ static void table3(struct rts_sched *s, struct trace *tr, int spin_server2,
  */
 static void test_complete_at_deadline(void)
 {
-	const struct rts_task_params set[] = {
-		task(0, RTS_NONE, 0, 37 * MS, 12 * MS),
-		task(1, RTS_NONE, 1, 31 * MS, 19 * MS),
-	};
 	static struct rts_sched s;
 	static struct trace tr;
 	static struct cpu c;
-	unsigned int i;
 
-	start_fresh(&s, &rts_policy_fp, &tr, &c);
-	for (i = 0; i < sizeof(set) / sizeof(set[0]); i++)
-		run_task(&s, set[i]);
+	fp_pair(&s, &tr, &c, task(0, RTS_NONE, 0, 37 * MS, 12 * MS),
+		task(1, RTS_NONE, 1, 31 * MS, 19 * MS));
 	execute(&s, &c, 62 * MS);
 	CHECK(count(&tr, RTS_EV_MISS, RTS_NONE, RTS_NONE) == 0);
 	CHECK(count(&tr, RTS_EV_COMPLETE, 1, RTS_NONE) == 2);
@@ -312,6 +314,8 @@ static void test_hsf_isolation(void)
 	static struct cpu c;
 
 	table3(&s, &tr, 1, &c);
+	/* Signalled, not throttled: only the server holds the spinner. */
+	s.task[4].p.overrun = RTS_OVERRUN_SIGNAL;
 	execute(&s, &c, 840 * MS);
 	CHECK(count(&tr, RTS_EV_MISS, 1, RTS_NONE) == 0);
 	CHECK(count(&tr, RTS_EV_MISS, 2, RTS_NONE) == 0);
@@ -319,6 +323,44 @@ static void test_hsf_isolation(void)
 	CHECK(count(&tr, RTS_EV_MISS, 4, RTS_NONE) > 0);
 	/* The spinner gets exactly its server's budget: 30 periods * 8 ms. */
 	CHECK(c.ran_server[2] == 240 * MS);
+	/* One overrun per period of the spinner (15 in 840 ms). */
+	CHECK(count(&tr, RTS_EV_OVERRUN, 4, RTS_NONE) == 15);
+}
+
+/*
+ * A task spinning forever is throttled after its wcet in each period, so
+ * the lower-priority task meets every deadline: fp on the whole CPU.
+ */
+static void test_throttle_fp(void)
+{
+	static struct rts_sched s;
+	static struct trace tr;
+	static struct cpu c;
+
+	fp_pair(&s, &tr, &c, task(0, RTS_NONE, 0, 10 * MS, 2 * MS),
+		task(1, RTS_NONE, 1, 10 * MS, 5 * MS));
+	c.spin[0] = 1;
+	execute(&s, &c, 100 * MS);
+	CHECK(count(&tr, RTS_EV_MISS, 1, RTS_NONE) == 0);
+	CHECK(count(&tr, RTS_EV_COMPLETE, 1, RTS_NONE) == 10);
+	CHECK(count(&tr, RTS_EV_OVERRUN, 0, RTS_NONE) == 10);
+	CHECK(c.ran_task[0] == 20 * MS);
+}
+
+/* The same inside one server: Server0's spinner leaves its sibling on time. */
+static void test_throttle_in_server(void)
+{
+	static struct rts_sched s;
+	static struct trace tr;
+	static struct cpu c;
+
+	table3(&s, &tr, 0, &c);
+	c.spin[1] = 1;
+	execute(&s, &c, 840 * MS);
+	CHECK(count(&tr, RTS_EV_MISS, 2, RTS_NONE) == 0);
+	CHECK(count(&tr, RTS_EV_MISS, 3, RTS_NONE) == 0);
+	CHECK(count(&tr, RTS_EV_MISS, 4, RTS_NONE) == 0);
+	CHECK(c.ran_task[1] == 35 * 2 * MS);
 }
 
 static void test_common_start(void)
@@ -371,6 +413,8 @@ int main(void)
 	RUN(test_min_period);
 	RUN(test_hsf_table3);
 	RUN(test_hsf_isolation);
+	RUN(test_throttle_fp);
+	RUN(test_throttle_in_server);
 	RUN(test_common_start);
 	RUN(test_reservation);
 	return unit_summary();

@@ -47,6 +47,7 @@ class Task:
     jobs: int = 0
     server: int | None = None
     name: str = ""
+    overrun: str = "throttle"
 
     @property
     def label(self) -> str:
@@ -106,7 +107,9 @@ def parse_config(text: str, source: str = "<config>", syntax: str = "toml") -> C
 
 
 _SERVER_KEYS = {"id", "name", "period", "budget", "priority"}
-_TASK_KEYS = {"id", "name", "server", "period", "wcet", "deadline", "priority", "offset", "jobs"}
+_TASK_KEYS = {"id", "name", "server", "period", "wcet", "deadline", "priority", "offset", "jobs", "overrun"}
+# What the kernel does to a task chosen longer than its wcet in a period.
+OVERRUN_MODES = ("throttle", "signal")
 
 
 class _Checker:
@@ -197,6 +200,7 @@ class _Checker:
             jobs=self.integer(path, entry, "jobs", 0, None, default=0),
             server=server,
             name=self.name(path, entry),
+            overrun=self.overrun(path, entry),
         )
         if task.period > 0 and task.deadline > 0:
             if task.deadline > task.period:
@@ -249,6 +253,13 @@ class _Checker:
         if not isinstance(value, str):
             self.problem(path + ("name",), f"must be a string, got {value!r}")
             return ""
+        return value
+
+    def overrun(self, path: tuple, entry: dict) -> str:
+        value = entry.get("overrun", "throttle")
+        if value not in OVERRUN_MODES:
+            self.problem(path + ("overrun",), f"must be \"throttle\" or \"signal\", got {value!r}")
+            return "throttle"
         return value
 
     def unique_ids(self, table: str, ids: list[int]) -> None:
