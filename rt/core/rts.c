@@ -232,6 +232,7 @@ int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 	t->misses = 0;
 	t->spent = 0;
 	t->overran = 0;
+	t->next_sporadic = RTS_NEVER;
 	s->nr_running++;
 	rts_emit(s, now, RTS_EV_TASK_CREATE, t->p.id, t->p.server, 0, 0);
 	return 0;
@@ -335,7 +336,8 @@ static long long task_next_event(const struct rts_task *t)
 {
 	unsigned long long m = t->checked > t->completed ?
 			       t->checked : t->completed;
-	long long next = rts_release_time(t, t->released);
+	long long next = t->p.sporadic ? t->next_sporadic :
+			 rts_release_time(t, t->released);
 	long long dl;
 
 	if (m < t->released) {
@@ -392,6 +394,19 @@ static void release_jobs(struct rts_sched *s, struct rts_task *t, long long at)
 {
 	long long r;
 
+	if (t->p.sporadic) {
+		r = t->next_sporadic;
+		if (r > at)
+			return;
+		t->sporadic_release[t->released % RTS_SPORADIC_BACKLOG] = r;
+		t->next_sporadic = RTS_NEVER;
+		t->spent = 0;
+		t->overran = 0;
+		t->released++;
+		rts_emit(s, r, RTS_EV_RELEASE, t->p.id, t->p.server,
+			 t->released - 1, r + t->p.deadline);
+		return;
+	}
 	while ((r = rts_release_time(t, t->released)) <= at) {
 		/* A new period: the budget is whole again. */
 		t->spent = 0;
@@ -478,6 +493,38 @@ int rts_complete(struct rts_sched *s, int id, long long now)
 	if (s->epoch == RTS_NEVER)
 		return -RTS_EINVAL;
 	return handle_instant(s, now, id);
+}
+
+/*
+ * The application releases a job of sporadic task id at now.  It comes at
+ * the earliest period (the minimum inter-arrival time) after the previous
+ * release, and not before the common start.  0, -RTS_EINVAL (not a running
+ * sporadic task) or -RTS_EBUSY (a release is already waiting, or too many
+ * jobs are pending).
+ */
+int rts_release(struct rts_sched *s, int id, long long now, const char **why)
+{
+	struct rts_task *t;
+	long long at = now;
+
+	if (id < 0 || id >= RTS_MAX_TASKS || !s->task[id].running ||
+	    !s->task[id].p.sporadic)
+		return fail(why, "not a running sporadic task");
+	t = &s->task[id];
+	rts_advance(s, now);
+	if (t->next_sporadic != RTS_NEVER ||
+	    t->released - t->completed >= RTS_SPORADIC_BACKLOG - 1) {
+		if (why)
+			*why = "a release is already waiting";
+		return -RTS_EBUSY;
+	}
+	if (at < s->epoch)
+		at = s->epoch;
+	if (t->released && at < rts_release_time(t, t->released - 1) +
+				t->p.period)
+		at = rts_release_time(t, t->released - 1) + t->p.period;
+	t->next_sporadic = at;
+	return 0;
 }
 
 /* Lowest id neither reserved nor running, or RTS_NONE. */

@@ -22,6 +22,8 @@
  * would spend the real-time CPU on timer interrupts and switches.
  */
 #define RTS_MIN_PERIOD	100000LL
+/* Sporadic jobs released but not complete, at most (their release times). */
+#define RTS_SPORADIC_BACKLOG	16
 
 /* Error codes, equal to the Linux errno values so they pass through. */
 #define RTS_ENOENT	2
@@ -77,6 +79,7 @@ struct rts_task_params {
 	int server;		/* RTS_NONE outside hsf-fp */
 	int prio;
 	int overrun;		/* enum rts_overrun */
+	int sporadic;		/* released by rts_release(), period apart at least */
 	long long period;
 	long long wcet;
 	long long deadline;
@@ -102,6 +105,9 @@ struct rts_task {
 	unsigned long long misses;
 	long long spent;		/* time chosen since its last release */
 	int overran;			/* used its budget in this period */
+	/* Sporadic: the requested next release, RTS_NEVER when none. */
+	long long next_sporadic;
+	long long sporadic_release[RTS_SPORADIC_BACKLOG];	/* by job */
 };
 
 struct rts_sched;
@@ -162,6 +168,7 @@ void rts_task_stop(struct rts_sched *s, int id, long long now);
 int rts_clear(struct rts_sched *s);
 
 void rts_advance(struct rts_sched *s, long long now);
+int rts_release(struct rts_sched *s, int id, long long now, const char **why);
 int rts_complete(struct rts_sched *s, int id, long long now);
 long long rts_next_event(const struct rts_sched *s);
 int rts_free_id(const struct rts_sched *s);
@@ -179,9 +186,12 @@ static inline int rts_eligible(const struct rts_task *t)
 	       !(t->overran && t->p.overrun == RTS_OVERRUN_THROTTLE);
 }
 
+/* Release time of a job released (or, periodic, still to come). */
 static inline long long rts_release_time(const struct rts_task *t,
 					unsigned long long job)
 {
+	if (t->p.sporadic)
+		return t->sporadic_release[job % RTS_SPORADIC_BACKLOG];
 	return t->first_release + (long long)job * t->p.period;
 }
 

@@ -65,6 +65,8 @@ MODULE_PARM_DESC(trace_records, "Recorder ring buffer size in events");
 
 /* Longest wait slice: keeps the hung-task detector quiet in long waits. */
 #define RT_WAIT_SLICE	(10 * HZ)
+/* Flags that describe a task (RUN and RESERVE). */
+#define RTSCHED_TASK_FLAGS	(RTSCHED_OVERRUN_SIGNAL | RTSCHED_SPORADIC)
 /* Larger times would overflow nanoseconds in the policy core. */
 #define RT_MAX_US	(1000ULL * USEC_PER_SEC)
 
@@ -417,6 +419,7 @@ static int rt_times(struct rts_task_params *p,
 	p->offset = a->offset_us * NSEC_PER_USEC;
 	p->overrun = a->flags & RTSCHED_OVERRUN_SIGNAL ? RTS_OVERRUN_SIGNAL :
 			RTS_OVERRUN_THROTTLE;
+	p->sporadic = !!(a->flags & RTSCHED_SPORADIC);
 	return 0;
 }
 
@@ -450,7 +453,7 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	if (err)
 		return err;
 	reserved = a.flags & RTSCHED_USE_RESERVATION;
-	if (a.flags & ~(RTSCHED_USE_RESERVATION | RTSCHED_OVERRUN_SIGNAL))
+	if (a.flags & ~(RTSCHED_USE_RESERVATION | RTSCHED_TASK_FLAGS))
 		return -EINVAL;
 	err = rt_times(&p, &a);
 	if (err)
@@ -597,7 +600,7 @@ static long rt_ioctl_reserve(void __user *uarg)
 	err = rt_privileged_args(&a, uarg, sizeof(a));
 	if (err)
 		return err;
-	if (a.flags & ~RTSCHED_OVERRUN_SIGNAL)
+	if (a.flags & ~RTSCHED_TASK_FLAGS)
 		return -EINVAL;
 	err = rt_times(&p, &a);
 	if (err)
@@ -612,6 +615,26 @@ static long rt_ioctl_reserve(void __user *uarg)
 		raw_spin_unlock_irq(&rt.lock);
 	}
 	mutex_unlock(&rt.mutex);
+	return err;
+}
+
+/* A job of a sporadic task, released by the application. */
+static long rt_ioctl_release(void __user *uarg)
+{
+	s32 id;
+	long err;
+
+	err = rt_privileged_args(&id, uarg, sizeof(id));
+	if (err)
+		return err;
+	raw_spin_lock_irq(&rt.lock);
+	err = -ENODEV;
+	if (rt.policy) {
+		err = rts_release(rt.sched, id, ktime_get_ns(), NULL);
+		if (!err)
+			rt_dispatch();
+	}
+	raw_spin_unlock_irq(&rt.lock);
 	return err;
 }
 
@@ -743,6 +766,8 @@ static long rt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rt_ioctl_status(uarg);
 	case RTSCHED_IOC_CLEAR:
 		return rt_ioctl_clear();
+	case RTSCHED_IOC_RELEASE:
+		return rt_ioctl_release(uarg);
 	}
 	return -ENOTTY;
 }

@@ -150,17 +150,36 @@ int rt_set_deadline(unsigned long deadline_ms)
 	return rt_set_deadline_us(deadline_ms * 1000ULL);
 }
 
-int rt_set_overrun_signal(int on)
+static int set_flag(unsigned int flag, int on)
 {
 	int err = need_init();
 
 	if (err)
 		return err;
 	if (on)
-		self.flags |= RTSCHED_OVERRUN_SIGNAL;
+		self.flags |= flag;
 	else
-		self.flags &= ~RTSCHED_OVERRUN_SIGNAL;
+		self.flags &= ~flag;
 	return 0;
+}
+
+int rt_set_overrun_signal(int on)
+{
+	return set_flag(RTSCHED_OVERRUN_SIGNAL, on);
+}
+
+int rt_set_sporadic(int on)
+{
+	return set_flag(RTSCHED_SPORADIC, on);
+}
+
+int rt_release(int task_id)
+{
+	__s32 id = task_id;
+	int err = need_init();
+
+	return err ? err : rt_ioctl(self_fd, RTSCHED_IOC_RELEASE, &id,
+				    "rt_release");
 }
 
 int rt_set_priority(int prio)
@@ -237,6 +256,7 @@ void rt_task_params(struct rts_task_params *p,
 	p->offset = us_to_ns(a->offset_us);
 	p->overrun = a->flags & RTSCHED_OVERRUN_SIGNAL ? RTS_OVERRUN_SIGNAL :
 			RTS_OVERRUN_THROTTLE;
+	p->sporadic = !!(a->flags & RTSCHED_SPORADIC);
 }
 
 void rt_server_params(struct rts_server_params *p,
@@ -269,7 +289,7 @@ int rt_run_us(unsigned long long start_us)
 	if (err)
 		return err;
 	self.offset_us = start_us;
-	self.flags &= RTSCHED_OVERRUN_SIGNAL;
+	self.flags &= RTSCHED_OVERRUN_SIGNAL | RTSCHED_SPORADIC;
 	if (self_attached) {
 		self.flags |= RTSCHED_USE_RESERVATION;
 	} else {

@@ -24,6 +24,7 @@ enum section { TOP, SERVER, TASK };
 enum key {
 	K_PLUGIN, K_UNIT, K_ID, K_NAME, K_SERVER, K_PERIOD, K_BUDGET,
 	K_WCET, K_DEADLINE, K_PRIORITY, K_OFFSET, K_JOBS, K_OVERRUN,
+	K_RELEASE,
 };
 
 struct key_spec {
@@ -52,6 +53,7 @@ static const struct key_spec keys[] = {
 	{ "offset", TASK, K_OFFSET, 0, 0 },
 	{ "jobs", TASK, K_JOBS, 0, 0 },
 	{ "overrun", TASK, K_OVERRUN, 1, 0 },
+	{ "release", TASK, K_RELEASE, 1, 0 },
 };
 
 #define NR_KEYS (int)(sizeof(keys) / sizeof(keys[0]))
@@ -116,6 +118,18 @@ static int set_number(struct parser *p, enum key key, long long v)
 	return 0;
 }
 
+/* A two-valued string key of a task: the second value sets flag. */
+static int task_flag(struct parser *p, const char *key, const char *s,
+		     const char *off, const char *on, unsigned int flag)
+{
+	if (strcmp(s, off) && strcmp(s, on))
+		return error_at(p->where, "%s \"%s\": expected \"%s\" or \"%s\"",
+				key, s, off, on);
+	if (!strcmp(s, on))
+		p->cfg->task[p->cfg->nr_tasks - 1].args.flags |= flag;
+	return 0;
+}
+
 static int set_string(struct parser *p, enum key key, const char *s)
 {
 	char *name;
@@ -136,14 +150,11 @@ static int set_string(struct parser *p, enum key key, const char *s)
 		p->unit_ms = !strcmp(s, "ms");
 		return 0;
 	case K_OVERRUN:
-		if (strcmp(s, "throttle") && strcmp(s, "signal"))
-			return error_at(p->where,
-					"overrun \"%s\": expected \"throttle\" or \"signal\"",
-					s);
-		if (!strcmp(s, "signal"))
-			p->cfg->task[p->cfg->nr_tasks - 1].args.flags |=
-				RTSCHED_OVERRUN_SIGNAL;
-		return 0;
+		return task_flag(p, "overrun", s, "throttle", "signal",
+				 RTSCHED_OVERRUN_SIGNAL);
+	case K_RELEASE:
+		return task_flag(p, "release", s, "periodic", "sporadic",
+				 RTSCHED_SPORADIC);
 	default:
 		name = p->section == SERVER ?
 		       p->cfg->server[p->cfg->nr_servers - 1].args.name :

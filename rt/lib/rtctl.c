@@ -155,6 +155,13 @@ static int cmd_run(const char *path, int force, long duration_ms,
 		return report("run");
 	if (cmd_load(path, force))
 		return 1;
+	for (i = 0; i < cfg.nr_tasks; i++) {
+		if (cfg.task[i].args.flags & RTSCHED_SPORADIC) {
+			fprintf(stderr, "rtctl run: %s: task %d is sporadic: its application releases it (rt_release); rtctl load reserves it\n",
+				cfg.task[i].where, cfg.task[i].args.id);
+			return 1;
+		}
+	}
 	fflush(stdout);
 	for (i = 0; i < cfg.nr_tasks; i++) {
 		pid[i] = fork();

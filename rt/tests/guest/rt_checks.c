@@ -10,7 +10,8 @@
  *             EPERM, also for reading the trace
  *   lifetime  the fp plugin is loaded: a registration ends with its
  *             thread, is not inherited, and gives the thread back its class;
- *             an overrun is signalled when the task asks for it
+ *             an overrun is signalled when the task asks for it; a
+ *             sporadic task runs when released, a period apart at least
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -116,6 +117,8 @@ static void check_task_args(int server)
 	expect("wait without run", RTSCHED_IOC_WAIT, NULL, EINVAL);
 	expect("exit without run", RTSCHED_IOC_EXIT, NULL, EINVAL);
 	expect("bad pointer", RTSCHED_IOC_RUN, (void *)16, EFAULT);
+	expect("release a task not running", RTSCHED_IOC_RELEASE, &a.id,
+	       EINVAL);
 	expect("unknown ioctl", _IO(RTSCHED_IOC_MAGIC, 99), NULL, ENOTTY);
 	expect("clear", RTSCHED_IOC_CLEAR, NULL, 0);
 }
@@ -144,13 +147,20 @@ static int running_tasks(void)
 	return n;
 }
 
-/* A 10 ms task with the library; 0 or the library's error. */
-static int start_task(int overrun_signal)
+/*
+ * A 10 ms task with the library, sporadic with id sporadic_id unless that
+ * is RTSCHED_AUTO_ID; 0 or the library's error.
+ */
+static int start_task(int overrun_signal, int sporadic_id)
 {
 	int err = rt_init();
 
 	if (!err)
 		err = rt_set_overrun_signal(overrun_signal);
+	if (!err && sporadic_id != RTSCHED_AUTO_ID)
+		err = rt_set_sporadic(1);
+	if (!err && sporadic_id != RTSCHED_AUTO_ID)
+		err = rt_set_id(sporadic_id);
 	if (!err)
 		err = rt_set_period(10);
 	if (!err)
@@ -163,7 +173,7 @@ static int start_task(int overrun_signal)
 static void *run_and_vanish(void *unused)
 {
 	/* Leaves without rt_exit(): its file stays open in the process. */
-	if (start_task(0) || rt_wait_for_period())
+	if (start_task(0, RTSCHED_AUTO_ID) || rt_wait_for_period())
 		printf("  thread: %s\n", rt_last_error());
 	return unused;
 }
@@ -173,7 +183,7 @@ static void *run_and_fork(void *unused)
 	int status = -1;
 	pid_t child;
 
-	if (start_task(0)) {
+	if (start_task(0, RTSCHED_AUTO_ID)) {
 		printf("  thread: %s\n", rt_last_error());
 		return unused;
 	}
@@ -193,7 +203,7 @@ static void *own_class_back(void *unused)
 	int policy, nice;
 
 	if (sched_setscheduler(0, SCHED_BATCH, &none) ||
-	    setpriority(PRIO_PROCESS, 0, 7) || start_task(0) ||
+	    setpriority(PRIO_PROCESS, 0, 7) || start_task(0, RTSCHED_AUTO_ID) ||
 	    rt_wait_for_period() || rt_exit()) {
 		printf("  thread: %s\n", rt_last_error());
 		return unused;
@@ -243,7 +253,7 @@ static void *overrun_signalled(void *unused)
 	struct timespec start, now;
 
 	signal(SIGXCPU, on_xcpu);
-	if (start_task(1)) {
+	if (start_task(1, RTSCHED_AUTO_ID)) {
 		printf("  thread: %s\n", rt_last_error());
 		return unused;
 	}
@@ -254,6 +264,65 @@ static void *overrun_signalled(void *unused)
 	rt_exit();
 	verdict("overrun signalled", got_xcpu, "no SIGXCPU in 2 s");
 	return unused;
+}
+
+#define SPORADIC_ID	200
+#define SPORADIC_JOBS	4
+static volatile int sporadic_done;
+static long long sporadic_start[SPORADIC_JOBS];	/* ns, when each job ran */
+
+static long long now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* A sporadic task with a 10 ms minimum inter-arrival time. */
+static void *sporadic_task(void *unused)
+{
+	int i, err = start_task(0, SPORADIC_ID);
+
+	for (i = 0; !err && i < SPORADIC_JOBS; i++) {
+		sporadic_start[i] = now_ns();
+		if (i + 1 < SPORADIC_JOBS)
+			err = rt_wait_for_period();
+	}
+	if (err)
+		printf("  sporadic thread: %s\n", rt_last_error());
+	rt_exit();
+	sporadic_done = 1;
+	return unused;
+}
+
+/* Released every 2 ms, far more often than it may run. */
+static void check_sporadic(void)
+{
+	struct timespec pause = { .tv_nsec = 2000000 };
+	long long gap, shortest = -1;
+	pthread_t t;
+	int i, busy = 0;
+
+	if (rt_init() || pthread_create(&t, NULL, sporadic_task, NULL)) {
+		verdict("sporadic task", 0, "cannot start");
+		return;
+	}
+	while (!sporadic_done) {
+		busy += rt_release(SPORADIC_ID) == -EBUSY;
+		nanosleep(&pause, NULL);
+	}
+	pthread_join(t, NULL);
+	for (i = 1; i < SPORADIC_JOBS; i++) {
+		gap = sporadic_start[i] - sporadic_start[i - 1];
+		if (shortest < 0 || gap < shortest)
+			shortest = gap;
+	}
+	/* 1 ms of tolerance for the guest's own latency. */
+	verdict("sporadic jobs a period apart", sporadic_start[0] &&
+		shortest >= 9000000, "shortest gap %lld us", shortest / 1000);
+	verdict("sporadic early releases refused", busy > 0,
+		"no EBUSY in %d releases", busy);
 }
 
 static void in_thread(void *(*fn)(void *))
@@ -273,6 +342,7 @@ static void check_lifetime(void)
 	in_thread(own_class_back);
 	in_thread(run_read_only_args);
 	in_thread(overrun_signalled);
+	check_sporadic();
 }
 
 int main(int argc, char **argv)
@@ -341,6 +411,8 @@ int main(int argc, char **argv)
 		expect("unprivileged reserve", RTSCHED_IOC_RESERVE, &a, EPERM);
 		expect("unprivileged run", RTSCHED_IOC_RUN, &a, EPERM);
 		expect("unprivileged clear", RTSCHED_IOC_CLEAR, NULL, EPERM);
+		expect("unprivileged release", RTSCHED_IOC_RELEASE, &a.id,
+		       EPERM);
 		if (rt_init() || rt_set_period(10) || rt_set_wcet(1) ||
 		    rt_run(0) != -EPERM) {
 			printf("FAIL library run: %s\n", rt_last_error());

@@ -71,6 +71,7 @@ static void test_units_and_syntax(void)
 		"deadline = 900\n"
 		"offset = 5\n"
 		"overrun = \"signal\"\n"
+		"release = \"sporadic\"\n"
 		"name = \"a \\\"q\\\"\"\n";
 
 	CHECK(rt_config_parse("t.toml", text, &cfg) == 0);
@@ -78,7 +79,8 @@ static void test_units_and_syntax(void)
 	CHECK(cfg.task[0].args.deadline_us == 900);
 	CHECK(cfg.task[0].args.offset_us == 5);
 	CHECK(strcmp(cfg.task[0].args.name, "a \"q\"") == 0);
-	CHECK(cfg.task[0].args.flags == RTSCHED_OVERRUN_SIGNAL);
+	CHECK(cfg.task[0].args.flags ==
+	      (RTSCHED_OVERRUN_SIGNAL | RTSCHED_SPORADIC));
 }
 
 /* Each bad input must fail with exactly this message. */
@@ -118,6 +120,8 @@ static void test_errors(void)
 		     "bad.toml:2: task period must be >= 100 us");
 	expect_error("plugin = \"hsf-fp\"\n[[server]]\nid = 0\nperiod = 1\nbudget = 1\npriority = 0\n",
 		     "bad.toml:2: server period must be >= 100 us");
+	expect_error("plugin = \"fp\"\n" TASK "release = \"daily\"\n",
+		     "bad.toml:6: release \"daily\": expected \"periodic\" or \"sporadic\"");
 	expect_error("plugin = \"fp\"\n" TASK "overrun = \"kill\"\n",
 		     "bad.toml:6: overrun \"kill\": expected \"throttle\" or \"signal\"");
 	expect_error("plugin = \"fp\"\n" TASK "deadline = 1\n",

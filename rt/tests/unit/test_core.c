@@ -363,6 +363,49 @@ static void test_throttle_in_server(void)
 	CHECK(c.ran_task[1] == 35 * 2 * MS);
 }
 
+/* Times of the events of one type and task, in order; how many. */
+static int times_of(const struct trace *tr, int type, int task,
+		    long long *at, int max)
+{
+	int i, n = 0;
+
+	for (i = 0; i < tr->n && n < max; i++)
+		if (tr->ev[i].type == type && tr->ev[i].task == task)
+			at[n++] = tr->ev[i].time;
+	return n;
+}
+
+/*
+ * A sporadic task (period = minimum inter-arrival time) is released by the
+ * application: at once, or one period after its previous release.
+ */
+static void test_sporadic(void)
+{
+	static struct rts_sched s;
+	static struct trace tr;
+	static struct cpu c;
+	struct rts_task_params p = task(0, RTS_NONE, 0, 10 * MS, 2 * MS);
+	long long at[4];
+	const char *why;
+
+	p.sporadic = 1;
+	fp_pair(&s, &tr, &c, p, task(1, RTS_NONE, 1, 40 * MS, 1 * MS));
+	execute(&s, &c, 5 * MS);
+	CHECK(count(&tr, RTS_EV_RELEASE, 0, RTS_NONE) == 0);
+	CHECK(rts_release(&s, 0, 5 * MS, &why) == 0);
+	execute(&s, &c, 8 * MS);
+	CHECK(rts_release(&s, 0, 8 * MS, &why) == 0);
+	CHECK(rts_release(&s, 0, 9 * MS, &why) == -RTS_EBUSY);
+	CHECK(strcmp(why, "a release is already waiting") == 0);
+	CHECK(rts_release(&s, 1, 9 * MS, &why) == -RTS_EINVAL);
+	execute(&s, &c, 40 * MS);
+	CHECK(times_of(&tr, RTS_EV_RELEASE, 0, at, 4) == 2);
+	CHECK(at[0] == 5 * MS && at[1] == 15 * MS);
+	CHECK(times_of(&tr, RTS_EV_COMPLETE, 0, at, 4) == 2);
+	CHECK(at[0] == 7 * MS && at[1] == 17 * MS);
+	CHECK(count(&tr, RTS_EV_MISS, RTS_NONE, RTS_NONE) == 0);
+}
+
 static void test_common_start(void)
 {
 	static struct rts_sched s;
@@ -415,6 +458,7 @@ int main(void)
 	RUN(test_hsf_isolation);
 	RUN(test_throttle_fp);
 	RUN(test_throttle_in_server);
+	RUN(test_sporadic);
 	RUN(test_common_start);
 	RUN(test_reservation);
 	return unit_summary();
