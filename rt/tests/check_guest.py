@@ -19,7 +19,8 @@ import sys
 from collections import defaultdict
 
 SCENARIOS = ["checks", "fp", "edf", "table3", "overload", "overrun",
-             "killed_task", "rmmod_with_tasks", "load_cycles", "dmesg"]
+             "killed_task", "rmmod_with_tasks", "unload_race", "load_cycles",
+             "dmesg"]
 KERNEL_TROUBLE = re.compile(
     r"WARNING:|BUG:|Oops|Call Trace|general protection|"
     r"blocked for more than|scheduling while atomic|refcount_t:|"
