@@ -92,11 +92,12 @@ static int key_seen(unsigned int seen, enum section section, enum key key)
 
 static int set_number(struct parser *p, enum key key, long long v)
 {
-	struct rtsched_server_args *sv =
-		&p->cfg->server[p->cfg->nr_servers - 1].args;
-	struct rt_config_task *t = &p->cfg->task[p->cfg->nr_tasks - 1];
+	struct rtsched_server_args *sv;
+	struct rt_config_task *t;
 
+	/* Only the current table's entry exists (the other may be none). */
 	if (p->section == SERVER) {
+		sv = &p->cfg->server[p->cfg->nr_servers - 1].args;
 		switch (key) {
 		case K_ID: sv->id = (int)v; break;
 		case K_PERIOD: sv->period_us = v; break;
@@ -105,6 +106,7 @@ static int set_number(struct parser *p, enum key key, long long v)
 		}
 		return 0;
 	}
+	t = &p->cfg->task[p->cfg->nr_tasks - 1];
 	switch (key) {
 	case K_ID: t->args.id = (int)v; break;
 	case K_SERVER: t->args.server = (int)v; break;
