@@ -1,8 +1,8 @@
 """The C side against the Python side on the same random configurations:
 
 - the policy core (rt/core, driven by rt/tests/unit/core_replay on its host executor) must
-  give the simulator's events (the example from the review: a job completing exactly at
-  its deadline);
+  give the simulator's events, budget enforcement included (the example from the review: a
+  job completing exactly at its deadline; a task spinning forever, throttled or signalled);
 - rtctl's admission control (rt/lib/rtadmit.c, `rtctl check`) must give the verdict of
   `bootlab rt analyze`."""
 
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from bootlab.rt.config import Config, Server, Task
 from bootlab.rt.schedulability import analyze
-from bootlab.rt.simulate import hyperperiod_ns, simulate
+from bootlab.rt.simulate import ExecOverride, hyperperiod_ns, simulate
 from bootlab.rt.trace import parse_trace
 
 RT = Path(__file__).resolve().parents[2] / "rt"
@@ -42,7 +42,8 @@ def to_toml(config: Config) -> str:
                   f"priority = {s.priority}"]
     for t in config.tasks:
         lines += ["[[task]]", f"id = {t.id}", f"period = {t.period}", f"wcet = {t.wcet}",
-                  f"deadline = {t.deadline}", f"priority = {t.priority}", f"offset = {t.offset}"]
+                  f"deadline = {t.deadline}", f"priority = {t.priority}", f"offset = {t.offset}",
+                  f'overrun = "{t.overrun}"']
         if t.server is not None:
             lines.append(f"server = {t.server}")
     return "\n".join(lines) + "\n"
@@ -54,9 +55,14 @@ def written(config: Config, tmp: Path) -> Path:
     return path
 
 
-def core_events(config: Config, until: int, tmp: Path) -> Counter:
-    out = subprocess.run([str(REPLAY), str(written(config, tmp)), str(until)], capture_output=True, text=True,
-                         check=True)
+# Longer than any simulated span: a job that never completes.
+FOREVER = 10**15
+
+
+def core_events(config: Config, until: int, tmp: Path, spin: int | None = None) -> Counter:
+    extra = [] if spin is None else [str(spin)]
+    out = subprocess.run([str(REPLAY), str(written(config, tmp)), str(until), *extra], capture_output=True,
+                         text=True, check=True)
     return events_of(parse_trace(out.stdout).events, until)
 
 
@@ -66,10 +72,11 @@ def events_of(events, until: int) -> Counter:
                    if e.time < until and e.name not in ("server_create", "task_create"))
 
 
-def assert_same(config: Config, tmp: Path) -> None:
+def assert_same(config: Config, tmp: Path, spin: int | None = None) -> None:
     until = hyperperiod_ns(config) * 2
-    core = core_events(config, until, tmp)
-    sim = events_of(simulate(config, until), until)
+    core = core_events(config, until, tmp, spin)
+    spinning = [] if spin is None else [ExecOverride(spin, FOREVER)]
+    sim = events_of(simulate(config, until, spinning, enforce=True), until)
     assert core - sim == Counter() and sim - core == Counter(), (
         f"only in the core: {sorted(core - sim)[:8]}\nonly in the simulator: {sorted(sim - core)[:8]}")
 
@@ -84,7 +91,8 @@ def tasks(draw, servers: tuple[int, ...] = ()) -> tuple[Task, ...]:
         deadline = draw(st.integers(1, period))
         out.append(Task(ident, period * MS, draw(st.integers(1, deadline)) * MS, deadline * MS,
                         priority=draw(st.integers(0, 3)), offset=draw(st.integers(0, 3)) * MS,
-                        server=draw(st.sampled_from(servers)) if servers else None))
+                        server=draw(st.sampled_from(servers)) if servers else None,
+                        overrun=draw(st.sampled_from(("throttle", "signal")))))
     return tuple(out)
 
 
@@ -108,11 +116,21 @@ def test_completion_at_the_deadline_meets_it(tmp_path):
     assert_same(config, tmp_path)
 
 
+def test_a_spinning_task_is_throttled_alike(tmp_path):
+    config = Config("fp", "us", (), (Task(0, 10 * MS, 2 * MS, 10 * MS, priority=0),
+                                      Task(1, 10 * MS, 5 * MS, 10 * MS, priority=1)))
+    events = core_events(config, 40 * MS * 1000, tmp_path, spin=0)
+    assert sorted(e[0] for e in events if e[1] == "overrun") == [k * MS * 1000 for k in (2, 12, 22, 32)]
+    assert not [e for e in events if e[1] == "miss" and dict(e[2])["task"] == 1]
+    assert_same(config, tmp_path, spin=0)
+
+
 @settings(max_examples=300, deadline=None)
-@given(configs())
-def test_core_and_simulator_agree(config):
+@given(configs(), st.data())
+def test_core_and_simulator_agree(config, data):
+    spin = data.draw(st.none() | st.sampled_from([t.id for t in config.tasks]))
     with tempfile.TemporaryDirectory() as tmp:
-        assert_same(config, Path(tmp))
+        assert_same(config, Path(tmp), spin)
 
 
 def admitted(config: Config, tmp: Path) -> bool:

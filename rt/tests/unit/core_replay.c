@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * core_replay CONFIG UNTIL_NS: run the policy core on the host executor
- * for a configuration (every job takes exactly its wcet, common start at
- * 0) and print its events before UNTIL_NS as trace lines, so that the
- * Python tests can compare them with the simulator's.  The simulator has
- * no budget enforcement (its jobs never run past their wcet, but a backlog
- * of late jobs would use more than wcet in one period), so the tasks are
- * replayed with signals for overruns, which do not change the schedule,
- * and overrun events are not printed.
+ * core_replay CONFIG UNTIL_NS [SPIN_ID]: run the policy core on the host
+ * executor for a configuration (every job takes exactly its wcet, but task
+ * SPIN_ID never completes one; common start at 0, no overrun slack) and
+ * print its events before UNTIL_NS as trace lines, so that the Python
+ * tests can compare them with the simulator's (with enforcement).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +25,7 @@ static void print_event(void *ctx, const struct rts_event *ev)
 	char line[256];
 
 	if (ev->time >= *until || ev->type == RTS_EV_SERVER_CREATE ||
-	    ev->type == RTS_EV_TASK_CREATE || ev->type == RTS_EV_OVERRUN)
+	    ev->type == RTS_EV_TASK_CREATE)
 		return;
 	rt_trace_format(line, sizeof(line), &rec);
 	puts(line);
@@ -58,10 +55,12 @@ int main(int argc, char **argv)
 	long long until;
 	int i;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: core_replay CONFIG UNTIL_NS\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: core_replay CONFIG UNTIL_NS [SPIN_ID]\n");
 		return 2;
 	}
+	if (argc == 4)
+		c.spin[atoi(argv[3]) & (RTS_MAX_TASKS - 1)] = 1;
 	until = atoll(argv[2]);
 	if (rt_config_load(argv[1], &cfg)) {
 		fprintf(stderr, "%s\n", rt_last_error());
@@ -75,7 +74,6 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; !why && i < cfg.nr_tasks; i++) {
 		rt_task_params(&tp, &cfg.task[i].args);
-		tp.overrun = RTS_OVERRUN_SIGNAL;
 		rts_task_run(&s, &tp, 0, 0, &why);
 	}
 	if (why) {
