@@ -3,8 +3,9 @@
 
 VENV := .venv
 BIN := $(VENV)/bin
-# The headers matching the reference device's kernel (setup installs them).
+# The headers matching the reference device's kernels (setup installs them): generic and -rt.
 KDIR = /usr/src/$(shell $(BIN)/bootlab target fetch --print-headers-package)
+KDIR_RT = /usr/src/$(shell $(BIN)/bootlab target fetch --print-headers-package --kernel rt)
 
 .PHONY: setup build demo test test-python test-c bench clean
 
@@ -13,7 +14,7 @@ setup:
 
 # What runs in the guest: the scheduler's modules and programs, the grabber, benchmarks.
 build: setup
-	$(MAKE) -C rt all KDIR=$(KDIR)
+	$(MAKE) -C rt all KDIR=$(KDIR) KDIR_RT=$(KDIR_RT)
 	$(MAKE) -C apps/grabber static
 	$(MAKE) -C bench/iomux static
 	$(MAKE) -C bench/rt_latency

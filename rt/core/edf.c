@@ -8,7 +8,7 @@ static int edf_pick(const struct rts_sched *s)
 	int i;
 
 	for (i = 0; i < s->nr_ids; i++) {
-		if (!rts_pending(&s->task[i]))
+		if (!rts_eligible(&s->task[i]))
 			continue;
 		if (best == RTS_NONE || rts_job_deadline(&s->task[i]) <
 					rts_job_deadline(&s->task[best]))

@@ -17,6 +17,7 @@ void rts_init(struct rts_sched *s, const struct rts_policy *policy,
 	s->start_lead = start_lead;
 	s->epoch = RTS_NEVER;
 	s->active_server = RTS_NONE;
+	s->chosen = RTS_NONE;
 	s->emit = emit;
 	s->emit_ctx = emit_ctx;
 }
@@ -47,6 +48,8 @@ int rts_check_server_values(const struct rts_server_params *p,
 		return fail(why, "server id out of range 0..63");
 	if (p->period <= 0)
 		return fail(why, "server period must be > 0");
+	if (p->period < RTS_MIN_PERIOD)
+		return fail(why, "server period must be >= 100 us");
 	if (p->budget <= 0 || p->budget > p->period)
 		return fail(why, "server budget must be > 0 and <= period");
 	if (p->prio < 0 || p->prio > RTS_PRIO_MAX)
@@ -75,6 +78,8 @@ int rts_check_task_values(const struct rts_task_params *p, const char **why)
 		return fail(why, "task id out of range 0..255");
 	if (p->period <= 0)
 		return fail(why, "task period must be > 0");
+	if (p->period < RTS_MIN_PERIOD)
+		return fail(why, "task period must be >= 100 us");
 	if (p->deadline <= 0 || p->deadline > p->period)
 		return fail(why, "deadline must be > 0 and <= period");
 	if (p->wcet <= 0 || p->wcet > p->deadline)
@@ -83,6 +88,9 @@ int rts_check_task_values(const struct rts_task_params *p, const char **why)
 		return fail(why, "priority out of range 0..99");
 	if (p->offset < 0)
 		return fail(why, "offset must be >= 0");
+	if (p->overrun != RTS_OVERRUN_THROTTLE &&
+	    p->overrun != RTS_OVERRUN_SIGNAL)
+		return fail(why, "overrun must be throttle or signal");
 	return 0;
 }
 
@@ -222,6 +230,9 @@ int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 	t->completed = 0;
 	t->checked = 0;
 	t->misses = 0;
+	t->spent = 0;
+	t->overran = 0;
+	t->next_sporadic = RTS_NEVER;
 	s->nr_running++;
 	rts_emit(s, now, RTS_EV_TASK_CREATE, t->p.id, t->p.server, 0, 0);
 	return 0;
@@ -238,6 +249,8 @@ void rts_task_stop(struct rts_sched *s, int id, long long now)
 	/* The task leaves in the middle of its current job: close it in the trace. */
 	rts_emit(s, now, RTS_EV_EXIT, id, t->p.server, t->completed, 0);
 	t->running = 0;
+	if (s->chosen == id)
+		s->chosen = RTS_NONE;
 	t->used = t->reserved;
 	if (--s->nr_running)
 		return;
@@ -265,11 +278,66 @@ int rts_clear(struct rts_sched *s)
 	return 0;
 }
 
+/* When the chosen task will have used its budget of this period. */
+static long long budget_end(const struct rts_sched *s)
+{
+	const struct rts_task *t;
+	long long end;
+
+	if (s->chosen == RTS_NONE)
+		return RTS_NEVER;
+	t = &s->task[s->chosen];
+	if (t->overran || !rts_pending(t))
+		return RTS_NEVER;
+	end = s->chosen_since + t->p.wcet + s->overrun_slack - t->spent;
+	return end > s->now ? end : s->now;
+}
+
+/* Charge the chosen task for the time up to t. */
+static void charge(struct rts_sched *s, long long t)
+{
+	if (s->chosen != RTS_NONE && t > s->chosen_since)
+		s->task[s->chosen].spent += t - s->chosen_since;
+	if (t > s->chosen_since)
+		s->chosen_since = t;
+}
+
+/* The chosen task has used its budget: throttle or flag it. */
+static void enforce(struct rts_sched *s, long long t)
+{
+	struct rts_task *c;
+
+	if (s->chosen == RTS_NONE)
+		return;
+	c = &s->task[s->chosen];
+	if (c->overran || !rts_pending(c) ||
+	    c->spent < c->p.wcet + s->overrun_slack)
+		return;
+	c->overran = 1;
+	rts_emit(s, t, RTS_EV_OVERRUN, s->chosen, c->p.server, c->completed,
+		 c->p.overrun);
+}
+
+/*
+ * The task to run now, by the policy among the tasks not throttled; it is
+ * charged for the CPU from now on.  Call after every change (advance,
+ * completion, new task or server).
+ */
+int rts_choose(struct rts_sched *s)
+{
+	int next = s->policy->pick(s);
+
+	charge(s, s->now);
+	s->chosen = next;
+	return next;
+}
+
 static long long task_next_event(const struct rts_task *t)
 {
 	unsigned long long m = t->checked > t->completed ?
 			       t->checked : t->completed;
-	long long next = rts_release_time(t, t->released);
+	long long next = t->p.sporadic ? t->next_sporadic :
+			 rts_release_time(t, t->released);
 	long long dl;
 
 	if (m < t->released) {
@@ -300,7 +368,8 @@ long long rts_next_event(const struct rts_sched *s)
 		if (t < next)
 			next = t;
 	}
-	return next;
+	t = budget_end(s);
+	return t < next ? t : next;
 }
 
 static void check_misses(struct rts_sched *s, struct rts_task *t, long long at)
@@ -325,7 +394,23 @@ static void release_jobs(struct rts_sched *s, struct rts_task *t, long long at)
 {
 	long long r;
 
+	if (t->p.sporadic) {
+		r = t->next_sporadic;
+		if (r > at)
+			return;
+		t->sporadic_release[t->released % RTS_SPORADIC_BACKLOG] = r;
+		t->next_sporadic = RTS_NEVER;
+		t->spent = 0;
+		t->overran = 0;
+		t->released++;
+		rts_emit(s, r, RTS_EV_RELEASE, t->p.id, t->p.server,
+			 t->released - 1, r + t->p.deadline);
+		return;
+	}
 	while ((r = rts_release_time(t, t->released)) <= at) {
+		/* A new period: the budget is whole again. */
+		t->spent = 0;
+		t->overran = 0;
 		t->released++;
 		rts_emit(s, r, RTS_EV_RELEASE, t->p.id, t->p.server,
 			 t->released - 1, r + t->p.deadline);
@@ -333,47 +418,112 @@ static void release_jobs(struct rts_sched *s, struct rts_task *t, long long at)
 }
 
 /*
- * Process every event up to and including now, in time order.  At one
- * instant the order is: budget accounting and depletion, replenishment,
- * deadline misses, releases, then the choice of the active server.
+ * Handle one instant t >= s->now.  The order is that of the documented
+ * semantics: budget accounting and depletion, replenishment, the
+ * completion of job `done` of task `done_id` (if any: a job completing
+ * at its deadline meets it), deadline misses, releases, then the choice
+ * of the active server.  Returns 0, or -RTS_EINVAL if done_id had no
+ * pending job.
  */
-void rts_advance(struct rts_sched *s, long long now)
+static int handle_instant(struct rts_sched *s, long long t, int done_id)
 {
-	long long t;
+	struct rts_task *done;
+	int err = 0;
 	int i;
 
-	while (s->epoch != RTS_NEVER && (t = rts_next_event(s)) <= now) {
-		if (t < s->now)
-			t = s->now;
-		if (s->policy->account)
-			s->policy->account(s, t);
-		s->now = t;
-		for (i = 0; i < s->nr_ids; i++) {
-			if (!s->task[i].running)
-				continue;
-			check_misses(s, &s->task[i], t);
-			release_jobs(s, &s->task[i], t);
+	if (t < s->now)
+		t = s->now;
+	if (s->policy->account)
+		s->policy->account(s, t);
+	charge(s, t);
+	s->now = t;
+	if (done_id != RTS_NONE) {
+		done = &s->task[done_id];
+		if (rts_pending(done)) {
+			done->completed++;
+			rts_emit(s, t, RTS_EV_COMPLETE, done_id, done->p.server,
+				 done->completed - 1, 0);
+		} else {
+			err = -RTS_EINVAL;
 		}
-		if (s->policy->settle)
-			s->policy->settle(s, t);
 	}
-	if (now > s->now) {
+	enforce(s, t);
+	for (i = 0; i < s->nr_ids; i++) {
+		if (!s->task[i].running)
+			continue;
+		check_misses(s, &s->task[i], t);
+		release_jobs(s, &s->task[i], t);
+	}
+	if (s->policy->settle)
+		s->policy->settle(s, t);
+	return err;
+}
+
+/* Process every event strictly before now, in time order. */
+static void advance_before(struct rts_sched *s, long long now)
+{
+	long long t;
+
+	while (s->epoch != RTS_NEVER && (t = rts_next_event(s)) < now)
+		handle_instant(s, t, RTS_NONE);
+}
+
+/* Process every event up to and including now, in time order. */
+void rts_advance(struct rts_sched *s, long long now)
+{
+	advance_before(s, now);
+	if (s->epoch != RTS_NEVER && rts_next_event(s) <= now) {
+		handle_instant(s, now, RTS_NONE);
+	} else if (now > s->now) {
 		if (s->policy->account)
 			s->policy->account(s, now);
+		charge(s, now);
 		s->now = now;
 	}
 }
 
-/* The current job of task id has finished; 0, or -RTS_EINVAL if none. */
+/*
+ * The current job of task id has finished at now: 0, or -RTS_EINVAL if
+ * it had none.  The completion is part of the instant now, before the
+ * deadline checks of that instant.
+ */
 int rts_complete(struct rts_sched *s, int id, long long now)
 {
-	struct rts_task *t = &s->task[id];
-
-	rts_advance(s, now);
-	if (!rts_pending(t))
+	advance_before(s, now);
+	if (s->epoch == RTS_NEVER)
 		return -RTS_EINVAL;
-	t->completed++;
-	rts_emit(s, now, RTS_EV_COMPLETE, id, t->p.server, t->completed - 1, 0);
+	return handle_instant(s, now, id);
+}
+
+/*
+ * The application releases a job of sporadic task id at now.  It comes at
+ * the earliest period (the minimum inter-arrival time) after the previous
+ * release, and not before the common start.  0, -RTS_EINVAL (not a running
+ * sporadic task) or -RTS_EBUSY (a release is already waiting, or too many
+ * jobs are pending).
+ */
+int rts_release(struct rts_sched *s, int id, long long now, const char **why)
+{
+	struct rts_task *t;
+	long long at = now;
+
+	if (id < 0 || id >= RTS_MAX_TASKS || !s->task[id].running ||
+	    !s->task[id].p.sporadic)
+		return fail(why, "not a running sporadic task");
+	t = &s->task[id];
+	rts_advance(s, now);
+	if (t->next_sporadic != RTS_NEVER ||
+	    t->released - t->completed >= RTS_SPORADIC_BACKLOG - 1) {
+		if (why)
+			*why = "a release is already waiting";
+		return -RTS_EBUSY;
+	}
+	if (at < s->epoch)
+		at = s->epoch;
+	if (t->released && at < rts_release_time(t, t->released - 1) +
+				t->p.period)
+		at = rts_release_time(t, t->released - 1) + t->p.period;
+	t->next_sporadic = at;
 	return 0;
 }
 

@@ -17,6 +17,13 @@
 #define RTS_PRIO_MAX	99
 #define RTS_NONE	(-1)
 #define RTS_NEVER	0x7fffffffffffffffLL
+/*
+ * Shortest task or server period (ns), as SCHED_DEADLINE's: shorter ones
+ * would spend the real-time CPU on timer interrupts and switches.
+ */
+#define RTS_MIN_PERIOD	100000LL
+/* Sporadic jobs released but not complete, at most (their release times). */
+#define RTS_SPORADIC_BACKLOG	16
 
 /* Error codes, equal to the Linux errno values so they pass through. */
 #define RTS_ENOENT	2
@@ -41,6 +48,7 @@ enum rts_event_type {
 	RTS_EV_SWITCH,
 	RTS_EV_OVERFLOW,
 	RTS_EV_EXIT,
+	RTS_EV_OVERRUN,
 	RTS_EV_COUNT
 };
 
@@ -60,10 +68,18 @@ struct rts_server_params {
 	long long budget;
 };
 
+/* What happens to a task that is chosen longer than its wcet in a period. */
+enum rts_overrun {
+	RTS_OVERRUN_THROTTLE,	/* no more CPU until its next release */
+	RTS_OVERRUN_SIGNAL,	/* keeps running; the kernel sends SIGXCPU */
+};
+
 struct rts_task_params {
 	int id;
 	int server;		/* RTS_NONE outside hsf-fp */
 	int prio;
+	int overrun;		/* enum rts_overrun */
+	int sporadic;		/* released by rts_release(), period apart at least */
 	long long period;
 	long long wcet;
 	long long deadline;
@@ -87,6 +103,11 @@ struct rts_task {
 	unsigned long long completed;	/* jobs completed */
 	unsigned long long checked;	/* jobs whose deadline was checked */
 	unsigned long long misses;
+	long long spent;		/* time chosen since its last release */
+	int overran;			/* used its budget in this period */
+	/* Sporadic: the requested next release, RTS_NEVER when none. */
+	long long next_sporadic;
+	long long sporadic_release[RTS_SPORADIC_BACKLOG];	/* by job */
 };
 
 struct rts_sched;
@@ -116,6 +137,9 @@ struct rts_sched {
 	int nr_running;
 	int nr_ids;		/* 1 + highest task id in use: scan bound */
 	int active_server;	/* hsf-fp */
+	int chosen;		/* the task on the CPU, by rts_choose() */
+	long long chosen_since;	/* charged to it up to here */
+	long long overrun_slack;	/* budget = wcet + this, per period */
 	rts_emit_fn emit;
 	void *emit_ctx;
 };
@@ -144,18 +168,30 @@ void rts_task_stop(struct rts_sched *s, int id, long long now);
 int rts_clear(struct rts_sched *s);
 
 void rts_advance(struct rts_sched *s, long long now);
+int rts_release(struct rts_sched *s, int id, long long now, const char **why);
 int rts_complete(struct rts_sched *s, int id, long long now);
 long long rts_next_event(const struct rts_sched *s);
 int rts_free_id(const struct rts_sched *s);
+int rts_choose(struct rts_sched *s);
 
 static inline int rts_pending(const struct rts_task *t)
 {
 	return t->running && t->released > t->completed;
 }
 
+/* Pending and not throttled: a policy may pick it. */
+static inline int rts_eligible(const struct rts_task *t)
+{
+	return rts_pending(t) &&
+	       !(t->overran && t->p.overrun == RTS_OVERRUN_THROTTLE);
+}
+
+/* Release time of a job released (or, periodic, still to come). */
 static inline long long rts_release_time(const struct rts_task *t,
 					unsigned long long job)
 {
+	if (t->p.sporadic)
+		return t->sporadic_release[job % RTS_SPORADIC_BACKLOG];
 	return t->first_release + (long long)job * t->p.period;
 }
 
@@ -177,7 +213,7 @@ static inline int rts_pick_fp(const struct rts_sched *s, int server)
 	for (i = 0; i < s->nr_ids; i++) {
 		const struct rts_task *t = &s->task[i];
 
-		if (!rts_pending(t))
+		if (!rts_eligible(t))
 			continue;
 		if (server != RTS_NONE && t->p.server != server)
 			continue;

@@ -28,6 +28,15 @@ struct rtsched_server_args {
  * reservation of id (made by RESERVE) and ignores the rest.
  */
 #define RTSCHED_USE_RESERVATION	0x1
+/* RUN, RESERVE: a task chosen longer than wcet (+ the module's
+ * overrun_slack_us) in one period gets SIGXCPU instead of being throttled
+ * until its next release.
+ */
+#define RTSCHED_OVERRUN_SIGNAL	0x2
+/* RUN, RESERVE: sporadic; period is the minimum inter-arrival time, and
+ * jobs are released by RELEASE (from any thread), not by the clock.
+ */
+#define RTSCHED_SPORADIC	0x4
 
 struct rtsched_task_args {
 	__s32 id;		/* RTSCHED_AUTO_ID: lowest free id (RUN) */
@@ -89,6 +98,8 @@ struct rtsched_status {
 #define RTSCHED_IOC_EXIT	_IO(RTSCHED_IOC_MAGIC, 5)
 #define RTSCHED_IOC_STATUS	_IOWR(RTSCHED_IOC_MAGIC, 6, struct rtsched_status)
 #define RTSCHED_IOC_CLEAR	_IO(RTSCHED_IOC_MAGIC, 7)
+/* Release a job of the sporadic task whose id is the argument. */
+#define RTSCHED_IOC_RELEASE	_IOW(RTSCHED_IOC_MAGIC, 8, __s32)
 
 /* One trace event; type is enum rts_event_type of rt/core/rts.h. */
 struct rtsched_record {

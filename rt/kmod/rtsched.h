@@ -29,11 +29,11 @@ void rt_trace_exit(void);
 void rt_trace_put(struct rtsched_record *rec);
 ssize_t rt_trace_read(char __user *buf, size_t len);
 u64 rt_trace_lost(void);
+struct tracepoint *rt_tracepoint(const char *name);
 
 /* Core services for the recorder's sched_switch probe. */
 struct rt_task;
-struct rt_task *rt_task_of(struct task_struct *p);
-int rt_task_id(const struct rt_task *rtt);
+struct rt_task *rt_task_of(struct task_struct *p, int *id, bool by_class);
 bool rt_job_pending(int id, u64 *job);
 bool rt_job_first_run(struct rt_task *rtt, u64 job);
 

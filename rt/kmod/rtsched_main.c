@@ -9,6 +9,12 @@
  * Linux runs exactly the chosen task and needs no priority changes.
  * A task that must stop while it runs in user space gets a task_work
  * with TWA_SIGNAL: it enters the kernel at once and waits there.
+ *
+ * Locking: rt.mutex serialises the task set, the plugin and changes of
+ * scheduling class; rt.lock (raw: taken in the hard-irq timer, also on
+ * PREEMPT_RT) protects the policy core, rt.task[] and rt.chosen.  Only
+ * raw-lock-safe calls are made under rt.lock: wake_up_process(),
+ * task_work_add(), hrtimer calls, asynchronous IPIs, the recorder's lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -24,10 +30,11 @@
 #include <linux/rcupdate.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/task_work.h>
+#include <linux/tracepoint.h>
 #include <linux/uaccess.h>
-#include <linux/wait.h>
 #include <uapi/linux/sched/types.h>
 
 #include "rtsched.h"
@@ -39,11 +46,18 @@ MODULE_PARM_DESC(rt_cpu, "CPU that runs every real-time task (default 0)");
 static int fifo_prio = 50;
 module_param(fifo_prio, int, 0444);
 MODULE_PARM_DESC(fifo_prio, "SCHED_FIFO priority of real-time tasks (1..98)");
+/* 99 is left to the kernel's own threads (watchdogs, migration). */
+#define RT_FIFO_PRIO_MAX	(MAX_RT_PRIO - 2)
 
 static uint start_lead_us = 10000;
 module_param(start_lead_us, uint, 0444);
 MODULE_PARM_DESC(start_lead_us,
 		 "Common start = first rt_run() + this, so tasks can join it");
+
+static uint overrun_slack_us = 200;
+module_param(overrun_slack_us, uint, 0444);
+MODULE_PARM_DESC(overrun_slack_us,
+		 "Budget per period = wcet + this, for the framework's own overheads");
 
 static uint trace_records = 32768;
 module_param(trace_records, uint, 0444);
@@ -51,19 +65,26 @@ MODULE_PARM_DESC(trace_records, "Recorder ring buffer size in events");
 
 /* Longest wait slice: keeps the hung-task detector quiet in long waits. */
 #define RT_WAIT_SLICE	(10 * HZ)
+/* Flags that describe a task (RUN and RESERVE). */
+#define RTSCHED_TASK_FLAGS	(RTSCHED_OVERRUN_SIGNAL | RTSCHED_SPORADIC)
 /* Larger times would overflow nanoseconds in the policy core. */
 #define RT_MAX_US	(1000ULL * USEC_PER_SEC)
 
-/* One open /dev/rtsched; a task once RUN succeeded. */
+/*
+ * One open /dev/rtsched; a task once RUN succeeded.  The registration
+ * belongs to the thread that made it (tsk, referenced while id is set):
+ * it ends with rt_exit(), the last close, or the thread's exit.
+ */
 struct rt_task {
 	struct kref ref;
 	int id;				/* RTS_NONE when not running */
 	struct task_struct *tsk;
 	pid_t pid;
 	cpumask_var_t saved_mask;
-	wait_queue_head_t wq;
+	struct sched_attr saved_attr;	/* tsk's class before RUN */
 	struct callback_head gate;
 	bool gate_queued;		/* gate is on tsk's task_work list */
+	bool overrun_signal;		/* the gate sends SIGXCPU */
 	bool in_wait;			/* will check its turn before user code */
 	bool detached;			/* its plugin was unloaded */
 	u64 jobs_started;		/* recorder: job J has started iff > J */
@@ -77,7 +98,9 @@ static struct {
 	const struct rts_policy *policy;
 	struct rt_task __rcu *task[RTS_MAX_TASKS];
 	int chosen;
-	struct hrtimer timer;
+	struct hrtimer timer;		/* fires on rt_cpu only */
+	call_single_data_t rearm;	/* rearms the timer from rt_cpu */
+	struct tracepoint *process_exit;
 	char server_name[RTS_MAX_SERVERS][RTSCHED_NAME_LEN];
 	char task_name[RTS_MAX_TASKS][RTSCHED_NAME_LEN];
 } rt;
@@ -94,6 +117,8 @@ static void rt_task_put(struct rt_task *rtt)
 {
 	kref_put(&rtt->ref, rt_task_free);
 }
+
+static bool rt_kick(struct rt_task *rtt);
 
 /* Policy core events go to the recorder with the configuration filled in. */
 static void rt_emit(void *ctx, const struct rts_event *ev)
@@ -129,6 +154,14 @@ static void rt_emit(void *ctx, const struct rts_event *ev)
 		rec.budget = ev->value;
 		rec.deadline = 0;
 		break;
+	case RTS_EV_OVERRUN:
+		rec.deadline = 0;
+		rtt = rcu_dereference_protected(rt.task[ev->task], 1);
+		if (rtt && ev->value == RTS_OVERRUN_SIGNAL) {
+			rtt->overrun_signal = true;
+			rt_kick(rtt);
+		}
+		break;
 	}
 	rt_trace_put(&rec);
 }
@@ -142,26 +175,30 @@ static bool rt_turn(struct rt_task *rtt)
 	       READ_ONCE(rt.chosen) == READ_ONCE(rtt->id);
 }
 
-/* Sleep until the task is chosen (or no longer scheduled by us). */
+/*
+ * Sleep until the task is chosen (or no longer scheduled by us).  The
+ * waker is the timer in hard-irq context, so no waitqueue (a sleeping
+ * lock on PREEMPT_RT): the state is set under rt.lock, under which the
+ * wakers change the turn before they call wake_up_process(), so no
+ * wake-up is lost.
+ */
 static int rt_wait_turn(struct rt_task *rtt)
 {
-	long ret;
-
 	for (;;) {
-		ret = wait_event_killable_timeout(rtt->wq, rt_turn(rtt),
-						  RT_WAIT_SLICE);
-		if (ret < 0)
-			return ret;
-		if (!ret)
-			continue;
-		/* Recheck under the lock: the timer may have moved on. */
 		raw_spin_lock_irq(&rt.lock);
 		if (rt_turn(rtt)) {
 			rtt->in_wait = false;
 			raw_spin_unlock_irq(&rt.lock);
 			break;
 		}
+		set_current_state(TASK_KILLABLE);
 		raw_spin_unlock_irq(&rt.lock);
+		if (fatal_signal_pending(current)) {
+			__set_current_state(TASK_RUNNING);
+			return -EINTR;
+		}
+		/* Sliced: keeps the hung-task detector quiet in long waits. */
+		schedule_timeout(RT_WAIT_SLICE);
 	}
 	return READ_ONCE(rtt->detached) ? -ENODEV : 0;
 }
@@ -169,10 +206,15 @@ static int rt_wait_turn(struct rt_task *rtt)
 static void rt_gate_fn(struct callback_head *head)
 {
 	struct rt_task *rtt = container_of(head, struct rt_task, gate);
+	bool overrun;
 
 	raw_spin_lock_irq(&rt.lock);
 	rtt->gate_queued = false;
+	overrun = rtt->overrun_signal;
+	rtt->overrun_signal = false;
 	raw_spin_unlock_irq(&rt.lock);
+	if (overrun)
+		send_sig(SIGXCPU, current, 1);
 	if (!(current->flags & PF_EXITING))
 		rt_wait_turn(rtt);
 	rt_task_put(rtt);
@@ -185,20 +227,29 @@ static void rt_gate_fn(struct callback_head *head)
 	module_put(THIS_MODULE);
 }
 
+/*
+ * Make the task enter the kernel at once and run the gate; whether the
+ * gate is queued.  rt.lock held.
+ */
+static bool rt_kick(struct rt_task *rtt)
+{
+	if (rtt->gate_queued)
+		return true;
+	/* Failing means exiting: it will never run user code again. */
+	if (task_work_add(rtt->tsk, &rtt->gate, TWA_SIGNAL))
+		return false;
+	/* rt_gate_fn takes rt.lock first: these come before it can run. */
+	kref_get(&rtt->ref);
+	__module_get(THIS_MODULE);
+	rtt->gate_queued = true;
+	return true;
+}
+
 /* Make a task that lost the CPU stop before it runs user code again. */
 static void rt_gate(struct rt_task *rtt)
 {
-	if (rtt->in_wait || rtt->gate_queued)
-		return;
-	kref_get(&rtt->ref);
-	if (task_work_add(rtt->tsk, &rtt->gate, TWA_SIGNAL)) {
-		/* Exiting: it will never run user code again. */
-		kref_put(&rtt->ref, rt_task_free);
-		return;
-	}
-	__module_get(THIS_MODULE);
-	rtt->gate_queued = true;
-	rtt->in_wait = true;
+	if (!rtt->in_wait && rt_kick(rtt))
+		rtt->in_wait = true;
 }
 
 static struct rt_task *rt_task_at(int id)
@@ -207,25 +258,48 @@ static struct rt_task *rt_task_at(int id)
 					 lockdep_is_held(&rt.lock));
 }
 
-/* Program the timer for the policy core's next event. rt.lock held. */
+/*
+ * Program the timer for the policy core's next event.  A pinned timer
+ * goes to the CPU that starts it, so from any other CPU rt_cpu is asked
+ * to do it (by an IPI; one already queued will do, as it reads the state
+ * when it runs).  rt.lock held.
+ */
 static void rt_rearm(void)
 {
 	long long next = rts_next_event(rt.sched);
 
 	if (next == RTS_NEVER)
 		hrtimer_try_to_cancel(&rt.timer);
-	else
+	else if (smp_processor_id() == rt_cpu)
 		hrtimer_start(&rt.timer, ns_to_ktime(next),
 			      HRTIMER_MODE_ABS_PINNED_HARD);
+	else if (!smp_call_function_single_async(rt_cpu, &rt.rearm))
+		__module_get(THIS_MODULE);
 }
 
-/* Apply the policy's choice. rt.lock held. */
+/* The IPI of rt_rearm(), on rt_cpu with interrupts off. */
+static void rt_rearm_ipi(void *unused)
+{
+	raw_spin_lock(&rt.lock);
+	if (rt.policy)
+		rt_rearm();
+	raw_spin_unlock(&rt.lock);
+	/* As in rt_gate_fn: the last statement, a tail call. */
+	module_put(THIS_MODULE);
+}
+
+/* Apply the policy's choice. rt.lock held, a plugin loaded. */
 static void rt_dispatch(void)
 {
-	int next = rt.policy->pick(rt.sched);
-	int prev = rt.chosen;
+	int next, prev = rt.chosen;
 	struct rt_task *rtt;
 
+	lockdep_assert_held(&rt.lock);
+	if (WARN_ON_ONCE(!rt.policy))
+		return;
+	/* The chosen task is charged for its budget from now. */
+	rts_advance(rt.sched, ktime_get_ns());
+	next = rts_choose(rt.sched);
 	if (next != prev) {
 		WRITE_ONCE(rt.chosen, next);
 		rtt = prev == RTS_NONE ? NULL : rt_task_at(prev);
@@ -233,7 +307,7 @@ static void rt_dispatch(void)
 			rt_gate(rtt);
 		rtt = next == RTS_NONE ? NULL : rt_task_at(next);
 		if (rtt)
-			wake_up(&rtt->wq);
+			wake_up_process(rtt->tsk);
 	}
 	rt_rearm();
 }
@@ -251,30 +325,83 @@ static enum hrtimer_restart rt_timer_fn(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
-static void rt_set_normal(struct rt_task *rtt)
+/* Save current's scheduling class, to give it back when it leaves. */
+static int rt_save_class(struct rt_task *rtt)
 {
-	sched_set_normal(rtt->tsk, 0);
-	set_cpus_allowed_ptr(rtt->tsk, rtt->saved_mask);
+	/* Deadline parameters cannot be read back from a module. */
+	if (current->policy == SCHED_DEADLINE)
+		return -EBUSY;
+	rtt->saved_attr = (struct sched_attr) {
+		.size = sizeof(rtt->saved_attr),
+		.sched_policy = current->policy,
+		.sched_flags = current->sched_reset_on_fork ?
+			       SCHED_FLAG_RESET_ON_FORK : 0,
+		.sched_nice = task_nice(current),
+		.sched_priority = current->rt_priority,
+	};
+	cpumask_copy(rtt->saved_mask, current->cpus_ptr);
+	return 0;
 }
 
-/* Stop scheduling rtt and return it to SCHED_OTHER. rt.mutex held. */
-static void rt_task_stop(struct rt_task *rtt)
+static void rt_restore_class(struct rt_task *rtt, struct task_struct *tsk)
+{
+	sched_setattr_nocheck(tsk, &rtt->saved_attr);
+	set_cpus_allowed_ptr(tsk, rtt->saved_mask);
+}
+
+/* Take rtt off the policy core; false if it was not on.  rt.lock held. */
+static bool rt_unlink(struct rt_task *rtt)
 {
 	int id = rtt->id;
 
 	if (id == RTS_NONE)
-		return;
-	raw_spin_lock_irq(&rt.lock);
+		return false;
 	rts_task_stop(rt.sched, id, ktime_get_ns());
 	RCU_INIT_POINTER(rt.task[id], NULL);
 	WRITE_ONCE(rtt->id, RTS_NONE);
 	if (rt.chosen == id)
 		WRITE_ONCE(rt.chosen, RTS_NONE);
 	rt_dispatch();
+	return true;
+}
+
+/* Stop scheduling rtt and give it back its own class. rt.mutex held. */
+static void rt_task_stop(struct rt_task *rtt)
+{
+	bool unlinked;
+
+	raw_spin_lock_irq(&rt.lock);
+	unlinked = rt_unlink(rtt);
 	raw_spin_unlock_irq(&rt.lock);
-	wake_up(&rtt->wq);
-	rt_set_normal(rtt);
+	if (!unlinked)
+		return;
+	/* Its class first: once awake it may look (and may preempt us). */
+	rt_restore_class(rtt, rtt->tsk);
+	wake_up_process(rtt->tsk);
 	put_task_struct(rtt->tsk);
+}
+
+/*
+ * sched_process_exit: a registered thread that exits without rt_exit()
+ * leaves at once, even while other threads or a forked child keep its
+ * file open.  Runs in the exiting thread, preemption disabled (RCU).
+ */
+static void rt_probe_exit(void *data, struct task_struct *p)
+{
+	struct rt_task *rtt;
+	unsigned long flags;
+	bool unlinked;
+	int id;
+
+	rtt = rt_task_of(p, &id, false);
+	if (!rtt)
+		return;
+	raw_spin_lock_irqsave(&rt.lock, flags);
+	unlinked = rt_unlink(rtt);
+	raw_spin_unlock_irqrestore(&rt.lock, flags);
+	/* Not the last reference: p holds its own until it is reaped. */
+	if (unlinked)
+		put_task_struct(p);
 }
 
 static int rt_times(struct rts_task_params *p,
@@ -290,6 +417,9 @@ static int rt_times(struct rts_task_params *p,
 	p->wcet = a->wcet_us * NSEC_PER_USEC;
 	p->deadline = a->deadline_us * NSEC_PER_USEC;
 	p->offset = a->offset_us * NSEC_PER_USEC;
+	p->overrun = a->flags & RTSCHED_OVERRUN_SIGNAL ? RTS_OVERRUN_SIGNAL :
+			RTS_OVERRUN_THROTTLE;
+	p->sporadic = !!(a->flags & RTSCHED_SPORADIC);
 	return 0;
 }
 
@@ -308,8 +438,10 @@ static long rt_privileged_args(void *args, void __user *uarg, size_t len)
 
 static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 {
+	/* A forked child must not inherit a real-time class it does not own. */
 	struct sched_attr attr = {
 		.size = sizeof(attr), .sched_policy = SCHED_FIFO,
+		.sched_flags = SCHED_FLAG_RESET_ON_FORK,
 		.sched_priority = fifo_prio,
 	};
 	bool reserved;
@@ -321,7 +453,7 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	if (err)
 		return err;
 	reserved = a.flags & RTSCHED_USE_RESERVATION;
-	if (a.flags & ~RTSCHED_USE_RESERVATION)
+	if (a.flags & ~(RTSCHED_USE_RESERVATION | RTSCHED_TASK_FLAGS))
 		return -EINVAL;
 	err = rt_times(&p, &a);
 	if (err)
@@ -334,7 +466,9 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	err = -EBUSY;
 	if (rtt->id != RTS_NONE)
 		goto out;
-	cpumask_copy(rtt->saved_mask, current->cpus_ptr);
+	err = rt_save_class(rtt);
+	if (err)
+		goto out;
 	err = set_cpus_allowed_ptr(current, cpumask_of(rt_cpu));
 	if (err)
 		goto out;
@@ -365,16 +499,21 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 		rt_dispatch();
 	}
 	raw_spin_unlock_irq(&rt.lock);
-	if (err) {
-		sched_set_normal(current, 0);
-		goto out_mask;
+	if (err)
+		goto out_class;
+	a.id = p.id;
+	if (copy_to_user(uarg, &a, sizeof(a))) {
+		/* The caller cannot learn its id: it is not registered. */
+		rt_task_stop(rtt);
+		err = -EFAULT;
+		goto out;
 	}
 	mutex_unlock(&rt.mutex);
-	a.id = p.id;
-	if (copy_to_user(uarg, &a, sizeof(a)))
-		return -EFAULT;
 	return rt_wait_turn(rtt);
 
+out_class:
+	rt_restore_class(rtt, current);
+	goto out;
 out_mask:
 	set_cpus_allowed_ptr(current, rtt->saved_mask);
 out:
@@ -382,33 +521,44 @@ out:
 	return err;
 }
 
+/* Whether the caller may act as rtt's task now. rt.lock or rt.mutex held. */
+static long rt_check_caller(const struct rt_task *rtt)
+{
+	if (rtt->id == RTS_NONE)
+		return READ_ONCE(rtt->detached) ? -ENODEV : -EINVAL;
+	return rtt->tsk == current ? 0 : -EPERM;
+}
+
 static long rt_ioctl_wait(struct rt_task *rtt)
 {
-	int id = READ_ONCE(rtt->id);
+	long err;
 
-	if (id == RTS_NONE)
-		return READ_ONCE(rtt->detached) ? -ENODEV : -EINVAL;
-	if (rtt->tsk != current)
-		return -EPERM;
+	/*
+	 * Under rt.lock a registered id implies a loaded plugin: unloading
+	 * unlinks every task before it clears rt.policy.
+	 */
 	raw_spin_lock_irq(&rt.lock);
-	/* Nothing pending only if a job was never started: not an error. */
-	rts_complete(rt.sched, id, ktime_get_ns());
-	rtt->in_wait = true;
-	rt_dispatch();
+	err = rt_check_caller(rtt);
+	if (!err) {
+		/* Nothing pending only if no job was started: not an error. */
+		rts_complete(rt.sched, rtt->id, ktime_get_ns());
+		rtt->in_wait = true;
+		rt_dispatch();
+	}
 	raw_spin_unlock_irq(&rt.lock);
-	return rt_wait_turn(rtt);
+	return err ? err : rt_wait_turn(rtt);
 }
 
 static long rt_ioctl_exit(struct rt_task *rtt)
 {
-	if (READ_ONCE(rtt->id) == RTS_NONE)
-		return READ_ONCE(rtt->detached) ? -ENODEV : -EINVAL;
-	if (rtt->tsk != current)
-		return -EPERM;
+	long err;
+
 	mutex_lock(&rt.mutex);
-	rt_task_stop(rtt);
+	err = rt_check_caller(rtt);
+	if (!err)
+		rt_task_stop(rtt);
 	mutex_unlock(&rt.mutex);
-	return 0;
+	return err;
 }
 
 static long rt_ioctl_server(void __user *uarg)
@@ -450,7 +600,7 @@ static long rt_ioctl_reserve(void __user *uarg)
 	err = rt_privileged_args(&a, uarg, sizeof(a));
 	if (err)
 		return err;
-	if (a.flags)
+	if (a.flags & ~RTSCHED_TASK_FLAGS)
 		return -EINVAL;
 	err = rt_times(&p, &a);
 	if (err)
@@ -465,6 +615,26 @@ static long rt_ioctl_reserve(void __user *uarg)
 		raw_spin_unlock_irq(&rt.lock);
 	}
 	mutex_unlock(&rt.mutex);
+	return err;
+}
+
+/* A job of a sporadic task, released by the application. */
+static long rt_ioctl_release(void __user *uarg)
+{
+	s32 id;
+	long err;
+
+	err = rt_privileged_args(&id, uarg, sizeof(id));
+	if (err)
+		return err;
+	raw_spin_lock_irq(&rt.lock);
+	err = -ENODEV;
+	if (rt.policy) {
+		err = rts_release(rt.sched, id, ktime_get_ns(), NULL);
+		if (!err)
+			rt_dispatch();
+	}
+	raw_spin_unlock_irq(&rt.lock);
 	return err;
 }
 
@@ -596,6 +766,8 @@ static long rt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return rt_ioctl_status(uarg);
 	case RTSCHED_IOC_CLEAR:
 		return rt_ioctl_clear();
+	case RTSCHED_IOC_RELEASE:
+		return rt_ioctl_release(uarg);
 	}
 	return -ENOTTY;
 }
@@ -612,7 +784,6 @@ static int rt_open(struct inode *inode, struct file *file)
 	}
 	kref_init(&rtt->ref);
 	rtt->id = RTS_NONE;
-	init_waitqueue_head(&rtt->wq);
 	init_task_work(&rtt->gate, rt_gate_fn);
 	file->private_data = rtt;
 	return 0;
@@ -630,9 +801,17 @@ static int rt_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/*
+ * The trace shows every switch on rt_cpu (pids, commands) and reading
+ * consumes it: as for perf, only for whoever may watch other processes.
+ * The opener's credentials count, not the reader's.
+ */
 static ssize_t rt_read(struct file *file, char __user *buf, size_t len,
 		       loff_t *ppos)
 {
+	if (!file_ns_capable(file, &init_user_ns, CAP_PERFMON) &&
+	    !file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN))
+		return -EPERM;
 	return rt_trace_read(buf, len);
 }
 
@@ -666,6 +845,8 @@ int rtsched_register_plugin(const struct rts_policy *policy)
 		raw_spin_lock_irq(&rt.lock);
 		rts_init(rt.sched, policy, (long long)start_lead_us * 1000,
 			 rt_emit, NULL);
+		rt.sched->overrun_slack = (long long)overrun_slack_us *
+					  NSEC_PER_USEC;
 		memset(rt.server_name, 0, sizeof(rt.server_name));
 		memset(rt.task_name, 0, sizeof(rt.task_name));
 		rt.chosen = RTS_NONE;
@@ -700,31 +881,35 @@ void rtsched_unregister_plugin(const struct rts_policy *policy)
 	raw_spin_lock_irq(&rt.lock);
 	rt.policy = NULL;
 	raw_spin_unlock_irq(&rt.lock);
+	/* rt.policy is checked by the IPI; the timer must not run at all. */
 	hrtimer_cancel(&rt.timer);
 	mutex_unlock(&rt.mutex);
 	pr_info("plugin %s unloaded\n", policy->name);
 }
 EXPORT_SYMBOL_GPL(rtsched_unregister_plugin);
 
-/* For the recorder's sched_switch probe; runs under RCU, no locks. */
-struct rt_task *rt_task_of(struct task_struct *p)
+/*
+ * The registration of thread p and its id (its slot, which stays valid
+ * even if the task stops meanwhile), or NULL.  For the probes: runs under
+ * RCU, no locks.  With by_class, only a thread in rtsched's class counts
+ * (a quick filter for every switch).
+ */
+struct rt_task *rt_task_of(struct task_struct *p, int *id, bool by_class)
 {
 	struct rt_task *rtt;
 	int i;
 
-	if (p->policy != SCHED_FIFO || p->rt_priority != fifo_prio)
+	if (by_class && (p->policy != SCHED_FIFO ||
+			 p->rt_priority != fifo_prio))
 		return NULL;
 	for (i = 0; i < RTS_MAX_TASKS; i++) {
 		rtt = rcu_dereference_sched(rt.task[i]);
-		if (rtt && rtt->tsk == p)
+		if (rtt && rtt->tsk == p) {
+			*id = i;
 			return rtt;
+		}
 	}
 	return NULL;
-}
-
-int rt_task_id(const struct rt_task *rtt)
-{
-	return READ_ONCE(rtt->id);
 }
 
 /* Whether task id has an uncompleted job, and which; racy by design. */
@@ -751,25 +936,38 @@ static int __init rt_init(void)
 	int err;
 
 	if (rt_cpu < 0 || rt_cpu >= nr_cpu_ids || !cpu_online(rt_cpu) ||
-	    fifo_prio < 1 || fifo_prio > MAX_RT_PRIO - 1)
+	    fifo_prio < 1 || fifo_prio > RT_FIFO_PRIO_MAX) {
+		pr_err("rt_cpu %d or fifo_prio %d out of range\n", rt_cpu,
+		       fifo_prio);
 		return -EINVAL;
+	}
 	mutex_init(&rt.mutex);
 	raw_spin_lock_init(&rt.lock);
 	rt.chosen = RTS_NONE;
 	hrtimer_init(&rt.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_PINNED_HARD);
 	rt.timer.function = rt_timer_fn;
+	INIT_CSD(&rt.rearm, rt_rearm_ipi, NULL);
 	rt.sched = kvzalloc(sizeof(*rt.sched), GFP_KERNEL);
 	if (!rt.sched)
 		return -ENOMEM;
 	err = rt_trace_init(trace_records, rt_cpu);
 	if (err)
 		goto err_sched;
-	err = misc_register(&rt_misc);
+	rt.process_exit = rt_tracepoint("sched_process_exit");
+	err = rt.process_exit ? tracepoint_probe_register(rt.process_exit,
+							 rt_probe_exit, NULL) :
+				-ENOENT;
 	if (err)
 		goto err_trace;
+	err = misc_register(&rt_misc);
+	if (err)
+		goto err_exit_probe;
 	pr_info("ready on CPU %d\n", rt_cpu);
 	return 0;
 
+err_exit_probe:
+	tracepoint_probe_unregister(rt.process_exit, rt_probe_exit, NULL);
+	tracepoint_synchronize_unregister();
 err_trace:
 	rt_trace_exit();
 err_sched:
@@ -780,6 +978,8 @@ err_sched:
 static void __exit rt_exit(void)
 {
 	misc_deregister(&rt_misc);
+	tracepoint_probe_unregister(rt.process_exit, rt_probe_exit, NULL);
+	/* rt_trace_exit() waits for the probes of both tracepoints. */
 	rt_trace_exit();
 	kvfree(rt.sched);
 }

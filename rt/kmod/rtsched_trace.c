@@ -105,11 +105,11 @@ static char state_letter(bool preempt, unsigned int state)
 	return '?';
 }
 
-static void job_event(struct rt_task *rtt, int type, u64 job, u64 now)
+static void job_event(int id, int type, u64 job, u64 now)
 {
 	struct rtsched_record rec = {
 		.time = now, .type = type, .cpu = ring.cpu,
-		.task = rt_task_id(rtt), .server = -1, .job = job,
+		.task = id, .server = -1, .job = job,
 	};
 
 	rt_trace_put(&rec);
@@ -124,6 +124,7 @@ static void probe_sched_switch(void *data, bool preempt,
 		.type = RTS_EV_SWITCH, .task = -1, .server = -1,
 	};
 	struct rt_task *rtt;
+	int id;
 	u64 job;
 
 	if (smp_processor_id() != ring.cpu)
@@ -139,19 +140,37 @@ static void probe_sched_switch(void *data, bool preempt,
 	rec.next_comm[sizeof(rec.next_comm) - 1] = '\0';
 	rt_trace_put(&rec);
 
-	rtt = rt_task_of(prev);
-	if (rtt && rt_job_pending(rt_task_id(rtt), &job))
-		job_event(rtt, RTS_EV_PREEMPT, job, rec.time);
-	rtt = rt_task_of(next);
-	if (rtt && rt_job_pending(rt_task_id(rtt), &job))
-		job_event(rtt, rt_job_first_run(rtt, job) ? RTS_EV_START :
+	rtt = rt_task_of(prev, &id, true);
+	if (rtt && rt_job_pending(id, &job))
+		job_event(id, RTS_EV_PREEMPT, job, rec.time);
+	rtt = rt_task_of(next, &id, true);
+	if (rtt && rt_job_pending(id, &job))
+		job_event(id, rt_job_first_run(rtt, job) ? RTS_EV_START :
 			  RTS_EV_RESUME, job, rec.time);
 }
 
-static void find_sched_switch(struct tracepoint *tp, void *priv)
+struct tracepoint_lookup {
+	const char *name;
+	struct tracepoint *found;
+};
+
+static void match_tracepoint(struct tracepoint *tp, void *priv)
 {
-	if (!strcmp(tp->name, "sched_switch"))
-		ring.sched_switch = tp;
+	struct tracepoint_lookup *l = priv;
+
+	if (!strcmp(tp->name, l->name))
+		l->found = tp;
+}
+
+/* The scheduler's tracepoint symbols are not exported: look them up. */
+struct tracepoint *rt_tracepoint(const char *name)
+{
+	struct tracepoint_lookup l = { .name = name };
+
+	for_each_kernel_tracepoint(match_tracepoint, &l);
+	if (!l.found)
+		pr_err("%s tracepoint not found\n", name);
+	return l.found;
 }
 
 int rt_trace_init(unsigned int nr_records, int cpu)
@@ -164,10 +183,8 @@ int rt_trace_init(unsigned int nr_records, int cpu)
 	ring.buf = vmalloc(array_size(ring.size, sizeof(*ring.buf)));
 	if (!ring.buf)
 		return -ENOMEM;
-	/* The tracepoint's own symbol is not exported: look it up. */
-	for_each_kernel_tracepoint(find_sched_switch, NULL);
+	ring.sched_switch = rt_tracepoint("sched_switch");
 	if (!ring.sched_switch) {
-		pr_err("sched_switch tracepoint not found\n");
 		err = -ENOENT;
 		goto err_buf;
 	}

@@ -150,6 +150,38 @@ int rt_set_deadline(unsigned long deadline_ms)
 	return rt_set_deadline_us(deadline_ms * 1000ULL);
 }
 
+static int set_flag(unsigned int flag, int on)
+{
+	int err = need_init();
+
+	if (err)
+		return err;
+	if (on)
+		self.flags |= flag;
+	else
+		self.flags &= ~flag;
+	return 0;
+}
+
+int rt_set_overrun_signal(int on)
+{
+	return set_flag(RTSCHED_OVERRUN_SIGNAL, on);
+}
+
+int rt_set_sporadic(int on)
+{
+	return set_flag(RTSCHED_SPORADIC, on);
+}
+
+int rt_release(int task_id)
+{
+	__s32 id = task_id;
+	int err = need_init();
+
+	return err ? err : rt_ioctl(self_fd, RTSCHED_IOC_RELEASE, &id,
+				    "rt_release");
+}
+
 int rt_set_priority(int prio)
 {
 	int err = need_init();
@@ -206,19 +238,45 @@ int rt_attach(int id)
 	return err;
 }
 
+/* Microseconds to nanoseconds; too large stays too large. */
+static long long us_to_ns(unsigned long long us)
+{
+	return us > RTS_NEVER / 1000 ? RTS_NEVER : (long long)us * 1000;
+}
+
+void rt_task_params(struct rts_task_params *p,
+		    const struct rtsched_task_args *a)
+{
+	p->id = a->id;
+	p->server = a->server;
+	p->prio = a->prio;
+	p->period = us_to_ns(a->period_us);
+	p->wcet = us_to_ns(a->wcet_us);
+	p->deadline = us_to_ns(a->deadline_us);
+	p->offset = us_to_ns(a->offset_us);
+	p->overrun = a->flags & RTSCHED_OVERRUN_SIGNAL ? RTS_OVERRUN_SIGNAL :
+			RTS_OVERRUN_THROTTLE;
+	p->sporadic = !!(a->flags & RTSCHED_SPORADIC);
+}
+
+void rt_server_params(struct rts_server_params *p,
+		      const struct rtsched_server_args *a)
+{
+	p->id = a->id;
+	p->prio = a->prio;
+	p->period = us_to_ns(a->period_us);
+	p->budget = us_to_ns(a->budget_us);
+}
+
 /* The values the kernel will check, checked here to explain a refusal. */
 static int check_self(void)
 {
-	struct rts_task_params p = {
-		.id = self.id == RTSCHED_AUTO_ID ? 0 : self.id,
-		.server = self.server, .prio = self.prio,
-		.period = (long long)self.period_us,
-		.wcet = (long long)self.wcet_us,
-		.deadline = (long long)self.deadline_us,
-		.offset = (long long)self.offset_us,
-	};
+	struct rts_task_params p;
 	const char *why = NULL;
 
+	rt_task_params(&p, &self);
+	if (p.id == RTSCHED_AUTO_ID)
+		p.id = 0;
 	if (rts_check_task_values(&p, &why))
 		return rt_fail(EINVAL, "task %d: %s", self.id, why);
 	return 0;
@@ -231,9 +289,9 @@ int rt_run_us(unsigned long long start_us)
 	if (err)
 		return err;
 	self.offset_us = start_us;
-	self.flags = 0;
+	self.flags &= RTSCHED_OVERRUN_SIGNAL | RTSCHED_SPORADIC;
 	if (self_attached) {
-		self.flags = RTSCHED_USE_RESERVATION;
+		self.flags |= RTSCHED_USE_RESERVATION;
 	} else {
 		if (!self_deadline_set)
 			self.deadline_us = self.period_us;
@@ -288,15 +346,13 @@ int rt_create_server_us(int id, unsigned long long period_us,
 		.id = id, .prio = prio, .period_us = period_us,
 		.budget_us = budget_us,
 	};
-	struct rts_server_params p = {
-		.id = id, .prio = prio, .period = (long long)period_us,
-		.budget = (long long)budget_us,
-	};
+	struct rts_server_params p;
 	const char *why = NULL;
 	int err = need_init();
 
 	if (err)
 		return err;
+	rt_server_params(&p, &a);
 	if (rts_check_server_values(&p, &why))
 		return rt_fail(EINVAL, "server %d: %s", id, why);
 	if (name)

@@ -35,6 +35,16 @@ int rt_set_server(int server_id);		/* hsf-fp only */
 int rt_set_id(int id);				/* default: lowest free id */
 int rt_set_name(const char *name);
 int rt_attach(int id);		/* take every parameter from rtctl load */
+/* Past its wcet in a period the task is throttled until its next release;
+ * with on, it gets SIGXCPU instead (and keeps running).
+ */
+int rt_set_overrun_signal(int on);
+/* Sporadic: the period is the minimum inter-arrival time and jobs are
+ * released by rt_release(id), from any thread of any process with
+ * CAP_SYS_NICE, at the earliest one period after the previous release.
+ */
+int rt_set_sporadic(int on);
+int rt_release(int task_id);
 
 /* Become periodic: first release start after the common start. */
 int rt_run_us(unsigned long long start_us);

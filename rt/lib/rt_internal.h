@@ -17,6 +17,14 @@ int rt_reserve(const struct rtsched_task_args *a);
 int rt_status(struct rtsched_status *st, struct rtsched_server_status *sv,
 	      struct rtsched_task_status *ts);
 
+/* The policy core's view (nanoseconds) of ioctl arguments (microseconds),
+ * to check them with the kernel's own rules.
+ */
+void rt_task_params(struct rts_task_params *p,
+		    const struct rtsched_task_args *a);
+void rt_server_params(struct rts_server_params *p,
+		      const struct rtsched_server_args *a);
+
 /* A configuration file (docs/rt-formats.md), times in microseconds. */
 struct rt_config_task {
 	struct rtsched_task_args args;
@@ -43,6 +51,11 @@ struct rt_config {
 int rt_config_load(const char *path, struct rt_config *cfg);
 int rt_config_parse(const char *name, const char *text,
 		    struct rt_config *cfg);
+
+/* Admission control: 1 if bootlab's analysis accepts cfg (the same
+ * verdict as `bootlab rt analyze`), else 0 with the first reason in why.
+ */
+int rt_config_admit(const struct rt_config *cfg, char *why, size_t len);
 
 /* One trace record as a line of the text format, without newline. */
 int rt_trace_format(char *buf, size_t len, const struct rtsched_record *r);

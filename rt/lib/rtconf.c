@@ -23,7 +23,8 @@ enum section { TOP, SERVER, TASK };
 
 enum key {
 	K_PLUGIN, K_UNIT, K_ID, K_NAME, K_SERVER, K_PERIOD, K_BUDGET,
-	K_WCET, K_DEADLINE, K_PRIORITY, K_OFFSET, K_JOBS,
+	K_WCET, K_DEADLINE, K_PRIORITY, K_OFFSET, K_JOBS, K_OVERRUN,
+	K_RELEASE,
 };
 
 struct key_spec {
@@ -51,6 +52,8 @@ static const struct key_spec keys[] = {
 	{ "priority", TASK, K_PRIORITY, 0, 0 },
 	{ "offset", TASK, K_OFFSET, 0, 0 },
 	{ "jobs", TASK, K_JOBS, 0, 0 },
+	{ "overrun", TASK, K_OVERRUN, 1, 0 },
+	{ "release", TASK, K_RELEASE, 1, 0 },
 };
 
 #define NR_KEYS (int)(sizeof(keys) / sizeof(keys[0]))
@@ -89,11 +92,12 @@ static int key_seen(unsigned int seen, enum section section, enum key key)
 
 static int set_number(struct parser *p, enum key key, long long v)
 {
-	struct rtsched_server_args *sv =
-		&p->cfg->server[p->cfg->nr_servers - 1].args;
-	struct rt_config_task *t = &p->cfg->task[p->cfg->nr_tasks - 1];
+	struct rtsched_server_args *sv;
+	struct rt_config_task *t;
 
+	/* Only the current table's entry exists (the other may be none). */
 	if (p->section == SERVER) {
+		sv = &p->cfg->server[p->cfg->nr_servers - 1].args;
 		switch (key) {
 		case K_ID: sv->id = (int)v; break;
 		case K_PERIOD: sv->period_us = v; break;
@@ -102,6 +106,7 @@ static int set_number(struct parser *p, enum key key, long long v)
 		}
 		return 0;
 	}
+	t = &p->cfg->task[p->cfg->nr_tasks - 1];
 	switch (key) {
 	case K_ID: t->args.id = (int)v; break;
 	case K_SERVER: t->args.server = (int)v; break;
@@ -112,6 +117,18 @@ static int set_number(struct parser *p, enum key key, long long v)
 	case K_OFFSET: t->args.offset_us = v; break;
 	default: t->jobs = v; break;
 	}
+	return 0;
+}
+
+/* A two-valued string key of a task: the second value sets flag. */
+static int task_flag(struct parser *p, const char *key, const char *s,
+		     const char *off, const char *on, unsigned int flag)
+{
+	if (strcmp(s, off) && strcmp(s, on))
+		return error_at(p->where, "%s \"%s\": expected \"%s\" or \"%s\"",
+				key, s, off, on);
+	if (!strcmp(s, on))
+		p->cfg->task[p->cfg->nr_tasks - 1].args.flags |= flag;
 	return 0;
 }
 
@@ -134,6 +151,12 @@ static int set_string(struct parser *p, enum key key, const char *s)
 					s);
 		p->unit_ms = !strcmp(s, "ms");
 		return 0;
+	case K_OVERRUN:
+		return task_flag(p, "overrun", s, "throttle", "signal",
+				 RTSCHED_OVERRUN_SIGNAL);
+	case K_RELEASE:
+		return task_flag(p, "release", s, "periodic", "sporadic",
+				 RTSCHED_SPORADIC);
 	default:
 		name = p->section == SERVER ?
 		       p->cfg->server[p->cfg->nr_servers - 1].args.name :
@@ -255,12 +278,11 @@ static int finish(struct parser *p)
 				cfg->plugin);
 	for (i = 0; i < cfg->nr_servers; i++) {
 		struct rtsched_server_args *a = &cfg->server[i].args;
-		struct rts_server_params sp = {
-			.id = a->id, .prio = a->prio,
-			.period = (long long)(a->period_us *= scale),
-			.budget = (long long)(a->budget_us *= scale),
-		};
+		struct rts_server_params sp;
 
+		a->period_us *= scale;
+		a->budget_us *= scale;
+		rt_server_params(&sp, a);
 		if (rts_check_server_values(&sp, &why))
 			return error_at(cfg->server[i].where, "%s", why);
 		for (j = 0; j < i; j++)
@@ -270,14 +292,13 @@ static int finish(struct parser *p)
 	}
 	for (i = 0; i < cfg->nr_tasks; i++) {
 		struct rtsched_task_args *a = &cfg->task[i].args;
-		struct rts_task_params tp = {
-			.id = a->id, .server = a->server, .prio = a->prio,
-			.period = (long long)(a->period_us *= scale),
-			.wcet = (long long)(a->wcet_us *= scale),
-			.deadline = (long long)(a->deadline_us *= scale),
-			.offset = (long long)(a->offset_us *= scale),
-		};
+		struct rts_task_params tp;
 
+		a->period_us *= scale;
+		a->wcet_us *= scale;
+		a->deadline_us *= scale;
+		a->offset_us *= scale;
+		rt_task_params(&tp, a);
 		if (rts_check_task_values(&tp, &why))
 			return error_at(cfg->task[i].where, "%s", why);
 		if (hsf != (a->server != RTSCHED_NO_SERVER))

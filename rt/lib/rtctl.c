@@ -2,9 +2,13 @@
 /*
  * rtctl: configure rtsched without recompiling.
  *
- *   rtctl check CONFIG        validate a configuration (no kernel needed)
- *   rtctl load CONFIG         create its servers and reserve its tasks
- *   rtctl run [--duration MS] [--spin ID] CONFIG
+ *   rtctl check CONFIG        validate a configuration and say whether the
+ *                             analysis admits it (no kernel needed)
+ *   rtctl load [--force] CONFIG
+ *                             create its servers and reserve its tasks;
+ *                             refused if the analysis rejects it, unless
+ *                             forced
+ *   rtctl run [--force] [--duration MS] [--spin ID] CONFIG
  *                             clear, load, then run the stock busy-loop
  *                             task of every [[task]] and wait for them
  *   rtctl status              servers, tasks, budgets left, misses
@@ -30,8 +34,8 @@ static struct rtsched_task_status tasks[RTS_MAX_TASKS];
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: rtctl check CONFIG | load CONFIG |\n"
-		"       run [--duration MS] [--spin ID] CONFIG |\n"
+		"usage: rtctl check CONFIG | load [--force] CONFIG |\n"
+		"       run [--force] [--duration MS] [--spin ID] CONFIG |\n"
 		"       status | trace | clear\n");
 	return 2;
 }
@@ -42,13 +46,42 @@ static int report(const char *what)
 	return 1;
 }
 
-static int cmd_load(const char *path)
+/* Admission control: the analysis's verdict, printed when it refuses. */
+static int admitted(const char *what, const char *path)
+{
+	char why[256];
+
+	if (rt_config_admit(&cfg, why, sizeof(why)))
+		return 1;
+	fprintf(stderr, "rtctl %s: %s: not schedulable: %s\n", what, path,
+		why);
+	return 0;
+}
+
+static int cmd_check(const char *path)
+{
+	if (rt_config_load(path, &cfg))
+		return report("check");
+	printf("%s: plugin %s, %d servers, %d tasks\n", path, cfg.plugin,
+	       cfg.nr_servers, cfg.nr_tasks);
+	if (!admitted("check", path))
+		return 1;
+	printf("schedulable\n");
+	return 0;
+}
+
+static int cmd_load(const char *path, int force)
 {
 	struct rtsched_status st;
 	int i;
 
-	if (rt_config_load(path, &cfg) || rt_init() ||
-	    rt_status(&st, servers, tasks))
+	if (rt_config_load(path, &cfg))
+		return report("load");
+	if (!admitted("load", path) && !force) {
+		fprintf(stderr, "rtctl load: refused (--force loads it anyway)\n");
+		return 1;
+	}
+	if (rt_init() || rt_status(&st, servers, tasks))
 		return report("load");
 	if (strcmp(st.plugin, cfg.plugin)) {
 		fprintf(stderr, "rtctl load: %s wants plugin %s but %s is loaded\n",
@@ -109,7 +142,8 @@ static int stock_task(const struct rt_config_task *t, int spin)
 	return rt_exit() ? report("run") : 0;
 }
 
-static int cmd_run(const char *path, long duration_ms, int spin_id)
+static int cmd_run(const char *path, int force, long duration_ms,
+		   int spin_id)
 {
 	pid_t pid[RTS_MAX_TASKS];
 	int i, status, failed = 0;
@@ -119,8 +153,15 @@ static int cmd_run(const char *path, long duration_ms, int spin_id)
 		return report("run");
 	if (rt_clear() && errno != ENODEV)
 		return report("run");
-	if (cmd_load(path))
+	if (cmd_load(path, force))
 		return 1;
+	for (i = 0; i < cfg.nr_tasks; i++) {
+		if (cfg.task[i].args.flags & RTSCHED_SPORADIC) {
+			fprintf(stderr, "rtctl run: %s: task %d is sporadic: its application releases it (rt_release); rtctl load reserves it\n",
+				cfg.task[i].where, cfg.task[i].args.id);
+			return 1;
+		}
+	}
 	fflush(stdout);
 	for (i = 0; i < cfg.nr_tasks; i++) {
 		pid[i] = fork();
@@ -246,6 +287,7 @@ int main(int argc, char **argv)
 {
 	long duration_ms = 0;
 	int spin_id = -2;
+	int force = 0;
 	int i = 2;
 
 	if (argc < 2)
@@ -256,25 +298,25 @@ int main(int argc, char **argv)
 		return cmd_trace();
 	if (!strcmp(argv[1], "clear") && argc == 2)
 		return rt_init() || rt_clear() ? report("clear") : 0;
-	if (!strcmp(argv[1], "check") && argc == 3) {
-		if (rt_config_load(argv[2], &cfg))
-			return report("check");
-		printf("%s: plugin %s, %d servers, %d tasks\n", argv[2],
-		       cfg.plugin, cfg.nr_servers, cfg.nr_tasks);
-		return 0;
-	}
-	if (!strcmp(argv[1], "load") && argc == 3)
-		return cmd_load(argv[2]);
-	if (strcmp(argv[1], "run"))
+	if (!strcmp(argv[1], "check") && argc == 3)
+		return cmd_check(argv[2]);
+	if (strcmp(argv[1], "load") && strcmp(argv[1], "run"))
 		return usage();
-	for (; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--duration"))
-			duration_ms = atol(argv[i + 1]);
-		else if (!strcmp(argv[i], "--spin"))
-			spin_id = atoi(argv[i + 1]);
+	for (; i + 1 < argc; i++) {
+		if (!strcmp(argv[i], "--force"))
+			force = 1;
+		else if (!strcmp(argv[1], "run") &&
+			 !strcmp(argv[i], "--duration") && i + 2 < argc)
+			duration_ms = atol(argv[++i]);
+		else if (!strcmp(argv[1], "run") &&
+			 !strcmp(argv[i], "--spin") && i + 2 < argc)
+			spin_id = atoi(argv[++i]);
 		else
 			return usage();
 	}
-	return i + 1 == argc ? cmd_run(argv[i], duration_ms, spin_id) :
-	       usage();
+	if (i + 1 != argc)
+		return usage();
+	if (!strcmp(argv[1], "load"))
+		return cmd_load(argv[i], force);
+	return cmd_run(argv[i], force, duration_ms, spin_id);
 }

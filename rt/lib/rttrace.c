@@ -20,6 +20,7 @@ static const char *const event_names[RTS_EV_COUNT] = {
 	[RTS_EV_SWITCH] = "switch",
 	[RTS_EV_OVERFLOW] = "overflow",
 	[RTS_EV_EXIT] = "exit",
+	[RTS_EV_OVERRUN] = "overrun",
 };
 
 /* Commands may contain spaces; the format separates keys by spaces. */
@@ -84,7 +85,7 @@ int rt_trace_format(char *buf, size_t len, const struct rtsched_record *r)
 	case RTS_EV_OVERFLOW:
 		return snprintf(buf, len, "%llu %s lost=%llu", t, name,
 				(unsigned long long)r->job);
-	default:	/* start, preempt, resume, complete, exit */
+	default:	/* start, preempt, resume, complete, exit, overrun */
 		return snprintf(buf, len, "%llu %s task=%d job=%llu", t, name,
 				r->task, (unsigned long long)r->job);
 	}

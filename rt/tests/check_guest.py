@@ -18,12 +18,15 @@ import re
 import sys
 from collections import defaultdict
 
-SCENARIOS = ["checks", "fp", "edf", "table3", "overload", "killed_task",
-             "rmmod_with_tasks", "load_cycles", "dmesg"]
+SCENARIOS = ["checks", "fp", "edf", "table3", "overload", "overrun",
+             "killed_task", "rmmod_with_tasks", "unload_race", "load_cycles",
+             "dmesg"]
 KERNEL_TROUBLE = re.compile(
     r"WARNING:|BUG:|Oops|Call Trace|general protection|"
     r"blocked for more than|scheduling while atomic|refcount_t:|"
     r"kernel BUG|RIP:")
+# rtsched's default overrun_slack_us: a task's budget is wcet + this.
+OVERRUN_SLACK_NS = 200_000
 # Growth allowed over all load/unload cycles, for allocator noise.
 LEAK_KB = 256
 
@@ -140,6 +143,28 @@ class Checker:
                    f"missed by tasks {missed}" if missed else
                    f"{sum(1 for e in events if e[1] == 'complete')} jobs")
 
+    def task_budget(self, scenario, events, task, tol):
+        """From the sched_switch lines: the task ran at most wcet + slack
+        in each of its periods (it was throttled, not left to run)."""
+        created = next((k for _, n, k in events
+                        if n == "task_create" and k["task"] == str(task)), None)
+        releases = [t for t, n, k in events
+                    if n == "release" and k["task"] == str(task)]
+        if created is None or not releases:
+            self.check(False, f"{scenario}: task {task} traced")
+            return
+        period, wcet = int(created["period"]), int(created["wcet"])
+        runs = run_intervals(events).get(int(created["pid"]), [])
+        used = [overlap(r, r + period, runs) for r in releases[:-1]]
+        worst = max(used, default=0)
+        self.check(bool(used) and worst <= wcet + OVERRUN_SLACK_NS + tol,
+                   f"{scenario}: task {task} throttled to its wcet",
+                   f"max {worst / 1e6:.3f} ms per period, wcet "
+                   f"{wcet / 1e6:.3f} ms, {len(used)} periods")
+        self.check(any(n == "overrun" and k["task"] == str(task)
+                       for _, n, k in events),
+                   f"{scenario}: task {task} overruns recorded")
+
     def hsf(self, scenario, events, tol):
         pid_server, servers = server_tasks(events)
         runs = run_intervals(events)
@@ -236,6 +261,10 @@ def main():
         c.check(any(n == "miss" and k["task"] == "4" for _, n, k in events),
                 "overload: the spinning task misses")
         c.hsf("overload", events, tol)
+    if "overrun" in scenarios:
+        events = parse_trace(scenarios["overrun"][1])
+        c.misses("overrun", events, allowed_tasks=(1,))
+        c.task_budget("overrun", events, 1, tol)
     if "rmmod_with_tasks" in scenarios:
         lines = scenarios["rmmod_with_tasks"][1]
         c.check(sum("detached policy=0" in x for x in lines) == 2,

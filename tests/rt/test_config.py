@@ -62,6 +62,21 @@ def error_of(text: str, syntax: str = "toml") -> str:
     return str(caught.value)
 
 
+def test_overrun_is_throttle_or_signal():
+    base = 'plugin = "fp"\n[[task]]\nid = 0\nperiod = 1000\nwcet = 10\npriority = 0\n'
+    assert parse_config(base).tasks[0].overrun == "throttle"
+    assert parse_config(base + 'overrun = "signal"\n').tasks[0].overrun == "signal"
+    assert "cfg:7: [[task]] #1: overrun: must be 'throttle' or 'signal', got 'kill'" in error_of(
+        base + 'overrun = "kill"\n')
+
+
+def test_release_is_periodic_or_sporadic():
+    base = 'plugin = "fp"\n[[task]]\nid = 0\nperiod = 1000\nwcet = 10\npriority = 0\n'
+    assert parse_config(base).tasks[0].release == "periodic"
+    assert parse_config(base + 'release = "sporadic"\n').tasks[0].release == "sporadic"
+    assert "release: must be 'periodic' or 'sporadic', got 'daily'" in error_of(base + 'release = "daily"\n')
+
+
 def test_unknown_plugin_names_key_and_line():
     message = error_of('unit = "ms"\nplugin = "rm"\n')
     assert "cfg:2: plugin: unknown plugin 'rm'" in message

@@ -6,17 +6,35 @@
  *   noplugin  no plugin loaded: RUN gives ENODEV
  *   fp        the fp plugin is loaded
  *   hsf       the hsf-fp plugin is loaded, no servers yet
- *   unpriv    run without CAP_SYS_NICE: EPERM
+ *   unpriv    run without CAP_SYS_NICE (nor CAP_PERFMON, CAP_SYS_ADMIN):
+ *             EPERM, also for reading the trace
+ *   lifetime  the fp plugin is loaded: a registration ends with its
+ *             thread, is not inherited, and gives the thread back its class;
+ *             an overrun is signalled when the task asks for it; a
+ *             sporadic task runs when released, a period apart at least
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt.h"
 #include "rtsched_uapi.h"
+
+/* Task ids are 0..255. */
+#define MAX_TASKS 256
 
 static int fd, failed;
 
@@ -32,6 +50,21 @@ static void expect(const char *name, unsigned long cmd, void *arg, int err)
 		       strerror(got));
 		failed = 1;
 	}
+}
+
+static void verdict(const char *name, int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %s", ok ? "PASS" : "FAIL", name);
+	if (!ok) {
+		printf(": ");
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		failed = 1;
+	}
+	printf("\n");
 }
 
 static struct rtsched_task_args task(int id, int server)
@@ -50,6 +83,10 @@ static void check_task_args(int server)
 	a = task(1, server);
 	a.period_us = 0;
 	expect("zero period", RTSCHED_IOC_RESERVE, &a, EINVAL);
+	a = task(1, server);
+	a.period_us = a.deadline_us = 99;
+	a.wcet_us = 10;
+	expect("period below 100 us", RTSCHED_IOC_RESERVE, &a, EINVAL);
 	a = task(1, server);
 	a.wcet_us = 20000;
 	a.deadline_us = 10000;
@@ -80,6 +117,8 @@ static void check_task_args(int server)
 	expect("wait without run", RTSCHED_IOC_WAIT, NULL, EINVAL);
 	expect("exit without run", RTSCHED_IOC_EXIT, NULL, EINVAL);
 	expect("bad pointer", RTSCHED_IOC_RUN, (void *)16, EFAULT);
+	expect("release a task not running", RTSCHED_IOC_RELEASE, &a.id,
+	       EINVAL);
 	expect("unknown ioctl", _IO(RTSCHED_IOC_MAGIC, 99), NULL, ENOTTY);
 	expect("clear", RTSCHED_IOC_CLEAR, NULL, 0);
 }
@@ -90,6 +129,265 @@ static struct rtsched_server_args server(int id, int budget)
 		.id = id, .prio = 1, .period_us = 10000, .budget_us = budget,
 	};
 	return s;
+}
+
+static struct rtsched_task_status task_status[MAX_TASKS];
+
+/* The status of every task into task_status: how many, or -1. */
+static int read_status(void)
+{
+	struct rtsched_status st = {
+		.tasks_ptr = (uintptr_t)task_status, .max_tasks = MAX_TASKS,
+	};
+
+	return ioctl(fd, RTSCHED_IOC_STATUS, &st) ? -1 : (int)st.nr_tasks;
+}
+
+/* Tasks that a thread runs now (not only reserved), or -1. */
+static int running_tasks(void)
+{
+	int i, n = 0, all = read_status();
+
+	for (i = 0; i < all; i++)
+		n += task_status[i].pid != 0;
+	return all < 0 ? -1 : n;
+}
+
+/*
+ * A 10 ms task with the library, sporadic with id sporadic_id unless that
+ * is RTSCHED_AUTO_ID; 0 or the library's error.
+ */
+static int start_task(int overrun_signal, int sporadic_id)
+{
+	int err = rt_init();
+
+	if (!err)
+		err = rt_set_overrun_signal(overrun_signal);
+	if (!err && sporadic_id != RTSCHED_AUTO_ID)
+		err = rt_set_sporadic(1);
+	if (!err && sporadic_id != RTSCHED_AUTO_ID)
+		err = rt_set_id(sporadic_id);
+	if (!err)
+		err = rt_set_period(10);
+	if (!err)
+		err = rt_set_wcet(1);
+	if (!err)
+		err = rt_run(0);
+	return err;
+}
+
+static void *run_and_vanish(void *unused)
+{
+	/* Leaves without rt_exit(): its file stays open in the process. */
+	if (start_task(0, RTSCHED_AUTO_ID) || rt_wait_for_period())
+		printf("  thread: %s\n", rt_last_error());
+	return unused;
+}
+
+static void *run_and_fork(void *unused)
+{
+	int status = -1;
+	pid_t child;
+
+	if (start_task(0, RTSCHED_AUTO_ID)) {
+		printf("  thread: %s\n", rt_last_error());
+		return unused;
+	}
+	child = fork();
+	if (!child)
+		_exit(sched_getscheduler(0) == SCHED_OTHER ? 0 : 1);
+	waitpid(child, &status, 0);
+	verdict("forked child not real-time", status == 0,
+		"child status %d", status);
+	rt_exit();
+	return unused;
+}
+
+static void *own_class_back(void *unused)
+{
+	struct sched_param none = { 0 };
+	int policy, nice;
+
+	if (sched_setscheduler(0, SCHED_BATCH, &none) ||
+	    setpriority(PRIO_PROCESS, 0, 7) || start_task(0, RTSCHED_AUTO_ID) ||
+	    rt_wait_for_period() || rt_exit()) {
+		printf("  thread: %s\n", rt_last_error());
+		return unused;
+	}
+	policy = sched_getscheduler(0);
+	nice = getpriority(PRIO_PROCESS, 0);
+	verdict("own class back after exit", policy == SCHED_BATCH &&
+		nice == 7, "policy %d nice %d", policy, nice);
+	return unused;
+}
+
+/* RUN succeeds, then the kernel cannot write the id back. */
+static void *run_read_only_args(void *unused)
+{
+	struct rtsched_task_args *a;
+	int policy, rfd = open(RTSCHED_DEVICE, O_RDWR);
+
+	a = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rfd < 0 || a == MAP_FAILED) {
+		verdict("run with read-only arguments", 0, "setup");
+		return unused;
+	}
+	*a = task(RTSCHED_AUTO_ID, RTSCHED_NO_SERVER);
+	mprotect(a, 4096, PROT_READ);
+	verdict("run with read-only arguments",
+		ioctl(rfd, RTSCHED_IOC_RUN, a) && errno == EFAULT,
+		"expected EFAULT, got %s", strerror(errno));
+	policy = sched_getscheduler(0);
+	verdict("not registered after EFAULT", running_tasks() == 0 &&
+		policy == SCHED_OTHER, "%d tasks, policy %d",
+		running_tasks(), policy);
+	close(rfd);
+	return unused;
+}
+
+static volatile sig_atomic_t got_xcpu;
+
+static void on_xcpu(int sig)
+{
+	got_xcpu = sig == SIGXCPU;
+}
+
+/* A job that never ends, in a task that asked for SIGXCPU on overrun. */
+static void *overrun_signalled(void *unused)
+{
+	struct timespec start, now;
+
+	signal(SIGXCPU, on_xcpu);
+	if (start_task(1, RTSCHED_AUTO_ID)) {
+		printf("  thread: %s\n", rt_last_error());
+		return unused;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	while (!got_xcpu && now.tv_sec - start.tv_sec < 2);
+	rt_exit();
+	verdict("overrun signalled", got_xcpu, "no SIGXCPU in 2 s");
+	return unused;
+}
+
+#define SPORADIC_ID	200
+#define SPORADIC_PERIOD_NS	10000000LL
+static volatile int sporadic_stop, sporadic_done;
+
+static long long now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Jobs released so far of task id, or -1. */
+static long long released_jobs(int id)
+{
+	int i, all = read_status();
+
+	for (i = 0; i < all; i++)
+		if (task_status[i].id == id)
+			return (long long)task_status[i].released;
+	return -1;
+}
+
+/* A sporadic task with a 10 ms minimum inter-arrival time. */
+static void *sporadic_task(void *unused)
+{
+	int err = start_task(0, SPORADIC_ID);
+
+	while (!err && !sporadic_stop)
+		err = rt_wait_for_period();
+	if (err)
+		printf("  sporadic thread: %s\n", rt_last_error());
+	rt_exit();
+	sporadic_done = 1;
+	return unused;
+}
+
+/*
+ * Released every 2 ms for 100 ms, far more often than it may be: the
+ * kernel's count of releases (not the jobs' start times, which latency
+ * moves) shows one per period at most.
+ */
+static void check_sporadic(void)
+{
+	struct timespec pause = { .tv_nsec = 2000000 };
+	long long first = -1, begin = now_ns(), released, allowed;
+	pthread_t t;
+	int err, busy = 0;
+
+	if (rt_init() || pthread_create(&t, NULL, sporadic_task, NULL)) {
+		verdict("sporadic task", 0, "cannot start");
+		return;
+	}
+	while (now_ns() - begin < 5000000000LL &&
+	       (first < 0 || now_ns() - first < 10 * SPORADIC_PERIOD_NS)) {
+		/* EINVAL until the thread has run rt_run(). */
+		err = rt_release(SPORADIC_ID);
+		if (!err && first < 0)
+			first = now_ns();
+		busy += err == -EBUSY;
+		nanosleep(&pause, NULL);
+	}
+	allowed = first < 0 ? 0 : (now_ns() - first) / SPORADIC_PERIOD_NS + 1;
+	released = released_jobs(SPORADIC_ID);
+	sporadic_stop = 1;
+	/* A last job lets it see the stop. */
+	while (!sporadic_done) {
+		rt_release(SPORADIC_ID);
+		nanosleep(&pause, NULL);
+	}
+	pthread_join(t, NULL);
+	verdict("sporadic releases a period apart", released >= 2 &&
+		released <= allowed, "%lld released, at most %lld allowed",
+		released, allowed);
+	verdict("sporadic early releases refused", busy > 0,
+		"no EBUSY in %d releases", busy);
+}
+
+static void in_thread(void *(*fn)(void *))
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, fn, NULL) || pthread_join(t, NULL))
+		verdict("thread", 0, "cannot run one");
+}
+
+/*
+ * Tasks still running after up to a second: pthread_join() returns when
+ * the thread's id is cleared, a little before its exit reaches the point
+ * where rtsched unregisters it (on another CPU that is visible).
+ */
+static int running_tasks_settled(void)
+{
+	struct timespec pause = { .tv_nsec = 10000000 };
+	int i, n = running_tasks();
+
+	for (i = 0; n > 0 && i < 100; i++) {
+		nanosleep(&pause, NULL);
+		n = running_tasks();
+	}
+	return n;
+}
+
+static void check_lifetime(void)
+{
+	int n;
+
+	in_thread(run_and_vanish);
+	n = running_tasks_settled();
+	verdict("exited thread unregistered", n == 0,
+		"%d tasks still registered", n);
+	in_thread(run_and_fork);
+	in_thread(own_class_back);
+	in_thread(run_read_only_args);
+	in_thread(overrun_signalled);
+	check_sporadic();
 }
 
 int main(int argc, char **argv)
@@ -143,7 +441,14 @@ int main(int argc, char **argv)
 		expect("duplicate server id", RTSCHED_IOC_CREATE_SERVER, &s,
 		       EINVAL);
 		check_task_args(0);
+	} else if (!strcmp(mode, "lifetime")) {
+		check_lifetime();
 	} else if (!strcmp(mode, "unpriv")) {
+		char rec[sizeof(struct rtsched_record)];
+
+		verdict("unprivileged trace read", read(fd, rec, sizeof(rec)) < 0 &&
+			errno == EPERM, "expected EPERM, got %s",
+			strerror(errno));
 		s = server(0, 1000);
 		expect("unprivileged server", RTSCHED_IOC_CREATE_SERVER, &s,
 		       EPERM);
@@ -151,6 +456,8 @@ int main(int argc, char **argv)
 		expect("unprivileged reserve", RTSCHED_IOC_RESERVE, &a, EPERM);
 		expect("unprivileged run", RTSCHED_IOC_RUN, &a, EPERM);
 		expect("unprivileged clear", RTSCHED_IOC_CLEAR, NULL, EPERM);
+		expect("unprivileged release", RTSCHED_IOC_RELEASE, &a.id,
+		       EPERM);
 		if (rt_init() || rt_set_period(10) || rt_set_wcet(1) ||
 		    rt_run(0) != -EPERM) {
 			printf("FAIL library run: %s\n", rt_last_error());
@@ -159,7 +466,8 @@ int main(int argc, char **argv)
 			printf("PASS library run: %s\n", rt_last_error());
 		}
 	} else {
-		fprintf(stderr, "usage: rt_checks noplugin|fp|hsf|unpriv\n");
+		fprintf(stderr,
+			"usage: rt_checks noplugin|fp|hsf|unpriv|lifetime\n");
 		return 2;
 	}
 	return failed;

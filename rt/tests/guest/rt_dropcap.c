@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rt_dropcap PROGRAM [ARGS]: run PROGRAM without CAP_SYS_NICE, even as
- * root (busybox has no setpriv).  Dropping it from the bounding set keeps
- * exec from granting it back.
+ * rt_dropcap PROGRAM [ARGS]: run PROGRAM without the capabilities rtsched
+ * checks (CAP_SYS_NICE for real-time work, CAP_PERFMON and CAP_SYS_ADMIN
+ * for reading the trace), even as root (busybox has no setpriv).
+ * Dropping them from the bounding set keeps exec from granting them back.
  */
 #include <linux/capability.h>
 #include <stdio.h>
@@ -11,27 +12,36 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+static const int dropped[] = { CAP_SYS_NICE, CAP_PERFMON, CAP_SYS_ADMIN };
+
 int main(int argc, char **argv)
 {
 	struct __user_cap_header_struct hdr = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
 	};
 	struct __user_cap_data_struct data[2];
-	int i;
+	unsigned int i, k;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: rt_dropcap PROGRAM [ARGS]\n");
 		return 2;
 	}
-	if (prctl(PR_CAPBSET_DROP, CAP_SYS_NICE, 0, 0, 0) ||
-	    syscall(SYS_capget, &hdr, data)) {
+	for (i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++) {
+		if (prctl(PR_CAPBSET_DROP, dropped[i], 0, 0, 0)) {
+			perror("rt_dropcap");
+			return 1;
+		}
+	}
+	if (syscall(SYS_capget, &hdr, data)) {
 		perror("rt_dropcap");
 		return 1;
 	}
-	i = CAP_TO_INDEX(CAP_SYS_NICE);
-	data[i].effective &= ~CAP_TO_MASK(CAP_SYS_NICE);
-	data[i].permitted &= ~CAP_TO_MASK(CAP_SYS_NICE);
-	data[i].inheritable &= ~CAP_TO_MASK(CAP_SYS_NICE);
+	for (i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++) {
+		k = CAP_TO_INDEX(dropped[i]);
+		data[k].effective &= ~CAP_TO_MASK(dropped[i]);
+		data[k].permitted &= ~CAP_TO_MASK(dropped[i]);
+		data[k].inheritable &= ~CAP_TO_MASK(dropped[i]);
+	}
 	if (syscall(SYS_capset, &hdr, data)) {
 		perror("rt_dropcap");
 		return 1;

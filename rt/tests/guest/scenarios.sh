@@ -35,9 +35,18 @@ run_config() {
 scenario_checks() {
 	begin checks
 	rc=0
+	# Priority 99 is the kernel's own (watchdogs, migration).
+	rmmod rtsched
+	if insmod "$RT/rtsched.ko" fifo_prio=99 2>/dev/null; then
+		echo "FAIL fifo_prio 99 refused"; rmmod rtsched; rc=1
+	else
+		echo "PASS fifo_prio 99 refused"
+	fi
+	insmod "$RT/rtsched.ko" || rc=1
 	rt_checks noplugin || rc=1
 	plugin fp
 	rt_checks fp || rc=1
+	rt_checks lifetime || rc=1
 	rt_dropcap rt_checks unpriv || rc=1
 	unplugin fp
 	plugin hsf_fp
@@ -77,6 +86,30 @@ scenario_rmmod_with_tasks() {
 	rtctl status
 	[ $ra = 3 ] && [ $rb = 3 ] && rc=0 || rc=1
 	end rmmod_with_tasks $rc
+}
+
+# Unload the plugin again and again while two 1 ms tasks are in and out of
+# their wait ioctl: the plugin must never be used after it is gone (a crash
+# or warning would show in the kernel log).
+scenario_unload_race() {
+	begin unload_race
+	rc=0
+	i=0
+	while [ $i -lt 20 ]; do
+		plugin fp || rc=1
+		rt_periodic -i 1 -T 1000 -C 100 -p 0 -n 0 >/dev/null &
+		a=$!
+		rt_periodic -i 2 -T 1500 -C 100 -p 1 -n 0 >/dev/null &
+		b=$!
+		sleep 0.2
+		unplugin fp || rc=1
+		wait $a; ra=$?
+		wait $b; rb=$?
+		# 3: detached by the unload, as it should be
+		[ $ra = 3 ] && [ $rb = 3 ] || { echo "cycle $i rc=$ra,$rb"; rc=1; }
+		i=$((i + 1))
+	done
+	end unload_race $rc
 }
 
 meminfo_kb() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
@@ -127,8 +160,14 @@ run_config overload --duration 1500 --spin 4 "$RT/table3.toml"
 rtctl clear
 unplugin hsf_fp
 
+plugin fp
+run_config overrun --duration 1500 --spin 1 "$RT/overrun_guest.toml"
+rtctl clear
+unplugin fp
+
 scenario_killed_task
 scenario_rmmod_with_tasks
+scenario_unload_race
 rmmod rtsched
 scenario_load_cycles
 scenario_dmesg

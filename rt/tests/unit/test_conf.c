@@ -70,6 +70,8 @@ static void test_units_and_syntax(void)
 		"wcet = 250\n"
 		"deadline = 900\n"
 		"offset = 5\n"
+		"overrun = \"signal\"\n"
+		"release = \"sporadic\"\n"
 		"name = \"a \\\"q\\\"\"\n";
 
 	CHECK(rt_config_parse("t.toml", text, &cfg) == 0);
@@ -77,6 +79,8 @@ static void test_units_and_syntax(void)
 	CHECK(cfg.task[0].args.deadline_us == 900);
 	CHECK(cfg.task[0].args.offset_us == 5);
 	CHECK(strcmp(cfg.task[0].args.name, "a \"q\"") == 0);
+	CHECK(cfg.task[0].args.flags ==
+	      (RTSCHED_OVERRUN_SIGNAL | RTSCHED_SPORADIC));
 }
 
 /* Each bad input must fail with exactly this message. */
@@ -92,8 +96,8 @@ static void expect_error(const char *text, const char *message)
 	}
 }
 
-#define TASK "[[task]]\nid = 1\nperiod = 10\nwcet = 2\n"
-#define SERVER "[[server]]\nid = 0\nperiod = 10\nbudget = 4\npriority = 0\n"
+#define TASK "[[task]]\nid = 1\nperiod = 1000\nwcet = 2\n"
+#define SERVER "[[server]]\nid = 0\nperiod = 1000\nbudget = 4\npriority = 0\n"
 
 static void test_errors(void)
 {
@@ -112,6 +116,14 @@ static void test_errors(void)
 		     "bad.toml:2: task period must be > 0");
 	expect_error("plugin = \"fp\"\n[[task]]\nid = 1\nperiod = -3\nwcet = 2\n",
 		     "bad.toml:4: \"period\" must not be negative");
+	expect_error("plugin = \"fp\"\n[[task]]\nid = 1\nperiod = 99\nwcet = 2\n",
+		     "bad.toml:2: task period must be >= 100 us");
+	expect_error("plugin = \"hsf-fp\"\n[[server]]\nid = 0\nperiod = 1\nbudget = 1\npriority = 0\n",
+		     "bad.toml:2: server period must be >= 100 us");
+	expect_error("plugin = \"fp\"\n" TASK "release = \"daily\"\n",
+		     "bad.toml:6: release \"daily\": expected \"periodic\" or \"sporadic\"");
+	expect_error("plugin = \"fp\"\n" TASK "overrun = \"kill\"\n",
+		     "bad.toml:6: overrun \"kill\": expected \"throttle\" or \"signal\"");
 	expect_error("plugin = \"fp\"\n" TASK "deadline = 1\n",
 		     "bad.toml:2: wcet must be > 0 and <= deadline");
 	expect_error("plugin = \"fp\"\n" TASK "priority = 100\n",
@@ -122,7 +134,7 @@ static void test_errors(void)
 		     "bad.toml:2: \"server\" is for hsf-fp only");
 	expect_error("plugin = \"fp\"\n" SERVER,
 		     "bad.toml:2: servers need plugin \"hsf-fp\", not \"fp\"");
-	expect_error("plugin = \"hsf-fp\"\n" SERVER "[[server]]\nid = 1\nperiod = 10\nbudget = 11\npriority = 1\n",
+	expect_error("plugin = \"hsf-fp\"\n" SERVER "[[server]]\nid = 1\nperiod = 1000\nbudget = 1001\npriority = 1\n",
 		     "bad.toml:7: server budget must be > 0 and <= period");
 	expect_error("plugin = \"hsf-fp\"\n" SERVER SERVER,
 		     "bad.toml:7: duplicate server id");

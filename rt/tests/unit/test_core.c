@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Host unit tests of the policy core: validation, fp, edf, hsf-fp,
- * deadline misses and the common start.  A tiny executor plays the CPU:
- * it runs whatever the policy picks and completes a job after its wcet
- * (or never, for a task told to spin).
+ * deadline misses and the common start, on the executor of executor.h.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "executor.h"
 #include "rts.h"
 #include "unit.h"
 
@@ -38,45 +37,13 @@ static int count(const struct trace *tr, int type, int task, int server)
 	return n;
 }
 
-/* Executor state: CPU time each task has received, per task and server. */
-struct cpu {
-	long long left[RTS_MAX_TASKS];	/* work left in the current job */
-	int spin[RTS_MAX_TASKS];	/* never completes */
-	long long ran_task[RTS_MAX_TASKS];
-	long long ran_server[RTS_MAX_SERVERS];
-};
-
-static long long min_time(long long a, long long b)
+/* An empty schedule of policy, its trace and its CPU. */
+static void start_fresh(struct rts_sched *s, const struct rts_policy *policy,
+			struct trace *tr, struct cpu *c)
 {
-	return a < b ? a : b;
-}
-
-/* Run the schedule from the current time to until. */
-static void execute(struct rts_sched *s, struct cpu *c, long long until)
-{
-	while (s->now < until) {
-		int run = s->policy->pick(s);
-		long long step = min_time(rts_next_event(s), until) - s->now;
-		struct rts_task *t;
-
-		if (run == RTS_NONE) {
-			rts_advance(s, s->now + step);
-			continue;
-		}
-		t = &s->task[run];
-		if (c->left[run] == 0)
-			c->left[run] = t->p.wcet;
-		if (!c->spin[run])
-			step = min_time(step, c->left[run]);
-		c->ran_task[run] += step;
-		if (t->p.server != RTS_NONE)
-			c->ran_server[t->p.server] += step;
-		if (!c->spin[run])
-			c->left[run] -= step;
-		rts_advance(s, s->now + step);
-		if (!c->spin[run] && c->left[run] == 0)
-			rts_complete(s, run, s->now);
-	}
+	memset(tr, 0, sizeof(*tr));
+	memset(c, 0, sizeof(*c));
+	rts_init(s, policy, 0, collect, tr);
 }
 
 static struct rts_task_params task(int id, int server, int prio,
@@ -163,17 +130,23 @@ static void test_validation(void)
 	CHECK(rts_check_task(&s, &p, &why) == -RTS_EINVAL);
 }
 
+/* A fresh fp schedule running tasks a and b. */
+static void fp_pair(struct rts_sched *s, struct trace *tr, struct cpu *c,
+		    struct rts_task_params a, struct rts_task_params b)
+{
+	start_fresh(s, &rts_policy_fp, tr, c);
+	run_task(s, a);
+	run_task(s, b);
+}
+
 static void test_fp_preemption(void)
 {
 	static struct rts_sched s;
 	static struct trace tr;
 	static struct cpu c;
 
-	memset(&tr, 0, sizeof(tr));
-	memset(&c, 0, sizeof(c));
-	rts_init(&s, &rts_policy_fp, 0, collect, &tr);
-	run_task(&s, task(0, RTS_NONE, 1, 10 * MS, 4 * MS));
-	run_task(&s, task(1, RTS_NONE, 0, 5 * MS, 2 * MS));
+	fp_pair(&s, &tr, &c, task(0, RTS_NONE, 1, 10 * MS, 4 * MS),
+		task(1, RTS_NONE, 0, 5 * MS, 2 * MS));
 	execute(&s, &c, 100 * MS - 1);
 	CHECK(count(&tr, RTS_EV_RELEASE, 0, RTS_NONE) == 10);
 	CHECK(count(&tr, RTS_EV_RELEASE, 1, RTS_NONE) == 20);
@@ -226,9 +199,7 @@ static void test_miss_keeps_releasing(void)
 	static struct cpu c;
 	int i, last_release = -1, first_miss = -1;
 
-	memset(&tr, 0, sizeof(tr));
-	memset(&c, 0, sizeof(c));
-	rts_init(&s, &rts_policy_fp, 0, collect, &tr);
+	start_fresh(&s, &rts_policy_fp, &tr, &c);
 	run_task(&s, task(0, RTS_NONE, 0, 10 * MS, 4 * MS));
 	c.spin[0] = 1;
 	execute(&s, &c, 35 * MS);
@@ -261,6 +232,42 @@ static void table3(struct rts_sched *s, struct trace *tr, int spin_server2,
 	run_task(s, task(3, 1, 0, 40 * MS, 3 * MS));
 	run_task(s, task(4, 2, 0, 56 * MS, 6 * MS));
 	c->spin[4] = spin_server2;
+}
+
+/*
+ * fp, task 0 (T 37, C 12), task 1 (T 31, C 19): task 1's first two jobs
+ * end at 31 and 62 ms, exactly at their deadlines, which they meet.
+ */
+static void test_complete_at_deadline(void)
+{
+	static struct rts_sched s;
+	static struct trace tr;
+	static struct cpu c;
+
+	fp_pair(&s, &tr, &c, task(0, RTS_NONE, 0, 37 * MS, 12 * MS),
+		task(1, RTS_NONE, 1, 31 * MS, 19 * MS));
+	execute(&s, &c, 62 * MS);
+	CHECK(count(&tr, RTS_EV_MISS, RTS_NONE, RTS_NONE) == 0);
+	CHECK(count(&tr, RTS_EV_COMPLETE, 1, RTS_NONE) == 2);
+	CHECK(s.task[1].completed == 2 && s.task[1].misses == 0);
+}
+
+/* The minimum period holds for tasks and servers alike. */
+static void test_min_period(void)
+{
+	struct rts_server_params sp = { .id = 0, .prio = 0, .period = 99999,
+					.budget = 10000 };
+	struct rts_task_params p = task(1, RTS_NONE, 0, 99999, 10000);
+	const char *why;
+
+	CHECK(rts_check_task_values(&p, &why) == -RTS_EINVAL);
+	CHECK(strcmp(why, "task period must be >= 100 us") == 0);
+	p.period = p.deadline = RTS_MIN_PERIOD;
+	CHECK(rts_check_task_values(&p, &why) == 0);
+	CHECK(rts_check_server_values(&sp, &why) == -RTS_EINVAL);
+	CHECK(strcmp(why, "server period must be >= 100 us") == 0);
+	sp.period = RTS_MIN_PERIOD;
+	CHECK(rts_check_server_values(&sp, &why) == 0);
 }
 
 static void test_hsf_table3(void)
@@ -307,6 +314,8 @@ static void test_hsf_isolation(void)
 	static struct cpu c;
 
 	table3(&s, &tr, 1, &c);
+	/* Signalled, not throttled: only the server holds the spinner. */
+	s.task[4].p.overrun = RTS_OVERRUN_SIGNAL;
 	execute(&s, &c, 840 * MS);
 	CHECK(count(&tr, RTS_EV_MISS, 1, RTS_NONE) == 0);
 	CHECK(count(&tr, RTS_EV_MISS, 2, RTS_NONE) == 0);
@@ -314,6 +323,87 @@ static void test_hsf_isolation(void)
 	CHECK(count(&tr, RTS_EV_MISS, 4, RTS_NONE) > 0);
 	/* The spinner gets exactly its server's budget: 30 periods * 8 ms. */
 	CHECK(c.ran_server[2] == 240 * MS);
+	/* One overrun per period of the spinner (15 in 840 ms). */
+	CHECK(count(&tr, RTS_EV_OVERRUN, 4, RTS_NONE) == 15);
+}
+
+/*
+ * A task spinning forever is throttled after its wcet in each period, so
+ * the lower-priority task meets every deadline: fp on the whole CPU.
+ */
+static void test_throttle_fp(void)
+{
+	static struct rts_sched s;
+	static struct trace tr;
+	static struct cpu c;
+
+	fp_pair(&s, &tr, &c, task(0, RTS_NONE, 0, 10 * MS, 2 * MS),
+		task(1, RTS_NONE, 1, 10 * MS, 5 * MS));
+	c.spin[0] = 1;
+	execute(&s, &c, 100 * MS);
+	CHECK(count(&tr, RTS_EV_MISS, 1, RTS_NONE) == 0);
+	CHECK(count(&tr, RTS_EV_COMPLETE, 1, RTS_NONE) == 10);
+	CHECK(count(&tr, RTS_EV_OVERRUN, 0, RTS_NONE) == 10);
+	CHECK(c.ran_task[0] == 20 * MS);
+}
+
+/* The same inside one server: Server0's spinner leaves its sibling on time. */
+static void test_throttle_in_server(void)
+{
+	static struct rts_sched s;
+	static struct trace tr;
+	static struct cpu c;
+
+	table3(&s, &tr, 0, &c);
+	c.spin[1] = 1;
+	execute(&s, &c, 840 * MS);
+	CHECK(count(&tr, RTS_EV_MISS, 2, RTS_NONE) == 0);
+	CHECK(count(&tr, RTS_EV_MISS, 3, RTS_NONE) == 0);
+	CHECK(count(&tr, RTS_EV_MISS, 4, RTS_NONE) == 0);
+	CHECK(c.ran_task[1] == 35 * 2 * MS);
+}
+
+/* Times of the events of one type and task, in order; how many. */
+static int times_of(const struct trace *tr, int type, int task,
+		    long long *at, int max)
+{
+	int i, n = 0;
+
+	for (i = 0; i < tr->n && n < max; i++)
+		if (tr->ev[i].type == type && tr->ev[i].task == task)
+			at[n++] = tr->ev[i].time;
+	return n;
+}
+
+/*
+ * A sporadic task (period = minimum inter-arrival time) is released by the
+ * application: at once, or one period after its previous release.
+ */
+static void test_sporadic(void)
+{
+	static struct rts_sched s;
+	static struct trace tr;
+	static struct cpu c;
+	struct rts_task_params p = task(0, RTS_NONE, 0, 10 * MS, 2 * MS);
+	long long at[4];
+	const char *why;
+
+	p.sporadic = 1;
+	fp_pair(&s, &tr, &c, p, task(1, RTS_NONE, 1, 40 * MS, 1 * MS));
+	execute(&s, &c, 5 * MS);
+	CHECK(count(&tr, RTS_EV_RELEASE, 0, RTS_NONE) == 0);
+	CHECK(rts_release(&s, 0, 5 * MS, &why) == 0);
+	execute(&s, &c, 8 * MS);
+	CHECK(rts_release(&s, 0, 8 * MS, &why) == 0);
+	CHECK(rts_release(&s, 0, 9 * MS, &why) == -RTS_EBUSY);
+	CHECK(strcmp(why, "a release is already waiting") == 0);
+	CHECK(rts_release(&s, 1, 9 * MS, &why) == -RTS_EINVAL);
+	execute(&s, &c, 40 * MS);
+	CHECK(times_of(&tr, RTS_EV_RELEASE, 0, at, 4) == 2);
+	CHECK(at[0] == 5 * MS && at[1] == 15 * MS);
+	CHECK(times_of(&tr, RTS_EV_COMPLETE, 0, at, 4) == 2);
+	CHECK(at[0] == 7 * MS && at[1] == 17 * MS);
+	CHECK(count(&tr, RTS_EV_MISS, RTS_NONE, RTS_NONE) == 0);
 }
 
 static void test_common_start(void)
@@ -362,8 +452,13 @@ int main(void)
 	RUN(test_fp_tie_lower_id);
 	RUN(test_edf_vs_fp);
 	RUN(test_miss_keeps_releasing);
+	RUN(test_complete_at_deadline);
+	RUN(test_min_period);
 	RUN(test_hsf_table3);
 	RUN(test_hsf_isolation);
+	RUN(test_throttle_fp);
+	RUN(test_throttle_in_server);
+	RUN(test_sporadic);
 	RUN(test_common_start);
 	RUN(test_reservation);
 	return unit_summary();

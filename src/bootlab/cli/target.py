@@ -68,7 +68,8 @@ def register(sub) -> None:
                    help="flavour to fetch (default: all)")
     f.add_argument("--quiet", action="store_true")
     f.add_argument("--print-headers-package", action="store_true",
-                   help="only print the name of the matching linux-headers package")
+                   help="only print the name of the matching linux-headers package "
+                   "(of --kernel, default generic)")
     f.set_defaults(func=fetch)
     b = verbs.add_parser("build", help="build the reference device (cached by content)")
     add_target_options(b)
@@ -82,7 +83,8 @@ def register(sub) -> None:
 def fetch(args: argparse.Namespace) -> int:
     try:
         if args.print_headers_package:
-            print(packages.Kernel(packages.resolve_abi(), "generic", packages.cache_dir()).headers_package)
+            for flavour in args.kernel or ["generic"]:
+                print(packages.Kernel(packages.resolve_abi(), flavour, packages.cache_dir()).headers_package)
             return 0
         for flavour in args.kernel or list(packages.FLAVOURS):
             k = packages.kernel(flavour, quiet=args.quiet)

@@ -47,6 +47,8 @@ class Task:
     jobs: int = 0
     server: int | None = None
     name: str = ""
+    overrun: str = "throttle"
+    release: str = "periodic"
 
     @property
     def label(self) -> str:
@@ -106,7 +108,14 @@ def parse_config(text: str, source: str = "<config>", syntax: str = "toml") -> C
 
 
 _SERVER_KEYS = {"id", "name", "period", "budget", "priority"}
-_TASK_KEYS = {"id", "name", "server", "period", "wcet", "deadline", "priority", "offset", "jobs"}
+_TASK_KEYS = {"id", "name", "server", "period", "wcet", "deadline", "priority", "offset", "jobs", "overrun",
+              "release"}
+# What the kernel does to a task chosen longer than its wcet in a period.
+OVERRUN_MODES = ("throttle", "signal")
+# Periodic tasks are released by the clock; sporadic ones by the application, `period`
+# (the minimum inter-arrival time) apart at least.  The analysis and the simulator take a
+# sporadic task at its worst case: released every period.
+RELEASE_KINDS = ("periodic", "sporadic")
 
 
 class _Checker:
@@ -197,6 +206,8 @@ class _Checker:
             jobs=self.integer(path, entry, "jobs", 0, None, default=0),
             server=server,
             name=self.name(path, entry),
+            overrun=self.choice(path, entry, "overrun", OVERRUN_MODES),
+            release=self.choice(path, entry, "release", RELEASE_KINDS),
         )
         if task.period > 0 and task.deadline > 0:
             if task.deadline > task.period:
@@ -249,6 +260,14 @@ class _Checker:
         if not isinstance(value, str):
             self.problem(path + ("name",), f"must be a string, got {value!r}")
             return ""
+        return value
+
+    def choice(self, path: tuple, entry: dict, key: str, allowed: tuple[str, ...]) -> str:
+        """One of `allowed` (the first is the default)."""
+        value = entry.get(key, allowed[0])
+        if value not in allowed:
+            self.problem(path + (key,), f"must be {' or '.join(map(repr, allowed))}, got {value!r}")
+            return allowed[0]
         return value
 
     def unique_ids(self, table: str, ids: list[int]) -> None:

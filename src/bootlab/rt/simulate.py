@@ -15,6 +15,12 @@ deterministic.  At one instant the events are handled, and written, in this orde
 
 Steps 2-5 are in the order of the C policy core (rt/core); a job that completes exactly at
 its deadline meets it.  Events at `until` are included.
+
+With `enforce`, budgets are enforced as the kernel does (docs/rt-formats.md, without the
+kernel's slack for its own overheads): a task that has run its wcet since its last release
+with a job still unfinished gets an `overrun` event (after step 1) and, unless its
+configuration says `overrun = "signal"`, no CPU until its next release.  Jobs that keep to
+their wcet never overrun, so this matters for `--exec` what-ifs and backlogs of late jobs.
 """
 
 from __future__ import annotations
@@ -58,6 +64,12 @@ class _TaskState:
     next_release: int
     released: int = 0
     queue: deque[_Job] = field(default_factory=deque)
+    spent: int = 0              # run since its last release (enforcement)
+    overran: bool = False
+
+    @property
+    def throttled(self) -> bool:
+        return self.overran and self.task.overrun == "throttle"
 
 
 @dataclass(frozen=True)
@@ -69,17 +81,20 @@ class ExecOverride:
     job: int | None = None
 
 
-def simulate(config: Config, until_ns: int, overrides: list[ExecOverride] | tuple = ()) -> list[Event]:
-    return _Simulation(config, overrides).run(until_ns)
+def simulate(config: Config, until_ns: int, overrides: list[ExecOverride] | tuple = (),
+             enforce: bool = False) -> list[Event]:
+    return _Simulation(config, overrides, enforce).run(until_ns)
 
 
 class _Simulation:
-    def __init__(self, config: Config, overrides) -> None:
+    def __init__(self, config: Config, overrides, enforce: bool = False) -> None:
         self.config = config
+        self.enforce = enforce
         self.hierarchical = config.plugin == "hsf-fp"
         self.overrides: Mapping[tuple[int, int | None], int] = {(o.task, o.job): o.exec_ns for o in overrides}
         self.servers = [_Server(s.id, s.period * US, s.budget * US, s.priority) for s in sorted(config.servers, key=lambda s: s.id)]
         self.tasks = [_TaskState(t, t.offset * US) for t in sorted(config.tasks, key=lambda t: t.id)]
+        self.state_of = {state.task.id: state for state in self.tasks}
         self.events: list[Event] = []
         self.running: _Job | None = None
         self.active: _Server | None = None
@@ -109,10 +124,13 @@ class _Simulation:
 
     def handle_instant(self, now: int) -> None:
         job = self.running
+        on_cpu = self.state_of[job.task.id] if job is not None else None
         if job is not None and job.remaining == 0:
             self.emit(now, "complete", task=job.task.id, job=job.index)
-            next(s for s in self.tasks if s.task is job.task).queue.popleft()
+            self.state_of[job.task.id].queue.popleft()
             self.running = None
+        if self.enforce and on_cpu is not None:
+            self.charge_limit(now, on_cpu)
         if self.active is not None and self.active.left == 0:
             self.emit(now, "deplete", server=self.active.id)
             self.active = None
@@ -132,8 +150,16 @@ class _Simulation:
                 state.queue.append(job)
                 state.released += 1
                 state.next_release += task.period * US
+                state.spent, state.overran = 0, False
                 self.emit(now, "release", task=task.id, job=job.index, deadline=job.deadline)
         self.decide(now)
+
+    def charge_limit(self, now: int, state: _TaskState) -> None:
+        """The task on the CPU has used its budget with a job unfinished (the next one too,
+        after a completion): an overrun, once per period."""
+        if state.queue and not state.overran and state.spent >= state.task.wcet * US:
+            state.overran = True
+            self.emit(now, "overrun", task=state.task.id, job=state.queue[0].index)
 
     def may_release(self, state: _TaskState) -> bool:
         return state.task.jobs == 0 or state.released < state.task.jobs
@@ -161,7 +187,8 @@ class _Simulation:
     def choose_job(self, active: _Server | None) -> _Job | None:
         if self.hierarchical and active is None:
             return None
-        heads = [s.queue[0] for s in self.tasks if s.queue and (not self.hierarchical or s.task.server == active.id)]
+        heads = [s.queue[0] for s in self.tasks
+                 if s.queue and not s.throttled and (not self.hierarchical or s.task.server == active.id)]
         if self.config.plugin == "edf":
             return min(heads, key=lambda j: (j.deadline, j.task.id), default=None)
         return min(heads, key=lambda j: (j.task.priority, j.task.id), default=None)
@@ -172,6 +199,9 @@ class _Simulation:
         times += [j.deadline for s in self.tasks for j in s.queue if not j.missed and j.deadline > now]
         if self.running is not None:
             times.append(now + self.running.remaining)
+            state = self.state_of[self.running.task.id]
+            if self.enforce and not state.overran:
+                times.append(now + max(0, self.running.task.wcet * US - state.spent))
         if self.active is not None:
             times.append(now + self.active.left)
         return min(times, default=None)
@@ -179,6 +209,7 @@ class _Simulation:
     def advance(self, elapsed: int) -> None:
         if self.running is not None:
             self.running.remaining -= elapsed
+            self.state_of[self.running.task.id].spent += elapsed
         if self.active is not None:
             self.active.left -= elapsed
 

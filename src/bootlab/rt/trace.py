@@ -29,6 +29,7 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "resume": ("task", "job"),
     "complete": ("task", "job"),
     "exit": ("task", "job"),
+    "overrun": ("task", "job"),
     "miss": ("task", "job", "deadline"),
     "switch": ("prev_pid", "next_pid"),
     "overflow": ("lost",),

@@ -1,0 +1,160 @@
+"""The C side against the Python side on the same random configurations:
+
+- the policy core (rt/core, driven by rt/tests/unit/core_replay on its host executor) must
+  give the simulator's events, budget enforcement included (the example from the review: a
+  job completing exactly at its deadline; a task spinning forever, throttled or signalled);
+- rtctl's admission control (rt/lib/rtadmit.c, `rtctl check`) must give the verdict of
+  `bootlab rt analyze`."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bootlab.rt.config import Config, Server, Task
+from bootlab.rt.schedulability import analyze
+from bootlab.rt.simulate import ExecOverride, hyperperiod_ns, simulate
+from bootlab.rt.trace import parse_trace
+
+RT = Path(__file__).resolve().parents[2] / "rt"
+REPLAY = RT / "build" / "core_replay"
+RTCTL = RT / "build" / "rtctl"
+# Milliseconds dividing 120: short hyperperiods, and many instants where events coincide.
+PERIODS_MS = (2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 24, 30, 40, 60, 120)
+MS = 1000
+
+
+@pytest.fixture(scope="module", autouse=True)
+def c_programs():
+    subprocess.run(["make", "-s", "-C", str(RT), "build/core_replay", "build/rtctl"], check=True)
+
+
+def to_toml(config: Config) -> str:
+    lines = [f'plugin = "{config.plugin}"', 'unit = "us"']
+    for s in config.servers:
+        lines += ["[[server]]", f"id = {s.id}", f"period = {s.period}", f"budget = {s.budget}",
+                  f"priority = {s.priority}"]
+    for t in config.tasks:
+        lines += ["[[task]]", f"id = {t.id}", f"period = {t.period}", f"wcet = {t.wcet}",
+                  f"deadline = {t.deadline}", f"priority = {t.priority}", f"offset = {t.offset}",
+                  f'overrun = "{t.overrun}"']
+        if t.server is not None:
+            lines.append(f"server = {t.server}")
+    return "\n".join(lines) + "\n"
+
+
+def written(config: Config, tmp: Path) -> Path:
+    path = tmp / "config.toml"
+    path.write_text(to_toml(config))
+    return path
+
+
+# Longer than any simulated span: a job that never completes.
+FOREVER = 10**15
+
+
+def core_events(config: Config, until: int, tmp: Path, spin: int | None = None) -> Counter:
+    extra = [] if spin is None else [str(spin)]
+    out = subprocess.run([str(REPLAY), str(written(config, tmp)), str(until), *extra], capture_output=True,
+                         text=True, check=True)
+    return events_of(parse_trace(out.stdout).events, until)
+
+
+def events_of(events, until: int) -> Counter:
+    """The comparable events: everything but the configuration, before until."""
+    return Counter((e.time, e.name, tuple(sorted(e.fields.items()))) for e in events
+                   if e.time < until and e.name not in ("server_create", "task_create"))
+
+
+def assert_same(config: Config, tmp: Path, spin: int | None = None) -> None:
+    until = hyperperiod_ns(config) * 2
+    core = core_events(config, until, tmp, spin)
+    spinning = [] if spin is None else [ExecOverride(spin, FOREVER)]
+    sim = events_of(simulate(config, until, spinning, enforce=True), until)
+    assert core - sim == Counter() and sim - core == Counter(), (
+        f"only in the core: {sorted(core - sim)[:8]}\nonly in the simulator: {sorted(sim - core)[:8]}")
+
+
+@st.composite
+def tasks(draw, servers: tuple[int, ...] = ()) -> tuple[Task, ...]:
+    count = draw(st.integers(1, 4))
+    ids = draw(st.lists(st.integers(0, 255), min_size=count, max_size=count, unique=True))
+    out = []
+    for ident in ids:
+        period = draw(st.sampled_from(PERIODS_MS))
+        deadline = draw(st.integers(1, period))
+        out.append(Task(ident, period * MS, draw(st.integers(1, deadline)) * MS, deadline * MS,
+                        priority=draw(st.integers(0, 3)), offset=draw(st.integers(0, 3)) * MS,
+                        server=draw(st.sampled_from(servers)) if servers else None,
+                        overrun=draw(st.sampled_from(("throttle", "signal")))))
+    return tuple(out)
+
+
+@st.composite
+def configs(draw) -> Config:
+    plugin = draw(st.sampled_from(("fp", "edf", "hsf-fp")))
+    if plugin != "hsf-fp":
+        return Config(plugin, "us", (), draw(tasks()))
+    servers = []
+    for ident in range(draw(st.integers(1, 3))):
+        period = draw(st.sampled_from(PERIODS_MS[:11]))
+        servers.append(Server(ident, period * MS, draw(st.integers(1, period)) * MS, draw(st.integers(0, 2))))
+    return Config(plugin, "us", tuple(servers), draw(tasks(tuple(range(len(servers))))))
+
+
+def test_completion_at_the_deadline_meets_it(tmp_path):
+    config = Config("fp", "us", (), (Task(0, 37 * MS, 12 * MS, 37 * MS, priority=0),
+                                      Task(1, 31 * MS, 19 * MS, 31 * MS, priority=1)))
+    events = core_events(config, 2 * 31 * 37 * MS * 1000, tmp_path)
+    assert not [e for e in events if e[1] == "miss"]
+    assert_same(config, tmp_path)
+
+
+def test_a_spinning_task_is_throttled_alike(tmp_path):
+    config = Config("fp", "us", (), (Task(0, 10 * MS, 2 * MS, 10 * MS, priority=0),
+                                      Task(1, 10 * MS, 5 * MS, 10 * MS, priority=1)))
+    events = core_events(config, 40 * MS * 1000, tmp_path, spin=0)
+    assert sorted(e[0] for e in events if e[1] == "overrun") == [k * MS * 1000 for k in (2, 12, 22, 32)]
+    assert not [e for e in events if e[1] == "miss" and dict(e[2])["task"] == 1]
+    assert_same(config, tmp_path, spin=0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(configs(), st.data())
+def test_core_and_simulator_agree(config, data):
+    spin = data.draw(st.none() | st.sampled_from([t.id for t in config.tasks]))
+    with tempfile.TemporaryDirectory() as tmp:
+        assert_same(config, Path(tmp), spin)
+
+
+def admitted(config: Config, tmp: Path) -> bool:
+    done = subprocess.run([str(RTCTL), "check", str(written(config, tmp))], capture_output=True, text=True)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode == 0
+
+
+@pytest.mark.parametrize("name", ["fp", "edf", "table3"])
+def test_admission_accepts_the_examples(name, tmp_path):
+    path = RT / "examples" / f"{name}.toml"
+    assert subprocess.run([str(RTCTL), "check", str(path)], capture_output=True).returncode == 0
+
+
+def test_admission_refuses_with_the_reason(tmp_path):
+    config = Config("fp", "us", (), (Task(0, 10 * MS, 6 * MS, 10 * MS, priority=0),
+                                      Task(1, 20 * MS, 6 * MS, 15 * MS, priority=1)))
+    done = subprocess.run([str(RTCTL), "check", str(written(config, tmp_path))], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "not schedulable: task 1: worst-case response 18000 us > deadline 15000 us" in done.stderr
+
+
+@settings(max_examples=400, deadline=None)
+@given(configs())
+def test_admission_is_the_analysis_verdict(config):
+    with tempfile.TemporaryDirectory() as tmp:
+        assert admitted(config, Path(tmp)) == analyze(config).schedulable
