@@ -151,3 +151,22 @@ def test_lab_run_of_an_empty_campaign_file_boots_nothing(tmp_path, capsys):
     db = tmp_path / "bootlab.db"
     assert main(["lab", "run", "--db", str(db), write(tmp_path, "")]) == 2
     assert "the campaign file is empty" in capsys.readouterr().err
+
+
+def test_the_waterfall_campaign_names_host_facts_resolved_where_it_boots():
+    """campaigns/seed-waterfall.toml carries no other host's TSC rate or lpj: `host` in it
+    becomes this host's values when a variant is built (a guest's TSC runs at its host's)."""
+    from bootlab.targets import host_facts
+    from bootlab.targets.reference import build
+
+    path = Path(__file__).resolve().parents[2] / "campaigns" / "seed-waterfall.toml"
+    text = path.read_text()
+    assert "tsc_early_khz=host" in text and "lpj=host" in text
+    assert not any(arg.startswith(("tsc_early_khz=", "lpj=")) and not arg.endswith("=host")
+                   for arg in text.replace('"', " ").split())
+    c = campaign.load(str(path))
+    built = build(c.variant("8-pool4").spec)
+    khz = host_facts.tsc_khz()
+    hz = host_facts.kernel_hz(built.kernel.config)
+    assert f"tsc_early_khz={khz}" in built.cmdline.split() and f"lpj={khz * 1000 // hz}" in built.cmdline.split()
+    assert "tsc_early_khz=host" in c.variant("8-pool4").spec.cmdline()  # the definition keeps the fact's name
