@@ -386,14 +386,17 @@ class Anchors:
     count: int = 0
     evidence: str = ""
     samples: list[tuple[int, int]] = field(default_factory=list)  # (t_a, t_b) of observed anchors
+    prompt: list[tuple[int, int]] = field(default_factory=list)  # those seen with nothing queued before
     probes: list[tuple[int, int]] = field(default_factory=list)
 
-    def add(self, t_a: int, t_b: int, evidence: str, probe: bool = False) -> None:
+    def add(self, t_a: int, t_b: int, evidence: str, probe: bool = False, prompt: bool = True) -> None:
         diff = t_b - t_a
         self.count += 1
         self.total += diff
         if self.observed:
             self.samples.append((t_a, t_b))
+            if prompt or probe:
+                self.prompt.append((t_a, t_b))
             if probe:
                 self.probes.append((t_a, t_b))
         if self.best is None or (self.observed and diff < self.best):
@@ -404,6 +407,7 @@ class Anchors:
         self.count += other.count
         self.total += other.total
         self.samples += other.samples
+        self.prompt += other.prompt
         self.probes += other.probes
         if other.best is not None and (
             self.best is None or (self.observed and other.best < self.best)
@@ -414,15 +418,16 @@ class Anchors:
         return rate_of(self.probes) if self.observed else None
 
     def relation(self) -> ClockMap:
-        """t_b as a function of t_a: the envelope of what b saw (a steady line when the
-        probes say a ran at the wrong speed throughout), or the mean offset."""
+        """t_b as a function of t_a: the envelope of what b saw promptly (a line behind a
+        backlog, such as a loud boot's last one, says only that it came later), a steady
+        line when the probes say a ran at the wrong speed throughout, or the mean offset."""
         assert self.best is not None
         if not self.observed:
             return ClockMap.offset(self.total // self.count)
         rate = self.rate()
         if rate is not None and abs(rate.rate - 1) > RATE_TOLERANCE:
             return steady(self.samples, rate.rate)
-        return envelope(self.samples)
+        return envelope(self.prompt if len(self.prompt) >= 2 else self.samples)
 
 
 @dataclass(slots=True)
@@ -530,14 +535,14 @@ class Boot:
         self.diagnostics.append(Diagnostic(file, line, message))
 
     def anchor(self, a: str, t_a: int, b: str, t_b: int, evidence: str, observed: bool = True,
-               probe: bool = False) -> None:
-        """Record that t_a on clock a is the instant t_b on clock b (or b saw it later; a
-        probe was seen as it happened)."""
+               probe: bool = False, prompt: bool = True) -> None:
+        """Record that t_a on clock a is the instant t_b on clock b (or b saw it later:
+        `prompt` when nothing was queued before it, a probe was printed to be seen so)."""
         key = (a, b)
         anchors = self.anchors.get(key)
         if anchors is None:
             anchors = self.anchors[key] = Anchors(a, b, observed)
-        anchors.add(t_a, t_b, evidence, probe)
+        anchors.add(t_a, t_b, evidence, probe, prompt)
 
     # -- clocks -------------------------------------------------------------------
 

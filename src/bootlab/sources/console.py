@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SourceInfo, in_range
+from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, SourceInfo, in_range
 from . import firmware, initcall, kernel_messages, uboot, userspace
 from .initcall import InitcallReader
 from .lines import NOISE, clean, seconds_to_ns, split
@@ -34,6 +34,7 @@ DMESG_DUMP_END = "==== bootlab-dmesg end ===="
 # Clock probes: kernel lines the reference device's init prints after ready, with the
 # console idle, so the host sees them as they happen: they measure the printk clock's rate.
 CLOCK_PROBE = "bootlab-clock"
+IDLE_NS = 1_000_000  # a console silent this long after sending a line had nothing queued
 BACK_WARN_NS = 1_000_000_000
 BACK_WARNING = ("printk time goes back by more than 1 s: the log printed again (dmesg on the console), two boots, "
                 "or two logs interleaved?")
@@ -244,11 +245,22 @@ class Interpreter:
             t_printk = self.printk_time(stamp_ns(m), lineno)
             if t_host is not None and not self.replay:
                 self.boot.anchor(Clock.PRINTK, t_printk, Clock.HOST, t_host, f"{self.file}:{lineno}",
-                                 probe=CLOCK_PROBE in text)
+                                 probe=CLOCK_PROBE in text, prompt=self._console_was_idle(t_host))
             self.kernel(t_printk, text[m.end():], lineno)
         else:
             self.text(Clock.HOST if t_host is not None else None, t_host, text, lineno)
         self.log.append(t_host if self.log.clock == Clock.HOST else t_printk, text, lineno, nbytes)
+
+    def _console_was_idle(self, t_host: int) -> bool:
+        """Whether a line's first byte came with the console idle: the line before it had
+        been sent in full (at the console's speed) at least IDLE_NS earlier.  Only such a
+        line is seen as it happens; one behind others waited for them (the backlog)."""
+        log = self.log
+        if not len(log) or log.clock != Clock.HOST or log.t.raw[-1] == NO_TIME:
+            return True
+        baud = self.boot.meta.get("console_baud") or 0
+        sent = log.t.raw[-1] + (log.nbytes[-1] * 10 * NS_PER_S // baud if baud else 0)
+        return t_host - sent >= IDLE_NS
 
     def close(self) -> None:
         self.bootstage.close()
