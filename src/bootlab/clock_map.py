@@ -2,12 +2,13 @@
 
 A later clock that sees an earlier one's events (the host capture seeing printk lines)
 sees each of them at or after the instant it happened: a line waits for the console's
-backlog, never the other way round.  So the relation is the lower envelope of the
-(own time, seen time) samples: the lower convex hull, along which the lines that found
-the console idle lie.  Following the envelope rather than one offset keeps a clock that
-changes speed honest: under emulation the kernel's printk clock runs slow until it marks
-its sched_clock stable (it loses about half a second on the reference device), and a
-guest given another host's TSC rate runs fast or slow throughout.
+backlog, never the other way round.  So the relation is an envelope under the (own time,
+seen time) samples of lines that found the console idle: each such line seen at y_j bounds
+every earlier event to y_j less the own time between them.  Following the envelope rather
+than one offset keeps a clock that changes speed honest: under emulation the kernel's
+printk clock runs slow until it marks its sched_clock stable (it loses about half a
+second on the reference device), and a guest given another host's TSC rate runs fast or
+slow throughout.
 
 The clock's rate is measured on probes: lines printed while the console is idle, so seen
 as they happen, spanning RATE_SPAN or more (the reference device prints three after

@@ -1,0 +1,66 @@
+"""The map between two clocks: the envelope of what a later clock saw, the rate from probes,
+composition and inverse; on a real capture, the printk clock's early slowness."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bootlab.clock_map import ClockMap, envelope, rate_of, steady
+from bootlab.sources import read
+from bootlab.timeline import Clock
+
+MS = 1_000_000
+REAL = Path(__file__).parent / "data" / "real"
+
+
+def test_a_line_behind_a_backlog_is_bounded_by_a_later_prompt_one():
+    # (printk, host): the second line waited 300 ms behind others; the third found the console idle.
+    m = envelope([(0, 5000 * MS), (100 * MS, 5400 * MS), (200 * MS, 5200 * MS)])
+    assert m(100 * MS) <= 5100 * MS  # bounded by the third: 5200 ms less 100 ms of own time
+    assert m(200 * MS) == 5200 * MS and m(300 * MS) == 5300 * MS  # past the knots: slope 1
+
+
+def test_a_clock_that_runs_slow_then_right_keeps_its_bends():
+    early = [(x * MS, 4400 * MS + x * MS + (x * MS) // 4) for x in range(0, 2000, 100)]  # slow: 1.25 host/own
+    late = [(x * MS, 4900 * MS + x * MS) for x in range(2000, 5000, 100)]  # then right
+    m = envelope(early + late)
+    assert m(1000 * MS) == 4400 * MS + 1250 * MS
+    assert m(4000 * MS) == 8900 * MS
+
+
+@given(st.lists(st.tuples(st.integers(0, 10**10), st.integers(0, 10**10)), min_size=1, max_size=50))
+def test_the_envelope_is_under_every_sample_and_monotone(samples):
+    m = envelope(samples)
+    assert all(m(x) <= y for x, y in samples)
+    xs = sorted({x for x, _ in samples})
+    assert all(m(a) <= m(b) for a, b in zip(xs, xs[1:]))
+
+
+def test_rate_from_probes_and_a_steady_map():
+    probes = [(t * MS, 1000 * MS + round(t * MS * 0.886)) for t in (5000, 5500, 6000)]
+    rate = rate_of(probes)
+    assert abs(rate.rate - 0.886) < 1e-9 and rate.probes == 3 and rate.end - rate.start == 1000 * MS
+    assert rate_of(probes[:2]) is None  # half a second: too short to tell
+    line = steady(probes + [(0, 2000 * MS)], rate.rate)
+    assert line(5000 * MS) == 1000 * MS + 4430 * MS and line(0) == 1000 * MS
+
+
+def test_composition_and_inverse():
+    m = ClockMap((0, 10, 20), (100, 130, 140))
+    assert m.inverse()(m(15)) == 15
+    shifted = ClockMap.offset(5).then(m)  # own + 5, then m
+    assert shifted(5) == m(10)
+    assert m.then(ClockMap.offset(-100))(20) == 40
+
+
+def test_the_printk_clock_of_a_real_boot_loses_time_before_it_is_stable():
+    """The recorded reference boot: printk lines seen at once late in the boot sit 4.91 s
+    after their stamp, early ones 4.40 s: the clock lost half a second before it ran true,
+    and the ready line is placed where the host saw it, not 1.3 s before."""
+    boot = read([str(REAL / "generic.capture.gz")])
+    to_host = boot.clocks[Clock.PRINTK].ref
+    assert 4_350 * MS < to_host(300 * MS) - 300 * MS < 4_450 * MS
+    assert 4_905 * MS < to_host(2_822_215_000) - 2_822_215_000 < 4_915 * MS
