@@ -11,7 +11,7 @@ second on the reference device), and a guest given another host's TSC rate runs 
 slow throughout.
 
 The clock's rate is measured on probes: lines printed while the console is idle, so seen
-as they happen, spanning RATE_SPAN or more (the reference device prints three after
+as they happen, spanning RATE_SPAN or more (the reference device prints four after
 ready).  A rate off by more than RATE_TOLERANCE means the clock ran at the wrong speed
 throughout (a TSC rate from another host): the map is then the line of that slope.
 Outside the knots a clock runs at its own nominal speed (slope 1).
@@ -115,17 +115,17 @@ class Rate:
 
 
 def rate_of(probes: list[tuple[int, int]]) -> Rate | None:
-    """The least-squares slope of clock probes (lines printed with the console idle, so
-    seen as they happen: the reference device prints `bootlab-clock N` after ready), when
-    they span RATE_SPAN or more of the own clock."""
+    """The slope of clock probes (lines printed with the console idle, so seen as they
+    happen: the reference device prints `bootlab-clock N` after ready), when they span
+    RATE_SPAN or more of the own clock: the median of the slopes between every two of them
+    (Theil-Sen), so one probe the host saw late on a busy host does not tilt it."""
     points = _earliest(probes)
     if len(points) < 2 or points[-1][0] - points[0][0] < RATE_SPAN:
         return None
-    n = len(points)
-    mx = sum(x for x, _ in points) / n
-    my = sum(y for _, y in points) / n
-    slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
-    return Rate(slope, points[0][0], points[-1][0], n)
+    slopes = sorted((y2 - y1) / (x2 - x1) for k, (x1, y1) in enumerate(points) for x2, y2 in points[k + 1:])
+    middle = len(slopes) // 2
+    slope = slopes[middle] if len(slopes) % 2 else (slopes[middle - 1] + slopes[middle]) / 2
+    return Rate(slope, points[0][0], points[-1][0], len(points))
 
 
 def steady(samples: list[tuple[int, int]], rate: float) -> ClockMap:

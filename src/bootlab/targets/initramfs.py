@@ -130,7 +130,7 @@ def compress(data: bytes, method: str) -> bytes:
 # -- the init -------------------------------------------------------------------------------
 
 # Set at the top of every init script: whether the kernel prints KERN_INFO on the console.
-CLOCK_PROBES = 3  # as bootlab-init.c
+CLOCK_PROBES = 4  # as bootlab-init.c: 1.5 s, over RATE_SPAN whatever the delays
 LOUDNESS = 'read BOOTLAB_LEVEL _ < /proc/sys/kernel/printk 2>/dev/null; [ "${BOOTLAB_LEVEL:-7}" -gt 6 ] && BOOTLAB_LOUD=1'
 
 

@@ -24,7 +24,7 @@
 
 #define MAX_ARGS 64
 #define LINE 512
-#define CLOCK_PROBES 3
+#define CLOCK_PROBES 4
 
 /* Whether the kernel prints KERN_INFO messages on the console (not quiet). */
 static int console_is_loud(void)
