@@ -425,7 +425,9 @@ class Anchors:
         if not self.observed:
             return ClockMap.offset(self.total // self.count)
         rate = self.rate()
-        if rate is not None and abs(rate.rate - 1) > RATE_TOLERANCE:
+        if rate is not None and rate.rate < 1 - RATE_TOLERANCE:
+            # a clock that ran fast throughout: the envelope (which lets a clock run slow
+            # between two sightings, never fast) cannot follow it
             return steady(self.samples, rate.rate)
         return envelope(self.prompt if len(self.prompt) >= 2 else self.samples)
 
@@ -800,4 +802,5 @@ def _rate_warning(a: str, b: str, rate: Rate, meta: dict) -> str:
     return (f"the {a} clock ran at {rate.rate:.4f} times the {b} clock's speed (from {rate.probes} probe lines "
             f"over {(rate.end - rate.start) / NS_PER_S:.2f} s of its own time), more than "
             f"{RATE_TOLERANCE:.1%} off: its durations are {abs(rate.rate - 1):.1%} "
-            f"{'short' if rate.rate > 1 else 'long'}; times are aligned at the measured rate. Likely cause: {cause}")
+            f"{'short' if rate.rate > 1 else 'long'}; times are aligned "
+            f"{'at the measured rate' if rate.rate < 1 else 'along what the host saw'}. Likely cause: {cause}")
