@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from bootlab.analysis import analyze
 from bootlab.render import render
-from bootlab.sources import read
+from bootlab.sources import NotALog, read
 from bootlab.timeline import Kind, Mark, Phase
 
 MS = 1_000_000
@@ -58,3 +60,20 @@ def test_cpu_and_disk_samples_are_lanes_in_the_svg(fixture_path):
     assert "cpu busy %" in bars and "disk read KiB/s" in bars
     # A bar per sample until the next (rates are differences between samples): at most 6 a series.
     assert all(bars.count(name) <= 6 for name in set(bars))
+
+
+def test_a_damaged_bootchart_archive_is_a_warning_or_unreadable_never_a_traceback(fixture_path, tmp_path):
+    """A byte inserted into the deflate stream (as the fuzz test found: zlib.error from
+    inside tarfile), at many places, or the archive cut short."""
+    with open(fixture_path("bootchart-android.tgz"), "rb") as fh:
+        data = fh.read()
+    damaged = [data[:at] + b"\x00" + data[at:] for at in range(10, len(data), 97)] + [data[:700]]
+    for k, bad in enumerate(damaged):
+        path = tmp_path / f"damaged-{k}.tgz"
+        path.write_bytes(bad)
+        try:
+            boot = read([str(path)])
+        except NotALog as err:
+            assert str(path) in str(err)
+            continue
+        render(analyze(boot), "text")

@@ -22,6 +22,7 @@ import io
 import os
 import re
 import tarfile
+import zlib
 
 from ..timeline import Boot, Clock, Event, Kind, Mark, SourceInfo
 from .lines import split
@@ -40,18 +41,23 @@ def is_bootchart_dir(path: str) -> bool:
     )
 
 
+# What a truncated or corrupt .tgz raises on the way through gzip and tar.
+DAMAGED = (tarfile.TarError, OSError, EOFError, zlib.error)
+
+
 def is_bootchart_tar(data: bytes) -> bool:
     if not data.startswith(b"\x1f\x8b"):
         return False
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
             return any(os.path.basename(m.name) in FILES for m in tar.getmembers())
-    except (tarfile.TarError, OSError, EOFError):
+    except DAMAGED:
         return False
 
 
-def load(path: str, data: bytes | None) -> dict[str, bytes]:
-    """The member files, from a directory or a .tgz."""
+def load(path: str, data: bytes | None, boot: Boot) -> dict[str, bytes]:
+    """The member files, from a directory or a .tgz (of a damaged one, those read before
+    the damage, with a warning)."""
     files: dict[str, bytes] = {}
     if data is None:
         for name in FILES:
@@ -60,13 +66,16 @@ def load(path: str, data: bytes | None) -> dict[str, bytes]:
                 with open(full, "rb") as fh:
                     files[name] = fh.read()
         return files
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        for member in tar.getmembers():
-            name = os.path.basename(member.name)
-            if name in FILES and member.isfile():
-                extracted = tar.extractfile(member)
-                if extracted is not None:
-                    files[name] = extracted.read()
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            for member in tar.getmembers():
+                name = os.path.basename(member.name)
+                if name in FILES and member.isfile():
+                    extracted = tar.extractfile(member)
+                    if extracted is not None:
+                        files[name] = extracted.read()
+    except DAMAGED as err:
+        boot.warn(path, 0, f"the archive is damaged ({err or 'truncated'}): read {len(files)} of its files")
     return files
 
 
@@ -210,7 +219,7 @@ def _long_lived_kernel_thread(pid: int, proc: dict, first_sample: int, last_samp
 
 
 def parse(boot: Boot, path: str, data: bytes | None) -> None:
-    files = load(path, data)
+    files = load(path, data, boot)
     if not files:
         boot.warn(path, 0, "no bootchart files found")
     if "header" in files:
