@@ -36,7 +36,9 @@ from . import packages
 SOURCE_PACKAGE = "linux-source-6.1"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
 BASES = ("tinyconfig", "generic", "cloud")
-FRAGMENTS = Path(__file__).resolve().parents[3] / "kernel" / "fragments"
+# Debian's config names its signing certificates (debian/certs/...), which the source
+# package lacks: a configuration based on it is built without them.
+DEBIAN_LOCAL = Path(__file__).with_name("files") / "debian-local.config"
 ARCH = "x86_64"
 # Fixed build stamps: the kernel's version banner is the same in every build of a
 # configuration, so ccache can reuse init/version.o too.
@@ -249,8 +251,7 @@ def configure(cfg: KernelConfig, tree: Path, out: Path, abi: str | None = None) 
             warnings.append(f"{k.package} is {shipped} but {SOURCE_PACKAGE} is {source_version()}: "
                             "the built kernel is not the packaged one's version")
         shutil.copyfile(k.config, out / ".config")
-        # Debian's config names its signing certificates, which the source package lacks.
-        fragments.insert(0, FRAGMENTS / "debian-local.config")
+        fragments.insert(0, DEBIAN_LOCAL)
     else:
         raise KernelBuildError(f"unknown kernel base {cfg.base!r}: one of {', '.join(BASES)}")
     merged = [str(Path(p).resolve()) for p in fragments]
