@@ -14,8 +14,8 @@ import pytest
 
 from bootlab.cli import main
 from bootlab.lab.store import Store
-from bootlab.targets import kernel_build
-from bootlab.targets.reference import load
+from bootlab.targets import kernel_build, packages
+from bootlab.targets.reference import TargetError, load
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ROOT / "demo" / "kernel-small.toml"
@@ -92,6 +92,38 @@ def test_a_fragment_with_a_line_that_is_not_kconfig_is_refused(tmp_path):
         kernel_build.KernelConfig("tinyconfig", [fragment]).requests()
 
 
+@pytest.mark.parametrize("text, message", [
+    ('[target]\nkernel = "generic"\n\n[kconfig]\nbase = "tinyconfig"\n',
+     r't.toml:4: \[kconfig\] is read only with target.kernel = "built"'),
+    ('[target]\nkernel = "built"\n\n[kconfig]\nbase = "defconfig"\n',
+     r"t.toml:5: kconfig.base: base must be one of tinyconfig, generic, cloud"),
+    ('[target]\nkernel = "built"\n\n[kconfig]\nfragments = "small.config"\n',
+     r"t.toml:5: kconfig.fragments: expected list"),
+])
+def test_the_kconfig_table_is_checked_with_file_and_line(tmp_path, text, message):
+    path = tmp_path / "t.toml"
+    path.write_text(text)
+    with pytest.raises(TargetError, match=message):
+        load(str(path))
+
+
+def test_a_built_kernel_target_names_its_fragments_from_the_target_file():
+    target = load(str(SMALL))
+    assert target.to_dict()["kconfig"]["fragments"] == ["../kernel/fragments/small-x86_64.config"]
+    assert target.kernel_config().fragments == [SMALL_FRAGMENT]
+    # A packaged kernel's description is unchanged: no [kconfig] table.
+    assert "kconfig" not in load(str(ROOT / "demo" / "camera.toml")).to_dict()
+
+
+@needs_source
+def test_the_source_is_the_packaged_kernels_version():
+    try:
+        k = packages.kernel("generic", fetch=False)
+    except packages.PackageError:
+        pytest.skip("the packaged kernels are not fetched (make setup)")
+    assert kernel_build.packaged_version(k) == kernel_build.source_version()
+
+
 @needs_source
 @pytest.mark.qemu
 def test_small_kernel_builds_once_and_boots_to_ready(tmp_path, capsys):
@@ -109,5 +141,5 @@ def test_small_kernel_builds_once_and_boots_to_ready(tmp_path, capsys):
     store = Store(db)
     run = store.get(1)
     assert run.status == "ok", run.reason
-    assert run.target["target"]["kernel"] == "built" and run.target["kernel"]["base"] == "tinyconfig"
+    assert run.target["target"]["kernel"] == "built" and run.target["kconfig"]["base"] == "tinyconfig"
     assert f"Linux version {first['release']}".encode() in store.capture(1)

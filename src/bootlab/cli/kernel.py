@@ -1,5 +1,5 @@
 """`bootlab kernel build TARGET.toml`: build the kernel a target names (target.kernel =
-"built" and its [kernel] table) from Debian's source, or find it in the cache."""
+"built" and its [kconfig] table) from Debian's source, or find it in the cache."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def register(sub) -> None:
     verbs = p.add_subparsers(dest="action", metavar="ACTION")
     verbs.required = True
     b = verbs.add_parser("build", help="build (or find in the cache) the kernel a target file names")
-    b.add_argument("target", metavar="TARGET.toml", help='a target file with kernel = "built" and a [kernel] table')
+    b.add_argument("target", metavar="TARGET.toml", help='a target file with kernel = "built" and a [kconfig] table')
     b.add_argument("--format", "-f", choices=("text", "json"), default="text")
     b.set_defaults(func=build)
 
@@ -31,7 +31,7 @@ def build(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
     if target.target.kernel != "built":
         raise UsageError(f"{args.target}: target.kernel is {target.target.kernel!r}, a packaged kernel: "
-                         'nothing to build (kernel = "built" and a [kernel] table name one to build)')
+                         'nothing to build (kernel = "built" and a [kconfig] table name one to build)')
     console = Console(stderr=True)
     with Progress(TextColumn("building the kernel"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[last]}"), console=console, transient=True) as bar:

@@ -67,7 +67,7 @@ class Request:
 
 @dataclass
 class KernelConfig:
-    """What a built kernel is made from (the target file's [kernel] table)."""
+    """What a built kernel is made from (the target file's [kconfig] table)."""
 
     base: str = "tinyconfig"
     fragments: list[Path] = field(default_factory=list)
@@ -81,7 +81,7 @@ class KernelConfig:
                 found[name] = Request(name, value, f"{path}:{line}")
         for key, value in self.options.items():
             name = key if key.startswith("CONFIG_") else f"CONFIG_{key}"
-            found[name] = Request(name, _normalized(value), f"[kernel] options.{key}")
+            found[name] = Request(name, _normalized(value), f"[kconfig] options.{key}")
         return list(found.values())
 
 

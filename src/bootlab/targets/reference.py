@@ -2,7 +2,7 @@
 artifacts built from it (kernel image, initramfs, QEMU command line).
 
     [target]
-    kernel = "generic"          # Debian kernel flavour: generic, cloud, rt; or built (the [kernel] table)
+    kernel = "generic"          # Debian kernel flavour: generic, cloud, rt; or built (the [kconfig] table)
     image = "bzimage"           # bzimage (compressed, as shipped) or vmlinux (uncompressed, PVH entry)
     firmware = "seabios"        # seabios (QEMU's default) or qboot
     machine = "pc"              # pc, q35 or microvm
@@ -28,7 +28,7 @@ artifacts built from it (kernel image, initramfs, QEMU command line).
     after = []                  # shell commands after the ready marker (not timed)
     dmesg = false               # print the kernel log after ready (for initcall_debug)
 
-    [kernel]                    # with kernel = "built": a kernel built from Debian's source (kernel_build.py)
+    [kconfig]                   # with kernel = "built": a kernel built from Debian's source (kernel_build.py)
     base = "tinyconfig"         # tinyconfig, or the packaged generic or cloud kernel's configuration
     fragments = []              # Kconfig fragments merged in order, relative to the target file
     options = {}                # {"KERNEL_LZ4" = "y"}: options set last
@@ -92,7 +92,7 @@ class InitramfsSection:
 
 
 @dataclass
-class KernelBuildSection:
+class KconfigSection:
     base: str = "tinyconfig"
     fragments: list[str] = field(default_factory=list)
     options: dict[str, str] = field(default_factory=dict)
@@ -111,12 +111,12 @@ class Target:
     target: KernelSection = field(default_factory=KernelSection)
     initramfs: InitramfsSection = field(default_factory=InitramfsSection)
     boot: BootSection = field(default_factory=BootSection)
-    kernel: KernelBuildSection = field(default_factory=KernelBuildSection)  # read when target.kernel is "built"
+    kconfig: KconfigSection = field(default_factory=KconfigSection)  # read when target.kernel is "built"
     # Relative file paths are relative to the target file's directory (not serialized).
     base: Path | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
-        built = {"kernel": asdict(self.kernel)} if self.target.kernel == "built" else {}
+        built = {"kconfig": asdict(self.kconfig)} if self.target.kernel == "built" else {}
         return {"name": self.name, "target": asdict(self.target), "initramfs": asdict(self.initramfs),
                 "boot": asdict(self.boot), **built}
 
@@ -133,17 +133,16 @@ class Target:
                 for inside, host in self.initramfs.files.items()}
 
     def kernel_config(self) -> kernel_build.KernelConfig:
-        """The [kernel] table with each fragment's path made absolute, as host_files()."""
-        return kernel_build.KernelConfig(
-            self.kernel.base, [self.base / f if self.base is not None else Path(f) for f in self.kernel.fragments],
-            dict(self.kernel.options))
+        """The [kconfig] table with each fragment's path made absolute, as host_files()."""
+        fragments = [(self.base / f).resolve() if self.base is not None else Path(f) for f in self.kconfig.fragments]
+        return kernel_build.KernelConfig(self.kconfig.base, fragments, dict(self.kconfig.options))
 
     def validate(self, where=lambda *path: "") -> None:
         t, i, b = self.target, self.initramfs, self.boot
         checks = [
             (t.kernel in packages.FLAVOURS or t.kernel == "built", ("target", "kernel"),
              f"kernel must be one of {', '.join(packages.FLAVOURS)} or built"),
-            (self.kernel.base in kernel_build.BASES, ("kernel", "base"),
+            (self.kconfig.base in kernel_build.BASES, ("kconfig", "base"),
              f"base must be one of {', '.join(kernel_build.BASES)}"),
             (t.image in IMAGES, ("target", "image"), f"image must be one of {', '.join(IMAGES)}"),
             (t.firmware in FIRMWARE, ("target", "firmware"), f"firmware must be one of {', '.join(FIRMWARE)}"),
@@ -184,7 +183,7 @@ def _section(cls, data: dict, name: str, where) -> object:
 
 
 def from_dict(data: dict, where=lambda *path: "") -> Target:
-    known = {"name", "target", "initramfs", "boot", "kernel"}
+    known = {"name", "target", "initramfs", "boot", "kconfig"}
     for key in data:
         if key not in known:
             raise TargetError(f"{where(key)}{key}: unknown key (known: {', '.join(sorted(known))})")
@@ -193,10 +192,10 @@ def from_dict(data: dict, where=lambda *path: "") -> Target:
         target=_section(KernelSection, data.get("target", {}), "target", where),
         initramfs=_section(InitramfsSection, data.get("initramfs", {}), "initramfs", where),
         boot=_section(BootSection, data.get("boot", {}), "boot", where),
-        kernel=_section(KernelBuildSection, data.get("kernel", {}), "kernel", where),
+        kconfig=_section(KconfigSection, data.get("kconfig", {}), "kconfig", where),
     )
-    if "kernel" in data and t.target.kernel != "built":
-        raise TargetError(f"{where('kernel')}[kernel] is read only with target.kernel = \"built\"")
+    if "kconfig" in data and t.target.kernel != "built":
+        raise TargetError(f"{where('kconfig')}[kconfig] is read only with target.kernel = \"built\"")
     t.validate(where)
     return t
 
