@@ -85,6 +85,21 @@ def test_a_compile_error_names_the_file_and_the_options_behind_it(tree):
     assert "fs/ext4/inode.o is built because of CONFIG_EXT4_FS=y (fs/ext4/Kconfig:" in message
 
 
+@needs_source
+def test_a_missing_file_is_traced_to_the_option_that_named_it(tree):
+    # A real build's log: the small kernel with FW_LOADER and
+    # EXTRA_FIRMWARE="bootlab-missing.bin", which is not in /lib/firmware.
+    lines = (ROOT / "tests" / "data" / "kernel-build" / "extra-firmware-missing.log").read_text().splitlines()
+    config = {"CONFIG_FW_LOADER": "y", "CONFIG_EXTRA_FIRMWARE": '"bootlab-missing.bin"',
+              "CONFIG_EXTRA_FIRMWARE_DIR": '"/lib/firmware"', "CONFIG_DEFAULT_HOSTNAME": '"(none)"'}
+    message = kernel_build.explain_failure(lines, tree, config, Path("build.log"))
+    assert ("/lib/firmware/bootlab-missing.bin is missing, needed by "
+            "drivers/base/firmware_loader/builtin/bootlab-missing.bin.gen.o") in message
+    # Both options that make the path; not the other strings of the configuration.
+    assert message.endswith('named by CONFIG_EXTRA_FIRMWARE="bootlab-missing.bin", '
+                            'CONFIG_EXTRA_FIRMWARE_DIR="/lib/firmware"')
+
+
 def test_a_fragment_with_a_line_that_is_not_kconfig_is_refused(tmp_path):
     fragment = tmp_path / "bad.config"
     fragment.write_text("CONFIG_TTY=y\nTTY=y\n")

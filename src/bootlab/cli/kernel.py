@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -36,6 +37,7 @@ def build(args: argparse.Namespace) -> int:
     with Progress(TextColumn("building the kernel"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[last]}"), console=console, transient=True) as bar:
         task = bar.add_task("build", total=None, last="")
+        failure = ""
 
         def progress(steps: int, expected: int | None, line: str) -> None:
             # The estimate is the last build from the same base: never let the bar overflow.
@@ -45,11 +47,13 @@ def build(args: argparse.Namespace) -> int:
         try:
             outcome = kernel_build.build(target.kernel_config(), progress)
         except kernel_build.KernelBuildError as err:
-            console.print(f"bootlab kernel build: {args.target}: {err}", markup=False, highlight=False)
-            return 1
+            failure = str(err)
+    if failure:  # printed as is, not wrapped: it names files and options to search for
+        print(f"bootlab kernel build: {args.target}: {failure}", file=sys.stderr)
+        return 1
     k = outcome.kernel
     for warning in outcome.warnings:
-        console.print(f"warning: {warning}", markup=False, highlight=False)
+        print(f"bootlab kernel build: warning: {warning}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps({"release": k.release, "config_digest": k.digest, "image": str(k.image),
                           "config": str(k.config), "image_size": k.image.stat().st_size, "built": outcome.built,

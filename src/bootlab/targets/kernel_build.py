@@ -48,7 +48,10 @@ _OPTION = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
 _UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
 # Kbuild's quiet output: one line per step ("  CC      init/main.o").
 _STEP = re.compile(r"^  [A-Z][A-Z0-9_]{1,11} +\S")
-_COMPILE_ERROR = re.compile(r"^(?P<file>[^\s:]+\.[chS]):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<message>.*)$")
+# gcc's "file.c:12:3: error: ..." and the assembler's "file.S:5: Error: ...".
+_COMPILE_ERROR = re.compile(r"^(?P<file>[^\s:]+\.[chS]):(?P<line>\d+):(?:\d+:)? (?:fatal )?(?:error|Error): "
+                            r"(?P<message>.*)$")
+_NO_RULE = re.compile(r"No rule to make target '(?P<missing>[^']+)', needed by '(?P<target>[^']+)'")
 _MAKE_ERROR = re.compile(r"^make\[\d+\]: \*\*\* \[\S+:\d+: (?P<target>[^\]]+)\] Error \d+")
 
 
@@ -400,8 +403,13 @@ def explain_failure(lines: list[str], tree: Path, config: dict[str, str], log: P
     message = [f"the kernel build failed (full log: {log})"]
     errors = [m for m in map(_COMPILE_ERROR.match, lines) if m]
     targets = [m.group("target") for m in map(_MAKE_ERROR.match, lines) if m]
+    missing = [m for m in map(_NO_RULE.search, lines) if m]
     culprit = None
-    if errors:
+    if missing:
+        first = missing[0]
+        message.append(f"{first.group('missing')} is missing, needed by {first.group('target')}")
+        culprit = first.group("target")
+    elif errors:
         first = errors[0]
         source = _relative(first.group("file"), tree)
         message.append(f"{source}:{first.group('line')}: error: {first.group('message')}")
@@ -419,8 +427,24 @@ def explain_failure(lines: list[str], tree: Path, config: dict[str, str], log: P
                               + (f" ({where[s]})" if s in where else "") for s in enabling)
             message.append(f"{culprit} is built because of {shown}")
         else:
-            message.append(f"{culprit} is built by every configuration (no option in its Makefiles)")
+            message.append(f"{culprit}: its Makefiles name no option")
+        named = named_by(config, " ".join([culprit] + message[1:]))
+        if named:
+            message.append(f"named by {', '.join(named)}")
     return "\n".join(message)
+
+
+def named_by(config: dict[str, str], text: str) -> list[str]:
+    """String options whose file names appear in the failure (CONFIG_EXTRA_FIRMWARE="x.bin"
+    when x.bin cannot be found): the option that asked for a file the build lacks."""
+    found = []
+    for name, value in config.items():
+        if not value.startswith('"'):
+            continue
+        files = [w for w in value.strip('"').split() if len(w) > 3 and ("." in w or "/" in w)]
+        if any(f in text for f in files):
+            found.append(f"{name}={value}")
+    return found
 
 
 def _relative(path: str, tree: Path) -> str:
@@ -438,7 +462,7 @@ def enabled_by(tree: Path, obj: str) -> list[str]:
     outermost first ("drivers/tty/serial/8250/8250_core.o" -> [..., "SERIAL_8250"])."""
     symbols: list[str] = []
     path = Path(obj)
-    name = path.name
+    name = path.name if path.suffix else path.name + "/"  # a directory, as Makefiles name it
     directory = path.parent
     while str(directory) not in (".", ""):
         found = _symbols_for(tree / directory, name)
