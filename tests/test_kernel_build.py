@@ -65,6 +65,22 @@ def test_inline_options_come_last_and_choose_the_kernel_compression(tree, tmp_pa
 
 
 @needs_source
+def test_debians_configuration_is_kept_as_packaged(tree, tmp_path):
+    try:
+        k = packages.kernel("cloud", fetch=False)
+    except packages.PackageError:
+        pytest.skip("the packaged kernels are not fetched (make setup)")
+    assert kernel_build.configure(kernel_build.KernelConfig("cloud"), tree, tmp_path) == []
+    shipped, built = kernel_build.read_config(k.config), kernel_build.read_config(tmp_path / ".config")
+    changed = {name for name in shipped.keys() | built.keys() if shipped.get(name) != built.get(name)}
+    # Only what Debian's packaging sets outside Kconfig: the compiler's name (gcc-12), the
+    # build salt (the ABI name), and module signing (Debian signs its modules separately).
+    assert changed <= {"CONFIG_CC_VERSION_TEXT", "CONFIG_BUILD_SALT", "CONFIG_SYSTEM_TRUSTED_KEYS",
+                       "CONFIG_MODULE_SIG_ALL", "CONFIG_MODULE_SIG_KEY"}, changed
+    assert "CONFIG_MODULES" in built and len(built) > 2000
+
+
+@needs_source
 def test_makefiles_name_the_options_that_build_an_object(tree):
     # drivers/tty/serial/Makefile adds 8250/ under CONFIG_SERIAL_8250; 8250/Makefile builds
     # 8250_core.o as part of the composite 8250.o, also under CONFIG_SERIAL_8250.

@@ -36,9 +36,6 @@ from . import packages
 SOURCE_PACKAGE = "linux-source-6.1"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
 BASES = ("tinyconfig", "generic", "cloud")
-# Debian's config names its signing certificates (debian/certs/...), which the source
-# package lacks: a configuration based on it is built without them.
-DEBIAN_LOCAL = Path(__file__).with_name("files") / "debian-local.config"
 ARCH = "x86_64"
 # Fixed build stamps: the kernel's version banner is the same in every build of a
 # configuration, so ccache can reuse init/version.o too.
@@ -241,7 +238,7 @@ def configure(cfg: KernelConfig, tree: Path, out: Path, abi: str | None = None) 
     if shutil.which("ccache") is None:
         raise KernelBuildError("ccache is not installed (run make setup)")
     warnings = []
-    fragments = list(cfg.fragments)
+    requests = cfg.requests()  # a fragment's bad line is reported before make runs
     if cfg.base == "tinyconfig":
         _run(_make(tree, out, "tinyconfig"), env=_ccache_env())
     elif cfg.base in packages.FLAVOURS:
@@ -254,21 +251,19 @@ def configure(cfg: KernelConfig, tree: Path, out: Path, abi: str | None = None) 
             warnings.append(f"{k.package} is {shipped} but {SOURCE_PACKAGE} is {source_version()}: "
                             "the built kernel is not the packaged one's version")
         shutil.copyfile(k.config, out / ".config")
-        fragments.insert(0, DEBIAN_LOCAL)
     else:
         raise KernelBuildError(f"unknown kernel base {cfg.base!r}: one of {', '.join(BASES)}")
-    merged = [str(Path(p).resolve()) for p in fragments]
+    merged = [str(Path(p).resolve()) for p in cfg.fragments]
     if cfg.options:
         inline = out / "bootlab-options.config"
         inline.write_text("".join(f"{r.name}={r.value}\n" if r.value != "n" else f"# {r.name} is not set\n"
-                                  for r in KernelConfig(options=cfg.options).requests()))
+                                  for r in requests if r.origin.startswith("[kconfig]")))
         merged.append(str(inline))
     if merged:
         _run([str(tree / "scripts" / "kconfig" / "merge_config.sh"), "-m", "-O", str(out), str(out / ".config"),
               *merged], cwd=out)
     _run(_make(tree, out, "olddefconfig"), env=_ccache_env())
-    base_requests = KernelConfig(fragments=fragments, options=cfg.options).requests()
-    lost = not_kept(base_requests, read_config(out / ".config"))
+    lost = not_kept(requests, read_config(out / ".config"))
     if lost:
         raise KernelBuildError("the configuration does not keep what was asked:\n  " + "\n  ".join(lost))
     return warnings
