@@ -305,11 +305,11 @@ def build(cfg: KernelConfig, progress: Progress | None = None, abi: str | None =
             out = home / "build"
             staging.rename(out)
             started = time.monotonic()
-            _compile(tree, out, cfg.base, digest, progress)
+            steps = _compile(tree, out, cfg.base, digest, progress)
             kernel = _install(tree, out, home, digest)
             seconds = time.monotonic() - started
             meta = {"base": cfg.base, "release": kernel.release, "source": version, "seconds": round(seconds, 1),
-                    "steps": _count_steps(out / "build.log")}
+                    "steps": steps}
             (home / "kernel.json").write_text(json.dumps(meta, indent=1) + "\n")
             # The objects are in ccache: the build directory is not kept (gigabytes for
             # Debian's configurations), only its log.
@@ -338,14 +338,16 @@ def _expected_steps(base: str) -> int | None:
     return best[1] if best else None
 
 
-def _count_steps(log: Path) -> int:
-    return sum(1 for line in log.read_text(errors="replace").splitlines() if _STEP.match(line))
+def _localversion(digest: str) -> str:
+    # The release names the configuration: 6.1.192-bootlab-92290e3a.
+    return f"LOCALVERSION=-bootlab-{digest[:8]}"
 
 
-def _compile(tree: Path, out: Path, base: str, digest: str, progress: Progress | None) -> None:
+def _compile(tree: Path, out: Path, base: str, digest: str, progress: Progress | None) -> int:
+    """Build the image (and the modules); returns the number of Kbuild steps."""
     config = read_config(out / ".config")
     targets = ["bzImage"] + (["modules"] if config.get("CONFIG_MODULES") == "y" else [])
-    argv = _make(tree, out, *targets, extra=[f"-j{os.cpu_count() or 1}", f"LOCALVERSION=-bootlab-{digest[:8]}"])
+    argv = _make(tree, out, *targets, extra=[f"-j{os.cpu_count() or 1}", _localversion(digest)])
     expected = _expected_steps(base)
     tail: deque[str] = deque(maxlen=4000)
     steps = 0
@@ -369,6 +371,7 @@ def _compile(tree: Path, out: Path, base: str, digest: str, progress: Progress |
             proc.wait()
     if proc.returncode != 0:
         raise KernelBuildError(explain_failure(list(tail), tree, config, out / "build.log"))
+    return steps
 
 
 def _install(tree: Path, out: Path, home: Path, digest: str) -> BuiltKernel:
@@ -380,8 +383,7 @@ def _install(tree: Path, out: Path, home: Path, digest: str) -> BuiltKernel:
     modules = home / "lib" / "modules" / release
     if read_config(out / ".config").get("CONFIG_MODULES") == "y":
         _run(_make(tree, out, "modules_install", extra=[f"INSTALL_MOD_PATH={home}", "INSTALL_MOD_STRIP=1",
-                                                         f"LOCALVERSION=-bootlab-{digest[:8]}"]),
-             env=_ccache_env())
+                                                         _localversion(digest)]), env=_ccache_env())
         for link in ("build", "source"):  # point into the build directory, which is not kept
             (modules / link).unlink(missing_ok=True)
     else:
