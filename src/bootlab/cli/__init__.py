@@ -30,6 +30,7 @@ VERBS = (
     "compare",
     "optimize",
     "advise",
+    "kernel",
 )
 
 # Verbs that only read the run store: they never make one (a missing store is an error).

@@ -2,7 +2,7 @@
 artifacts built from it (kernel image, initramfs, QEMU command line).
 
     [target]
-    kernel = "generic"          # Debian kernel flavour: generic, cloud, rt
+    kernel = "generic"          # Debian kernel flavour: generic, cloud, rt; or built (the [kconfig] table)
     image = "bzimage"           # bzimage (compressed, as shipped) or vmlinux (uncompressed, PVH entry)
     firmware = "seabios"        # seabios (QEMU's default) or qboot
     machine = "pc"              # pc, q35 or microvm
@@ -28,6 +28,11 @@ artifacts built from it (kernel image, initramfs, QEMU command line).
     after = []                  # shell commands after the ready marker (not timed)
     dmesg = false               # print the kernel log after ready (for initcall_debug)
 
+    [kconfig]                   # with kernel = "built": a kernel built from Debian's source (kernel_build.py)
+    base = "tinyconfig"         # tinyconfig, or the packaged generic or cloud kernel's configuration
+    fragments = []              # Kconfig fragments merged in order, relative to the target file
+    options = {}                # {"KERNEL_LZ4" = "y"}: options set last
+
     [boot]
     ready = "BOOTLAB READY"     # the line that ends the boot
     silence = 30                # seconds without output before a boot is declared hung
@@ -44,7 +49,7 @@ from pathlib import Path
 import tomli_w
 
 from ..sourcemap import FileError, read_toml, typed
-from . import host_facts, initramfs, kernel_image, packages
+from . import host_facts, initramfs, kernel_build, kernel_image, packages
 
 FIRMWARE = {"seabios": None, "qboot": "/usr/share/qemu/qboot.rom"}
 # microvm takes its own firmware builds: QEMU's default for it is qboot, SeaBIOS ships one.
@@ -87,6 +92,13 @@ class InitramfsSection:
 
 
 @dataclass
+class KconfigSection:
+    base: str = "tinyconfig"
+    fragments: list[str] = field(default_factory=list)
+    options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
 class BootSection:
     ready: str = initramfs.READY_MARKER
     silence: float = 30.0
@@ -99,12 +111,14 @@ class Target:
     target: KernelSection = field(default_factory=KernelSection)
     initramfs: InitramfsSection = field(default_factory=InitramfsSection)
     boot: BootSection = field(default_factory=BootSection)
+    kconfig: KconfigSection = field(default_factory=KconfigSection)  # read when target.kernel is "built"
     # Relative file paths are relative to the target file's directory (not serialized).
     base: Path | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
+        built = {"kconfig": asdict(self.kconfig)} if self.target.kernel == "built" else {}
         return {"name": self.name, "target": asdict(self.target), "initramfs": asdict(self.initramfs),
-                "boot": asdict(self.boot)}
+                "boot": asdict(self.boot), **built}
 
     def to_toml(self) -> str:
         return tomli_w.dumps(self.to_dict())
@@ -118,10 +132,18 @@ class Target:
         return {inside: str(self.base / host) if self.base is not None and not Path(host).is_absolute() else host
                 for inside, host in self.initramfs.files.items()}
 
+    def kernel_config(self) -> kernel_build.KernelConfig:
+        """The [kconfig] table with each fragment's path made absolute, as host_files()."""
+        fragments = [(self.base / f).resolve() if self.base is not None else Path(f) for f in self.kconfig.fragments]
+        return kernel_build.KernelConfig(self.kconfig.base, fragments, dict(self.kconfig.options))
+
     def validate(self, where=lambda *path: "") -> None:
         t, i, b = self.target, self.initramfs, self.boot
         checks = [
-            (t.kernel in packages.FLAVOURS, ("target", "kernel"), f"kernel must be one of {', '.join(packages.FLAVOURS)}"),
+            (t.kernel in packages.FLAVOURS or t.kernel == "built", ("target", "kernel"),
+             f"kernel must be one of {', '.join(packages.FLAVOURS)} or built"),
+            (self.kconfig.base in kernel_build.BASES, ("kconfig", "base"),
+             f"base must be one of {', '.join(kernel_build.BASES)}"),
             (t.image in IMAGES, ("target", "image"), f"image must be one of {', '.join(IMAGES)}"),
             (t.firmware in FIRMWARE, ("target", "firmware"), f"firmware must be one of {', '.join(FIRMWARE)}"),
             (t.machine in MACHINES, ("target", "machine"), f"machine must be one of {', '.join(MACHINES)}"),
@@ -161,7 +183,7 @@ def _section(cls, data: dict, name: str, where) -> object:
 
 
 def from_dict(data: dict, where=lambda *path: "") -> Target:
-    known = {"name", "target", "initramfs", "boot"}
+    known = {"name", "target", "initramfs", "boot", "kconfig"}
     for key in data:
         if key not in known:
             raise TargetError(f"{where(key)}{key}: unknown key (known: {', '.join(sorted(known))})")
@@ -170,7 +192,10 @@ def from_dict(data: dict, where=lambda *path: "") -> Target:
         target=_section(KernelSection, data.get("target", {}), "target", where),
         initramfs=_section(InitramfsSection, data.get("initramfs", {}), "initramfs", where),
         boot=_section(BootSection, data.get("boot", {}), "boot", where),
+        kconfig=_section(KconfigSection, data.get("kconfig", {}), "kconfig", where),
     )
+    if "kconfig" in data and t.target.kernel != "built":
+        raise TargetError(f"{where('kconfig')}[kconfig] is read only with target.kernel = \"built\"")
     t.validate(where)
     return t
 
@@ -222,8 +247,11 @@ class Built:
 def build(target: Target, fetch: bool = True) -> Built:
     t, i = target.target, target.initramfs
     try:
-        k = packages.kernel(t.kernel, fetch=fetch)
-    except packages.PackageError as err:
+        if t.kernel == "built":
+            k = kernel_build.build(target.kernel_config()).kernel
+        else:
+            k = packages.kernel(t.kernel, fetch=fetch)
+    except (packages.PackageError, kernel_build.KernelBuildError) as err:
         raise TargetError(str(err)) from None
     out = packages.cache_dir() / "artifacts"
     image = k.image

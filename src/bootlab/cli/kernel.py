@@ -1,0 +1,66 @@
+"""`bootlab kernel build TARGET.toml`: build the kernel a target names (target.kernel =
+"built" and its [kconfig] table) from Debian's source, or find it in the cache."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..targets import kernel_build
+from ..targets.reference import TargetError, load
+from . import UsageError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("kernel", help="build kernels from Debian's source, configured through Kconfig")
+    verbs = p.add_subparsers(dest="action", metavar="ACTION")
+    verbs.required = True
+    b = verbs.add_parser("build", help="build (or find in the cache) the kernel a target file names")
+    b.add_argument("target", metavar="TARGET.toml", help='a target file with kernel = "built" and a [kconfig] table')
+    b.add_argument("--format", "-f", choices=("text", "json"), default="text")
+    b.set_defaults(func=build)
+
+
+def build(args: argparse.Namespace) -> int:
+    try:
+        target = load(args.target)
+    except TargetError as err:
+        raise UsageError(str(err)) from None
+    if target.target.kernel != "built":
+        raise UsageError(f"{args.target}: target.kernel is {target.target.kernel!r}, a packaged kernel: "
+                         'nothing to build (kernel = "built" and a [kconfig] table name one to build)')
+    console = Console(stderr=True)
+    with Progress(TextColumn("building the kernel"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[last]}"), console=console, transient=True) as bar:
+        task = bar.add_task("build", total=None, last="")
+        failure = ""
+
+        def progress(steps: int, expected: int | None, line: str) -> None:
+            # The estimate is the last build from the same base: never let the bar overflow.
+            total = max(expected, steps + 1) if expected else None
+            bar.update(task, completed=steps, total=total, last=line[:60])
+
+        try:
+            outcome = kernel_build.build(target.kernel_config(), progress)
+        except kernel_build.KernelBuildError as err:
+            failure = str(err)
+    if failure:  # printed as is, not wrapped: it names files and options to search for
+        print(f"bootlab kernel build: {args.target}: {failure}", file=sys.stderr)
+        return 1
+    k = outcome.kernel
+    for warning in outcome.warnings:
+        print(f"bootlab kernel build: warning: {warning}", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps({"release": k.release, "config_digest": k.digest, "image": str(k.image),
+                          "config": str(k.config), "image_size": k.image.stat().st_size, "built": outcome.built,
+                          "seconds": round(outcome.seconds, 1), "warnings": outcome.warnings}, indent=1))
+        return 0
+    how = f"built in {outcome.seconds:.0f} s" if outcome.built else "already built (the cache has this configuration)"
+    print(f"kernel {k.release}: {how}")
+    print(f"image  {k.image} ({k.image.stat().st_size} bytes)")
+    print(f"config {k.config}")
+    return 0

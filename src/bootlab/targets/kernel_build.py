@@ -1,0 +1,513 @@
+"""Kernels bootlab builds: Debian's own source for the reference device's kernel version
+(the linux-source-6.1 package), configured through Kconfig only, never a source patch.
+
+A configuration starts from a base (the packaged generic or cloud kernel's own config, or
+the kernel's `tinyconfig`), takes fragments (files of CONFIG_ lines, merged in order by the
+kernel's scripts/kconfig/merge_config.sh, then inline options last) and is completed by
+`make olddefconfig`.  Every requested value that olddefconfig did not keep (an unmet
+dependency, a choice lost to another) is an error before anything is compiled, naming the
+fragment's file and line.
+
+The resulting .config names the build: ~/.cache/bootlab/kernels/<sha256 of .config>/ holds
+the image, the config and the modules in the layout of an unpacked Debian package, so the
+rest of bootlab treats a built kernel like a packaged one.  The same configuration is never
+built twice; a different one is compiled out of tree (O=) with ccache, so what did not
+change is not compiled again.  The source tarball is unpacked once into the cache.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from . import packages
+
+SOURCE_PACKAGE = "linux-source-6.1"
+SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
+BASES = ("tinyconfig", "generic", "cloud")
+ARCH = "x86_64"
+# Fixed build stamps: the kernel's version banner is the same in every build of a
+# configuration, so ccache can reuse init/version.o too.
+BUILD_ENV = {"KBUILD_BUILD_TIMESTAMP": "2024-01-01", "KBUILD_BUILD_USER": "bootlab",
+             "KBUILD_BUILD_HOST": "bootlab"}
+_OPTION = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
+_UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
+# Kbuild's quiet output: one line per step ("  CC      init/main.o").
+_STEP = re.compile(r"^  [A-Z][A-Z0-9_]{1,11} +\S")
+# gcc's "file.c:12:3: error: ..." and the assembler's "file.S:5: Error: ...".
+_COMPILE_ERROR = re.compile(r"^(?P<file>[^\s:]+\.[chS]):(?P<line>\d+):(?:\d+:)? (?:fatal )?(?:error|Error): "
+                            r"(?P<message>.*)$")
+_NO_RULE = re.compile(r"No rule to make target '(?P<missing>[^']+)', needed by '(?P<target>[^']+)'")
+_MAKE_ERROR = re.compile(r"^make\[\d+\]: \*\*\* \[\S+:\d+: (?P<target>[^\]]+)\] Error \d+")
+
+
+class KernelBuildError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Request:
+    """One requested option: its name, the value asked for ("n" for `is not set`) and where."""
+
+    name: str
+    value: str
+    origin: str  # "file:line"
+
+
+@dataclass
+class KernelConfig:
+    """What a built kernel is made from (the target file's [kconfig] table)."""
+
+    base: str = "tinyconfig"
+    fragments: list[Path] = field(default_factory=list)
+    options: dict[str, str] = field(default_factory=dict)  # {"KERNEL_LZ4": "y"}, applied last
+
+    def requests(self) -> list[Request]:
+        """Every option the fragments and inline options ask for, the last word winning."""
+        found: dict[str, Request] = {}
+        for path in self.fragments:
+            for name, value, line in read_fragment(path):
+                found[name] = Request(name, value, f"{path}:{line}")
+        for key, value in self.options.items():
+            name = key if key.startswith("CONFIG_") else f"CONFIG_{key}"
+            found[name] = Request(name, _normalized(value), f"[kconfig] options.{key}")
+        return list(found.values())
+
+
+@dataclass(frozen=True)
+class BuiltKernel(packages.Kernel):
+    """A kernel bootlab built, laid out like an unpacked package (boot/, lib/modules/)."""
+
+    kernel_release: str = ""
+    digest: str = ""
+
+    @property
+    def release(self) -> str:
+        return self.kernel_release
+
+
+def read_fragment(path: Path) -> Iterator[tuple[str, str, int]]:
+    """(CONFIG_NAME, value, line) for each option a fragment sets or unsets."""
+    try:
+        text = Path(path).read_text()
+    except OSError as err:
+        raise KernelBuildError(f"{path}: {err.strerror}") from None
+    for n, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        m = _OPTION.match(line)
+        if m:
+            yield m.group(1), m.group(2), n
+            continue
+        m = _UNSET.match(line)
+        if m:
+            yield m.group(1), "n", n
+        elif line and not line.startswith("#"):
+            raise KernelBuildError(f"{path}:{n}: not a Kconfig line (CONFIG_NAME=value or # CONFIG_NAME is not set)")
+
+
+def _normalized(value) -> str:
+    if isinstance(value, bool):
+        return "y" if value else "n"
+    if isinstance(value, int):
+        return str(value)
+    text = str(value)
+    return text if text in ("y", "m", "n") or re.fullmatch(r"-?\d+|0x[0-9a-fA-F]+", text) or text.startswith('"') \
+        else json.dumps(text)
+
+
+def read_config(path: Path) -> dict[str, str]:
+    """A .config as {CONFIG_NAME: value}; options that are not set are left out."""
+    values = {}
+    for line in path.read_text().splitlines():
+        m = _OPTION.match(line)
+        if m:
+            values[m.group(1)] = m.group(2)
+    return values
+
+
+def not_kept(requests: list[Request], config: dict[str, str]) -> list[str]:
+    """The requests the resulting configuration does not honour, one message each."""
+    lost = []
+    for r in requests:
+        got = config.get(r.name, "n")
+        if got != r.value:
+            shown = "not set" if got == "n" else got
+            lost.append(f"{r.origin}: {r.name}={r.value} requested, olddefconfig left it {shown} "
+                        "(an unmet dependency, or another choice won)")
+    return lost
+
+
+# -- the source ---------------------------------------------------------------------------------
+
+def _run(args: list[str], cwd: Path | None = None, env: dict | None = None) -> str:
+    try:
+        done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, check=False,
+                              env={**os.environ, **(env or {})})
+    except FileNotFoundError:
+        raise KernelBuildError(f"{args[0]} is not installed (run make setup)") from None
+    if done.returncode != 0:
+        raise KernelBuildError(f"{' '.join(args)} failed:\n{(done.stdout + done.stderr).strip()[-1500:]}")
+    return done.stdout
+
+
+def kernels_dir() -> Path:
+    path = packages.cache_dir() / "kernels"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def source_version() -> str:
+    """The installed linux-source-6.1 package's version (6.1.192-2)."""
+    if not SOURCE_TARBALL.exists():
+        raise KernelBuildError(f"{SOURCE_TARBALL} not found: install {SOURCE_PACKAGE} (run make setup)")
+    return _run(["dpkg-query", "-W", "-f=${Version}", SOURCE_PACKAGE]).strip()
+
+
+def packaged_version(k: packages.Kernel) -> str | None:
+    """The Debian version of a fetched kernel package, from its file in the cache."""
+    for deb in sorted((packages.cache_dir() / "debs").glob(f"{k.package}_*.deb")):
+        return deb.name.split("_")[1]
+    return None
+
+
+def source_tree() -> Path:
+    """The unpacked source, once per package version."""
+    version = source_version()
+    tree = kernels_dir() / "source" / version
+    if (tree / ".complete").exists():
+        return tree
+    tree.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(tree.parent / f"{version}.lock"):
+        if (tree / ".complete").exists():
+            return tree
+        tmp = Path(tempfile.mkdtemp(dir=tree.parent, prefix=".unpack-"))
+        try:
+            _run(["tar", "-xJf", str(SOURCE_TARBALL), "-C", str(tmp), "--strip-components=1"])
+            (tmp / ".complete").touch()
+            shutil.rmtree(tree, ignore_errors=True)
+            tmp.rename(tree)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return tree
+
+
+class _locked:
+    """An exclusive lock on a file: two builds of one configuration wait for each other."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self):
+        self.fh = open(self.path, "w")
+        fcntl.flock(self.fh, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        fcntl.flock(self.fh, fcntl.LOCK_UN)
+        self.fh.close()
+
+
+# -- configuring --------------------------------------------------------------------------------
+
+def _make(tree: Path, out: Path, *targets: str, extra: list[str] | None = None) -> list[str]:
+    return ["make", "-C", str(tree), f"O={out}", f"ARCH={ARCH}", "CC=ccache gcc", "HOSTCC=ccache gcc",
+            *(extra or []), *targets]
+
+
+def _ccache_env() -> dict[str, str]:
+    # Every configuration is compiled in its own directory: paths under the cache are
+    # hashed relative to it, and the working directory is not hashed, so one
+    # configuration's objects serve another's.
+    return {**BUILD_ENV, "CCACHE_BASEDIR": str(kernels_dir()), "CCACHE_NOHASHDIR": "true"}
+
+
+def configure(cfg: KernelConfig, tree: Path, out: Path, abi: str | None = None) -> list[str]:
+    """Write out/.config from the base, the fragments and the options; returns warnings.
+    Raises KernelBuildError naming every requested option olddefconfig did not keep."""
+    if shutil.which("ccache") is None:
+        raise KernelBuildError("ccache is not installed (run make setup)")
+    warnings = []
+    requests = cfg.requests()  # a fragment's bad line is reported before make runs
+    if cfg.base == "tinyconfig":
+        _run(_make(tree, out, "tinyconfig"), env=_ccache_env())
+    elif cfg.base in packages.FLAVOURS:
+        try:
+            k = packages.kernel(cfg.base, abi=abi)
+        except packages.PackageError as err:
+            raise KernelBuildError(str(err)) from None
+        shipped = packaged_version(k)
+        if shipped and shipped != source_version():
+            warnings.append(f"{k.package} is {shipped} but {SOURCE_PACKAGE} is {source_version()}: "
+                            "the built kernel is not the packaged one's version")
+        shutil.copyfile(k.config, out / ".config")
+    else:
+        raise KernelBuildError(f"unknown kernel base {cfg.base!r}: one of {', '.join(BASES)}")
+    merged = [str(Path(p).resolve()) for p in cfg.fragments]
+    if cfg.options:
+        inline = out / "bootlab-options.config"
+        inline.write_text("".join(f"{r.name}={r.value}\n" if r.value != "n" else f"# {r.name} is not set\n"
+                                  for r in requests if r.origin.startswith("[kconfig]")))
+        merged.append(str(inline))
+    if merged:
+        _run([str(tree / "scripts" / "kconfig" / "merge_config.sh"), "-m", "-O", str(out), str(out / ".config"),
+              *merged], cwd=out)
+    _run(_make(tree, out, "olddefconfig"), env=_ccache_env())
+    lost = not_kept(requests, read_config(out / ".config"))
+    if lost:
+        raise KernelBuildError("the configuration does not keep what was asked:\n  " + "\n  ".join(lost))
+    return warnings
+
+
+def config_digest(config: Path, version: str) -> str:
+    return hashlib.sha256(version.encode() + b"\0" + config.read_bytes()).hexdigest()[:16]
+
+
+# -- building -----------------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    kernel: BuiltKernel
+    built: bool  # False: the cache had it
+    seconds: float
+    warnings: list[str]
+
+
+Progress = Callable[[int, int | None, str], None]  # (steps done, steps expected or None, line)
+
+
+def build(cfg: KernelConfig, progress: Progress | None = None, abi: str | None = None) -> Outcome:
+    """The kernel of a configuration, built unless the cache has it."""
+    tree = source_tree()
+    version = source_version()
+    root = kernels_dir()
+    staging = Path(tempfile.mkdtemp(dir=root, prefix=".config-"))
+    try:
+        warnings = configure(cfg, tree, staging, abi)
+        digest = config_digest(staging / ".config", version)
+        home = root / digest
+        with _locked(root / f"{digest}.lock"):
+            done = _installed(home, digest)
+            if done is not None:
+                return Outcome(done, False, 0.0, warnings)
+            shutil.rmtree(home, ignore_errors=True)
+            home.mkdir()
+            out = home / "build"
+            staging.rename(out)
+            started = time.monotonic()
+            steps = _compile(tree, out, cfg.base, digest, progress)
+            kernel = _install(tree, out, home, digest)
+            seconds = time.monotonic() - started
+            meta = {"base": cfg.base, "release": kernel.release, "source": version, "seconds": round(seconds, 1),
+                    "steps": steps}
+            (home / "kernel.json").write_text(json.dumps(meta, indent=1) + "\n")
+            # The objects are in ccache: the build directory is not kept (gigabytes for
+            # Debian's configurations), only its log.
+            shutil.move(str(out / "build.log"), home / "build.log")
+            shutil.rmtree(out)
+            return Outcome(kernel, True, seconds, warnings)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _installed(home: Path, digest: str) -> BuiltKernel | None:
+    meta = home / "kernel.json"
+    if not meta.exists():
+        return None
+    release = json.loads(meta.read_text())["release"]
+    return BuiltKernel(abi=release, flavour="built", root=home, kernel_release=release, digest=digest)
+
+
+def _expected_steps(base: str) -> int | None:
+    """Steps of the last build from the same base: the progress bar's estimate."""
+    best = None
+    for meta in kernels_dir().glob("*/kernel.json"):
+        data = json.loads(meta.read_text())
+        if data.get("base") == base and (best is None or meta.stat().st_mtime > best[0]):
+            best = (meta.stat().st_mtime, data.get("steps"))
+    return best[1] if best else None
+
+
+def _localversion(digest: str) -> str:
+    # The release names the configuration: 6.1.192-bootlab-92290e3a.
+    return f"LOCALVERSION=-bootlab-{digest[:8]}"
+
+
+def _compile(tree: Path, out: Path, base: str, digest: str, progress: Progress | None) -> int:
+    """Build the image (and the modules); returns the number of Kbuild steps."""
+    config = read_config(out / ".config")
+    targets = ["bzImage"] + (["modules"] if config.get("CONFIG_MODULES") == "y" else [])
+    argv = _make(tree, out, *targets, extra=[f"-j{os.cpu_count() or 1}", _localversion(digest)])
+    expected = _expected_steps(base)
+    tail: deque[str] = deque(maxlen=4000)
+    steps = 0
+    with open(out / "build.log", "w") as log:
+        try:
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                    errors="replace", env={**os.environ, **_ccache_env()})
+        except FileNotFoundError:
+            raise KernelBuildError("make is not installed (run make setup)") from None
+        try:
+            for line in proc.stdout:
+                log.write(line)
+                tail.append(line.rstrip("\n"))
+                if _STEP.match(line):
+                    steps += 1
+                    if progress:
+                        progress(steps, expected, line.strip())
+        finally:
+            if proc.poll() is None:  # interrupted: no make left behind
+                proc.terminate()
+            proc.wait()
+    if proc.returncode != 0:
+        raise KernelBuildError(explain_failure(list(tail), tree, config, out / "build.log"))
+    return steps
+
+
+def _install(tree: Path, out: Path, home: Path, digest: str) -> BuiltKernel:
+    release = (out / "include" / "config" / "kernel.release").read_text().strip()
+    boot = home / "boot"
+    boot.mkdir()
+    shutil.copyfile(out / "arch" / "x86" / "boot" / "bzImage", boot / f"vmlinuz-{release}")
+    shutil.copyfile(out / ".config", boot / f"config-{release}")
+    modules = home / "lib" / "modules" / release
+    if read_config(out / ".config").get("CONFIG_MODULES") == "y":
+        _run(_make(tree, out, "modules_install", extra=[f"INSTALL_MOD_PATH={home}", "INSTALL_MOD_STRIP=1",
+                                                         _localversion(digest)]), env=_ccache_env())
+        for link in ("build", "source"):  # point into the build directory, which is not kept
+            (modules / link).unlink(missing_ok=True)
+    else:
+        modules.mkdir(parents=True)
+        (modules / "modules.dep").write_text("")
+        (modules / "modules.builtin").write_text("")
+    return BuiltKernel(abi=release, flavour="built", root=home, kernel_release=release, digest=digest)
+
+
+# -- explaining a failure -----------------------------------------------------------------------
+
+def explain_failure(lines: list[str], tree: Path, config: dict[str, str], log: Path) -> str:
+    """What failed, in which file, and the options that put that file in the build."""
+    message = [f"the kernel build failed (full log: {log})"]
+    errors = [m for m in map(_COMPILE_ERROR.match, lines) if m]
+    targets = [m.group("target") for m in map(_MAKE_ERROR.match, lines) if m]
+    missing = [m for m in map(_NO_RULE.search, lines) if m]
+    culprit = None
+    if missing:
+        first = missing[0]
+        message.append(f"{first.group('missing')} is missing, needed by {first.group('target')}")
+        culprit = first.group("target")
+    elif errors:
+        first = errors[0]
+        source = _relative(first.group("file"), tree)
+        message.append(f"{source}:{first.group('line')}: error: {first.group('message')}")
+        culprit = str(Path(source).with_suffix(".o"))
+    elif targets:
+        culprit = targets[0]
+        message += [line for line in lines if "***" in line or "error" in line.lower()][-5:]
+    else:
+        message += lines[-10:]
+    if culprit:
+        enabling = enabled_by(tree, culprit)
+        if enabling:
+            where = kconfig_locations(tree, enabling)
+            shown = ", ".join(f"CONFIG_{s}={config.get('CONFIG_' + s, 'n')}"
+                              + (f" ({where[s]})" if s in where else "") for s in enabling)
+            message.append(f"{culprit} is built because of {shown}")
+        else:
+            message.append(f"{culprit}: its Makefiles name no option")
+        named = named_by(config, " ".join([culprit] + message[1:]))
+        if named:
+            message.append(f"named by {', '.join(named)}")
+    return "\n".join(message)
+
+
+def named_by(config: dict[str, str], text: str) -> list[str]:
+    """String options whose file names appear in the failure (CONFIG_EXTRA_FIRMWARE="x.bin"
+    when x.bin cannot be found): the option that asked for a file the build lacks."""
+    found = []
+    for name, value in config.items():
+        if not value.startswith('"'):
+            continue
+        files = [w for w in value.strip('"').split() if len(w) > 3 and ("." in w or "/" in w)]
+        if any(f in text for f in files):
+            found.append(f"{name}={value}")
+    return found
+
+
+def _relative(path: str, tree: Path) -> str:
+    p = Path(path)
+    if p.is_absolute():
+        try:
+            return str(p.relative_to(tree))
+        except ValueError:
+            return path
+    return path.removeprefix("../").removeprefix("./")
+
+
+def enabled_by(tree: Path, obj: str) -> list[str]:
+    """The Kconfig symbols the Makefiles name for an object and each directory above it,
+    outermost first ("drivers/tty/serial/8250/8250_core.o" -> [..., "SERIAL_8250"])."""
+    symbols: list[str] = []
+    path = Path(obj)
+    name = path.name if path.suffix else path.name + "/"  # a directory, as Makefiles name it
+    directory = path.parent
+    while str(directory) not in (".", ""):
+        found = _symbols_for(tree / directory, name)
+        symbols = found + [s for s in symbols if s not in found]
+        name = directory.name + "/"
+        directory = directory.parent
+    return symbols
+
+
+def _symbols_for(directory: Path, name: str) -> list[str]:
+    """The symbols in directory's Makefile (or Kbuild) that add name, following composite
+    objects (foo-y += name; obj-$(CONFIG_FOO) += foo.o)."""
+    text = ""
+    for makefile in ("Kbuild", "Makefile"):
+        if (directory / makefile).exists():
+            text += (directory / makefile).read_text(errors="replace").replace("\\\n", " ")
+    found: list[str] = []
+    seen = set()
+    wanted = [name]
+    while wanted:
+        item = wanted.pop()
+        if item in seen:
+            continue
+        seen.add(item)
+        for line in text.splitlines():
+            m = re.match(r"\s*([A-Za-z0-9_]+)-(\$\(CONFIG_([A-Za-z0-9_]+)\)|y|objs)\s*[:+]?=\s*(.*)", line)
+            if not m or item not in m.group(4).split():
+                continue
+            if m.group(3) and m.group(3) not in found:
+                found.append(m.group(3))
+            if m.group(1) != "obj" and m.group(1) != "lib":
+                wanted.append(f"{m.group(1)}.o")  # a part of a composite object
+    return found
+
+
+def kconfig_locations(tree: Path, symbols: list[str]) -> dict[str, str]:
+    """Where each symbol is defined: {symbol: "drivers/tty/serial/8250/Kconfig:7"}."""
+    wanted = set(symbols)
+    where: dict[str, str] = {}
+    for kconfig in tree.rglob("Kconfig*"):
+        if not wanted - set(where):
+            break
+        try:
+            text = kconfig.read_text(errors="replace")
+        except OSError:
+            continue
+        for n, line in enumerate(text.splitlines(), start=1):
+            m = re.match(r"\s*(?:menu)?config\s+([A-Za-z0-9_]+)\s*$", line)
+            if m and m.group(1) in wanted and m.group(1) not in where:
+                where[m.group(1)] = f"{kconfig.relative_to(tree)}:{n}"
+    return where

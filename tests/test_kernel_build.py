@@ -1,0 +1,176 @@
+"""Kernels built from Debian's linux-source-6.1, configured through Kconfig only.
+
+The configuration tests run the kernel's own tinyconfig, merge_config.sh and olddefconfig on
+the real source tree (a few seconds); the build test compiles the small kernel (minutes the
+first time, then cached) and boots it to the ready marker in QEMU.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bootlab.cli import main
+from bootlab.lab.store import Store
+from bootlab.targets import kernel_build, packages
+from bootlab.targets.reference import TargetError, load
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = ROOT / "demo" / "kernel-small.toml"
+SMALL_FRAGMENT = ROOT / "kernel" / "fragments" / "small-x86_64.config"
+
+needs_source = pytest.mark.skipif(not kernel_build.SOURCE_TARBALL.exists(),
+                                   reason="linux-source-6.1 is not installed (make setup)")
+
+
+@pytest.fixture(scope="module")
+def tree():
+    return kernel_build.source_tree()
+
+
+@needs_source
+def test_small_configuration_keeps_every_requested_option(tree, tmp_path):
+    cfg = load(str(SMALL)).kernel_config()
+    assert kernel_build.configure(cfg, tree, tmp_path) == []
+    config = kernel_build.read_config(tmp_path / ".config")
+    requests = cfg.requests()
+    assert {r.name for r in requests} >= {"CONFIG_SERIAL_8250_CONSOLE", "CONFIG_BLK_DEV_INITRD", "CONFIG_PRINTK_TIME"}
+    assert kernel_build.not_kept(requests, config) == []
+    # tinyconfig underneath: no modules, the kernel's own xz compression, 64-bit.
+    assert "CONFIG_MODULES" not in config and config["CONFIG_KERNEL_XZ"] == "y" and config["CONFIG_64BIT"] == "y"
+
+
+@needs_source
+def test_an_option_olddefconfig_drops_is_named_with_its_fragment_line(tree, tmp_path):
+    # The 8250 console without TTY: Kconfig cannot keep it, and says so before any build.
+    fragment = tmp_path / "console-only.config"
+    fragment.write_text("# the console alone\nCONFIG_PRINTK=y\nCONFIG_SERIAL_8250_CONSOLE=y\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(kernel_build.KernelBuildError) as err:
+        kernel_build.configure(kernel_build.KernelConfig("tinyconfig", [fragment]), tree, out)
+    message = str(err.value)
+    assert f"{fragment}:3: CONFIG_SERIAL_8250_CONSOLE=y requested, olddefconfig left it not set" in message
+    assert "CONFIG_PRINTK" not in message.replace("CONFIG_PRINTK_", "")  # kept: not reported
+
+
+@needs_source
+def test_inline_options_come_last_and_choose_the_kernel_compression(tree, tmp_path):
+    cfg = kernel_build.KernelConfig("tinyconfig", [SMALL_FRAGMENT], {"KERNEL_LZ4": "y", "KERNEL_XZ": "n"})
+    kernel_build.configure(cfg, tree, tmp_path)
+    config = kernel_build.read_config(tmp_path / ".config")
+    assert config.get("CONFIG_KERNEL_LZ4") == "y" and "CONFIG_KERNEL_XZ" not in config
+
+
+@needs_source
+def test_debians_configuration_is_kept_as_packaged(tree, tmp_path):
+    try:
+        k = packages.kernel("cloud", fetch=False)
+    except packages.PackageError:
+        pytest.skip("the packaged kernels are not fetched (make setup)")
+    assert kernel_build.configure(kernel_build.KernelConfig("cloud"), tree, tmp_path) == []
+    shipped, built = kernel_build.read_config(k.config), kernel_build.read_config(tmp_path / ".config")
+    changed = {name for name in shipped.keys() | built.keys() if shipped.get(name) != built.get(name)}
+    # Only what Debian's packaging sets outside Kconfig: the compiler's name (gcc-12), the
+    # build salt (the ABI name), and module signing (Debian signs its modules separately).
+    assert changed <= {"CONFIG_CC_VERSION_TEXT", "CONFIG_BUILD_SALT", "CONFIG_SYSTEM_TRUSTED_KEYS",
+                       "CONFIG_MODULE_SIG_ALL", "CONFIG_MODULE_SIG_KEY"}, changed
+    assert "CONFIG_MODULES" in built and len(built) > 2000
+
+
+@needs_source
+def test_makefiles_name_the_options_that_build_an_object(tree):
+    # drivers/tty/serial/Makefile adds 8250/ under CONFIG_SERIAL_8250; 8250/Makefile builds
+    # 8250_core.o as part of the composite 8250.o, also under CONFIG_SERIAL_8250.
+    assert kernel_build.enabled_by(tree, "drivers/tty/serial/8250/8250_core.o") == ["SERIAL_8250"]
+    assert kernel_build.enabled_by(tree, "fs/ext4/inode.o") == ["EXT4_FS"]
+    where = kernel_build.kconfig_locations(tree, ["SERIAL_8250", "EXT4_FS"])
+    assert where["SERIAL_8250"].startswith("drivers/tty/serial/8250/Kconfig:")
+    assert where["EXT4_FS"].startswith("fs/ext4/Kconfig:")
+
+
+@needs_source
+def test_a_compile_error_names_the_file_and_the_options_behind_it(tree):
+    lines = ["  CC      fs/ext4/inode.o",
+             f"{tree}/fs/ext4/inode.c:42:7: error: 'x' undeclared (first use in this function)",
+             "make[4]: *** [/src/scripts/Makefile.build:250: fs/ext4/inode.o] Error 1"]
+    message = kernel_build.explain_failure(lines, tree, {"CONFIG_EXT4_FS": "y"}, Path("build.log"))
+    assert "fs/ext4/inode.c:42: error: 'x' undeclared" in message
+    assert "fs/ext4/inode.o is built because of CONFIG_EXT4_FS=y (fs/ext4/Kconfig:" in message
+
+
+@needs_source
+def test_a_missing_file_is_traced_to_the_option_that_named_it(tree):
+    # A real build's log: the small kernel with FW_LOADER and
+    # EXTRA_FIRMWARE="bootlab-missing.bin", which is not in /lib/firmware.
+    lines = (ROOT / "tests" / "data" / "kernel-build" / "extra-firmware-missing.log").read_text().splitlines()
+    config = {"CONFIG_FW_LOADER": "y", "CONFIG_EXTRA_FIRMWARE": '"bootlab-missing.bin"',
+              "CONFIG_EXTRA_FIRMWARE_DIR": '"/lib/firmware"', "CONFIG_DEFAULT_HOSTNAME": '"(none)"'}
+    message = kernel_build.explain_failure(lines, tree, config, Path("build.log"))
+    assert ("/lib/firmware/bootlab-missing.bin is missing, needed by "
+            "drivers/base/firmware_loader/builtin/bootlab-missing.bin.gen.o") in message
+    # Both options that make the path; not the other strings of the configuration.
+    assert message.endswith('named by CONFIG_EXTRA_FIRMWARE="bootlab-missing.bin", '
+                            'CONFIG_EXTRA_FIRMWARE_DIR="/lib/firmware"')
+
+
+def test_a_fragment_with_a_line_that_is_not_kconfig_is_refused(tmp_path):
+    fragment = tmp_path / "bad.config"
+    fragment.write_text("CONFIG_TTY=y\nTTY=y\n")
+    with pytest.raises(kernel_build.KernelBuildError, match=r"bad.config:2: not a Kconfig line"):
+        kernel_build.KernelConfig("tinyconfig", [fragment]).requests()
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[target]\nkernel = "generic"\n\n[kconfig]\nbase = "tinyconfig"\n',
+     r't.toml:4: \[kconfig\] is read only with target.kernel = "built"'),
+    ('[target]\nkernel = "built"\n\n[kconfig]\nbase = "defconfig"\n',
+     r"t.toml:5: kconfig.base: base must be one of tinyconfig, generic, cloud"),
+    ('[target]\nkernel = "built"\n\n[kconfig]\nfragments = "small.config"\n',
+     r"t.toml:5: kconfig.fragments: expected list"),
+])
+def test_the_kconfig_table_is_checked_with_file_and_line(tmp_path, text, message):
+    path = tmp_path / "t.toml"
+    path.write_text(text)
+    with pytest.raises(TargetError, match=message):
+        load(str(path))
+
+
+def test_a_built_kernel_target_names_its_fragments_from_the_target_file():
+    target = load(str(SMALL))
+    assert target.to_dict()["kconfig"]["fragments"] == ["../kernel/fragments/small-x86_64.config"]
+    assert target.kernel_config().fragments == [SMALL_FRAGMENT]
+    # A packaged kernel's description is unchanged: no [kconfig] table.
+    assert "kconfig" not in load(str(ROOT / "demo" / "camera.toml")).to_dict()
+
+
+@needs_source
+def test_the_source_is_the_packaged_kernels_version():
+    try:
+        k = packages.kernel("generic", fetch=False)
+    except packages.PackageError:
+        pytest.skip("the packaged kernels are not fetched (make setup)")
+    assert kernel_build.packaged_version(k) == kernel_build.source_version()
+
+
+@needs_source
+@pytest.mark.qemu
+def test_small_kernel_builds_once_and_boots_to_ready(tmp_path, capsys):
+    assert main(["kernel", "build", str(SMALL), "-f", "json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    image = Path(first["image"])
+    assert image.exists() and first["release"].startswith("6.1.192-bootlab-")
+    stamp = image.stat().st_mtime_ns
+    # The same configuration again: found in the cache, not rebuilt.
+    assert main(["kernel", "build", str(SMALL), "-f", "json"]) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert second["built"] is False and second["image"] == first["image"] and image.stat().st_mtime_ns == stamp
+    db = str(tmp_path / "small.db")
+    assert main(["boot", "--target", str(SMALL), "--db", db]) == 0
+    store = Store(db)
+    run = store.get(1)
+    assert run.status == "ok", run.reason
+    assert run.target["target"]["kernel"] == "built" and run.target["kconfig"]["base"] == "tinyconfig"
+    assert f"Linux version {first['release']}".encode() in store.capture(1)
