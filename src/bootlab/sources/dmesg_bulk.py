@@ -102,7 +102,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
     starts = np.empty_like(ends)
     starts[0] = 0
     starts[1:] = ends[:-1] + 1
-    if len(starts) < MIN_LINES:
+    if len(starts) + skipped < MIN_LINES:  # (a small boot after many is worth it: its stand-ins are not read)
         return False
     nbytes = nbytes_end - starts
     ends = ends - (arr[np.maximum(ends - 1, 0)] == 13)  # a CRLF log: the CR is not text
