@@ -7,12 +7,16 @@ The log is real: the initcall_debug dmesg of a reference-device boot
 it has 1,000,000 lines.  Each tool runs N times; the table gives the median wall time and
 the peak memory (maximum resident set size).
 
-Two more rows measure the floor under any Python reader: Python's own regular
-expressions (and perl's, for scale) doing nothing but finding the `calling` and
-`initcall ... returned` lines and taking their fields, with no pairing, no other
-message, no analysis and no output.
+The same log is also drawn (SVG, HTML with the advice) and advised.  Two more rows
+measure the floor under any Python reader: Python's own regular expressions (and perl's,
+for scale) doing nothing but finding the `calling` and `initcall ... returned` lines and
+taking their fields, with no pairing, no other message, no analysis and no output.
 
-    .venv/bin/python bench/analyze_scale.py [--lines 1000000] [--runs 3] [--json FILE]
+Last, a capture of many boots (the same real boot over and over, each copy a boot of its
+own, to --boots-lines lines): reading its first boot and its last one (--boot 1, and the
+default), whose peak memory says whether it is bounded by the boot read or by the file.
+
+    .venv/bin/python bench/analyze_scale.py [--lines 1000000] [--boots-lines 10000000] [--runs 3] [--json FILE]
 """
 
 from __future__ import annotations
@@ -57,6 +61,17 @@ def build_log(path: Path, lines: int) -> int:
     return written
 
 
+def build_boots(path: Path, lines: int) -> tuple[int, int]:
+    """The real boot again and again, unshifted: each copy is a boot (its banner at time
+    zero); returns (boots, lines)."""
+    base = gzip.decompress(SOURCE.read_bytes())
+    per_boot = base.count(b"\n")
+    with path.open("wb") as out:
+        for _ in range(lines // per_boot):
+            out.write(base)
+    return lines // per_boot, lines // per_boot * per_boot
+
+
 # Finding the initcall lines and their fields, nothing else: a floor under any reader.
 CALLING = r"^\[\s*(\d+)\.(\d+)\] calling  (\S+) @ (\d+)$"
 RETURNED = r"^\[\s*(\d+)\.(\d+)\] initcall (\S+(?: \[\S+\])?) returned (-?\d+) after (\d+) usecs$"
@@ -91,6 +106,7 @@ def measure(argv: list[str], stdin: Path | None, runs: int) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--boots-lines", type=int, default=10_000_000, help="0: no capture of many boots")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
@@ -99,25 +115,41 @@ def main() -> int:
     if bootgraph.returncode != 0:
         print(bootgraph.stderr, file=sys.stderr)
         return 2
-    bootlab = [str(ROOT / ".venv" / "bin" / "bootlab"), "analyze"]
+    bootlab = [str(ROOT / ".venv" / "bin" / "bootlab")]
+    analyze = bootlab + ["analyze"]
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "dmesg-1M.txt"
         n = build_log(log, args.lines)
         size = log.stat().st_size
         results = {
-            "bootlab analyze (text)": measure(bootlab + [str(log)], None, args.runs),
-            "bootlab analyze -f json": measure(bootlab + ["-f", "json", str(log)], None, args.runs),
+            "bootlab analyze (text)": measure(analyze + [str(log)], None, args.runs),
+            "bootlab analyze -f json": measure(analyze + ["-f", "json", str(log)], None, args.runs),
+            "bootlab analyze -f svg": measure(analyze + ["-f", "svg", str(log)], None, args.runs),
+            "bootlab analyze -f html": measure(analyze + ["-f", "html", str(log)], None, args.runs),
+            "bootlab advise": measure(bootlab + ["advise", str(log)], None, args.runs),
             "bootgraph.pl (svg)": measure(["perl", bootgraph.stdout.strip()], log, args.runs),
             "floor: python re, lines": measure([sys.executable, "-c", FLOOR_PYTHON], log, args.runs),
             "floor: perl, lines": measure(["perl", "-ne", FLOOR_PERL], log, args.runs),
         }
+        log.unlink()
+        boots_log = {}
+        if args.boots_lines:
+            many = Path(tmp) / "boots.txt"
+            boots, lines = build_boots(many, args.boots_lines)
+            boots_log = {"boots": boots, "lines": lines, "bytes": many.stat().st_size}
+            results["many boots: analyze --boot 1"] = measure(analyze + ["--boot", "1", str(many)], None, args.runs)
+            results["many boots: analyze (last)"] = measure(analyze + [str(many)], None, args.runs)
     peer = results["bootgraph.pl (svg)"]["wall_s"]
     print(f"{n} lines ({size / 1e6:.0f} MB of initcall_debug dmesg), median of {args.runs} runs")
-    print(f"{'tool':26} {'wall':>8} {'peak RSS':>10} {'vs bootgraph.pl':>16}")
+    if boots_log:
+        print(f"many boots: {boots_log['lines']} lines ({boots_log['bytes'] / 1e6:.0f} MB) in {boots_log['boots']} "
+              f"boots of {boots_log['lines'] // boots_log['boots']} lines")
+    print(f"{'tool':30} {'wall':>8} {'peak RSS':>10} {'vs bootgraph.pl':>16}")
     for tool, r in results.items():
-        print(f"{tool:26} {r['wall_s']:7.2f}s {r['peak_mb']:8.0f}MB {r['wall_s'] / peer:15.2f}x")
+        print(f"{tool:30} {r['wall_s']:7.2f}s {r['peak_mb']:8.0f}MB {r['wall_s'] / peer:15.2f}x")
     if args.json:
-        Path(args.json).write_text(json.dumps({"lines": n, "bytes": size, "results": results}, indent=1))
+        Path(args.json).write_text(json.dumps({"lines": n, "bytes": size, "many_boots": boots_log,
+                                               "results": results}, indent=1))
     return 0
 
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from bootlab.analysis import analyze
 from bootlab.render import render
 from bootlab.sources import dmesg_bulk, initcall, printk, read
+from bootlab.timeline import ConsoleLog
 
 REAL = Path(__file__).parent / "data" / "real" / "generic-initcall.dmesg.gz"
 
@@ -202,3 +203,23 @@ def test_word_search_reads_like_slices(data, word, at):
     arr = np.frombuffer(data, dtype=np.uint8)
     found = dmesg_bulk._is(arr, np.asarray(at, dtype=np.int64), word)
     assert found.tolist() == [a >= 0 and data[a:a + len(word)] == word for a in at]
+
+
+def test_a_boot_deep_in_a_log_of_several_is_read_without_the_boots_before(tmp_path, monkeypatch):
+    """multiboot gives the reader one boot after an empty line for each line before it: the
+    bulk reader makes columns of the boot's own lines only, numbered as in the file."""
+    path = tmp_path / "boots.dmesg"
+    _big_log(path)
+    first_boot = gzip.decompress(REAL.read_bytes())
+    path.write_bytes(first_boot * 3 + path.read_bytes())
+    before = first_boot.count(b"\n") * 3
+    sizes = []
+    from_columns = ConsoleLog.from_columns.__func__
+    monkeypatch.setattr(ConsoleLog, "from_columns", classmethod(
+        lambda cls, file, clock, printed, times, *rest: sizes.append(len(times)) or from_columns(
+            cls, file, clock, printed, times, *rest)))
+    bulk, per_line = _both_ways(path, monkeypatch)
+    assert sizes == [path.read_bytes().count(b"\n") - before]
+    assert bulk.logs[0].lineno[0] == before + 1
+    assert render(analyze(bulk), "text") == render(analyze(per_line), "text")
+    assert _summary(bulk) == _summary(per_line)

@@ -8,16 +8,21 @@ MIN_SAVING_NS stays silent: a change that small is lost in boot-to-boot noise.
 from __future__ import annotations
 
 import re
+import re._constants as _sre
+import re._parser as _parser
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from itertools import accumulate
+from typing import Callable, Iterable
+
+import numpy as np
 
 from ..analysis import Analysis
 from ..analysis.console_cost import console_log
 from ..analysis.phases import PhaseSpan
 from ..render.fmt import span
 from ..sources.console import PRINTK_AT_START, stamp_ns
-from ..timeline import NS_PER_MS, Boot, Clock, ConsoleLog, Event, Kind, Phase
+from ..timeline import NO_TIME, NS_PER_MS, Boot, Clock, ConsoleLog, Event, Kind, Phase, SlicedText, SpanTable
 from . import Context
 
 MIN_SAVING_NS = 10 * NS_PER_MS
@@ -59,56 +64,180 @@ class Line:
 
 
 class LineIndex:
-    """The boot being advised, read once for every rule: where an event's line is, and each
-    line's message for the searches."""
+    """The boot being advised, read once for every rule: where an event's line is, each
+    log's text for the searches, and the spans the rules scan (kept as columns: a big log's
+    400,000 initcalls become objects only where a rule picks them)."""
 
     def __init__(self, boot: Boot):
         self.boot = boot
-        self.where: dict[tuple[str, int], Line] = {}
-        self.messages: list[tuple[Line, str]] = []
         self._starts: dict[str, Starts] = {}
-        for log in boot.logs:
-            for i, lineno in enumerate(log.lineno):
-                line = Line(log, i)
-                self.where.setdefault((log.file, lineno), line)
-                self.messages.append((line, line.message))
+        self._texts: dict[tuple[int, bool], tuple[str, list[int]] | None] = {}
+        self._holding: dict[tuple[int, str, bool], list[int]] = {}
+        self._spans: dict[tuple[str, ...], tuple[SpanTable | None, dict[int, Event]]] = {}
 
     def of(self, ev: Event) -> Line | None:
-        return self.where.get((ev.file, ev.line)) if ev.file else None
+        """The line an event was read from (the first log of its file that has it)."""
+        if not ev.file:
+            return None
+        for log in self.boot.logs:
+            if log.file == ev.file:
+                k = bisect_left(log.lineno, ev.line)
+                if k < len(log.lineno) and log.lineno[k] == ev.line:
+                    return Line(log, k)
+        return None
 
-    def starts(self, kind: str) -> "Starts":
-        found = self._starts.get(kind)
+    def starts(self, kind: str, among: np.ndarray | None = None) -> "Starts":
+        """The measured spans of a kind (those of the mask `among` only) by start."""
+        found = self._starts.get(kind) if among is None else None
         if found is None:
-            found = self._starts[kind] = Starts(spans(self.boot, kind))
+            found = Starts(self.span_table(kind), lambda i: self.span_event((kind,), i), among)
+            if among is None:
+                self._starts[kind] = found
         return found
+
+    def span_table(self, *kinds: str) -> SpanTable | None:
+        """The measured spans of these kinds as columns, in event order (see spans())."""
+        found = self._spans.get(kinds)
+        if found is None:
+            table = self.boot.columns(*kinds)
+            if table is not None:
+                measured = (table.dur != NO_TIME) & ~table.flagged("upper_bound")
+                table = table if measured.all() else table.take(np.flatnonzero(measured))
+            found = self._spans[kinds] = (table, {})
+        return found[0]
+
+    def span_event(self, kinds: tuple[str, ...], row: int) -> Event:
+        """Row `row` of span_table(*kinds) as an Event (the same object each time asked)."""
+        table, made = self._spans[kinds]
+        ev = made.get(row)
+        if ev is None:
+            ev = made[row] = table.event(row)
+        return ev
+
+    def text(self, log: ConsoleLog, folded: bool) -> tuple[str, list[int]] | None:
+        """A log's lines as one text (lower-cased if `folded`), and where each line starts
+        in it; None for a folded text that is not ASCII (lower-casing may change lengths)."""
+        key = (id(log), folded)
+        if key not in self._texts:
+            if isinstance(log.text, SlicedText):
+                whole, starts = log.text.whole, log.text.starts.tolist()
+            else:
+                whole = "\n".join(log.text)
+                starts = [0] + list(accumulate(len(text) + 1 for text in log.text))[:-1]
+            self._texts[key] = (whole.lower(), starts) if folded and whole.isascii() else \
+                None if folded else (whole, starts)
+        return self._texts[key]
+
+    def candidates(self, log: ConsoleLog, pattern: re.Pattern) -> Iterable[int]:
+        """The lines of a log on which `pattern` may match the message: those that hold a
+        string every match holds (found by str.find over the whole text, not by trying
+        the pattern on each line); a pattern without such a string is tried on each line."""
+        needles, folded = _needles(pattern)
+        found = self.text(log, folded) if needles else None
+        if found is None or not found[1]:
+            return range(len(log))
+        return sorted({i for needle in needles for i in self.holding(log, needle.lower() if folded else needle,
+                                                                       folded)})
+
+    def holding(self, log: ConsoleLog, needle: str, folded: bool) -> list[int]:
+        """The lines of a log that hold a string (in the lower-cased text if `folded`); rules
+        look for the same words ("Starting "), so each is looked for once."""
+        key = (id(log), needle, folded)
+        lines = self._holding.get(key)
+        if lines is None:
+            whole, starts = self._texts[(id(log), folded)]
+            lines = self._holding[key] = []
+            at = whole.find(needle, starts[0])
+            while at >= 0:
+                i = bisect_right(starts, at) - 1
+                lines.append(i)
+                if i + 1 == len(starts):
+                    break
+                at = whole.find(needle, starts[i + 1])  # the rest of the line is tried by the match
+        return lines
+
+
+def _needles(pattern: re.Pattern) -> tuple[list[str] | None, bool]:
+    """(strings one of which every match of the pattern holds, None if it has none; whether
+    it ignores case anywhere).  Read from the pattern's parse: runs of literal characters,
+    in groups, in each branch of an alternation, in a repeat that happens at least once."""
+    folded = bool(pattern.flags & re.IGNORECASE)
+
+    def needles(parsed) -> list[str] | None:
+        nonlocal folded
+        best: list[str] | None = None
+        run: list[str] = []
+
+        def consider(alternatives: list[str] | None) -> None:
+            nonlocal best
+            if alternatives and all(alternatives) and (
+                    best is None or min(map(len, alternatives)) > min(map(len, best))):
+                best = alternatives
+
+        for op, av in parsed:
+            if op == _sre.LITERAL:
+                run.append(chr(av))
+                continue
+            consider(["".join(run)] if run else None)
+            run = []
+            if op == _sre.SUBPATTERN:  # (group, flags added, flags removed, contents)
+                folded |= bool(av[1] & re.IGNORECASE)
+                consider(needles(av[3]))
+            elif op == _sre.BRANCH:
+                each = [needles(branch) for branch in av[1]]
+                consider(None if any(n is None for n in each) else [x for n in each for x in n])
+            elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT) and av[0] >= 1:
+                consider(needles(av[2]))
+            elif op == _sre.ATOMIC_GROUP:
+                consider(needles(av))
+        consider(["".join(run)] if run else None)
+        return best
+
+    return needles(_parser.parse(pattern.pattern, pattern.flags)), folded
 
 
 class Starts:
     """Spans by clock, sorted by start: which contain a given instant, without trying them all."""
 
-    def __init__(self, events: Iterable[Event]):
-        by_clock: dict[str, list[tuple[int, int, Event]]] = {}
-        for order, ev in enumerate(events):
-            if ev.t is not None:
-                by_clock.setdefault(ev.clock, []).append((ev.t, order, ev))
-        self.spans = {clock: sorted(found, key=lambda x: (x[0], x[1])) for clock, found in by_clock.items()}
-        self.t = {clock: [t for t, _, _ in found] for clock, found in self.spans.items()}
-        self.longest = {clock: max(ev.dur for _, _, ev in found) for clock, found in self.spans.items()}
+    def __init__(self, table: SpanTable | None, event, among: np.ndarray | None = None):
+        self.event = event  # a row of the table as an Event
+        self.rows: dict[str, np.ndarray] = {}
+        self.t: dict[str, np.ndarray] = {}
+        self.end: dict[str, np.ndarray] = {}
+        self.longest: dict[str, int] = {}
+        if table is None:
+            return
+        for k, clock in enumerate(table.vocab["clock"]):
+            rows = (table.clock == k) & (table.t != NO_TIME)
+            rows = np.flatnonzero(rows if among is None else rows & among)
+            if not len(rows):
+                continue
+            rows = rows[np.argsort(table.t[rows], kind="stable")]  # by start, then event order
+            self.rows[clock], self.t[clock] = rows, table.t[rows]
+            self.end[clock] = table.t[rows] + table.dur[rows]
+            self.longest[clock] = int(table.dur[rows].max())
 
-    def any_starting_in(self, clock: str, lo: int, hi: int) -> bool:
-        """Whether a span starts in [lo, hi)."""
-        t = self.t.get(clock, [])
-        i = bisect_left(t, lo)
-        return i < len(t) and t[i] < hi
+    def starting_in(self, clock: str, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Per window [lo, hi), whether a span starts in it."""
+        t = self.t.get(clock)
+        if t is None:
+            return np.zeros(len(lo), dtype=bool)
+        i = np.searchsorted(t, lo)
+        return (i < len(t)) & (t[np.minimum(i, len(t) - 1)] < hi)
 
     def containing(self, inner: Event) -> Event | None:
         """The first span (in event order) that `contains` inner."""
         if inner.t is None or inner.clock not in self.t:
             return None
-        t, found = self.t[inner.clock], self.spans[inner.clock]
-        window = found[bisect_left(t, inner.t - self.longest[inner.clock]):bisect_right(t, inner.t)]
-        hits = [(order, ev) for _, order, ev in window if contains(ev, inner)]
-        return min(hits, key=lambda x: x[0])[1] if hits else None
+        t = self.t[inner.clock]
+        lo = int(np.searchsorted(t, inner.t - self.longest[inner.clock], side="left"))
+        hi = int(np.searchsorted(t, inner.t, side="right"))
+        around = self.end[inner.clock][lo:hi] > inner.t  # (and they started no later)
+        for row in np.sort(self.rows[inner.clock][lo:hi][around]).tolist():
+            ev = self.event(row)
+            if contains(ev, inner):
+                return ev
+        return None
 
 
 _index: LineIndex | None = None
@@ -124,8 +253,14 @@ def line_index(boot: Boot) -> LineIndex:
 
 def find_lines(boot: Boot, pattern: re.Pattern) -> list[tuple[Line, re.Match]]:
     """Lines whose message (printk stamp removed) matches `pattern` at its start."""
-    match = pattern.match
-    return [(line, m) for line, message in line_index(boot).messages if (m := match(message))]
+    index, match, found = line_index(boot), pattern.match, []
+    for log in boot.logs:
+        for i in index.candidates(log, pattern):
+            line = Line(log, i)
+            m = match(line.message)
+            if m:
+                found.append((line, m))
+    return found
 
 
 def cite(boot: Boot, ev: Event, derived: str | None = None) -> str:
@@ -181,6 +316,16 @@ def printk_lines(boot: Boot, until: int | None) -> list[Line]:
         if line.printk() is not None:
             found.append(line)
     return found
+
+
+def first_lines(log: ConsoleLog, n: int) -> ConsoleLog:
+    """The first n lines of a log (what a rule reads up to the end of the boot, when the log
+    goes on far past it)."""
+    if n >= len(log):
+        return log
+    return ConsoleLog.from_columns(log.file, log.clock, log.printed, log.t.numpy()[:n], log.text[:n],
+                                   np.frombuffer(log.lineno, dtype=np.int32)[:n],
+                                   np.frombuffer(log.nbytes, dtype=np.int32)[:n])
 
 
 # -- the kernel command line and the target ------------------------------------------------
@@ -275,13 +420,30 @@ def before_ready(boot: Boot, analysis: Analysis, ev: Event) -> bool:
     return end is None or start is None or start < end
 
 
-def spans(boot: Boot, *kinds: str) -> Iterator[Event]:
+def spans(boot: Boot, *kinds: str, where: Callable[[SpanTable], np.ndarray] | None = None) -> list[Event]:
     """Events of these kinds that have a measured duration (not an upper bound: the oldest
-    initcall form is timed until the next call, which says nothing about its own cost)."""
-    return (ev for ev in boot.of_kind(*kinds) if ev.dur is not None and not (ev.attrs or {}).get("upper_bound"))
+    initcall form is timed until the next call, which says nothing about its own cost), in
+    event order.  `where` picks rows from their columns first (a mask of the SpanTable), so
+    that only the spans a rule looks at become objects."""
+    index = line_index(boot)
+    table = index.span_table(*kinds)
+    if table is None:
+        return []
+    rows = np.flatnonzero(where(table)) if where is not None else range(len(table))
+    return [index.span_event(kinds, int(i)) for i in rows]
 
 
-def units(boot: Boot) -> Iterator[Event]:
+def named(name: str) -> Callable[[SpanTable], np.ndarray]:
+    """For spans(where=): the spans of one name."""
+    return lambda table: table.where("name", lambda n: n == name)
+
+
+def lasting(least: int) -> Callable[[SpanTable], np.ndarray]:
+    """For spans(where=): the spans that lasted at least `least` ns."""
+    return lambda table: table.dur >= least
+
+
+def units(boot: Boot) -> list[Event]:
     return boot.of_kind(Kind.UNIT)
 
 

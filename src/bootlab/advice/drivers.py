@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import errno
 
+import numpy as np
+
 from ..timeline import Kind, Mark
 from . import Context, Finding, rule
-from .common import (append_patch, arg_value, before_ready, between, cite, contains, for_reference, line_index,
-                     spans, target_value, took, total, worth_it)
+from .common import (append_patch, arg_value, before_ready, between, cite, for_reference, lasting,
+                     line_index, named, spans, target_value, took, total, worth_it)
 
 FAMILY = "drivers"
 SLOW_INITCALL_NS = 50_000_000
@@ -34,6 +36,17 @@ def _ret(ev) -> int | None:
     return (ev.attrs or {}).get("ret")
 
 
+def _absent(attrs: dict | None) -> bool:
+    ret = (attrs or {}).get("ret")
+    return ret is not None and abs(ret) in ABSENT and not (attrs or {}).get("fixup")
+
+
+def _deferring(table) -> np.ndarray:
+    """The probes of devices that deferred at least once (from the columns)."""
+    deferred = table.where("attrs", lambda a: abs((a or {}).get("ret") or 0) == EPROBE_DEFER)
+    return np.isin(table.name, table.name[deferred])
+
+
 def is_builtin(ev) -> bool:
     """A built-in initcall run in order (not a module's, a PCI fixup or an async one)."""
     attrs = ev.attrs or {}
@@ -44,7 +57,7 @@ def is_builtin(ev) -> bool:
 def ip_autoconfig(ctx: Context) -> Finding | None:
     """ip_auto_config configures the network from the kernel, waiting for a link and a DHCP
     answer; userspace configures it again anyway."""
-    calls = [ev for ev in spans(ctx.boot, Kind.INITCALL) if ev.name == "ip_auto_config"]
+    calls = [ev for ev in spans(ctx.boot, Kind.INITCALL, where=named("ip_auto_config"))]
     ip = arg_value(ctx, "ip")
     if not calls or ip in ("off", "none"):
         return None
@@ -68,7 +81,7 @@ def slow_initcalls(ctx: Context) -> list[Finding]:
     a slow probe are for async_probe; ip_auto_config and the re-probing of deferred devices
     have their own rules."""
     probing = {id(initcall) for _probe, initcall in slow_probes(ctx)}
-    slow = [ev for ev in spans(ctx.boot, Kind.INITCALL)
+    slow = [ev for ev in spans(ctx.boot, Kind.INITCALL, where=lasting(SLOW_INITCALL_NS))
             if is_builtin(ev) and ev.dur >= SLOW_INITCALL_NS and ev.name not in OWN_RULES
             and (_ret(ev) or 0) >= 0 and id(ev) not in probing]
     slow.sort(key=lambda ev: -ev.dur)
@@ -96,15 +109,18 @@ def slow_initcalls(ctx: Context) -> list[Finding]:
 def absent_hardware(ctx: Context) -> Finding | None:
     """Initcalls and probes that looked for hardware and did not find it: -ENODEV, -ENXIO,
     -ETIMEDOUT (a probe's return is sometimes printed without its sign)."""
-    misses = [ev for ev in spans(ctx.boot, Kind.INITCALL, Kind.PROBE)
-              if _ret(ev) is not None and abs(_ret(ev)) in ABSENT and not (ev.attrs or {}).get("fixup")]
-    saving = total(ev.dur for ev in misses)
+    index = line_index(ctx.boot)
+    table = index.span_table(Kind.INITCALL, Kind.PROBE)
+    if table is None:
+        return None
+    misses = np.flatnonzero(table.where("attrs", _absent))
+    saving = int(table.dur[misses].sum())
     if not worth_it(saving):
         return None
-    misses.sort(key=lambda ev: -ev.dur)
-    codes = sorted({ABSENT[abs(_ret(ev))] for ev in misses})
+    codes = sorted({ABSENT[abs(table.vocab["attrs"][a]["ret"])] for a in set(table.attrs[misses].tolist())})
+    longest = misses[np.argsort(-table.dur[misses], kind="stable")[:8]]
     evidence = [f"{len(misses)} initcalls and probes returned {', '.join(codes)}: {took(saving)}"]
-    evidence += [cite(ctx.boot, ev) for ev in misses[:8]]
+    evidence += [cite(ctx.boot, index.span_event((Kind.INITCALL, Kind.PROBE), row)) for row in longest.tolist()]
     return Finding(
         rule="drivers.absent-hardware", family=FAMILY,
         title="Stop probing hardware the board does not have",
@@ -121,7 +137,7 @@ def probe_defer(ctx: Context) -> Finding | None:
     """A probe that returns -EPROBE_DEFER waits for a supplier; the device is ready only when
     a later probe succeeds.  The wasted attempts are cheap: the delay is what matters."""
     attempts: dict[str, list] = {}
-    for ev in spans(ctx.boot, Kind.PROBE):
+    for ev in spans(ctx.boot, Kind.PROBE, where=_deferring):  # a device that never deferred has no chain
         attempts.setdefault(ev.name, []).append(ev)
     chains = []
     for device, evs in attempts.items():
@@ -140,7 +156,7 @@ def probe_defer(ctx: Context) -> Finding | None:
         evidence.append(f"{device}: deferred {len(deferred)} times, {outcome}")
         evidence += [cite(ctx.boot, ev) for ev in (deferred[0], *done[-1:])]
     evidence += [f"{cite(ctx.boot, ev)}  (the late retry of every deferred probe)"
-                 for ev in spans(ctx.boot, Kind.INITCALL) if ev.name == "deferred_probe_initcall"]
+                 for ev in spans(ctx.boot, Kind.INITCALL, where=named("deferred_probe_initcall"))]
     wasted = total(ev.dur for _d, deferred, _done, _delay in chains for ev in deferred)
     return Finding(
         rule="drivers.probe-defer", family=FAMILY,
@@ -156,12 +172,17 @@ def probe_defer(ctx: Context) -> Finding | None:
 def slow_probes(ctx: Context) -> list[tuple]:
     """(probe, the built-in initcall it ran in) for slow successful probes; a probe inside
     another one (a PHY inside its Ethernet controller) is part of the outer one."""
-    probes = [p for p in spans(ctx.boot, Kind.PROBE) if _ret(p) == 0 and p.dur >= SLOW_PROBE_NS]
+    index = line_index(ctx.boot)
+    table = index.span_table(Kind.PROBE)
+    if table is None:
+        return []
+    slow = (table.dur >= SLOW_PROBE_NS) & table.where("attrs", lambda a: (a or {}).get("ret") == 0)
+    probes, outers = spans(ctx.boot, Kind.PROBE, where=lambda _table: slow), index.starts(Kind.PROBE, slow)
     found = []
     for probe in probes:
-        if any(contains(outer, probe) for outer in probes):
+        if outers.containing(probe) is not None:
             continue
-        initcall = line_index(ctx.boot).starts(Kind.INITCALL).containing(probe)
+        initcall = index.starts(Kind.INITCALL).containing(probe)
         if initcall is not None and is_builtin(initcall):
             found.append((probe, initcall))
     return found
@@ -199,8 +220,8 @@ def modules_after_app(ctx: Context) -> Finding | None:
         return None  # without a ready line, "before the application" means nothing
     app = ctx.boot.first_mark(Mark.APP_START)
     app_at = ctx.boot.at(app) if app is not None else None
-    loaded = [ev for ev in spans(ctx.boot, Kind.INITCALL) if (ev.attrs or {}).get("module")
-              and (app_at is None or (ctx.boot.at(ev) or 0) < app_at) and before_ready(ctx.boot, ctx.analysis, ev)]
+    loaded = [ev for ev in spans(ctx.boot, Kind.INITCALL, where=lambda table: table.flagged("module"))
+              if (app_at is None or (ctx.boot.at(ev) or 0) < app_at) and before_ready(ctx.boot, ctx.analysis, ev)]
     marked, start, stop = between(ctx.boot, "modules.start", "modules.end")
     if marked is not None and (app_at is None or ctx.boot.at(stop) <= app_at):
         saving, evidence = marked, [cite(ctx.boot, start), cite(ctx.boot, stop)]

@@ -13,8 +13,8 @@ from ..analysis.console_cost import QUIET_CONSOLE_LOGLEVEL, byte_cost, console_r
 from ..sources import kernel_messages as km
 from ..timeline import Mark
 from . import Context, Finding, rule
-from .common import (Line, append_patch, arg_value, between, cite, find_lines, for_reference, line_of, mib, nearest,
-                     printk_lines, ready_at, scaled, target_value, took, worth_it)
+from .common import (Line, append_patch, arg_value, between, cite, find_lines, first_lines, for_reference, line_of,
+                     mib, nearest, printk_lines, ready_at, scaled, target_value, took, worth_it)
 
 FAMILY = "kernel command line"
 
@@ -50,7 +50,8 @@ def quiet(ctx: Context) -> Finding | None:
     if not messages or (messages[0].log.printed and not _banner_printed(ctx, messages[0].log)):
         return None
     # What quiet silences: messages the console printed, at warning's level or less urgent.
-    shown = reached_console(messages[0].log, console_rules(ctx.boot.meta.get("cmdline")))
+    shown = reached_console(first_lines(messages[0].log, messages[-1].i + 1),
+                            console_rules(ctx.boot.meta.get("cmdline")))
     messages = [line for line in messages
                 if shown[line.i] and line_level(line.log.text[line.i]) >= QUIET_CONSOLE_LOGLEVEL]
     if not messages:

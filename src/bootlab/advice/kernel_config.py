@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..timeline import Kind, Phase
+from ..timeline import NO_TIME, Kind, Phase
 from . import Context, Finding, rule
 from .common import (cite, find_lines, for_reference, line_index, phase_span, spans, target_value, took, total,
                      worth_it)
@@ -25,10 +25,16 @@ _VERSION = re.compile(r"^(\d+)\.(\d+)")
 
 def idle_drivers(ctx: Context) -> list:
     """Built-in driver registrations that found no device: no probe ran while they did."""
-    probes = line_index(ctx.boot).starts(Kind.PROBE)
-    return [ev for ev in spans(ctx.boot, Kind.INITCALL)
-            if ev.t is not None and DRIVER_INIT.search(ev.name) and not (ev.attrs or {}).get("module")
-            and (ev.attrs or {}).get("ret", 0) == 0 and not probes.any_starting_in(ev.clock, ev.t, ev.end)]
+    index = line_index(ctx.boot)
+    table, probes = index.span_table(Kind.INITCALL), index.starts(Kind.PROBE)
+    if table is None:
+        return []
+    idle = (table.t != NO_TIME) & table.where("name", DRIVER_INIT.search) & ~table.flagged("module") \
+        & table.where("attrs", lambda a: (a or {}).get("ret", 0) == 0)
+    for k, clock in enumerate(table.vocab["clock"]):
+        rows = idle & (table.clock == k)
+        idle[rows] = ~probes.starting_in(clock, table.t[rows], table.t[rows] + table.dur[rows])
+    return spans(ctx.boot, Kind.INITCALL, where=lambda _table: idle)
 
 
 @rule(FAMILY)
@@ -37,11 +43,12 @@ def trim(ctx: Context) -> Finding | None:
     loads and decompresses faster; that part is not estimated here."""
     patch = for_reference(ctx, {"target": {"kernel": "cloud"}}) \
         if target_value(ctx, "target", "kernel") == "generic" else None
-    initcalls = [ev for ev in spans(ctx.boot, Kind.INITCALL) if not (ev.attrs or {}).get("module")]
+    table = line_index(ctx.boot).span_table(Kind.INITCALL)
+    builtin = table.dur[~table.flagged("module")] if table is not None else []
     how = ("Start from a small configuration (`make localmodconfig` on the running board, or the defconfig) and keep "
            "built in only what the boot to the application needs; build the other drivers as modules and load them "
            "after the application.")
-    if not initcalls:
+    if not len(builtin):
         phase = phase_span(ctx.analysis, Phase.INITCALLS)
         if phase is None or phase.duration < MIN_INITCALLS_NS:
             return None
@@ -56,7 +63,7 @@ def trim(ctx: Context) -> Finding | None:
     saving = total(ev.dur for ev in idle)
     if not worth_it(saving):
         return None
-    evidence = [f"{len(initcalls)} built-in initcalls took {took(total(ev.dur for ev in initcalls))}; "
+    evidence = [f"{len(builtin)} built-in initcalls took {took(int(builtin.sum()))}; "
                 f"{len(idle)} drivers among them found no device: {took(saving)}"]
     evidence += [cite(ctx.boot, ev) for ev in idle[:5]]
     return Finding(

@@ -130,14 +130,55 @@ def reached_console(log: ConsoleLog, rules: ConsoleRules) -> np.ndarray:
     message)."""
     if log.printed:
         return np.ones(len(log), dtype=bool)
-    shown = np.ones(len(log), dtype=bool)
-    times = log.t.raw
-    current = True
-    for i, text in enumerate(log.text):
-        if times[i] != NO_TIME:
-            current = line_level(text) < rules.loglevel
-        shown[i] = current
-    return shown
+    timed = np.flatnonzero(log.t.numpy() != NO_TIME)
+    below = _levels(log.text, timed) < rules.loglevel
+    # Each line goes as the last timed line at or before it (none yet: shown).
+    last = np.searchsorted(timed, np.arange(len(log)), side="right") - 1
+    return np.where(last >= 0, below[np.maximum(last, 0)], True) if len(timed) else np.ones(len(log), dtype=bool)
+
+
+# initcall_debug's words (what _DEBUG_TEXT looks for: "probe of" is checked by it).
+_DEBUG_WORDS = [np.frombuffer(w, dtype=np.uint8) for w in (b"] calling  ", b"] initcall ", b"] async_waiting @",
+                                                           b"] async_continuing @", b"] PCI fixup ", b"] pci fixup ")]
+_PROBE_WORDS = np.frombuffer(b"] probe of ", dtype=np.uint8)
+_CHUNK = 1 << 22  # bytes a pass looks at a time (a temporary as big as the log costs more)
+
+
+def _levels(text, rows: np.ndarray) -> np.ndarray:
+    """line_level() of these lines of a log, read with numpy for a big log kept as one text:
+    a line that starts with none of the level prefixes' first characters is KERN_DEBUG
+    when it holds one of _DEBUG_TEXT's words after a "]", UNKNOWN_LEVEL otherwise."""
+    whole = getattr(text, "whole", None)
+    if whole is None or not whole.isascii() or not len(rows):
+        return np.fromiter((line_level(text[i]) for i in rows.tolist()), dtype=np.int64, count=len(rows))
+    arr = np.frombuffer(whole.encode("ascii"), dtype=np.uint8)
+    starts, ends = text.starts[rows], text.ends[rows]
+    first = arr[np.minimum(starts, len(arr) - 1)]
+    prefixed = (ends > starts) & ((first == ord("<")) | ((first >= ord("0")) & (first <= ord("9")))
+                                  | ((first >= ord("a")) & (first <= ord("z"))))
+    debug, probe = _lines_with_words(arr, starts, ends)
+    levels = np.where(debug, KERN_DEBUG, UNKNOWN_LEVEL)
+    for k in np.flatnonzero(prefixed | (probe & ~debug)).tolist():  # few: read as line_level does
+        levels[k] = line_level(text[int(rows[k])])
+    return levels
+
+
+def _lines_with_words(arr: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per line (sorted, not overlapping): whether it holds one of _DEBUG_WORDS, and whether
+    it holds "] probe of "."""
+    found = {id(word): np.zeros(len(starts), dtype=bool) for word in _DEBUG_WORDS + [_PROBE_WORDS]}
+    for a in range(0, len(arr), _CHUNK):
+        at = np.flatnonzero(arr[a:a + _CHUNK] == ord("]")) + a
+        line = np.searchsorted(starts, at, side="right") - 1
+        for word in _DEBUG_WORDS + [_PROBE_WORDS]:
+            if len(word) > len(arr):
+                continue  # (no window that long to look through)
+            fits = (line >= 0) & (at + len(word) <= ends[np.maximum(line, 0)])
+            where, lines = at[fits], line[fits]
+            hit = (np.lib.stride_tricks.sliding_window_view(arr, len(word))[where] == word).all(axis=1)
+            found[id(word)][lines[hit]] = True
+    debug = np.logical_or.reduce([found[id(word)] for word in _DEBUG_WORDS])
+    return debug, found[id(_PROBE_WORDS)]
 
 
 def console_log(boot: Boot) -> ConsoleLog | None:

@@ -29,6 +29,7 @@ MIN_LINES = 20_000
 # Whole-file passes go a few MB at a time: a temporary as big as the file costs more in
 # page faults (on a virtual machine especially) than the pass itself.
 CHUNK = 1 << 22
+_LEADING_NEWLINES = re.compile(rb"\n*")
 
 
 def _stamps(arr: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -81,6 +82,12 @@ def _newlines(arr: np.ndarray) -> np.ndarray | None:
 def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: re.Pattern) -> bool:
     """Read a plain dmesg in bulk; False (nothing done) when it does not fit.  Lines out of
     the fixed layout are read with `printk_line`, the per-line path's expression."""
+    # One boot of a log of several (multiboot.select) comes after an empty line for each line
+    # of the boots before: those are not read (a boot deep in a big file would otherwise
+    # cost arrays as long as the whole file); the boot's lines keep their numbers.
+    skipped = _LEADING_NEWLINES.match(data).end()
+    if skipped:
+        data = data[skipped:]
     if not data.isascii():
         return False
     arr = np.frombuffer(data, dtype=np.uint8)
@@ -95,7 +102,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
     starts = np.empty_like(ends)
     starts[0] = 0
     starts[1:] = ends[:-1] + 1
-    if len(starts) < MIN_LINES:
+    if len(starts) + skipped < MIN_LINES:  # (a small boot after many is worth it: its stand-ins are not read)
         return False
     nbytes = nbytes_end - starts
     ends = ends - (arr[np.maximum(ends - 1, 0)] == 13)  # a CRLF log: the CR is not text
@@ -119,7 +126,9 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
     interp.stamp_column(t, restarts)
     stamped, last = boot.diagnostics[before:], interp.last_printk
     del boot.diagnostics[before:]
-    initcall_lines = _initcalls(interp.initcalls, text, arr, t, offsets, ends)
+    for diagnostic in stamped:
+        diagnostic.line += skipped
+    initcall_lines = _initcalls(interp.initcalls, text, arr, t, offsets, ends, skipped + 1)
     # Only these lines need Python: those a ready or app-start pattern could match, those
     # without a time, and kernel messages that can mean something beyond their time.
     candidates = _candidates(text, starts, interp)
@@ -131,32 +140,34 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
                            others[_meaningful(text, offsets[others], ends[others])])
     first_timed = int(np.argmax(t != NO_TIME)) if (t != NO_TIME).any() else len(t)
     message, patterns_seen, say = interp.message, interp.user.patterns_seen, interp.text
+    first = skipped + 1  # the first line's number
     for i, ti, off, start, end, initcall_line in zip(visit.tolist(), t[visit].tolist(), offsets[visit].tolist(),
                                                     starts[visit].tolist(), ends[visit].tolist(),
                                                     initcall_lines[visit].tolist()):
         if ti == NO_TIME:
             interp.in_kernel = i > first_timed
-            say(None, None, text[start:end], i + 1)
+            say(None, None, text[start:end], i + first)
         elif initcall_line:
-            patterns_seen(Clock.PRINTK, ti, text[off:end], i + 1)
+            patterns_seen(Clock.PRINTK, ti, text[off:end], i + first)
         else:
-            message(ti, text[off:end], i + 1)
+            message(ti, text[off:end], i + first)
     interp.in_kernel, interp.last_printk = first_timed < len(t), last  # as after reading the lines in order
     if stamped:  # the time warnings, in line order among the others (stamp() comes first on a line)
         boot.diagnostics[before:] = sorted(stamped + boot.diagnostics[before:], key=lambda d: d.line)
     interp.close()
     boot.logs.append(ConsoleLog.from_columns(file, Clock.PRINTK, False, t, SlicedText(text, starts, ends),
-                                             np.arange(1, len(starts) + 1), nbytes))
+                                             np.arange(first, first + len(starts)), nbytes))
     boot.sources.append(SourceInfo(file, "dmesg", len(starts), 0))
     return True
 
 
 def _initcalls(reader: InitcallReader, text: str, arr: np.ndarray, t: np.ndarray, offsets: np.ndarray,
-               ends: np.ndarray) -> np.ndarray:
+               ends: np.ndarray, first: int) -> np.ndarray:
     """Give the reader every timed line whose whole message is a `calling` or `initcall ...
     returned` line of the usual form (read with numpy from their fixed words, the function
     texts split once each); returns which lines those were.  A line of another form is
-    left to the general path, which reads it (or not) with the per-line expressions."""
+    left to the general path, which reads it (or not) with the per-line expressions.  `first`
+    is the first line's number."""
     found = np.zeros(len(t), dtype=bool)
     timed = t != NO_TIME
     for words, parse, add in ((b"calling  ", _calls, reader.calls_found),
@@ -172,7 +183,7 @@ def _initcalls(reader: InitcallReader, text: str, arr: np.ndarray, t: np.ndarray
             lines, fields = lines[known], [column[known] for column in fields]
             functions = [fn for fn in functions if fn != -1]
         found[lines] = True
-        add(lines + 1, t[lines], np.asarray(functions, dtype=np.int64), *fields)
+        add(lines + first, t[lines], np.asarray(functions, dtype=np.int64), *fields)
     return found
 
 

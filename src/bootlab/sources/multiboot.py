@@ -41,6 +41,8 @@ _POWER_ON = re.compile(rb"(?m)^-?\d+\.\d{9} ! power-on$")  # bootlab capture's p
 # A line of a boot's own: not journalctl's boot line, a capture's header or its events (the
 # host clock's zero record before the first power-on is no boot of its own).
 _CONTENT = re.compile(rb"(?m)^(?!-- |#bootlab-capture |-?\d+\.\d{9} ! )[ \t]*\S")
+_WINDOW = 1 << 14  # bytes of lines looked through at a time, backwards from a banner
+_STAMP_INSIDE = b" \t\n\r\f\v0123456789."  # what a printk stamp holds between its brackets
 _DUMP_BEGIN = DMESG_DUMP_BEGIN.encode()
 _DUMP_END = DMESG_DUMP_END.encode()
 
@@ -95,17 +97,30 @@ def _boot_start(data: bytes, previous: int, banner: int, booted: bool) -> int | 
     Linux on physical CPU" first), after the last message of the boot before.  `previous`
     is the mark before: another boot's banner (`booted`), or a boot's start (the file's,
     a power-on): then None when no kernel message since is of another boot."""
-    after, first_zero = None, None
-    for m in _PRINTK_STAMP.finditer(data, previous, banner):
-        if _zero(m.group("t")):
-            first_zero = m.start() if first_zero is None else first_zero
-        else:
-            after, first_zero = m.end(), None
+    after, first_zero = _last_boot_stamps(data, previous, banner)
     if after is None and not booted:
         return None
     loader = _LOADER.search(data, previous if after is None else after, banner)
     begin = min(x for x in (loader.start() if loader else None, first_zero, banner) if x is not None)
     return data.rfind(b"\n", 0, begin) + 1
+
+
+def _last_boot_stamps(data: bytes, previous: int, banner: int) -> tuple[int | None, int | None]:
+    """(the end of the last printk stamp not at time zero between previous and banner, the
+    start of the first stamp at zero after it): looked for backwards from the banner, a
+    window of lines at a time, so that a boot of a million lines is not walked through."""
+    hi, first_zero = banner, None
+    while hi > previous:
+        lo = max(previous, data.rfind(b"\n", previous, max(previous, hi - _WINDOW)) + 1)
+        opening = data.rfind(b"[", previous, lo)
+        if opening >= 0 and not data[opening + 1:lo].strip(_STAMP_INSIDE):
+            lo = opening  # a stamp split by the line's end (`[` then a newline) starts the window
+        for m in reversed(list(_PRINTK_STAMP.finditer(data, lo, hi))):
+            if not _zero(m.group("t")):
+                return m.end(), first_zero
+            first_zero = m.start()
+        hi = lo
+    return None, first_zero
 
 
 def _journal_boots(data: bytes) -> list[int]:

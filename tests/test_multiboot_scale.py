@@ -1,0 +1,74 @@
+"""Logs of many boots read fast: where a boot starts is found by looking back from its
+banner, and a small boot deep in a big file is read in bulk, without the boots before."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bootlab.analysis import analyze
+from bootlab.render import render
+from bootlab.sources import dmesg_bulk, multiboot, printk, read
+
+REAL = Path(__file__).parent / "data" / "real" / "generic-initcall.dmesg.gz"
+LINE = st.sampled_from([b"[    0.000000] zero", b"[    1.500000] later", b"[    0.000000][    2.000000] two",
+                        b"U-Boot 2023.01", b"no stamp", b"", b"[ 4294667.296000] jiffies", b"[\n 3.000000] split"])
+
+
+def _forward(data: bytes, previous: int, banner: int):
+    """What _last_boot_stamps finds, by walking every stamp forwards."""
+    after, first_zero = None, None
+    for m in multiboot._PRINTK_STAMP.finditer(data, previous, banner):
+        if multiboot._zero(m.group("t")):
+            first_zero = m.start() if first_zero is None else first_zero
+        else:
+            after, first_zero = m.end(), None
+    return after, first_zero
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(LINE, max_size=60), st.integers(0, 40), st.integers(1, 4))
+def test_looking_back_finds_what_walking_forward_finds(lines, skip, window):
+    data = b"\n".join(lines) + b"\n"
+    previous = min(skip, len(data))
+    original = multiboot._WINDOW
+    multiboot._WINDOW = window * 8  # small windows: many steps back
+    try:
+        assert multiboot._last_boot_stamps(data, previous, len(data)) == _forward(data, previous, len(data))
+    finally:
+        multiboot._WINDOW = original
+
+
+def test_a_small_boot_after_many_is_read_in_bulk(tmp_path, monkeypatch):
+    one = gzip.decompress(REAL.read_bytes())
+    path = tmp_path / "boots.dmesg"
+    path.write_bytes(one * 240)  # the stand-ins for the boots before (a byte a line) reach the bulk size
+    bulk = read([str(path)])
+    assert isinstance(bulk.logs[0].text, dmesg_bulk.SlicedText)
+    assert bulk.logs[0].lineno[0] == one.count(b"\n") * 239 + 1
+    monkeypatch.setattr(printk, "BULK_MIN_BYTES", 10**12)
+    per_line = read([str(path)])
+    assert not isinstance(per_line.logs[0].text, dmesg_bulk.SlicedText)
+    assert render(analyze(bulk), "text") == render(analyze(per_line), "text")
+    assert [(e.kind, e.name, e.t, e.dur, e.line) for e in bulk.events] == \
+        [(e.kind, e.name, e.t, e.dur, e.line) for e in per_line.events]
+
+
+def test_detecting_the_format_makes_no_copy_of_the_file():
+    """A capture of many boots is held once: telling its format copies none of it (a copy of
+    a 660 MB capture doubled the peak memory of reading one boot)."""
+    import tracemalloc
+
+    from bootlab.sources import detect
+
+    data = gzip.decompress(REAL.read_bytes()) * 40
+    tracemalloc.start()
+    try:
+        assert detect.detect("boots.dmesg", data) == "dmesg"
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < len(data) // 4
