@@ -37,7 +37,6 @@ _LOADER = re.compile(rb"U-Boot SPL |U-Boot \d{4}\.|SeaBIOS \(version|qboot|NOTIC
 _PRINTK_STAMP = re.compile(rb"\[\s*(?P<t>\d+\.\d{6,9})\]")
 _JOURNAL_BOOT = re.compile(rb"-- (?:Boot [0-9a-f]{32}|Reboot) --")
 _POWER_ON = re.compile(rb"(?m)^-?\d+\.\d{9} ! power-on$")  # bootlab capture's power switch
-# A line that is not blank, nor journalctl's, nor a bootlab capture's header.
 # A line of a boot's own: not journalctl's boot line, a capture's header or its events (the
 # host clock's zero record before the first power-on is no boot of its own).
 _CONTENT = re.compile(rb"(?m)^(?!-- |#bootlab-capture |-?\d+\.\d{9} ! )[ \t]*\S")
