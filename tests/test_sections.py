@@ -30,3 +30,15 @@ def test_a_section_is_drawn_by_its_cell_types():
                 [((1_389_000, False), "a", 3, "x.log:4"), ((84_000_000, True), "bb", 12, "x.log:9")], ["a note"])
     assert _section(s) == ["", "Demo:", "   1.39ms  a    3 lines  x.log:4", "  ≤84.0ms  bb  12 lines  x.log:9",
                            "  a note"]
+
+
+def test_the_html_report_draws_every_table_the_text_report_does():
+    """Hardware not found and deferred probes were in the text report only."""
+    from bootlab.render.html import analysis_sections
+
+    a = analyze(read([RPI4]), Options(top=5))
+    titles = [s.title for s in analysis_sections(a)]
+    for t in tables(a):
+        assert t.title.rstrip(":") in titles, (t.title, titles)
+    assert any(t.startswith("Hardware not found") for t in titles)
+    assert any(t.startswith("Probes deferred") for t in titles)
