@@ -13,6 +13,7 @@ from .console_cost import ConsoleCost, console_cost
 from .critical_path import CriticalPath, find_critical_path
 from .gaps import DEFAULT_THRESHOLD_NS, Gap, find_gaps
 from .phases import Phases, assign, find_phases
+from .sections import Section, blame_section, levels_section, returned_section, steps_section
 
 
 @dataclass
@@ -66,3 +67,24 @@ def analyze(boot: Boot, options: Options | None = None) -> Analysis:
         gaps=find_gaps(boot, options.gap_threshold, until=phases.end.at if phases.end else None),
         options=options,
     )
+
+
+def tables(a: Analysis) -> list[Section]:
+    """The tabular analyses as generic sections, in report order; empty ones left out.
+    A new tabular analysis is its section function plus one entry here."""
+    top = a.options.top
+    found = [
+        steps_section(a.steps),
+        blame_section("initcalls", "Slowest initcalls:", a.initcalls),
+        levels_section(a.levels),
+        blame_section("probes", "Slowest driver probes:", a.probes),
+        blame_section("stages", "Slowest bootloader steps:", a.stages),
+        blame_section("units", "Slowest units:", a.units),
+        blame_section("processes", "Longest-lived processes (bootchart):", a.processes),
+        returned_section("failures", "Initcalls and probes that failed", a.failures, top),
+        returned_section("absent", "Hardware not found (-19 ENODEV, -6 ENXIO: the driver looked, nothing there)",
+                         a.absent, top),
+        returned_section("deferred", "Probes deferred (-517 EPROBE_DEFER: retried once what they wait for is there; "
+                         "not failures)", a.deferred, top),
+    ]
+    return [s for s in found if s.rows]

@@ -13,10 +13,10 @@ from html import escape
 import jinja2
 
 from .. import __version__
-from ..analysis import Analysis
+from ..analysis import Analysis, tables
 from ..advice import Finding, advise
-from ..analysis.blame import Blamed
-from .fmt import percent, seconds, span
+from ..analysis.sections import CellType, Section as GenericSection
+from .fmt import bounded, percent, seconds, span
 from .svg import _phase_colour, timeline_svg
 
 
@@ -56,9 +56,24 @@ def phase_bar(a: Analysis) -> str:
     return f'<div class="phasebar">{"".join(cells)}</div>'
 
 
-def _blame(items: list[Blamed]) -> str:
-    return table(["duration", "name", "detail", "where"],
-                 [[span(b.duration), b.name, b.detail, b.where] for b in items], numeric={0})
+_NUMERIC = {CellType.DURATION, CellType.TIME, CellType.COUNT, CellType.BYTES}
+
+
+def _cell(value, type: CellType) -> str:
+    """One cell as HTML table text, by its column's type (the header names the unit of counts)."""
+    if type is CellType.DURATION:
+        return bounded(*value) if isinstance(value, tuple) else span(value)
+    if type is CellType.TIME:
+        return f"{seconds(value)} s"
+    return str(value)
+
+
+def _table_section(t: GenericSection) -> Section:
+    """Any generic section as a table with its notes below."""
+    html = table([c.name for c in t.columns], [[_cell(v, c.type) for v, c in zip(row, t.columns)] for row in t.rows],
+                 numeric={i for i, c in enumerate(t.columns) if c.type in _NUMERIC})
+    html += "".join(f'<p class="note">{escape(n)}</p>' for n in t.notes)
+    return Section(t.title.rstrip(":"), html)
 
 
 def analysis_sections(a: Analysis) -> list[Section]:
@@ -77,18 +92,7 @@ def analysis_sections(a: Analysis) -> list[Section]:
     sections.append(Section("Phases", "\n".join(summary)))
     sections.append(Section("Timeline",
                             f'<div class="zoom">{timeline_svg(a)}</div>'))
-    if a.steps:
-        sections.append(Section("Steps", table(["duration", "step", "start", "where"],
-                                               [[span(b.duration), b.name, f"{seconds(b.start)} s", b.where]
-                                                for b in a.steps], numeric={0, 2})))
-    for title, items in (("Slowest initcalls", a.initcalls), ("Slowest driver probes", a.probes),
-                         ("Slowest bootloader steps", a.stages), ("Slowest units", a.units),
-                         ("Longest-lived processes", a.processes), ("Failed initcalls and probes", a.failures)):
-        if items:
-            sections.append(Section(title, _blame(items)))
-    if a.levels:
-        sections.append(Section("Initcall time by level", table(
-            ["level", "time", "initcalls"], [[lv, span(t), n] for lv, t, n in a.levels], numeric={1, 2})))
+    sections += [_table_section(t) for t in tables(a)]
     cp = a.critical
     if cp.kernel_steps:
         sections.append(Section(

@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
-from ..analysis import Analysis
-from ..analysis.blame import Blamed
+from ..analysis import Analysis, tables
+from ..analysis.sections import CellType, Column, Section
 from .fmt import aligned, bounded, percent, seconds, span
 
 
-def _blame(title: str, items: list[Blamed]) -> list[str]:
-    if not items:
-        return []
-    rows = [(bounded(b.duration, b.upper_bound), b.name, b.detail, b.where) for b in items]
-    return ["", title] + aligned(rows, right={0})
+def _cell(value, column: Column) -> str:
+    """One cell as text, by its column's type."""
+    if column.type is CellType.DURATION:
+        return bounded(*value) if isinstance(value, tuple) else span(value)
+    if column.type is CellType.TIME:
+        return f"at {seconds(value)} s"
+    if column.type is CellType.COUNT:
+        return f"{value} {column.name}"
+    if column.type is CellType.BYTES:
+        return f"{value} bytes"
+    return str(value)
 
 
-def _returned(title: str, items: list[Blamed], top: int) -> list[str]:
-    """Initcalls and probes of one outcome: the first `top`, and how many more."""
-    if not items:
-        return []
-    shown = items[:top]
-    more = [f"  ... and {len(items) - len(shown)} more"] if len(items) > len(shown) else []
-    return ["", title] + aligned([(b.name, b.detail, b.where) for b in shown]) + more
+def _section(s: Section) -> list[str]:
+    """Any generic section: its title, its rows aligned (durations, counts and bytes right), its notes."""
+    right = {i for i, c in enumerate(s.columns) if c.type in (CellType.DURATION, CellType.COUNT, CellType.BYTES)}
+    rows = [tuple(_cell(v, c) for v, c in zip(row, s.columns)) for row in s.rows]
+    return ["", s.title] + aligned(rows, right=right) + [f"  {n}" for n in s.notes]
 
 
 def render(a: Analysis) -> str:
@@ -54,22 +58,8 @@ def render(a: Analysis) -> str:
     for note in p.notes:
         out.append(f"note: {note}")
 
-    if a.steps:
-        out += ["", "Steps (bootlab-mark NAME.start to NAME.end):"] + aligned(
-            [(span(b.duration), b.name, f"at {seconds(b.start)} s", b.where) for b in a.steps], right={0})
-    out += _blame("Slowest initcalls:", a.initcalls)
-    if a.levels:
-        rows = [(level, span(t), f"{n} initcalls") for level, t, n in a.levels]
-        out += ["", "Initcall time by level:"] + aligned(rows, right={1})
-    out += _blame("Slowest driver probes:", a.probes)
-    out += _blame("Slowest bootloader steps:", a.stages)
-    out += _blame("Slowest units:", a.units)
-    out += _blame("Longest-lived processes (bootchart):", a.processes)
-    out += _returned(f"Initcalls and probes that failed ({len(a.failures)}):", a.failures, a.options.top)
-    out += _returned(f"Hardware not found (-19 ENODEV, -6 ENXIO: the driver looked, nothing there) ({len(a.absent)}):",
-                     a.absent, a.options.top)
-    out += _returned(f"Probes deferred (-517 EPROBE_DEFER: retried once what they wait for is there; not failures) "
-                     f"({len(a.deferred)}):", a.deferred, a.options.top)
+    for section in tables(a):
+        out += _section(section)
 
     cp = a.critical
     if cp.kernel_steps:
