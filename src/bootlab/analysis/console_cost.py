@@ -44,9 +44,13 @@ SERIAL_CONSOLE = re.compile(r"^(?:ttyS|ttyAMA|ttymxc|ttyO|ttyPS|ttyMSM|ttyUL|tty
 _LEVEL_NUMBER = re.compile(r"^(?:<(?P<raw>\d+)>|(?P<kmsg>\d+),\d+,\d+,)")
 _LEVEL_NAME = re.compile(r"^[a-z]+\s*:(?P<name>emerg|alert|crit|err|warn|notice|info|debug)\s*:")
 _LEVEL_NAMES = {"emerg": 0, "alert": 1, "crit": 2, "err": 3, "warn": 4, "notice": 5, "info": 6, "debug": 7}
-# initcall_debug's messages (printk(KERN_DEBUG ...)): calling, returned, probe timings.
-_DEBUG_TEXT = re.compile(r"\] (?:calling  |initcall |probe of \S+ returned |async_waiting @|async_continuing @|"
-                         r"PCI fixup |pci fixup )")
+# initcall_debug's messages (printk(KERN_DEBUG ...)) begin, after the stamp's "] ", with one
+# of these words, or are a probe's timing.
+_DEBUG_STARTS = ("calling  ", "initcall ", "async_waiting @", "async_continuing @", "PCI fixup ", "pci fixup ")
+_DEBUG_TEXT = re.compile(r"\] (?:" + "|".join(map(re.escape, _DEBUG_STARTS)) + r"|probe of \S+ returned )")
+# When the ready line reached the host this much after the ready time or more, it waited
+# behind the console's backlog; less is within the alignment's precision.
+BACKLOG_SHOWN = 1_000_000
 
 
 @dataclass
@@ -137,9 +141,8 @@ def reached_console(log: ConsoleLog, rules: ConsoleRules) -> np.ndarray:
     return np.where(last >= 0, below[np.maximum(last, 0)], True) if len(timed) else np.ones(len(log), dtype=bool)
 
 
-# initcall_debug's words (what _DEBUG_TEXT looks for: "probe of" is checked by it).
-_DEBUG_WORDS = [np.frombuffer(w, dtype=np.uint8) for w in (b"] calling  ", b"] initcall ", b"] async_waiting @",
-                                                           b"] async_continuing @", b"] PCI fixup ", b"] pci fixup ")]
+# _DEBUG_TEXT's words as bytes (a probe's timing is checked by line_level itself).
+_DEBUG_WORDS = [np.frombuffer(f"] {start}".encode(), dtype=np.uint8) for start in _DEBUG_STARTS]
 _PROBE_WORDS = np.frombuffer(b"] probe of ", dtype=np.uint8)
 _CHUNK = 1 << 22  # bytes a pass looks at a time (a temporary as big as the log costs more)
 
@@ -231,6 +234,12 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None) -> Console
     if result.loss is not None:
         warn(boot, result.loss)
     return result
+
+
+def backlog(ready: int, line: int | None) -> int | None:
+    """How long the ready line waited behind the console's backlog, when it was long enough
+    to tell (BACKLOG_SHOWN)."""
+    return None if line is None or line - ready < BACKLOG_SHOWN else line - ready
 
 
 def ready_line_arrival(boot: Boot, phases: Phases, log: ConsoleLog) -> int | None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..analysis import Analysis, Options, analyze
+from ..analysis.console_cost import backlog
 from ..render.fmt import seconds, span
 from ..render.json import document
 from ..sources import NotALog, Patterns, read
@@ -40,14 +41,10 @@ class BootRun:
             self.ready_ns, self.result.ready_line_ns)
 
 
-BACKLOG_SHOWN = 1_000_000  # ns: a shorter wait is within the alignment's precision
-
-
 def ready_line_note(ready: int, line: int | None) -> str:
     """When the ready line reached the host, beside the ready time (for the same run)."""
-    if line is None or line - ready < BACKLOG_SHOWN:
-        return ""
-    return f" (its line reached the host at {seconds(line)} s: console backlog {span(line - ready)})"
+    waited = backlog(ready, line)
+    return "" if waited is None else f" (its line reached the host at {seconds(line)} s: console backlog {span(waited)})"
 
 
 def metrics_of(a: Analysis) -> dict[str, float]:

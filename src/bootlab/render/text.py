@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..analysis import Analysis, tables
+from ..analysis.console_cost import backlog
 from ..analysis.sections import CellType, Column, Section
 from .fmt import aligned, bounded, percent, seconds, span
 
@@ -47,8 +48,9 @@ def render(a: Analysis) -> str:
         start_name = "power-on" if "power-on" in p.boundaries else first.phases[0].value
         out.append(f"{end.mark} reached {seconds(end.at)} s after {start_name} ({end.evidence})")
         seen = a.console.ready_line_at if a.console is not None else None
-        if seen is not None and seen - end.at >= 1_000_000:  # shorter: within the alignment's precision
-            out.append(f"  its line reached the host at {seconds(seen)} s, after {span(seen - end.at)} of console "
+        waited = backlog(end.at, seen)
+        if waited is not None:
+            out.append(f"  its line reached the host at {seconds(seen)} s, after {span(waited)} of console "
                        "backlog (ready is when the device was ready)")
         rows = [("phase", "start", "duration", "share", "begins at")]
         for s in p.spans:
