@@ -19,7 +19,7 @@ from bootlab.lab.boots import boot_and_store
 from bootlab.lab.stats import summarize
 from bootlab.lab.store import Store
 from bootlab.sources import read
-from bootlab.targets import host_facts, qemu
+from bootlab.targets import host_facts, qemu, strategy
 from bootlab.targets.reference import Target, TargetError, build
 from bootlab.timeline import Clock, Mark, Phase
 
@@ -98,7 +98,7 @@ def test_kvm_is_refused_when_it_hangs():
     if usable:
         pytest.skip("KVM works on this host")
     with pytest.raises(TargetError, match="KVM refused"):
-        qemu.boot(built, "/dev/null")
+        strategy.boot(built, "/dev/null")
 
 
 def _kernel_time(run) -> int:
@@ -190,7 +190,7 @@ def test_no_console_byte_lost_beside_four_cpu_hogs(tmp_path):
     built = build(t)
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4)]
     try:
-        result = qemu.boot(built, str(tmp_path / "loaded.capture"))
+        result = strategy.boot(built, str(tmp_path / "loaded.capture"))
     finally:
         for hog in hogs:
             hog.kill()
@@ -254,7 +254,7 @@ def test_host_facts_are_resolved_where_it_boots_and_a_foreign_rate_is_caught(tmp
     own = host_facts.tsc_khz()
     built = build(_microvm("quiet tsc_early_khz=host lpj=host"))
     assert f"tsc_early_khz={own} " in built.cmdline + " " and "=host" not in built.cmdline
-    result = qemu.boot(built, str(tmp_path / "own.capture"))
+    result = strategy.boot(built, str(tmp_path / "own.capture"))
     assert result.status == "ok", result.reason
     boot = read([result.capture])
     rate = boot.clocks[Clock.PRINTK].rate
@@ -262,7 +262,7 @@ def test_host_facts_are_resolved_where_it_boots_and_a_foreign_rate_is_caught(tmp
     assert not [d for d in boot.diagnostics if "clock ran at" in d.message]
 
     foreign = round(own * 0.886)
-    result = qemu.boot(build(_microvm(f"quiet tsc_early_khz={foreign}")), str(tmp_path / "foreign.capture"))
+    result = strategy.boot(build(_microvm(f"quiet tsc_early_khz={foreign}")), str(tmp_path / "foreign.capture"))
     assert result.status == "ok", result.reason
     boot = read([result.capture])
     printk = boot.clocks[Clock.PRINTK]

@@ -13,7 +13,7 @@ import pytest
 from bootlab.cli import main
 from bootlab.rt.trace import traces_in_console
 from bootlab.sources import bootlab_capture
-from bootlab.targets import qemu
+from bootlab.targets import strategy
 from bootlab.targets.reference import Target, build
 
 pytestmark = pytest.mark.qemu
@@ -28,7 +28,7 @@ def _need(*paths: Path) -> None:
 
 
 def _boot(target: Target, tmp_path: Path) -> str:
-    result = qemu.boot(build(target), str(tmp_path / "guest.capture"))
+    result = strategy.boot(build(target), str(tmp_path / "guest.capture"))
     console = bootlab_capture.console_bytes((tmp_path / "guest.capture").read_bytes())
     (tmp_path / "console.log").write_bytes(console)
     assert result.status == "ok", f"{result.reason}; console in {tmp_path / 'console.log'}"

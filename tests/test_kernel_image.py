@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bootlab.sources import read
-from bootlab.targets import kernel_image, packages, qemu
+from bootlab.targets import kernel_image, packages, strategy
 from bootlab.targets.reference import Target, build
 from bootlab.timeline import Mark
 
@@ -34,7 +34,7 @@ def test_cloud_kernel_boots_uncompressed_through_pvh(tmp_path):
     t.target.kernel, t.target.image = "cloud", "vmlinux"
     built = build(t)
     assert built.image.read_bytes()[:4] == b"\x7fELF"
-    result = qemu.boot(built, str(tmp_path / "boot.cap"))
+    result = strategy.boot(built, str(tmp_path / "boot.cap"))
     assert result.status == "ok", result.reason
     boot = read([result.capture])
     assert boot.first_mark(Mark.READY) is not None

@@ -15,6 +15,7 @@ import pytest
 from bootlab.cli import main
 from bootlab.lab.store import Store
 from bootlab.targets import board as board_target
+from bootlab.targets import strategy
 from bootlab.targets import reference
 from bootlab.targets.reference import Target
 
@@ -32,7 +33,7 @@ def line():
 def test_a_board_that_stays_silent_is_a_timeout(line, tmp_path):
     _, device = line
     b = board_target.Board(device=device, power_on="true", ready="READY", silence=1.0, deadline=10.0)
-    result = board_target.boot(b, str(tmp_path / "silent.capture"))
+    result = strategy.boot(b, str(tmp_path / "silent.capture"))
     assert result.status == "timeout" and "silence" in result.reason
     assert b"power-on" in (tmp_path / "silent.capture").read_bytes()
 
@@ -40,7 +41,7 @@ def test_a_board_that_stays_silent_is_a_timeout(line, tmp_path):
 def test_a_failing_power_command_fails_the_boot(line, tmp_path):
     _, device = line
     b = board_target.Board(device=device, power_on="echo relay unplugged >&2; exit 3", ready="READY")
-    result = board_target.boot(b, str(tmp_path / "nopower.capture"))
+    result = strategy.boot(b, str(tmp_path / "nopower.capture"))
     assert result.status == "failed" and "status 3" in result.reason and "relay unplugged" in result.reason
 
 

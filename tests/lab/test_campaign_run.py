@@ -175,15 +175,25 @@ def test_runs_from_different_builds_are_flagged(store):
     assert any(w.startswith("baseline: booted from 2 different builds") for w in res.warnings)
 
 
-def test_a_device_that_cannot_start_stops_the_campaign_with_a_message(store, monkeypatch):
-    def no_qemu(built, capture_path, echo=None):
-        raise TargetError("cannot start QEMU: [Errno 2] No such file or directory")
-
-    monkeypatch.setattr(campaign, "build", lambda target: object())
-    monkeypatch.setattr(boots.qemu, "boot", no_qemu)
-    with pytest.raises(campaign.CampaignError, match="cannot start QEMU"):
-        campaign.run(make(runs=2), store)
-    assert store.runs(campaign="c") == []
+def test_a_device_that_cannot_power_on_is_failed_runs_naming_the_step(store, tmp_path):
+    """The boot sequence's failures are runs: each names the step; the campaign goes on
+    (and gives up on a variant whose first boots all failed)."""
+    far, near = os.openpty()
+    try:
+        text = (f"runs = 3\ngive_up_after = 2\n[board]\ndevice = '{os.ttyname(near)}'\n"
+                "power_on = 'echo relay unplugged >&2; exit 3'\nready = 'READY'\n"
+                "[variant.other]\nprepare = 'true'\n")
+        (tmp_path / "c.toml").write_text(text)
+        c = campaign.load(str(tmp_path / "c.toml"))
+        campaign.run(c, store)
+    finally:
+        os.close(far)
+        os.close(near)
+    runs = store.runs(campaign="c")
+    assert [r.status for r in runs] == ["failed"] * 4  # two per variant, then it gave up
+    assert all(r.reason.startswith("power-on: command failed with status 3") and "relay unplugged" in r.reason
+               for r in runs)
+    assert b"failed power-on" in store.capture(runs[0].id)
 
 
 def test_runs_whose_console_lost_bytes_are_flagged(store):

@@ -22,7 +22,11 @@ class LabgridSource(Source):
         self.console = None
         self.power = None
 
-    def open(self) -> None:
+    def _bind(self) -> None:
+        """The environment's target and its power driver (labgrid activates a driver when
+        it is first asked for)."""
+        if self.target is not None:
+            return
         try:
             from labgrid import Environment
         except ImportError:
@@ -32,21 +36,38 @@ class LabgridSource(Source):
             self.target = env.get_target(self.role)
             if self.target is None:
                 raise SourceLost(f"{self.env_file}: no target {self.role!r}")
-            self.console = self.target.get_driver("ConsoleProtocol")
             self.power = self.target.get_driver("PowerProtocol")
         except SourceLost:
             raise
         except Exception as err:  # labgrid raises many kinds: configuration, binding, activation
             raise SourceLost(f"{self.env_file}: {err}") from None
 
-    def power_on(self) -> int:
+    def open(self) -> None:
+        self._bind()
+        try:
+            self.console = self.target.get_driver("ConsoleProtocol")
+        except Exception as err:
+            raise SourceLost(f"{self.env_file}: {err}") from None
+
+    # The same object is the boot's power switch (targets/protocols.py): labgrid's power
+    # driver, reached once the environment is open.
+
+    powered = True
+
+    def on(self) -> int:
         """Apply power through the target's power driver; returns the instant (t = 0)."""
         try:
-            self.power.off()
             self.power.on()
         except Exception as err:
             raise SourceLost(f"{self.env_file}: power: {err}") from None
         return time.monotonic_ns()
+
+    def off(self) -> None:
+        self._bind()
+        try:
+            self.power.off()
+        except Exception as err:
+            raise SourceLost(f"{self.env_file}: power: {err}") from None
 
     def read(self, timeout: float) -> bytes:
         try:
@@ -55,6 +76,12 @@ class LabgridSource(Source):
             if type(err).__name__ == "TIMEOUT":
                 return b""
             raise SourceLost(f"{self.name}: {err}") from None
+
+    def write(self, data: bytes) -> None:
+        try:
+            self.console.write(data)
+        except Exception as err:
+            raise OSError(5, f"{self.name}: {err}") from None
 
     def close(self) -> None:
         if self.target is not None:

@@ -59,6 +59,9 @@ class PacedSource(Source):
         self.credit -= len(data)
         return data
 
+    def write(self, data: bytes) -> None:
+        self.inner.write(data)
+
     def close(self) -> None:
         self.inner.close()
 

@@ -1,10 +1,7 @@
-"""Power-on as time zero, shared by `bootlab capture`, board targets and QEMU boots: the
-console device to open before power is switched, the power command, and the events that
-put zero in a capture."""
+"""Power-on as time zero, for the boot sequence (targets/strategy.py): the console device
+to open before power is switched, and the events that put zero in a capture."""
 
 from __future__ import annotations
-
-import subprocess
 
 from .pty_source import PtySource
 
@@ -17,15 +14,6 @@ def device_source(device: str, baud: int, **serial_options):
     from .serial_port import SerialSource
 
     return SerialSource(device, baud, **serial_options)
-
-
-def switch(cmd: str, what: str) -> str | None:
-    """Run a power (or preparation) command through the shell; why it failed, or None."""
-    done = subprocess.run(cmd, shell=True, check=False, capture_output=True, text=True)
-    if done.returncode == 0:
-        return None
-    detail = done.stderr.strip().splitlines()
-    return f"{what} command failed with status {done.returncode}: {cmd}" + (f": {detail[-1]}" if detail else "")
 
 
 def mark_zero(writers, t0: int, powered: bool, issued: int | None = None) -> None:

@@ -1,4 +1,6 @@
-"""A child process's output (how QEMU is watched): launching it is power-on.
+"""A child process's output (how QEMU is watched): launching it is power-on, so the same
+object is a console (read, and typed on through the child's stdin when `typed`) and a
+power switch (`on` launches, `off` terminates).
 
 stdout and stderr are merged unless stderr goes to a file.  With `small_buffer` the
 child's stdout is a Unix socket with the smallest send buffer instead of a pipe: when the
@@ -15,7 +17,7 @@ import subprocess
 import time
 
 from . import priority
-from .source import FdSource, SourceClosed
+from .source import FdSource, SourceClosed, SourceLost
 
 
 class ProcessSource(FdSource):
@@ -23,8 +25,9 @@ class ProcessSource(FdSource):
     SCHED_FIFO priority: QEMU's main loop, which moves an emulated UART's bytes out."""
 
     def __init__(self, argv: list[str], small_buffer: bool = False, stderr_path: str | None = None,
-                 env: dict | None = None, main_priority: int | None = None):
+                 env: dict | None = None, main_priority: int | None = None, typed: bool = False):
         self.argv = argv
+        self.typed = typed
         self.small_buffer = small_buffer
         self.stderr_path = stderr_path
         self.env = env
@@ -34,7 +37,13 @@ class ProcessSource(FdSource):
         self.started_ns: int | None = None
         self.name = f"exec:{argv[0]}"
 
+    powered = True
+
     def open(self) -> None:
+        """A process's console exists once it runs: on() launches it."""
+
+    def on(self) -> int:
+        """Power-on: launch the child; the instant it was launched."""
         if self.small_buffer:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             theirs.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1)  # the kernel's minimum
@@ -44,15 +53,27 @@ class ProcessSource(FdSource):
         stderr = open(self.stderr_path, "wb") if self.stderr_path else subprocess.STDOUT
         try:
             self.started_ns = time.monotonic_ns()
-            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=write_end, stderr=stderr,
-                                         env=self.env, start_new_session=True)
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE if self.typed else subprocess.DEVNULL,
+                                         stdout=write_end, stderr=stderr, env=self.env, start_new_session=True)
+        except OSError as err:
+            os.close(read_end)
+            raise SourceLost(f"cannot start {self.argv[0]}: {err.strerror}") from None
         finally:
             os.close(write_end)
             if self.stderr_path:
                 stderr.close()
         self.main_policy = priority.try_raise(self.main_priority, self.proc.pid)
         os.set_blocking(read_end, False)
+        if self.typed:
+            os.set_blocking(self.proc.stdin.fileno(), False)
         self.fd = read_end
+        return self.started_ns
+
+    def off(self) -> None:
+        self.stop()
+
+    def _write_fd(self) -> int | None:
+        return self.proc.stdin.fileno() if self.typed and self.proc is not None else None
 
     def read(self, timeout: float, limit: int | None = None) -> bytes:
         try:
@@ -75,6 +96,8 @@ class ProcessSource(FdSource):
 
     def close(self) -> None:
         self.stop()
+        if self.typed and self.proc is not None:
+            self.proc.stdin.close()
         super().close()
 
     def describe(self) -> dict:

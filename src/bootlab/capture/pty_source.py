@@ -18,7 +18,7 @@ class PtySource(FdSource):
 
     def open(self) -> None:
         try:
-            self.fd = os.open(self.path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+            self.fd = os.open(self.path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
         except OSError as err:
             raise SourceLost(f"cannot open {self.path}: {err.strerror}") from None
         try:

@@ -24,16 +24,18 @@ class Stop:
     silence: float | None = None  # stop when nothing arrives for this long
     deadline: float | None = None  # stop this long after t0 (grabserial -e)
     inline: re.Pattern | None = None  # report when first seen, even mid-line (grabserial -i)
+    stop_at_inline: bool = False  # and stop there (waiting for a prompt)
 
 
 @dataclass
 class Result:
-    reason: str  # "eof", "quit", "ready", "silence", "deadline", "interrupted", "lost"
+    reason: str  # "eof", "quit", "ready", "inline", "silence", "deadline", "interrupted", "lost"
     detail: str = ""
     bytes: int = 0
     lines: int = 0
     ready_line_ns: int | None = None  # host time of the first byte of the line the ready pattern matched
     inline_ns: int | None = None
+    inline_line: bytes = b""  # the line (so far) the inline pattern was seen in
     gaps: list[tuple[int, int]] = field(default_factory=list)
 
 
@@ -92,7 +94,9 @@ def run(source: Source, writers: list, t0: int, stop: Stop, reconnect: bool = Fa
                 line += piece
                 text = bytes(line)
                 if stop.inline is not None and result.inline_ns is None and stop.inline.search(text):
-                    result.inline_ns = t
+                    result.inline_ns, result.inline_line = t, text
+                    if stop.stop_at_inline:
+                        result.reason, done = "inline", True
                 if stop.quit is not None and stop.quit.search(text):
                     result.reason, done = "quit", True
                 if stop.ready is not None and result.ready_line_ns is None and stop.ready.search(text):

@@ -32,6 +32,10 @@ class Source:
     def close(self) -> None:
         raise NotImplementedError
 
+    def write(self, data: bytes) -> None:
+        """Type on the console (a bootloader's prompt); OSError when it cannot be written."""
+        raise OSError(95, f"{self.name} is read-only")
+
     def unthrottle(self) -> None:
         """Stop emulating a slow line (after the boot's end, to collect the rest quickly)."""
 
@@ -69,6 +73,24 @@ class FdSource(Source):
                 raise SourceLost(f"{self.name}: hung up")
             raise SourceClosed(f"{self.name}: end of stream")
         return data
+
+    # The descriptor typed on: the same one, except for a process (its stdin).
+    def _write_fd(self) -> int | None:
+        return self.fd
+
+    def write(self, data: bytes, timeout: float = 5.0) -> None:
+        fd = self._write_fd()
+        if fd is None:
+            raise OSError(9, f"{self.name} is not open")
+        view = memoryview(data)
+        while view:
+            _, writable, _ = select.select([], [fd], [], timeout)
+            if not writable:
+                raise OSError(110, f"{self.name} took nothing for {timeout:g} s")
+            try:
+                view = view[os.write(fd, view):]
+            except BlockingIOError:
+                continue
 
     def lost(self, err: OSError) -> Exception:
         return SourceLost(f"{self.name}: {err.strerror}")

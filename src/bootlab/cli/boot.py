@@ -1,4 +1,4 @@
-"""`bootlab boot`: boot the reference device N times, record every run."""
+"""`bootlab boot`: boot a target of any kind N times (targets/strategy.py), record every run."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..lab.store import DEFAULT_DB, Store, StoreError
 from ..targets.reference import TargetError
 from . import READS_STORE, UsageError
 from .phase_table import phase_table
-from .target import add_target_options, built_from
+from .target import add_target_options, bootable_from
 
 
 def add_db_option(p: argparse.ArgumentParser) -> None:
@@ -39,9 +39,11 @@ class _Echo:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("boot", help="boot the reference device and record each run",
-                       description="Launch QEMU (launch = power-on), capture the console until the ready marker, "
-                                   "and store each run. A boot that hangs is killed and recorded as failed.")
+    p = sub.add_parser("boot", help="boot a target (the reference device or a board) and record each run",
+                       description="Power on (launching QEMU, a power command, labgrid's power driver), talk to the "
+                                   "bootloader if the target has one, capture the console until the ready line, and "
+                                   "store each run. A boot that hangs is killed and recorded as failed, naming the "
+                                   "step that failed.")
     p.add_argument("--runs", type=int, default=1, metavar="N", help="number of boots (default 1)")
     p.add_argument("--label", help="label the runs (for compare, runs --label)")
     p.add_argument("-v", "--verbose", action="store_true", help="show the console while booting")
@@ -50,7 +52,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def boot_runs(built, store: Store, n: int, label: str | None, verbose: bool = False, title: str = "booting"):
+def boot_runs(machine, store: Store, n: int, label: str | None, verbose: bool = False, title: str = "booting"):
     """Boot n times with a progress bar; returns the BootRuns."""
     console = Console(stderr=True)
     done = []
@@ -58,7 +60,7 @@ def boot_runs(built, store: Store, n: int, label: str | None, verbose: bool = Fa
                   TimeRemainingColumn(), console=console, disable=verbose or not console.is_terminal) as progress:
         task = progress.add_task(title, total=n, last="")
         for i in range(n):
-            run = boot_and_store(built, store, label=label, sequence=i, echo=_Echo() if verbose else None)
+            run = boot_and_store(machine, store, label=label, sequence=i, echo=_Echo() if verbose else None)
             done.append(run)
             r = run.result
             last = run.summary()
@@ -73,10 +75,10 @@ def boot_runs(built, store: Store, n: int, label: str | None, verbose: bool = Fa
 def run(args: argparse.Namespace) -> int:
     if args.runs < 1:
         raise UsageError("--runs must be at least 1")
-    built = built_from(args)
+    machine = bootable_from(args)
     store = open_store(args)
     try:
-        runs = boot_runs(built, store, args.runs, args.label, args.verbose)
+        runs = boot_runs(machine, store, args.runs, args.label, args.verbose)
     except TargetError as err:
         raise UsageError(str(err)) from None
     for r in runs:

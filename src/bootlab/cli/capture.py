@@ -1,4 +1,5 @@
-"""`bootlab capture`: timestamp every console byte from power-on (a drop-in for grabserial).
+"""`bootlab capture`: timestamp every console byte from power-on (a drop-in for grabserial),
+through the same boot sequence as every target (targets/strategy.py).
 
     bootlab capture -d /dev/ttyUSB0 -b 115200 -o boot.capture --power-cycle "relay 1 cycle"
     bootlab capture -d /dev/ttyUSB0 -t -m "Starting kernel" --grabserial -o boot.log
@@ -15,12 +16,15 @@ import time
 from datetime import datetime, timezone
 
 from ..capture import priority, session
-from ..capture.power import device_source, mark_zero, switch
+from ..capture.power import device_source
 from ..capture.process import ProcessSource
 from ..capture.pty_source import PtySource
-from ..capture.source import SourceLost
 from ..capture.tcp import TcpSource
 from ..capture.writer import GrabserialWriter, NativeWriter
+from ..targets import strategy
+from ..targets.protocols import NoPower
+from ..targets.shell_power import ShellPower
+from ..targets.strategy import Parts
 from . import UsageError
 
 
@@ -102,82 +106,71 @@ def make_source(args: argparse.Namespace):
                          stopbits=args.stopbits, xonxoff=args.xonxoff, rtscts=args.rtscts)
 
 
-def _power(cmd: str, what: str) -> None:
-    why = switch(cmd, what)
-    if why:
-        raise UsageError(why)
+def make_power(args: argparse.Namespace, source):
+    """What applies power (time zero): a power command, the launched process, labgrid's power
+    driver, or nothing (zero is when the capture starts)."""
+    if args.power_cycle and (args.power_on or args.power_off):
+        raise UsageError("--power-cycle replaces --power-off/--power-on")
+    if args.power_cycle or args.power_on:
+        return ShellPower(args.power_cycle or args.power_on, args.power_off or "", bool(args.power_cycle))
+    if args.power_off:
+        raise UsageError("--power-off goes with --power-on")
+    if args.exec_cmd or args.labgrid_env:
+        return source
+    return NoPower()
 
 
-def set_priority(requested: int | None) -> str:
-    """Raise the reader to SCHED_FIFO as asked (or, by default, when permitted: see
-    capture/priority.py); returns the policy in force, for the capture's header."""
+def reader_priority(requested: int | None) -> int | None:
+    """The reader's SCHED_FIFO priority: as asked (refused: an error), or by default when
+    permitted (see capture/priority.py)."""
     if requested is None:
-        return priority.try_raise(priority.DEFAULT_PRIORITY)
+        return priority.DEFAULT_PRIORITY
     if requested == 0:
-        return "SCHED_OTHER"
+        return None
     try:
-        return priority.raise_thread(requested)
+        priority.raise_thread(requested)  # asked for: a refusal is the user's to know
     except priority.PriorityRefused as err:
         raise UsageError(f"--rt-priority {requested}: {err}") from None
+    return requested
 
 
 def run(args: argparse.Namespace) -> int:
-    policy = set_priority(args.rt_priority)
     source = make_source(args)
+    power = make_power(args, source)
     stop = session.Stop(quit=_regex(args.quitpat, "quit"), inline=_regex(args.inline, "inline"),
                         deadline=args.endtime, silence=args.silence)
     _regex(args.match, "match")
-    if args.power_cycle and (args.power_on or args.power_off):
-        raise UsageError("--power-cycle replaces --power-off/--power-on")
-    power_cmd = args.power_cycle or args.power_on
-    powered = bool(power_cmd or args.exec_cmd or args.labgrid_env)
-    meta = {"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"), **source.describe(),
-            "zero": "power-on" if powered else "capture start", "scheduling": policy}
+    meta = {"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+            "zero": "power-on" if getattr(power, "powered", True) else "capture start"}
     if args.device and not args.device.startswith("/dev/pts/"):
         meta["baud"] = args.baudrate
-    if args.power_off:
-        _power(args.power_off, "power-off")
-    try:
-        source.open()  # before power-on: no byte of the boot may be missed
-    except SourceLost as err:
-        raise UsageError(str(err)) from None
-    writers = []
     if args.output:
         try:
-            if args.grabserial:
-                writers.append(GrabserialWriter(open(args.output, "wb"), args.systime, args.match, args.crtonewline,
-                                                args.timeformat))
-            else:
-                writers.append(NativeWriter(args.output, meta))
+            open(args.output, "wb").close()  # an output that cannot be written is known before power-on
         except OSError as err:
-            source.close()
             raise UsageError(f"cannot write {args.output}: {err.strerror}") from None
-    if not args.quiet:
-        if args.time or args.systime:
+    writers: list = []
+
+    def writers_for(header: dict) -> list:
+        if args.output:
+            writers.append(GrabserialWriter(open(args.output, "wb"), args.systime, args.match, args.crtonewline,
+                                            args.timeformat) if args.grabserial else NativeWriter(args.output, header))
+        if not args.quiet:
             writers.append(GrabserialWriter(sys.stdout.buffer, args.systime, args.match, args.crtonewline,
-                                            args.timeformat))
-        else:
-            writers.append(_RawStdout())
-    issued = None
-    if power_cmd:
-        issued = time.monotonic_ns()
-        _power(power_cmd, "power-cycle" if args.power_cycle else "power-on")
-        t0 = time.monotonic_ns()
-    elif args.labgrid_env:
-        t0 = source.power_on()
-    elif isinstance(source, ProcessSource):
-        t0 = source.started_ns
-    else:
-        t0 = time.monotonic_ns()
-    mark_zero(writers, t0, powered, issued)
-    result = session.run(source, writers, t0, stop, reconnect=args.reconnect)
-    source.close()
-    end = time.monotonic_ns() - t0
+                                            args.timeformat) if args.time or args.systime else _RawStdout())
+        return writers
+
+    parts = Parts(console=source, power=power, stop=stop, meta=meta, reader_priority=reader_priority(args.rt_priority))
+    seq = strategy.run(parts, writers_for, reconnect=args.reconnect)
+    result = seq.result
     for w in writers:
-        if result.inline_ns is not None:
+        if result is not None and result.inline_ns is not None:
             w.inline(result.inline_ns, args.inline)
-        w.event(end, f"end {result.reason} {result.detail}".strip())
+        if result is not None:
+            w.event(time.monotonic_ns() - seq.t0, f"end {result.reason} {result.detail}".strip())
         w.close()
+    if seq.failed is not None:
+        raise UsageError(seq.failed.detail if seq.failed.step == "console" else str(seq.failed))
     print(f"bootlab capture: {result.reason}{': ' + result.detail if result.detail else ''}; "
           f"{result.bytes} bytes, {result.lines} lines", file=sys.stderr)
     return 0

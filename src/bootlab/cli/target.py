@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from ..targets import kernel_image, packages
-from ..targets.reference import Target, TargetError, build, load
+from ..targets import kernel_image, kinds, packages
+from ..targets.reference import Target, TargetError, build
 from . import UsageError
 from .output import write_output
 
@@ -28,15 +28,39 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--memory", type=int, metavar="MIB")
 
 
-def target_from(args: argparse.Namespace) -> Target:
+OPTIONS = (("kernel", "target", "kernel"), ("image", "target", "image"), ("firmware", "target", "firmware"),
+           ("compression", "initramfs", "compression"), ("init", "initramfs", "init"), ("app", "initramfs", "app"),
+           ("console_baud", "target", "console_baud"), ("memory", "target", "memory"))
+
+
+def spec_from(args: argparse.Namespace):
+    """The target file's description, of any kind (targets/kinds.py), or the stock
+    reference device; the options adjust a reference device only."""
     try:
-        t = load(args.target) if args.target else Target()
+        spec = kinds.load(args.target) if args.target else Target()
     except TargetError as err:
         raise UsageError(str(err)) from None
-    for attr, section, key in (("kernel", "target", "kernel"), ("image", "target", "image"),
-                               ("firmware", "target", "firmware"), ("compression", "initramfs", "compression"),
-                               ("init", "initramfs", "init"), ("app", "initramfs", "app"),
-                               ("console_baud", "target", "console_baud"), ("memory", "target", "memory")):
+    if isinstance(spec, Target):
+        return _adjusted(spec, args)
+    given = [f"--{a.replace('_', '-')}" for a in [o[0] for o in OPTIONS] + ["module", "append"]
+             if getattr(args, a, None) is not None]
+    if given:
+        raise UsageError(f"{args.target} describes a {kinds.kind_of(spec.to_dict()).name}: {', '.join(given)} "
+                         "adjust the reference device only")
+    return spec
+
+
+def target_from(args: argparse.Namespace) -> Target:
+    """The reference device (for the verbs that build or show one)."""
+    spec = spec_from(args)
+    if not isinstance(spec, Target):
+        raise UsageError(f"{args.target} describes a {kinds.kind_of(spec.to_dict()).name}, not the reference device: "
+                         f"`bootlab {args.verb}` builds and shows reference devices (boot it with `bootlab boot`)")
+    return spec
+
+
+def _adjusted(t: Target, args: argparse.Namespace) -> Target:
+    for attr, section, key in OPTIONS:
         value = getattr(args, attr, None)
         if value is not None:
             setattr(getattr(t, section), key, value)
@@ -52,9 +76,18 @@ def target_from(args: argparse.Namespace) -> Target:
 
 
 def built_from(args: argparse.Namespace):
-    t = target_from(args)
+    """The reference device, built."""
     try:
-        return build(t)
+        return build(target_from(args))
+    except TargetError as err:
+        raise UsageError(str(err)) from None
+
+
+def bootable_from(args: argparse.Namespace) -> kinds.Bootable:
+    """The target of any kind, made bootable (the reference device built)."""
+    spec = spec_from(args)
+    try:
+        return kinds.kind_of(spec.to_dict()).bootable(spec)
     except TargetError as err:
         raise UsageError(str(err)) from None
 

@@ -13,9 +13,9 @@ from ..analysis.console_cost import backlog
 from ..render.fmt import seconds, span
 from ..render.json import document
 from ..sources import NotALog, Patterns, read
-from ..targets import qemu
+from ..targets import strategy
+from ..targets.kinds import Bootable
 from ..targets.result import BootResult
-from ..targets.reference import Built
 from ..timeline import Boot, Clock
 from .store import Run, Store
 
@@ -128,11 +128,10 @@ def record(store: Store, run_uuid: str, result: BootResult, *, ready: str, baud:
     return BootRun(run_id, result, analysis)
 
 
-def boot_and_store(built: Built, store: Store, *, label: str | None = None, campaign: str | None = None,
+def boot_and_store(machine: Bootable, store: Store, *, label: str | None = None, campaign: str | None = None,
                    variant: str | None = None, sequence: int | None = None, echo=None) -> BootRun:
-    """One boot of the reference device, recorded."""
+    """One boot of a target of any kind (the boot sequence: targets/strategy.py), recorded."""
     run_uuid, capture_path = new_capture(store)
-    result = qemu.boot(built, capture_path, echo=echo)
-    return record(store, run_uuid, result, ready=built.target.boot.ready, baud=built.target.target.console_baud or None,
-                  target=built.describe(), command=built.qemu_argv(), label=label, campaign=campaign, variant=variant,
-                  sequence=sequence)
+    result = strategy.boot(machine, capture_path, echo=echo)
+    return record(store, run_uuid, result, ready=machine.ready, baud=machine.baud, target=machine.describe(),
+                  command=machine.command(), label=label, campaign=campaign, variant=variant, sequence=sequence)

@@ -16,9 +16,9 @@
     description = "LZ4"
     initramfs.compression = "lz4"
 
-    [board]                         # instead of the reference device: a board (targets/board.py);
-    device = "/dev/ttyUSB0"         # its variants patch the board's keys, usually `prepare`
-    ...
+    [board]                         # instead of the reference device: a board (targets/board.py),
+    device = "/dev/ttyUSB0"         # or [labgrid] (targets/labgrid_board.py); its variants patch
+    ...                             # the board's keys (usually `prepare`) and [bootloader]'s
 
 Runs are interleaved, baseline first (B V1 V2 B V1 V2 ...), so that drift of the host
 (load, thermal state, other users) spreads over all variants instead of biasing one.
@@ -39,11 +39,10 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from ..sourcemap import FileError, read_toml, typed
-from ..targets import board as board_target
-from ..targets.reference import Target, TargetError, build
-from ..targets.reference import from_dict as target_from_dict
-from ..targets.reference import load as load_target
-from .boots import boot_and_store, new_capture, record
+from ..targets import kinds
+from ..targets.description import TargetError
+from ..targets.reference import Target
+from .boots import boot_and_store
 from .compare import RunSet, SetComparison, compare_sets, counts, holm
 from .patch import apply, changes
 from .store import Run, Store
@@ -53,7 +52,9 @@ NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")  # no ':' (campaign:variant
 METRIC = re.compile(r"^(total|(phase|at|step|console):.+)$")
 SETTINGS = {"name": str, "description": str, "runs": int, "metric": str, "confidence": float,
             "give_up_after": int, "target_file": str}
-TABLES = ("baseline", "variant", "board")
+# A board's description is given in the campaign file itself ([board], [labgrid], [bootloader]).
+BOARD_TABLES = tuple(dict.fromkeys(k for kind in kinds.KINDS if kind.marker is not None for k in kind.keys))
+TABLES = ("baseline", "variant") + BOARD_TABLES
 
 
 class CampaignError(Exception):
@@ -64,7 +65,7 @@ class CampaignError(Exception):
 class Variant:
     name: str
     description: str
-    spec: Target | board_target.Board  # what is booted
+    spec: object  # what is booted: a description of one of the target kinds (targets/kinds.py)
     patch: dict  # what it changes, over the baseline
 
     def definition(self) -> dict:
@@ -179,46 +180,47 @@ def from_dict(data: dict, where, base_dir: Path, default_name: str, source: str 
         raise CampaignError(f"{where('name')}name: {name!r} cannot name a campaign: give name = \"...\" "
                             "(letters, digits and _ . + -)")
     variants_table = _table(data, ("variant",), where)
-    baseline_description, baseline_patch = _split_description(_table(data, ("baseline",), where), where,
-                                                               ("baseline",))
-    is_board = "board" in data
+    baseline_description_text, baseline_patch = _split_description(_table(data, ("baseline",), where), where,
+                                                                    ("baseline",))
     files_base = base_dir.resolve()
-    if is_board:
-        if "target_file" in settings:
-            raise CampaignError(f"{where('target_file')}target_file: a campaign boots either the reference "
-                                "device (target_file) or a [board], not both")
-        base = {"board": _table(data, ("board",), where)}
-        # A board variant's keys are the board's keys: board.prepare is [variant.x] prepare.
-        base_layer = (base, lambda path: path)
-        baseline_patch = {"board": baseline_patch}
-        baseline_layer = (baseline_patch, lambda path: ("baseline",) + path[1:])
-    else:
-        base = Target().to_dict()
-        if "target_file" in settings:
-            file = base_dir / settings["target_file"]
-            try:
-                base = load_target(str(file)).to_dict()
-            except TargetError as err:
-                raise CampaignError(f"{where('target_file')}target_file: {err}") from None
-            files_base = file.resolve().parent
+    if "target_file" in settings:  # the target to vary, of any kind
+        given = [t for t in BOARD_TABLES if t in data]
+        if given:
+            raise CampaignError(f"{where('target_file')}target_file: a campaign boots either the target of "
+                                f"target_file or the [{given[0]}] it describes, not both")
+        file = base_dir / settings["target_file"]
+        try:
+            base = kinds.load(str(file)).to_dict()
+        except TargetError as err:
+            raise CampaignError(f"{where('target_file')}target_file: {err}") from None
+        files_base = file.resolve().parent
         base_layer = ({}, lambda path: path)  # the target file validated itself
-        baseline_layer = (baseline_patch, lambda path: ("baseline",) + path)
+    else:  # a board described in the campaign file, or the stock reference device
+        base = {k: _table(data, (k,), where) for k in BOARD_TABLES if k in data} or Target().to_dict()
+        base_layer = (base, lambda path: path)
+    try:
+        kind = kinds.kind_of(base)
+    except TargetError as err:
+        raise CampaignError(f"{where()}{err}") from None
+
+    def to_file(key: tuple):
+        """A path in the merged description -> the path of the key in the campaign file's
+        table `key` (a board variant's bare keys are the board's keys)."""
+        root = kind.variant_root
+        return lambda path: key + (path[len(root):] if root and path[:len(root)] == root else path)
+
+    baseline_patch = kinds.variant_patch(kind, baseline_patch)
+    baseline_layer = (baseline_patch, to_file(("baseline",)))
 
     def spec_of(description: dict, layers, home: tuple):
-        at = _layered(where, layers, home)
         try:
-            if is_board:
-                return board_target.from_dict(description, at)
-            target = target_from_dict(description, at)
+            return kinds.from_dict(description, _layered(where, layers, home), files_base)
         except TargetError as err:
             raise CampaignError(str(err)) from None
-        target.base = files_base  # relative initramfs files: from the target file, else the campaign file
-        return target
 
-    baseline_description_dict = apply(base, baseline_patch)
-    variants = [Variant(BASELINE, baseline_description,
-                        spec_of(baseline_description_dict, [baseline_layer, base_layer],
-                                ("board",) if is_board else ("baseline",)), {})]
+    baseline_description = apply(base, baseline_patch)
+    variants = [Variant(BASELINE, baseline_description_text, spec_of(baseline_description, [baseline_layer, base_layer],
+                                                                     (kind.marker or "baseline",)), {})]
     for vname, table in variants_table.items():
         key = ("variant", vname)
         if not isinstance(table, dict):
@@ -227,12 +229,8 @@ def from_dict(data: dict, where, base_dir: Path, default_name: str, source: str 
             raise CampaignError(f"{where(*key)}variant.{vname}: a variant is named with letters, digits and "
                                 f"_ . + - and is not called {BASELINE!r}")
         description, patch = _split_description(table, where, key)
-        if is_board:
-            patch = {"board": patch}
-            layer = (patch, lambda path, key=key: key + path[1:])
-        else:
-            layer = (patch, lambda path, key=key: key + path)
-        spec = spec_of(apply(baseline_description_dict, patch), [layer, baseline_layer, base_layer], key)
+        patch = kinds.variant_patch(kind, patch)
+        spec = spec_of(apply(baseline_description, patch), [(patch, to_file(key)), baseline_layer, base_layer], key)
         variants.append(Variant(vname, description, spec, patch))
     return Campaign(name=name, variants=variants, runs=settings.get("runs", 8), metric=settings.get("metric", "total"),
                     confidence=settings.get("confidence", 0.95), give_up_after=settings.get("give_up_after", 2),
@@ -306,51 +304,35 @@ class Booter(Protocol):
         """Boot once, store the run, return its id."""
 
 
-class ReferenceBooter:
-    """The reference device, built on first use; a target that cannot be built is stored
-    as a failed run (no boot), like one that does not boot."""
+class VariantBooter:
+    """A variant's target, made bootable (built) on first use; one that cannot be built is
+    stored as a failed run (no boot), like one that does not boot."""
 
-    def __init__(self, target: Target, echo=None):
-        self.target = target
+    def __init__(self, spec, echo=None):
+        self.spec = spec
         self.echo = echo
-        self.built = None
+        self.machine = None
         self.error: str | None = None
 
     def boot(self, store: Store, *, campaign: str, variant: str, sequence: int) -> int:
-        if self.built is None and self.error is None:
+        if self.machine is None and self.error is None:
             try:
-                self.built = build(self.target)
+                self.machine = kinds.kind_of(self.spec.to_dict()).bootable(self.spec)
             except TargetError as err:
                 self.error = str(err)
         if self.error is not None:
-            return store.add(status="failed", reason=f"build failed: {self.error}", target=self.target.to_dict(),
+            return store.add(status="failed", reason=f"build failed: {self.error}", target=self.spec.to_dict(),
                              command=[], capture=None, analysis=None, metrics={}, wall_ns=None, ready_line_ns=None,
                              campaign=campaign, variant=variant, sequence=sequence)
         try:
-            return boot_and_store(self.built, store, campaign=campaign, variant=variant, sequence=sequence,
+            return boot_and_store(self.machine, store, campaign=campaign, variant=variant, sequence=sequence,
                                   echo=self.echo).run_id
         except TargetError as err:  # QEMU cannot start, KVM refused: no boot of any variant can run
             raise CampaignError(f"campaign {campaign!r}: {err}") from None
 
 
-class BoardBooter:
-    def __init__(self, board: board_target.Board, echo=None):
-        self.board = board
-        self.echo = echo
-
-    def boot(self, store: Store, *, campaign: str, variant: str, sequence: int) -> int:
-        run_uuid, capture = new_capture(store)
-        result = board_target.boot(self.board, capture, echo=self.echo)
-        command = [c for c in (self.board.prepare, self.board.power_off, self.board.power_cycle or self.board.power_on) if c]
-        return record(store, run_uuid, result, ready=self.board.ready, baud=self.board.baud,
-                      target=self.board.to_dict(), command=command, campaign=campaign, variant=variant,
-                      sequence=sequence).run_id
-
-
 def booter_for(c: Campaign, v: Variant, echo=None) -> Booter:
-    if isinstance(v.spec, board_target.Board):
-        return BoardBooter(v.spec, echo)
-    return ReferenceBooter(v.spec, echo)
+    return VariantBooter(v.spec, echo)
 
 
 class Progress(Protocol):
@@ -502,10 +484,7 @@ def from_store(store: Store, name: str) -> Campaign:
         if any(v.name == r.variant for v in variants):
             continue
         try:
-            if "board" in r.target:
-                spec = board_target.from_dict({"board": r.target["board"]})
-            else:
-                spec = target_from_dict({k: r.target[k] for k in ("name", "target", "initramfs", "boot") if k in r.target})
+            spec = kinds.stored(r.target)
         except TargetError as err:
             raise CampaignError(f"campaign {name!r}, run {r.id}: stored target unreadable: {err}") from None
         variant = Variant(r.variant or BASELINE, "", spec, {})

@@ -52,8 +52,8 @@ import tomli_w
 from ..advice import advise
 from ..analysis import Options, analyze
 from ..sources import NotALog, Patterns
+from ..targets import kinds
 from ..targets.reference import Target, TargetError
-from ..targets.reference import from_dict as target_from_dict
 from . import campaign as campaigns
 from .boots import read_run
 from .candidates import Candidate, Facts, app_output, builtin, facts_from, from_advice, from_initcalls
@@ -155,9 +155,8 @@ class Outcome:
 
 
 def _target(description: dict, base) -> Target:
-    t = target_from_dict(description)
-    t.base = base
-    return t
+    """The target a patched description describes, of whichever kind (targets/kinds.py)."""
+    return kinds.from_dict(description, base=base)
 
 
 def _same(a: Target, b: Target) -> bool:

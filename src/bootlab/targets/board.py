@@ -10,110 +10,121 @@
     silence = 30                    # seconds without output before a boot is declared hung
     deadline = 120                  # seconds before a boot is abandoned
 
+    [bootloader]                    # optional: U-Boot on the console (uboot.py)
+
 Time zero is the moment the power-on (or power-cycle) command returns, as with
 `bootlab capture --power-cycle`; the console is opened before that so no byte of the boot
-is missed.  A campaign's variants patch these keys (usually `prepare`).
+is missed (strategy.py).  A campaign's variants patch these keys (usually `prepare`, or
+the bootloader's environment).
 """
 
 from __future__ import annotations
 
 import re
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 
 from ..capture import session
-from ..capture.power import device_source, mark_zero, switch
-from ..capture.source import SourceLost
-from ..capture.writer import NativeWriter
-from .reference import TargetError, _section
-from .result import BootResult, classify
+from ..capture.power import device_source
+from . import uboot
+from .description import TargetError, section
+from .shell_power import ShellPower, run_command
+from .strategy import Parts
 
 AFTER_READY = 1.0  # seconds of console kept after the ready line
 
 
 @dataclass
-class Board:
-    device: str = ""
-    baud: int = 115200
-    power_cycle: str = ""
-    power_off: str = ""
-    power_on: str = ""
+class BoardDescription:
+    """What every board's description has besides how it is reached: the preparation, the
+    ready line, the limits, and an optional bootloader.  A kind of board adds its table's
+    keys, `TABLE`, its own checks and its console and power (labgrid_board.py)."""
+
+    TABLE = ""  # the description's own table ([board], [labgrid])
     prepare: str = ""
     ready: str = ""
     silence: float = 30.0
     deadline: float = 120.0
+    bootloader: uboot.UBoot | None = field(default=None, repr=False, metadata={"key": False})  # [bootloader]
 
     def to_dict(self) -> dict:
-        return {"board": asdict(self)}
+        table = {f.name: getattr(self, f.name) for f in fields(self) if f.metadata.get("key", True)}
+        return {self.TABLE: table, **({"bootloader": self.bootloader.to_dict()} if self.bootloader else {})}
+
+    def describe(self) -> dict:
+        return self.to_dict()
+
+    def checks(self) -> list[tuple[bool, str, str]]:
+        """(ok, key, message) for the keys of the kind's own."""
+        return []
 
     def validate(self, where=lambda *path: "") -> None:
-        checks = [
-            (bool(self.device), "device", "the serial device (or /dev/pts/N) of the board's console is required"),
-            (self.baud > 0, "baud", "baud must be positive"),
-            (bool(self.power_cycle) != bool(self.power_on), "power_cycle",
-             "give power_cycle, or power_on (with an optional power_off)"),
-            (not (self.power_cycle and self.power_off), "power_off", "power_off goes with power_on, not power_cycle"),
+        checks = self.checks() + [
             (bool(self.ready), "ready", "the ready line's regular expression is required"),
             (self.silence > 0, "silence", "silence must be positive"),
             (self.deadline > 0, "deadline", "deadline must be positive"),
         ]
         for ok, key, message in checks:
             if not ok:
-                raise TargetError(f"{where('board', key)}board.{key}: {message}")
+                raise TargetError(f"{where(self.TABLE, key)}{self.TABLE}.{key}: {message}")
         try:
             re.compile(self.ready)
         except re.error as err:
-            raise TargetError(f"{where('board', 'ready')}board.ready: bad regular expression: {err}") from None
+            raise TargetError(f"{where(self.TABLE, 'ready')}{self.TABLE}.ready: bad regular expression: {err}") from None
+
+    def sequence_parts(self, console, power, **meta) -> Parts:
+        """The parts with what every board shares: its preparation, its bootloader, the stop
+        at the ready line."""
+        return Parts(console=console, power=power, bootloader=self.bootloader,
+                     prepare=(lambda: run_command(self.prepare, "prepare")) if self.prepare else None,
+                     stop=session.Stop(ready=re.compile(self.ready.encode()), after_ready=AFTER_READY,
+                                       silence=self.silence, deadline=self.deadline),
+                     meta={"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+                           "zero": "power-on", "target": self.TABLE, "prepare": self.prepare, **meta})
+
+    @classmethod
+    def from_dict(cls, data: dict, where=lambda *path: ""):
+        """A board from its description ({TABLE: {...}, "bootloader": {...}}); errors name the
+        key and line."""
+        for key in data:
+            if key not in (cls.TABLE, "bootloader"):
+                raise TargetError(f"{where(key)}{key}: unknown key (a board's description has [{cls.TABLE}] and an "
+                                  "optional [bootloader])")
+        board = section(cls, data.get(cls.TABLE, {}), cls.TABLE, where)
+        board.validate(where)
+        if "bootloader" in data:
+            board.bootloader = uboot.from_dict(data["bootloader"], where)
+        return board
 
 
-def from_dict(data: dict, where=lambda *path: "") -> Board:
-    """A board from its description ({"board": {...}}); errors name the key and line."""
-    for key in data:
-        if key != "board":
-            raise TargetError(f"{where(key)}{key}: unknown key (a board description has one table, [board])")
-    board = _section(Board, data.get("board", {}), "board", where)
-    board.validate(where)
-    return board
+@dataclass
+class Board(BoardDescription):
+    TABLE = "board"
+    device: str = ""
+    baud: int = 115200
+    power_cycle: str = ""
+    power_off: str = ""
+    power_on: str = ""
+
+    def command(self) -> list[str]:
+        return [c for c in (self.prepare, self.power_off, self.power_cycle or self.power_on) if c]
+
+    def parts(self, capture_path: str) -> Parts:
+        """The board's console (opened before power-on, so no byte is missed), its power
+        commands (zero is when power-on or power-cycle returns)."""
+        return self.sequence_parts(device_source(self.device, self.baud),
+                                   ShellPower(self.power_cycle or self.power_on, self.power_off,
+                                              bool(self.power_cycle)), baud=self.baud)
+
+    def checks(self) -> list[tuple[bool, str, str]]:
+        return [
+            (bool(self.device), "device", "the serial device (or /dev/pts/N) of the board's console is required"),
+            (self.baud > 0, "baud", "baud must be positive"),
+            (bool(self.power_cycle) != bool(self.power_on), "power_cycle",
+             "give power_cycle, or power_on (with an optional power_off)"),
+            (not (self.power_cycle and self.power_off), "power_off", "power_off goes with power_on, not power_cycle"),
+        ]
 
 
-def boot(board: Board, capture_path: str, echo=None) -> BootResult:
-    """One boot: prepare, power off, open the console, power on, capture until ready."""
-    wall = time.monotonic_ns()
-    meta = {"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"), "zero": "power-on",
-            "baud": board.baud, "target": "board", "prepare": board.prepare}
-    writer = NativeWriter(capture_path, meta)
-    try:
-        return _powered_boot(board, writer, echo, wall)
-    finally:
-        writer.close()
-
-
-def _powered_boot(board: Board, writer: NativeWriter, echo, wall: int) -> BootResult:
-    def failed(reason: str) -> BootResult:
-        return BootResult("failed", reason, writer.path, None, time.monotonic_ns() - wall)
-
-    for cmd, what in ((board.prepare, "prepare"), (board.power_off, "power-off")):
-        if cmd and (why := switch(cmd, what)):
-            return failed(why)
-    source = device_source(board.device, board.baud)
-    try:
-        source.open()
-    except SourceLost as err:
-        return failed(str(err))
-    try:
-        issued = time.monotonic_ns()
-        why = switch(board.power_cycle or board.power_on, "power")
-        t0 = time.monotonic_ns()
-        if why:
-            return failed(why)
-        mark_zero([writer], t0, True, issued)
-        stop = session.Stop(ready=re.compile(board.ready.encode()), after_ready=AFTER_READY, silence=board.silence,
-                            deadline=board.deadline)
-        result = session.run(source, [writer] + ([echo] if echo is not None else []), t0, stop)
-        writer.event(time.monotonic_ns() - t0, f"end {result.reason}")
-    finally:
-        source.close()
-    status, reason = classify(result, board.deadline,
-                              f"the console ended without the ready line ({result.reason} {result.detail})")
-    return BootResult(status, reason, writer.path, result.ready_line_ns, time.monotonic_ns() - wall)
+KEYS = ("board", "bootloader")  # what a board's description holds
+from_dict = Board.from_dict

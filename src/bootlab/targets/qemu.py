@@ -1,5 +1,5 @@
-"""Booting the reference device: launching QEMU is power-on; its serial console (stdio) is
-captured, drained at the console's baud rate, until the ready marker.
+"""The reference device's parts: launching QEMU is power-on; its serial console (stdio) is
+captured, drained at the console's baud rate, until the ready marker (strategy.py boots it).
 
 A boot that prints nothing for `silence` seconds or runs past its deadline is killed and
 reported as failed, with everything it printed.  KVM is refused when it hangs (on some
@@ -12,16 +12,18 @@ import functools
 import os
 import re
 import subprocess
-import time
 from datetime import datetime, timezone
+
+from typing import TYPE_CHECKING
 
 from ..capture import priority, session
 from ..capture.pacing import PacedSource
-from ..capture.power import mark_zero
 from ..capture.process import ProcessSource
-from ..capture.writer import NativeWriter
-from .reference import Built, TargetError
-from .result import BootResult, classify
+from .description import TargetError
+from .strategy import Parts
+
+if TYPE_CHECKING:
+    from .reference import Built
 
 AFTER_READY = 15.0  # seconds to keep reading after ready (the kernel log dump, poweroff)
 
@@ -52,8 +54,9 @@ def kvm_usable(kernel: str, timeout: float = 10.0) -> tuple[bool, str]:
     return False, reason[-1] if reason else f"a KVM guest printed nothing in {timeout:g} s"
 
 
-def boot(built: Built, capture_path: str, echo=None) -> BootResult:
-    """One boot of a built target; the capture is written to capture_path as it arrives."""
+def parts(built: Built, capture_path: str) -> Parts:
+    """The reference device as boot parts: QEMU's launch is power-on, its stdio the serial
+    console (typed on when a bootloader is driven), drained at the console's baud rate."""
     t = built.target
     if t.target.accel == "kvm":
         ok, why = kvm_usable(str(built.image))
@@ -62,38 +65,19 @@ def boot(built: Built, capture_path: str, echo=None) -> BootResult:
     baud = t.target.console_baud
     stderr_path = capture_path + ".stderr"
     proc = ProcessSource(built.qemu_argv(), small_buffer=bool(baud), stderr_path=stderr_path,
-                         main_priority=priority.DEFAULT_PRIORITY)
-    source = PacedSource(proc, baud) if baud else proc
-    stop = session.Stop(ready=re.compile(t.boot.ready.encode()), after_ready=AFTER_READY,
-                        silence=t.boot.silence, deadline=t.boot.deadline)
-    wall = time.monotonic_ns()
-    # Reader and QEMU's main loop at SCHED_FIFO: see capture/priority.py (no byte lost).
-    with priority.raised(priority.DEFAULT_PRIORITY) as reader_policy:
-        try:
-            source.open()
-        except OSError as err:
-            raise TargetError(f"cannot start QEMU: {err}") from None
-        meta = {"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"), "zero": "power-on",
-                "source": "exec", "argv": proc.argv, "baud": baud or None, "target": t.name,
-                "cmdline": built.cmdline, "digest": built.digest, "scheduling": reader_policy,
-                "qemu_main_loop_scheduling": proc.main_policy}
-        writer = NativeWriter(capture_path, meta)
-        writers = [writer] + ([echo] if echo is not None else [])
-        t0 = proc.started_ns
-        mark_zero([writer], t0, True)
-        try:
-            result = session.run(source, writers, t0, stop)
-        finally:
-            proc.stop()
-            end = time.monotonic_ns() - t0
-    writer.event(end, f"end {result.reason}")
-    writer.close()
-    stderr = _read(stderr_path)
-    ended = f"QEMU ended without the ready marker ({result.detail})"
-    if stderr.strip():
-        ended += f": {stderr.strip().splitlines()[-1]}"
-    status, reason = classify(result, t.boot.deadline, ended)
-    return BootResult(status, reason, capture_path, result.ready_line_ns, time.monotonic_ns() - wall)
+                         main_priority=priority.DEFAULT_PRIORITY, typed=t.bootloader is not None)
+
+    def ended(result: session.Result) -> str:
+        why = f"QEMU ended without the ready marker ({result.detail})"
+        stderr = _read(stderr_path).strip()
+        return why + (f": {stderr.splitlines()[-1]}" if stderr else "")
+
+    return Parts(console=PacedSource(proc, baud) if baud else proc, power=proc, bootloader=t.bootloader,
+                 stop=session.Stop(ready=re.compile(t.boot.ready.encode()), after_ready=AFTER_READY,
+                                   silence=t.boot.silence, deadline=t.boot.deadline),
+                 meta={"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"), "zero": "power-on",
+                       "baud": baud or None, "target": t.name, "cmdline": built.cmdline, "digest": built.digest},
+                 ended=ended)
 
 
 def _read(path: str) -> str:

@@ -43,23 +43,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import tomli_w
 
-from ..sourcemap import FileError, read_toml, typed
-from . import host_facts, initramfs, kernel_build, kernel_image, packages
+from ..sourcemap import FileError, read_toml
+from . import host_facts, initramfs, kernel_build, kernel_image, packages, qemu, uboot
+from .description import TargetError, section
 
 FIRMWARE = {"seabios": None, "qboot": "/usr/share/qemu/qboot.rom"}
 # microvm takes its own firmware builds: QEMU's default for it is qboot, SeaBIOS ships one.
 MICROVM_FIRMWARE = {"seabios": "/usr/share/seabios/bios-microvm.bin", "qboot": None}
 MACHINES = ("pc", "q35", "microvm")
 IMAGES = ("bzimage", "vmlinux")
-
-
-class TargetError(Exception):
-    pass
 
 
 @dataclass
@@ -107,18 +104,22 @@ class BootSection:
 
 @dataclass
 class Target:
+    """The reference device's description (the tables above)."""
+
     name: str = "reference"
     target: KernelSection = field(default_factory=KernelSection)
     initramfs: InitramfsSection = field(default_factory=InitramfsSection)
     boot: BootSection = field(default_factory=BootSection)
     kconfig: KconfigSection = field(default_factory=KconfigSection)  # read when target.kernel is "built"
+    bootloader: uboot.UBoot | None = None  # talked to on the console before the kernel (uboot.py)
     # Relative file paths are relative to the target file's directory (not serialized).
     base: Path | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
         built = {"kconfig": asdict(self.kconfig)} if self.target.kernel == "built" else {}
+        loader = {"bootloader": self.bootloader.to_dict()} if self.bootloader is not None else {}
         return {"name": self.name, "target": asdict(self.target), "initramfs": asdict(self.initramfs),
-                "boot": asdict(self.boot), **built}
+                "boot": asdict(self.boot), **built, **loader}
 
     def to_toml(self) -> str:
         return tomli_w.dumps(self.to_dict())
@@ -167,32 +168,21 @@ class Target:
                 raise TargetError(f"{where(*path)}{'.'.join(path)}: {message}")
 
 
-def _section(cls, data: dict, name: str, where) -> object:
-    if not isinstance(data, dict):
-        raise TargetError(f"{where(name)}[{name}] must be a table")
-    defaults = cls()
-    known = [f.name for f in fields(cls)]
-    for key, value in data.items():
-        if key not in known:
-            raise TargetError(f"{where(name, key)}{name}.{key}: unknown key (known: {', '.join(known)})")
-        try:
-            data = {**data, key: typed(value, type(getattr(defaults, key)))}
-        except TypeError as err:
-            raise TargetError(f"{where(name, key)}{name}.{key}: {err}") from None
-    return cls(**data)
+KEYS = ("name", "target", "initramfs", "boot", "kconfig", "bootloader")  # what a description holds
 
 
 def from_dict(data: dict, where=lambda *path: "") -> Target:
-    known = {"name", "target", "initramfs", "boot", "kconfig"}
+    known = set(KEYS)
     for key in data:
         if key not in known:
             raise TargetError(f"{where(key)}{key}: unknown key (known: {', '.join(sorted(known))})")
     t = Target(
         name=str(data.get("name", "reference")),
-        target=_section(KernelSection, data.get("target", {}), "target", where),
-        initramfs=_section(InitramfsSection, data.get("initramfs", {}), "initramfs", where),
-        boot=_section(BootSection, data.get("boot", {}), "boot", where),
-        kconfig=_section(KconfigSection, data.get("kconfig", {}), "kconfig", where),
+        target=section(KernelSection, data.get("target", {}), "target", where),
+        initramfs=section(InitramfsSection, data.get("initramfs", {}), "initramfs", where),
+        boot=section(BootSection, data.get("boot", {}), "boot", where),
+        kconfig=section(KconfigSection, data.get("kconfig", {}), "kconfig", where),
+        bootloader=uboot.from_dict(data["bootloader"], where) if "bootloader" in data else None,
     )
     if "kconfig" in data and t.target.kernel != "built":
         raise TargetError(f"{where('kconfig')}[kconfig] is read only with target.kernel = \"built\"")
@@ -236,6 +226,22 @@ class Built:
         if t.icount:
             argv += ["-icount", t.icount]
         return argv
+
+    # What every bootable target offers the boot sequence and the run store (kinds.py).
+
+    @property
+    def ready(self) -> str:
+        return self.target.boot.ready
+
+    @property
+    def baud(self) -> int | None:
+        return self.target.target.console_baud or None
+
+    def command(self) -> list[str]:
+        return self.qemu_argv()
+
+    def parts(self, capture_path: str):
+        return qemu.parts(self, capture_path)
 
     def describe(self) -> dict:
         return {**self.target.to_dict(), "kernel_release": self.kernel.release, "image_path": str(self.image),

@@ -1,0 +1,53 @@
+"""A board described as a labgrid environment: labgrid's own power and console drivers
+switch it and read it (labgrid, from PyPI, is the board-farm engine bootlab plugs into),
+bootlab's sequence boots it (strategy.py), U-Boot on its console if [bootloader] is given.
+
+    [labgrid]
+    env = "board.yaml"              # the environment file, relative to this file
+    role = "main"                   # the target in it
+    prepare = ""                    # run before each boot (puts the variant in place)
+    ready = "APP READY"             # regular expression of the line that ends the boot
+    silence = 30
+    deadline = 120
+
+    [bootloader]                    # optional: U-Boot on the console (uboot.py)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..capture.labgrid_console import LabgridSource
+from .board import BoardDescription
+from .strategy import Parts
+
+KEYS = ("labgrid", "bootloader")
+
+
+@dataclass
+class LabgridBoard(BoardDescription):
+    TABLE = "labgrid"
+    env: str = ""
+    role: str = "main"
+    # The description's directory (the environment file is relative to it).
+    base: Path | None = field(default=None, compare=False, repr=False, metadata={"key": False})
+    baud = None  # labgrid's console driver knows the line speed; console cost is not estimated
+
+    def env_path(self) -> str:
+        return str(self.base / self.env) if self.base is not None and not Path(self.env).is_absolute() else self.env
+
+    def checks(self) -> list[tuple[bool, str, str]]:
+        return [(bool(self.env), "env", "the labgrid environment file is required"),
+                (bool(self.role), "role", "the target's role in the environment is required")]
+
+    def command(self) -> list[str]:
+        return [c for c in (self.prepare, f"labgrid {self.env_path()} {self.role}") if c]
+
+    def parts(self, capture_path: str) -> Parts:
+        """labgrid's console driver is the console, its power driver the power switch."""
+        board = LabgridSource(self.env_path(), self.role)
+        return self.sequence_parts(board, board)
+
+
+from_dict = LabgridBoard.from_dict

@@ -1,0 +1,140 @@
+"""U-Boot over any console (a board's serial port, QEMU's stdio, labgrid's console): stop
+autoboot, set the environment, run the boot command, and let the kernel's console follow.
+
+    [bootloader]
+    kind = "u-boot"
+    stop_autoboot = true      # press a key at "Hit any key to stop autoboot"
+    env = {}                  # `setenv NAME VALUE` for each, in order, at the prompt
+    boot_command = "boot"     # typed last ("qfw load; zboot", "tftpboot ...; booti ...")
+    prompt = "=> "
+    timeout = 30              # seconds each step may take
+
+With stop_autoboot = false nothing is typed: U-Boot runs its own bootcmd, as the board
+ships; its environment is then set before power-on (an environment image), not here.
+Each step is a step of the boot sequence: a prompt that never comes, a variable U-Boot
+rejects or a boot command that fails makes the run fail naming it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+
+from .description import TargetError, section
+from .link import Link
+from .protocols import StepFailed
+
+# The handover: what U-Boot prints as it jumps to the kernel (bootm, booti, zboot), or the
+# kernel's first line where nothing is printed.
+HANDOVER = rb"Starting kernel \.\.\.|Linux version "
+AUTOBOOT = re.compile(rb"Hit any key to stop autoboot|Press SPACE to abort autoboot|autoboot in \d+ seconds")
+# What U-Boot prints when a command it was given fails (2023.01's wording; several per command).
+REFUSED = re.compile(rb"## Error|Unknown command|Command '[^']*' failed|usage:|Usage:|Wrong Image|"
+                     rb"Bad Linux ARM64 Image|Error: |error: |not found|\bERROR\b|Retry count exceeded|"
+                     rb"TFTP error")
+KINDS = ("u-boot",)
+
+
+@dataclass
+class UBoot:
+    kind: str = "u-boot"
+    stop_autoboot: bool = True
+    env: dict[str, str] = field(default_factory=dict)
+    boot_command: str = "boot"
+    prompt: str = "=> "
+    timeout: float = 30.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def validate(self, where=lambda *path: "") -> None:
+        checks = [
+            (self.kind in KINDS, "kind", f"kind must be one of {', '.join(KINDS)}"),
+            (self.timeout > 0, "timeout", "timeout must be positive"),
+            (bool(self.prompt), "prompt", "the prompt is required (U-Boot's is \"=> \")"),
+            (self.stop_autoboot or not (self.env or self.boot_command), "stop_autoboot",
+             "env and boot_command are typed at the prompt: with stop_autoboot = false they must be empty "
+             "(U-Boot then boots with the environment it has)"),
+            (all(re.fullmatch(r"[A-Za-z0-9_.]+", k) for k in self.env), "env",
+             "variable names are letters, digits, _ and ."),
+            (all(isinstance(v, str) for v in self.env.values()), "env",
+             "values are strings, as U-Boot keeps them (bootdelay = \"0\")"),
+        ]
+        for ok, key, message in checks:
+            if not ok:
+                raise TargetError(f"{where('bootloader', key)}bootloader.{key}: {message}")
+
+    def run(self, link: Link) -> None:
+        if not self.stop_autoboot:
+            return
+        link.expect(AUTOBOOT, self.timeout, "bootloader: reach autoboot", "U-Boot's autoboot countdown")
+        link.send(" ")  # any key; a space is harmless if the countdown has already stopped
+        link.expect(self.prompt, self.timeout, "bootloader: stop autoboot", f"the prompt {self.prompt!r}")
+        for name, value in self.env.items():
+            self._command(link, f"setenv {name} {_quoted(value)}", f"bootloader: setenv {name}")
+        if self.boot_command:
+            self._boot(link)
+
+    def _boot(self, link: Link) -> None:
+        """Type the boot command; the prompt coming back before the handover means it failed
+        (a missing file, a bad image).  Loading may take long (TFTP): the boot's own
+        silence and deadline bound it."""
+        seen = _Recorder(link)
+        link.send(self.boot_command + "\r")
+        outcome = re.compile(b"(?P<handover>" + HANDOVER + b")|(?P<prompt>^" + re.escape(self.prompt.encode()) + b")")
+        match = link.expect(outcome, float("inf"), "bootloader: boot", "the handover to the kernel")
+        if match.group("prompt"):
+            refused = REFUSED.search(seen.text())
+            said = seen.line_of(refused.group()) if refused else "U-Boot returned to its prompt"
+            raise StepFailed("bootloader: boot", f"`{self.boot_command}` did not start a kernel: {said}")
+        seen.detach()
+
+    def _command(self, link: Link, command: str, step: str) -> None:
+        """Type a command, wait for the next prompt, and fail the step if U-Boot refused it."""
+        seen = _Recorder(link)
+        link.send(command + "\r")
+        link.expect(self.prompt, self.timeout, step, f"the prompt {self.prompt!r}")
+        refused = REFUSED.search(seen.text())
+        if refused:
+            raise StepFailed(step, f"U-Boot refused `{command}`: {seen.line_of(refused.group())}")
+        seen.detach()
+
+
+def _quoted(value: str) -> str:
+    """A value as U-Boot's hush shell reads it: quoted when it has spaces or ';'."""
+    if value and re.fullmatch(r"[^\s;\"'$]+", value):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class _Recorder:
+    """What the console prints between a command and the next prompt (to spot an error)."""
+
+    def __init__(self, link: Link):
+        self.link = link
+        self.data = bytearray()
+        link.writers.append(self)
+
+    def chunk(self, t: int, data: bytes) -> None:
+        self.data += data
+
+    def event(self, t: int, text: str) -> None:
+        pass
+
+    def text(self) -> bytes:
+        """What U-Boot printed after echoing the command."""
+        return bytes(self.data[self.data.find(b"\n") + 1:])
+
+    def line_of(self, words: bytes) -> str:
+        """The line of the output that holds `words`."""
+        return next(line for line in self.text().splitlines() if words in line).decode(errors="replace").strip()
+
+    def detach(self) -> None:
+        self.link.writers.remove(self)
+
+
+def from_dict(data: dict, where=lambda *path: "") -> UBoot:
+    """The [bootloader] table; errors name the key and line."""
+    loader = section(UBoot, data, "bootloader", where)
+    loader.validate(where)
+    return loader
