@@ -1,0 +1,60 @@
+"""A board described as a labgrid environment, booted by bootlab through labgrid's own
+drivers: here labgrid's QEMUDriver (power and console in one) runs the reference device's
+kernel and initramfs; `bootlab boot` and a campaign go through the one boot sequence."""
+
+from __future__ import annotations
+
+import pytest
+
+from bootlab.cli import main
+from bootlab.lab.store import Store
+from bootlab.targets.reference import Target, build
+
+pytestmark = pytest.mark.qemu
+
+
+def _environment(tmp_path, append: str = "") -> None:
+    built = build(Target())
+    (tmp_path / "env.yaml").write_text(f"""targets:
+  main:
+    drivers:
+      QEMUDriver:
+        qemu_bin: qemu
+        machine: pc
+        cpu: qemu64
+        memory: 512M
+        kernel: kernel
+        extra_args: "-accel tcg -no-reboot -initrd {built.initrd}"
+        boot_args: "{built.cmdline} {append}"
+        display: none
+tools:
+  qemu: /usr/bin/qemu-system-x86_64
+images:
+  kernel: {built.image}
+""")
+
+
+def test_bootlab_boots_a_labgrid_board_through_labgrids_drivers(tmp_path, capsys):
+    _environment(tmp_path)
+    (tmp_path / "board.toml").write_text('[labgrid]\nenv = "env.yaml"\nready = "BOOTLAB READY"\ndeadline = 120\n')
+    db = str(tmp_path / "runs.db")
+    assert main(["boot", "--target", str(tmp_path / "board.toml"), "--db", db]) == 0
+    run = Store(db).runs()[0]
+    assert run.status == "ok" and run.metrics["at:ready"] > 0
+    assert run.target == {"labgrid": {"prepare": "", "ready": "BOOTLAB READY", "silence": 30.0, "deadline": 120.0,
+                                      "env": "env.yaml", "role": "main"}}
+    header = Store(db).capture(run.id).split(b"\n", 1)[0]
+    assert b'"source": "labgrid"' in header and b'"zero": "power-on"' in header
+
+
+def test_a_labgrid_board_that_never_gets_ready_is_a_timeout_and_a_bad_environment_names_its_step(tmp_path):
+    _environment(tmp_path, append="rdinit=/bin/cat")  # init waits on the console: no ready line
+    (tmp_path / "c.toml").write_text('runs = 2\ngive_up_after = 1\n[labgrid]\nenv = "env.yaml"\n'
+                                     'ready = "BOOTLAB READY"\nsilence = 8\ndeadline = 60\n'
+                                     '[variant.nowhere]\nenv = "missing.yaml"\n')
+    db = str(tmp_path / "runs.db")
+    main(["lab", "run", str(tmp_path / "c.toml"), "--db", db])
+    runs = {r.variant: r for r in Store(db).runs(campaign="c")}
+    assert runs["baseline"].status == "timeout"
+    assert runs["nowhere"].status == "failed" and runs["nowhere"].reason.startswith("power-off: ")
+    assert "missing.yaml" in runs["nowhere"].reason
