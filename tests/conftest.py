@@ -25,3 +25,13 @@ def fixture_path():
 @pytest.fixture
 def corpus_path():
     return lambda name: str(CORPUS / name)
+
+
+@pytest.fixture(scope="session")
+def tree():
+    """Debian's kernel source (linux-source-6.1), unpacked once into the cache."""
+    from bootlab.targets import kernel_build
+
+    if not kernel_build.SOURCE_TARBALL.exists():
+        pytest.skip("linux-source-6.1 is not installed (make setup)")
+    return kernel_build.source_tree()

@@ -25,12 +25,6 @@ needs_source = pytest.mark.skipif(not kernel_build.SOURCE_TARBALL.exists(),
                                    reason="linux-source-6.1 is not installed (make setup)")
 
 
-@pytest.fixture(scope="module")
-def tree():
-    return kernel_build.source_tree()
-
-
-@needs_source
 def test_small_configuration_keeps_every_requested_option(tree, tmp_path):
     cfg = load(str(SMALL)).kernel_config()
     assert kernel_build.configure(cfg, tree, tmp_path) == []
@@ -42,7 +36,6 @@ def test_small_configuration_keeps_every_requested_option(tree, tmp_path):
     assert "CONFIG_MODULES" not in config and config["CONFIG_KERNEL_XZ"] == "y" and config["CONFIG_64BIT"] == "y"
 
 
-@needs_source
 def test_an_option_olddefconfig_drops_is_named_with_its_fragment_line(tree, tmp_path):
     # The 8250 console without TTY: Kconfig cannot keep it, and says so before any build.
     fragment = tmp_path / "console-only.config"
@@ -56,7 +49,6 @@ def test_an_option_olddefconfig_drops_is_named_with_its_fragment_line(tree, tmp_
     assert "CONFIG_PRINTK" not in message.replace("CONFIG_PRINTK_", "")  # kept: not reported
 
 
-@needs_source
 def test_inline_options_come_last_and_choose_the_kernel_compression(tree, tmp_path):
     cfg = kernel_build.KernelConfig("tinyconfig", [SMALL_FRAGMENT], {"KERNEL_LZ4": "y", "KERNEL_XZ": "n"})
     kernel_build.configure(cfg, tree, tmp_path)
@@ -64,7 +56,6 @@ def test_inline_options_come_last_and_choose_the_kernel_compression(tree, tmp_pa
     assert config.get("CONFIG_KERNEL_LZ4") == "y" and "CONFIG_KERNEL_XZ" not in config
 
 
-@needs_source
 def test_debians_configuration_is_kept_as_packaged(tree, tmp_path):
     try:
         k = packages.kernel("cloud", fetch=False)
@@ -80,7 +71,6 @@ def test_debians_configuration_is_kept_as_packaged(tree, tmp_path):
     assert "CONFIG_MODULES" in built and len(built) > 2000
 
 
-@needs_source
 def test_makefiles_name_the_options_that_build_an_object(tree):
     # drivers/tty/serial/Makefile adds 8250/ under CONFIG_SERIAL_8250; 8250/Makefile builds
     # 8250_core.o as part of the composite 8250.o, also under CONFIG_SERIAL_8250.
@@ -91,7 +81,6 @@ def test_makefiles_name_the_options_that_build_an_object(tree):
     assert where["EXT4_FS"].startswith("fs/ext4/Kconfig:")
 
 
-@needs_source
 def test_a_compile_error_names_the_file_and_the_options_behind_it(tree):
     lines = ["  CC      fs/ext4/inode.o",
              f"{tree}/fs/ext4/inode.c:42:7: error: 'x' undeclared (first use in this function)",
@@ -101,7 +90,6 @@ def test_a_compile_error_names_the_file_and_the_options_behind_it(tree):
     assert "fs/ext4/inode.o is built because of CONFIG_EXT4_FS=y (fs/ext4/Kconfig:" in message
 
 
-@needs_source
 def test_a_missing_file_is_traced_to_the_option_that_named_it(tree):
     # A real build's log: the small kernel with FW_LOADER and
     # EXTRA_FIRMWARE="bootlab-missing.bin", which is not in /lib/firmware.

@@ -36,3 +36,13 @@ def test_describe_and_changes():
     assert describe({}) == "(no change)"
     base = Target().to_dict()
     assert changes(base, apply(base, patch)) == {"target": {"append": "quiet"}, "initramfs": {"compression": "lz4"}}
+
+
+def test_kernel_options_and_bootloader_environment_merge_by_name():
+    base = {"kconfig": {"base": "tinyconfig", "options": {"KERNEL_GZIP": "y", "SLUB": "y"}},
+            "bootloader": {"env": {"bootdelay": "2"}}}
+    one = apply(base, {"kconfig": {"options": {"SLAB": "y"}}})
+    both = apply(one, {"kconfig": {"options": {"KERNEL_GZIP": "n"}}, "bootloader": {"env": {"bootcmd": "boot"}}})
+    assert both["kconfig"] == {"base": "tinyconfig", "options": {"KERNEL_GZIP": "n", "SLUB": "y", "SLAB": "y"}}
+    assert both["bootloader"]["env"] == {"bootdelay": "2", "bootcmd": "boot"}
+    assert base["kconfig"]["options"] == {"KERNEL_GZIP": "y", "SLUB": "y"}

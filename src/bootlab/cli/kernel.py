@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import asdict
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -22,6 +23,7 @@ def register(sub) -> None:
     b = verbs.add_parser("build", help="build (or find in the cache) the kernel a target file names")
     b.add_argument("target", metavar="TARGET.toml", help='a target file with kernel = "built" and a [kconfig] table')
     b.add_argument("--format", "-f", choices=("text", "json"), default="text")
+    b.add_argument("-v", "--verbose", action="store_true", help="list every option that differs from Debian's")
     b.set_defaults(func=build)
 
 
@@ -52,15 +54,25 @@ def build(args: argparse.Namespace) -> int:
         print(f"bootlab kernel build: {args.target}: {failure}", file=sys.stderr)
         return 1
     k = outcome.kernel
+    try:
+        flavour, diff = kernel_build.against_debian(k.config, target.kconfig.base)
+    except kernel_build.KernelBuildError as err:
+        raise UsageError(str(err)) from None
     for warning in outcome.warnings:
         print(f"bootlab kernel build: warning: {warning}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps({"release": k.release, "config_digest": k.digest, "image": str(k.image),
                           "config": str(k.config), "image_size": k.image.stat().st_size, "built": outcome.built,
-                          "seconds": round(outcome.seconds, 1), "warnings": outcome.warnings}, indent=1))
+                          "seconds": round(outcome.seconds, 1), "warnings": outcome.warnings,
+                          "against_debian": {"flavour": flavour, **asdict(diff)}}, indent=1))
         return 0
     how = f"built in {outcome.seconds:.0f} s" if outcome.built else "already built (the cache has this configuration)"
     print(f"kernel {k.release}: {how}")
     print(f"image  {k.image} ({k.image.stat().st_size} bytes)")
     print(f"config {k.config}")
+    print(f"against Debian's {flavour} configuration: {diff.summary()}"
+          + ("" if args.verbose else " (-v lists them)"))
+    if args.verbose:
+        for line in diff.lines():
+            print(f"  {line}")
     return 0

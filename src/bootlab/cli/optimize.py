@@ -19,6 +19,7 @@ import sys
 from ..lab.optimizer import Budget, Optimizer, OptimizerError, final_target_file, waterfall_campaign
 from ..lab.reports import optimize_data, optimize_html, optimize_text, to_json
 from ..lab.waterfall import png
+from ..targets import kernel_build
 from ..targets.reference import Target, TargetError, load
 from . import UsageError
 from .boot import add_db_option, open_store
@@ -43,8 +44,8 @@ def register(sub) -> None:
     p.add_argument("--budget", metavar="LIMIT", help="stop trying changes beyond this: boots (300) or time (90m, 2h)")
     p.add_argument("--name", default="optimize", help="names the campaigns in the store (NAME.screen ...); the same "
                                                       "name resumes an interrupted optimization (default optimize)")
-    p.add_argument("--only", metavar="NAMES", help="try only these candidates (comma-separated)")
-    p.add_argument("--skip", metavar="NAMES", help="never try these candidates (comma-separated)")
+    p.add_argument("--only", metavar="NAMES", help="try only these candidates (comma-separated names or shell patterns: kernel-*,kconfig-*)")
+    p.add_argument("--skip", metavar="NAMES", help="never try these candidates (comma-separated names or shell patterns)")
     p.add_argument("--out", metavar="DIR", help="where the results go (default NAME-result)")
     p.add_argument("-v", "--verbose", action="store_true", help="show the console while booting")
     add_db_option(p)
@@ -91,11 +92,33 @@ def run(args: argparse.Namespace) -> int:
     write_output(waterfall_campaign(outcome, args.verify_runs or args.runs), os.path.join(out_dir, "waterfall.toml"))
     if image is not None:
         write_output(image, os.path.join(out_dir, "waterfall.png"))
+    written = ["final.toml", "waterfall.toml (bootlab lab run)", "report.txt", "report.json", "report.html"]
+    if outcome.final.target.kernel == "built":
+        try:
+            write_output(kernel_config_report(outcome), os.path.join(out_dir, "final-config.txt"))
+            written.append("final-config.txt")
+        except kernel_build.KernelBuildError as err:
+            print(f"bootlab optimize: warning: the kernel configuration's report is left out: {err}", file=sys.stderr)
     report = optimize_text(outcome)
     write_output(report, os.path.join(out_dir, "report.txt"))
     write_output(to_json(optimize_data(outcome)), os.path.join(out_dir, "report.json"))
     write_output(optimize_html(outcome, image, final_toml), os.path.join(out_dir, "report.html"))
     print(report, end="")
-    print(f"results in {out_dir}/: final.toml, waterfall.toml (bootlab lab run), report.txt, report.json, report.html"
-          + (", waterfall.png" if image is not None else ""))
+    print(f"results in {out_dir}/: {', '.join(written)}" + (", waterfall.png" if image is not None else ""))
     return 0
+
+
+def kernel_config_report(outcome) -> str:
+    """The optimized kernel's configuration: the options the optimizer set, and the whole
+    .config's difference from Debian's and from the baseline's (the seed's "185 options")."""
+    final = kernel_build.build(outcome.final.kernel_config()).kernel
+    lines = [f"# the optimized kernel's configuration: {final.config}",
+             f"# options set by the optimization: {outcome.final.kconfig.options or 'none'}"]
+    flavour, diff = kernel_build.against_debian(final.config, outcome.final.kconfig.base)
+    lines.append(f"# against Debian's {flavour}: {diff.summary()}")
+    if outcome.baseline.target.kernel == "built":
+        base = kernel_build.build(outcome.baseline.kernel_config()).kernel
+        ours = kernel_build.difference(kernel_build.read_config(base.config), kernel_build.read_config(final.config))
+        lines += [f"# against the baseline's: {ours.summary()}"] + [f"  {line}" for line in ours.lines()]
+    lines += [f"# every option that differs from Debian's {flavour}:"] + [f"  {line}" for line in diff.lines()]
+    return "\n".join(lines) + "\n"

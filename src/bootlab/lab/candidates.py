@@ -1,5 +1,9 @@
 """What the optimizer may try on the reference device: patches over a target description.
 
+With a kernel bootlab builds (`target.kernel = "built"`), the configuration is a lever too:
+its compression, its slab allocator, and the options that build the slow initcalls a probe
+boot showed (kernel_config()); each is a rebuild, proven like every other candidate.
+
 Some candidates need facts a boot has shown (the loops_per_jiffy the kernel calibrated, the
 TSC rate it detected); they come from a probe boot's console and kernel log.  Each
 candidate is applied to the configuration as it stands, so `target.append` adds kernel
@@ -152,11 +156,60 @@ def from_initcalls(boot: Boot) -> list[Candidate]:
     """initcall_blacklist= for each slow built-in initcall (the probe boots with
     initcall_debug): what trimming the kernel configuration would do, without a rebuild.
     A boot that needs the initcall fails or prints something else, and is not kept."""
-    slowest: dict[str, int] = {}
-    for ev in boot.of_kind(Kind.INITCALL):
-        if ev.dur is not None and ev.dur >= SLOW_INITCALL_NS and is_builtin(ev):
-            slowest[ev.name] = max(ev.dur, slowest.get(ev.name, 0))
     return [Candidate(f"skip-{name}", f"initcall_blacklist={name} (it took {span(dur)})",
                       {"target": {"append": f"initcall_blacklist={name}"}},
                       notes=[f"check that the product does not need what {name} sets up"])
-            for name, dur in sorted(slowest.items(), key=lambda x: (-x[1], x[0]))]
+            for name, dur in slow_builtin_initcalls(boot, SLOW_INITCALL_NS)]
+
+
+# The kernel's own compression and slab allocator: Kconfig choices (init/Kconfig, mm/Kconfig).
+KERNEL_COMPRESSIONS = ("GZIP", "BZIP2", "LZMA", "XZ", "LZO", "LZ4", "ZSTD", "UNCOMPRESSED")
+SLAB_ALLOCATORS = ("SLAB", "SLUB", "SLOB")
+TRIM_INITCALL_NS = 2_000_000  # an initcall this slow is worth a rebuild without it
+TRIM_CANDIDATES = 8  # the slowest ones: each candidate is a kernel build
+
+
+def _choice(config: dict[str, str], options: tuple[str, ...], pick: str, prefix: str = "") -> dict[str, str]:
+    """Kconfig options that select `pick` in a choice and unset the others (a choice
+    member left `y` by an earlier patch would otherwise stand against it)."""
+    return {f"{prefix}{o}": "y" if o == pick else "n" for o in options
+            if o == pick or config.get(f"CONFIG_{prefix}{o}") == "y"}
+
+
+def kernel_config(t: Target, config: dict[str, str], origins: dict) -> list[Candidate]:
+    """Kconfig changes for a kernel bootlab builds: the kernel's compression (the first
+    seed's Table I on the kernel itself), the slab allocator, and the option that builds
+    each slow initcall (`origins`: kernel_trim.origins of the probe boot's slow built-in
+    initcalls, slowest first, with their durations).  `config` is the current .config."""
+    if t.target.kernel != "built":
+        return []
+    out: list[Candidate] = []
+    for method in KERNEL_COMPRESSIONS:
+        if config.get(f"CONFIG_HAVE_KERNEL_{method}") == "y" and config.get(f"CONFIG_KERNEL_{method}") != "y":
+            out.append(Candidate(f"kernel-{method.lower()}", f"the kernel image compressed with {method.lower()}",
+                                 {"kconfig": {"options": _choice(config, KERNEL_COMPRESSIONS, method, "KERNEL_")}}))
+    for allocator in SLAB_ALLOCATORS:
+        if config.get(f"CONFIG_{allocator}") != "y" and any(config.get(f"CONFIG_{a}") == "y" for a in SLAB_ALLOCATORS):
+            out.append(Candidate(f"kernel-{allocator.lower()}", f"the {allocator} allocator",
+                                 {"kconfig": {"options": _choice(config, SLAB_ALLOCATORS, allocator)}}))
+    seen: set[str] = set()
+    for origin, dur in origins:
+        option = origin.option
+        if option is None or option in seen:
+            continue
+        seen.add(option)
+        out.append(Candidate(f"kconfig-no-{option}", f"CONFIG_{option} off: {origin.function} took {span(dur)} "
+                                                     f"({origin.file})",
+                             {"kconfig": {"options": {option: "n"}}},
+                             notes=[f"check that the product does not need what {origin.function} sets up; a boot "
+                                    "that needs it fails or prints something else, and is not kept"]))
+    return out
+
+
+def slow_builtin_initcalls(boot: Boot, threshold: int = TRIM_INITCALL_NS) -> list[tuple[str, int]]:
+    """(function, duration) of the built-in initcalls that took `threshold` or more, slowest first."""
+    slowest: dict[str, int] = {}
+    for ev in boot.of_kind(Kind.INITCALL):
+        if ev.dur is not None and ev.dur >= threshold and is_builtin(ev):
+            slowest[ev.name] = max(ev.dur, slowest.get(ev.name, 0))
+    return sorted(slowest.items(), key=lambda x: (-x[1], x[0]))

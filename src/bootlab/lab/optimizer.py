@@ -39,6 +39,7 @@ the same name: decisions already made are made again from the same stored runs.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import re
@@ -52,11 +53,12 @@ import tomli_w
 from ..advice import advise
 from ..analysis import Options, analyze
 from ..sources import NotALog, Patterns
-from ..targets import kinds
+from ..targets import kernel_build, kernel_trim, kinds
 from ..targets.reference import Target, TargetError
 from . import campaign as campaigns
 from .boots import read_run
-from .candidates import Candidate, Facts, app_output, builtin, facts_from, from_advice, from_initcalls
+from .candidates import (TRIM_CANDIDATES, Candidate, Facts, app_output, builtin, facts_from, from_advice,
+                         from_initcalls, kernel_config, slow_builtin_initcalls)
 from .patch import apply, changes
 from .stats import failure_rate
 from .store import Store
@@ -97,10 +99,11 @@ class Budget:
             return cls(seconds=h * 3600 + mi * 60 + s)
         raise ValueError(f"budget {text!r}: a number of boots (300) or a duration (90s, 45m, 2h, 1h30m)")
 
-    def allows(self, boots: int, per_boot: float) -> bool:
+    def allows(self, boots: int, per_boot: float, builds: float = 0.0) -> bool:
+        """Whether `boots` more boots (and `builds` seconds of kernel builds) fit."""
         if self.boots is not None and self.used + boots > self.boots:
             return False
-        if self.seconds is not None and time.monotonic() - self.started + boots * per_boot > self.seconds:
+        if self.seconds is not None and time.monotonic() - self.started + boots * per_boot + builds > self.seconds:
             return False
         return True
 
@@ -157,6 +160,21 @@ class Outcome:
 def _target(description: dict, base) -> Target:
     """The target a patched description describes, of whichever kind (targets/kinds.py)."""
     return kinds.from_dict(description, base=base)
+
+
+def _named(name: str, patterns) -> bool:
+    """Whether --only/--skip name a candidate: by name, or a shell pattern (kernel-*)."""
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _rebuilds(variants: list[campaigns.Variant]) -> float:
+    """Seconds of kernel builds the variants may need: one per configuration of a built
+    kernel other than the first variant's, at what the last build from its base took (an
+    overestimate when the cache has some)."""
+    configs = {json.dumps(v.spec.to_dict().get("kconfig"), sort_keys=True): v.spec for v in variants[1:]
+               if getattr(v.spec, "target", None) is not None and v.spec.target.kernel == "built"
+               and v.spec.to_dict().get("kconfig") != variants[0].spec.to_dict().get("kconfig")}
+    return sum(kernel_build.last_build_seconds(t.kconfig.base) for t in configs.values())
 
 
 def _same(a: Target, b: Target) -> bool:
@@ -233,7 +251,33 @@ class Optimizer:
         except Exception as err:  # noqa: BLE001 - the rules are written elsewhere; built-ins still work
             self.log(f"advice skipped: the rules failed ({type(err).__name__}: {err})")
             findings = []
-        return facts_from(boot), from_advice(findings) + from_initcalls(boot)
+        return facts_from(boot), from_advice(findings) + self._initcall_candidates(current, boot)
+
+    def _initcall_candidates(self, current: Target, boot) -> list[Candidate]:
+        """The slow built-in initcalls, as what removes them: for a kernel bootlab builds,
+        the Kconfig option that builds each (a rebuild); for a packaged kernel, the stand-in
+        initcall_blacklist=."""
+        if current.target.kernel != "built":
+            return from_initcalls(boot)
+        try:
+            kernel = kernel_build.build(current.kernel_config()).kernel
+            tree = kernel_build.source_tree()
+        except kernel_build.KernelBuildError as err:
+            self.log(f"kernel configuration candidates skipped: {err}")
+            return []
+        config = kernel_build.read_config(kernel.config)
+        slow = slow_builtin_initcalls(boot)[:TRIM_CANDIDATES]
+        found = kernel_trim.origins(tree, [name for name, _ in slow], config)
+        out = []
+        for c in kernel_config(current, config, [(found[name], dur) for name, dur in slow if name in found]):
+            # Kconfig refuses some (an option another one selects): known in seconds, not
+            # after a build.
+            why = kernel_build.refusal(_target(apply(current.to_dict(), c.patch), current.base).kernel_config())
+            if why is None:
+                out.append(c)
+            else:
+                self.log(f"{c.name}: not applicable: {why.splitlines()[-1].strip()}")
+        return out
 
     def applicable(self, candidates: list[Candidate], on: Target) -> tuple[list[tuple[Candidate, Target]],
                                                                            list[tuple[Candidate, str]]]:
@@ -241,7 +285,7 @@ class Optimizer:
         good, bad, seen = [], [], set()
         for c in candidates:
             key = json.dumps(c.patch, sort_keys=True)
-            if key in seen or c.name in self.skip or (self.only is not None and c.name not in self.only):
+            if key in seen or _named(c.name, self.skip) or (self.only is not None and not _named(c.name, self.only)):
                 continue
             seen.add(key)
             try:
@@ -323,9 +367,11 @@ class Optimizer:
             screened[c.name] = same.name if same else c.name
         screen = self._campaign(f"screen{round_}", variants, self.runs)
         need = self._left(screen)
-        if not self.budget.allows(need + (len(out.kept) + 2) * self.verify_runs, self._per_boot()):
+        builds = _rebuilds(variants)
+        if not self.budget.allows(need + (len(out.kept) + 2) * self.verify_runs, self._per_boot(), builds):
             why = (f"screening {len(variants) - 1} candidates needs {need} more boots (about "
-                   f"{need * self._per_boot() / 60:.0f} min) and the budget does not allow it")
+                   f"{(need * self._per_boot() + builds) / 60:.0f} min, kernel builds included) and the budget "
+                   "does not allow it")
             if round_ == 1:
                 raise OptimizerError(f"{why}: raise --budget, lower --runs, or choose candidates with --only/--skip")
             out.notes.append(f"round {round_} not run: {why}")

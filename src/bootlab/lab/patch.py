@@ -6,7 +6,9 @@ exception: `target.append` adds kernel arguments, so that patches compose (quiet
 lpj= from another).  An argument whose name is already on the command line replaces that
 argument where it stands (`console=ttyS0,921600` replaces `console=ttyS0,115200`, and a
 second `lpj=` replaces the first), except list-valued ones, whose lists are joined
-(`initcall_blacklist=a` then `initcall_blacklist=b` give `initcall_blacklist=a,b`).
+(`initcall_blacklist=a` then `initcall_blacklist=b` give `initcall_blacklist=a,b`).  Tables
+of named settings merge the same way: `kconfig.options` (one option from one patch, another
+from the next) and `bootloader.env`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import re
 
 # Arguments whose value is a comma-separated list that patches add to.
 LIST_ARGS = ("initcall_blacklist", "module_blacklist")
+# Tables of named settings that patches add to (a setting named again is replaced).
+MERGED = (("kconfig", "options"), ("bootloader", "env"))
 # A kernel argument: a run of non-blanks, where double quotes may protect blanks.
 _ARG = re.compile(r'(?:[^\s"]+|"[^"]*")+')
 
@@ -65,7 +69,10 @@ def apply(description: dict, patch: dict) -> dict:
             out[section] = copy.deepcopy(values)
             continue
         for key, value in values.items():
-            if key != "append":
+            below = out[section].get(key)
+            if (section, key) in MERGED and isinstance(value, dict) and isinstance(below, dict):
+                out[section][key] = {**below, **copy.deepcopy(value)}
+            elif key != "append":
                 out[section][key] = copy.deepcopy(value)
         if "append" in values:
             if section == "target" and isinstance(values["append"], str):

@@ -136,6 +136,61 @@ def read_config(path: Path) -> dict[str, str]:
     return values
 
 
+@dataclass
+class Difference:
+    """How one configuration differs from another (the seed's "185 options removed or made
+    modules"): options each side sets, by what became of them."""
+
+    removed: list[str]  # y or m before, off after
+    made_modules: list[str]  # y before, m after
+    built_in: list[str]  # m before, y after
+    added: list[str]  # off before, on after
+    changed: list[str]  # other values (numbers, strings): "NAME: before -> after"
+
+    def summary(self) -> str:
+        return (f"{len(self.removed)} removed, {len(self.made_modules)} made modules, {len(self.built_in)} built in, "
+                f"{len(self.added)} added, {len(self.changed)} changed")
+
+    def lines(self) -> list[str]:
+        out = []
+        for title, names in (("removed", self.removed), ("made modules", self.made_modules),
+                             ("built in", self.built_in), ("added", self.added), ("changed", self.changed)):
+            out += [f"{title}: {name}" for name in names]
+        return out
+
+
+def difference(before: dict[str, str], after: dict[str, str]) -> Difference:
+    """The difference between two .config files (read_config), option by option."""
+    d = Difference([], [], [], [], [])
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name, "n"), after.get(name, "n")
+        if old == new:
+            continue
+        short = name.removeprefix("CONFIG_")
+        if new == "n" and old in ("y", "m"):
+            d.removed.append(short)
+        elif (old, new) == ("y", "m"):
+            d.made_modules.append(short)
+        elif (old, new) == ("m", "y"):
+            d.built_in.append(short)
+        elif old == "n" and new in ("y", "m"):
+            d.added.append(short)
+        else:
+            d.changed.append(f"{short}: {old} -> {new}")
+    return d
+
+
+def against_debian(config: Path, base: str) -> tuple[str, Difference]:
+    """A built configuration against Debian's own (the packaged kernel of its base, generic
+    for tinyconfig): the flavour compared with and the difference."""
+    flavour = base if base in packages.FLAVOURS else "generic"
+    try:
+        debian = packages.kernel(flavour, fetch=False).config
+    except packages.PackageError as err:
+        raise KernelBuildError(f"Debian's {flavour} configuration is not at hand: {err}") from None
+    return flavour, difference(read_config(debian), read_config(config))
+
+
 def not_kept(requests: list[Request], config: dict[str, str]) -> list[str]:
     """The requests the resulting configuration does not honour, one message each."""
     lost = []
@@ -269,6 +324,19 @@ def configure(cfg: KernelConfig, tree: Path, out: Path, abi: str | None = None) 
     return warnings
 
 
+def refusal(cfg: KernelConfig) -> str | None:
+    """Why Kconfig would not make this configuration (an option another one selects, an
+    unmet dependency), found by configuring it alone, without compiling; None if it would."""
+    scratch = Path(tempfile.mkdtemp(dir=kernels_dir(), prefix=".check-"))
+    try:
+        configure(cfg, source_tree(), scratch)
+        return None
+    except KernelBuildError as err:
+        return str(err)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def config_digest(config: Path, version: str) -> str:
     return hashlib.sha256(version.encode() + b"\0" + config.read_bytes()).hexdigest()[:16]
 
@@ -328,14 +396,30 @@ def _installed(home: Path, digest: str) -> BuiltKernel | None:
     return BuiltKernel(abi=release, flavour="built", root=home, kernel_release=release, digest=digest)
 
 
-def _expected_steps(base: str) -> int | None:
-    """Steps of the last build from the same base: the progress bar's estimate."""
+def _last_build(base: str) -> dict:
+    """What the last build from the same base recorded (kernel.json), or nothing."""
     best = None
     for meta in kernels_dir().glob("*/kernel.json"):
         data = json.loads(meta.read_text())
         if data.get("base") == base and (best is None or meta.stat().st_mtime > best[0]):
-            best = (meta.stat().st_mtime, data.get("steps"))
-    return best[1] if best else None
+            best = (meta.stat().st_mtime, data)
+    return best[1] if best else {}
+
+
+def _expected_steps(base: str) -> int | None:
+    """Steps of the last build from the same base: the progress bar's estimate."""
+    return _last_build(base).get("steps")
+
+
+# A build from a base never built here: what these 2 cores took (small: ~5 min; Debian's
+# configurations: about an hour).
+FIRST_BUILD_SECONDS = {"tinyconfig": 300.0, "generic": 3600.0, "cloud": 2400.0}
+
+
+def last_build_seconds(base: str) -> float:
+    """How long a build from `base` takes here: the last one's time (a rebuild with ccache
+    after one option changed is shorter), else a first build's."""
+    return float(_last_build(base).get("seconds") or FIRST_BUILD_SECONDS.get(base, 3600.0))
 
 
 def _localversion(digest: str) -> str:
