@@ -26,6 +26,17 @@ from .lines import clean, split
 # Where systemd says the kernel's part ended; a printk "Run /init" line, if any, is preferred.
 USERSPACE_START = "systemd.kernel-done"
 
+# What the reference device's guest prints after ready (targets/rootfs.py), each output
+# between its markers on the console: (name, systemd-analyze arguments; {unit} = the app's).
+# Not `plot --json`: bookworm's systemd (252) has --json only for security and inspect-elf.
+ANALYZE_COMMANDS = (("time", "time"), ("blame", "blame"), ("critical-chain", "critical-chain {unit}"))
+
+
+def marker(name: str, edge: str) -> str:
+    """The console line before ("begin") or after ("end") one systemd-analyze output."""
+    return f"==== bootlab-systemd-analyze {name} {edge} ===="
+
+
 FORMATS = ("systemd-time", "systemd-blame", "systemd-critical-chain", "systemd-plot-json")
 
 _UNITS = {

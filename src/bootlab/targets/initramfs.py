@@ -10,6 +10,10 @@ Init styles:
   script  one shell script as /init: mounts, modules, the application; nothing else
   direct  a small static C program as /init (files/bootlab-init.c): mounts, modules
           (finit_module), then the application itself, no shell ("init= the application")
+  switch-root
+          one shell script as /init that loads the modules (the disk and filesystem drivers),
+          mounts the root filesystem (`root`) and hands over to its init with busybox
+          switch_root: the application starts from there (targets/rootfs.py)
 
 Steps are shell commands run after the modules and before the application, each between
 `bootlab-mark: NAME.start` and `NAME.end`, so the analysis times them (loading the
@@ -65,6 +69,7 @@ class InitramfsSpec:
     after: list[str] = field(default_factory=list)  # shell commands after the ready marker
     dmesg: bool = False  # print the kernel log after the ready marker (for initcall_debug)
     poweroff: bool = True
+    root: str = ""  # switch-root: "DEVICE FSTYPE OPTIONS INIT", e.g. "/dev/vda ext4 ro /sbin/init"
 
 
 # -- cpio newc ----------------------------------------------------------------------------
@@ -209,6 +214,8 @@ def init_files(spec: InitramfsSpec, order: list[tuple[str, str]], after: list[tu
         modules += [_mark(f"{name}.start"), command, _mark(f"{name}.end")]
     after_lines = _module_lines(after, release, params, insmod=True)
     header = ["#!/bin/sh", "export PATH=/bin:/sbin:/usr/bin:/usr/sbin"]
+    if spec.init == "switch-root":
+        return {"init": "\n".join(header + mounts + modules + _switch_root(spec.root)) + "\n"}
     if spec.init == "script":
         return {"init": "\n".join(header + mounts + modules + _app_lines(spec, after_lines)) + "\n"}
     if spec.init != "rc":
@@ -224,6 +231,20 @@ def init_files(spec: InitramfsSpec, order: list[tuple[str, str]], after: list[tu
     inittab = "::sysinit:/etc/init.d/rcS\n::wait:/etc/init.d/app\n::shutdown:/bin/umount -a -r\n"
     return {"etc/init.d/rcS": "\n".join(rcs) + "\n", "etc/init.d/app": "\n".join(app) + "\n",
             "etc/inittab": inittab}
+
+
+def _switch_root(root: str) -> list[str]:
+    try:
+        device, fstype, options, init = root.split()
+    except ValueError:
+        raise InitramfsError(f"root must be 'DEVICE FSTYPE OPTIONS INIT', not {root!r}") from None
+    # The device appears when its driver has probed it; the kernel's log says why when it never does.
+    return [_mark("mount-root.start"), "mkdir -p /newroot",
+            f"i=0; while [ ! -b {device} ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done",
+            f"mount -t {fstype} -o {options} {device} /newroot || {{ echo 'bootlab: cannot mount {device}'; dmesg | tail; poweroff -f; }}",
+            _mark("mount-root.end"),
+            "mount --move /dev /newroot/dev", "umount /proc /sys",
+            f"exec switch_root /newroot {init}"]
 
 
 def _resolve(program: str) -> str:

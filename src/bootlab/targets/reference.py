@@ -28,6 +28,9 @@ artifacts built from it (kernel image, initramfs, QEMU command line).
     after = []                  # shell commands after the ready marker (not timed)
     dmesg = false               # print the kernel log after ready (for initcall_debug)
 
+    [rootfs]                    # a Debian root filesystem with systemd on a virtio disk (rootfs.py has
+                                # the keys); the initramfs then only mounts it (init = "switch-root")
+
     [kconfig]                   # with kernel = "built": a kernel built from Debian's source (kernel_build.py)
     base = "tinyconfig"         # tinyconfig, or the packaged generic or cloud kernel's configuration
     fragments = []              # Kconfig fragments merged in order, relative to the target file
@@ -49,7 +52,7 @@ from pathlib import Path
 import tomli_w
 
 from ..sourcemap import FileError, read_toml
-from . import host_facts, initramfs, kernel_build, kernel_image, packages, qemu, uboot
+from . import host_facts, initramfs, kernel_build, kernel_image, packages, qemu, rootfs, uboot
 from .description import TargetError, section
 
 FIRMWARE = {"seabios": None, "qboot": "/usr/share/qemu/qboot.rom"}
@@ -112,14 +115,16 @@ class Target:
     boot: BootSection = field(default_factory=BootSection)
     kconfig: KconfigSection = field(default_factory=KconfigSection)  # read when target.kernel is "built"
     bootloader: uboot.UBoot | None = None  # talked to on the console before the kernel (uboot.py)
+    rootfs: rootfs.RootfsSection | None = None  # a Debian root on a virtio disk (rootfs.py)
     # Relative file paths are relative to the target file's directory (not serialized).
     base: Path | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
         built = {"kconfig": asdict(self.kconfig)} if self.target.kernel == "built" else {}
         loader = {"bootloader": self.bootloader.to_dict()} if self.bootloader is not None else {}
+        root = {"rootfs": asdict(self.rootfs)} if self.rootfs is not None else {}
         return {"name": self.name, "target": asdict(self.target), "initramfs": asdict(self.initramfs),
-                "boot": asdict(self.boot), **built, **loader}
+                "boot": asdict(self.boot), **built, **loader, **root}
 
     def to_toml(self) -> str:
         return tomli_w.dumps(self.to_dict())
@@ -127,11 +132,11 @@ class Target:
     def cmdline(self) -> str:
         return " ".join(p for p in (self.target.cmdline, self.target.append) if p).strip()
 
-    def host_files(self) -> dict[str, str]:
-        """initramfs.files with each host path made absolute (relative ones are relative to
-        the target file's directory)."""
+    def host_files(self, files: dict[str, str] | None = None) -> dict[str, str]:
+        """initramfs.files (or `files`) with each host path made absolute (relative ones are
+        relative to the target file's directory)."""
         return {inside: str(self.base / host) if self.base is not None and not Path(host).is_absolute() else host
-                for inside, host in self.initramfs.files.items()}
+                for inside, host in (self.initramfs.files if files is None else files).items()}
 
     def kernel_config(self) -> kernel_build.KernelConfig:
         """The [kconfig] table with each fragment's path made absolute, as host_files()."""
@@ -168,7 +173,7 @@ class Target:
                 raise TargetError(f"{where(*path)}{'.'.join(path)}: {message}")
 
 
-KEYS = ("name", "target", "initramfs", "boot", "kconfig", "bootloader")  # what a description holds
+KEYS = ("name", "target", "initramfs", "boot", "kconfig", "bootloader", "rootfs")  # what a description holds
 
 
 def from_dict(data: dict, where=lambda *path: "") -> Target:
@@ -183,7 +188,17 @@ def from_dict(data: dict, where=lambda *path: "") -> Target:
         boot=section(BootSection, data.get("boot", {}), "boot", where),
         kconfig=section(KconfigSection, data.get("kconfig", {}), "kconfig", where),
         bootloader=uboot.from_dict(data["bootloader"], where) if "bootloader" in data else None,
+        rootfs=section(rootfs.RootfsSection, data["rootfs"], "rootfs", where) if "rootfs" in data else None,
     )
+    if t.rootfs is not None:
+        for key, message in t.rootfs.problems():
+            raise TargetError(f"{where('rootfs', key)}rootfs.{key}: {message}")
+        # The initramfs only mounts the root: what it would run belongs to [rootfs].
+        for key in data.get("initramfs", {}):
+            if key != "compression":
+                raise TargetError(f"{where('initramfs', key)}initramfs.{key}: with a [rootfs] table the initramfs "
+                                  "only mounts the root; the application and its files are rootfs.app, "
+                                  "rootfs.modules and rootfs.files")
     if "kconfig" in data and t.target.kernel != "built":
         raise TargetError(f"{where('kconfig')}[kconfig] is read only with target.kernel = \"built\"")
     t.validate(where)
@@ -211,6 +226,7 @@ class Built:
     initrd_size: int  # uncompressed
     digest: str
     cmdline: str  # the target's, with this host's facts in place of `host` (host_facts.py)
+    disk: Path | None = None  # the root filesystem image (rootfs.py), on a virtio disk
 
     def qemu_argv(self) -> list[str]:
         t = self.target.target
@@ -225,6 +241,10 @@ class Built:
             argv += ["-bios", bios]
         if t.icount:
             argv += ["-icount", t.icount]
+        if self.disk is not None:
+            # snapshot: the guest's writes go to a temporary file, every boot starts from the same image
+            drive = f"file={self.disk},if=virtio,format=raw,snapshot=on"
+            argv += ["-drive", drive if self.target.rootfs.writable else drive + ",readonly=on"]
         return argv
 
     # What every bootable target offers the boot sequence and the run store (kinds.py).
@@ -247,7 +267,8 @@ class Built:
         return {**self.target.to_dict(), "kernel_release": self.kernel.release, "image_path": str(self.image),
                 "initrd_path": str(self.initrd), "initrd_size": self.initrd_size,
                 "initrd_compressed": self.initrd.stat().st_size, "image_size": self.image.stat().st_size,
-                "digest": self.digest, "cmdline_booted": self.cmdline}
+                "digest": self.digest, "cmdline_booted": self.cmdline,
+                **({"disk_path": str(self.disk), "disk_size": self.disk.stat().st_size} if self.disk else {})}
 
 
 def build(target: Target, fetch: bool = True) -> Built:
@@ -266,11 +287,23 @@ def build(target: Target, fetch: bool = True) -> Built:
             image = kernel_image.extract_vmlinux(k.image, out / f"vmlinux-{k.release}")
         except kernel_image.ImageError as err:
             raise TargetError(f"{k.image}: {err}") from None
-    files = target.host_files()
-    spec = initramfs.InitramfsSpec(k, compression=i.compression, init=i.init, modules=list(i.modules),
-                                   modules_after=list(i.modules_after), app=i.app,
-                                   app_prints_ready=i.app_prints_ready, files=files, steps=dict(i.steps),
-                                   after=list(i.after), dmesg=i.dmesg)
+    disk = None
+    if target.rootfs is not None:
+        r = target.rootfs
+        try:
+            disk = rootfs.image(r, k, target.host_files(r.files))
+        except (rootfs.RootfsError, packages.PackageError) as err:
+            raise TargetError(str(err)) from None
+        # Mounted read-only first: systemd checks it (fsck) and remounts it as fstab says.
+        mount = "rw" if r.writable and r.init == "app" else "ro"
+        init = rootfs.APP_INIT if r.init == "app" else "/sbin/init"
+        spec = initramfs.InitramfsSpec(k, compression=i.compression, init="switch-root",
+                                       modules=r.kernel_modules(), root=f"/dev/vda {r.fstype} {mount} {init}")
+    else:
+        spec = initramfs.InitramfsSpec(k, compression=i.compression, init=i.init, modules=list(i.modules),
+                                       modules_after=list(i.modules_after), app=i.app,
+                                       app_prints_ready=i.app_prints_ready, files=target.host_files(),
+                                       steps=dict(i.steps), after=list(i.after), dmesg=i.dmesg)
     try:
         initrd, size = initramfs.build(spec, out)
     except (initramfs.InitramfsError, packages.PackageError) as err:
@@ -279,5 +312,6 @@ def build(target: Target, fetch: bool = True) -> Built:
         cmdline = host_facts.resolve(target.cmdline(), k.config)
     except host_facts.HostFactError as err:
         raise TargetError(str(err)) from None
-    digest = hashlib.sha256(json.dumps([target.to_dict(), str(image), initrd.name], sort_keys=True).encode())
-    return Built(target, k, image, initrd, size, digest.hexdigest()[:16], cmdline)
+    parts = [target.to_dict(), str(image), initrd.name] + ([disk.name] if disk is not None else [])
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode())
+    return Built(target, k, image, initrd, size, digest.hexdigest()[:16], cmdline, disk)

@@ -1,0 +1,287 @@
+"""The reference device's root filesystem: a minimal Debian with systemd on a virtio disk.
+
+    [rootfs]
+    suite = "bookworm"
+    mirror = "http://deb.debian.org/debian"
+    variant = "minbase"         # mmdebstrap's variant
+    packages = ["systemd", "systemd-sysv", "udev", "kmod"]
+    filesystem = "ext4"         # ext4, ext2, squashfs (squashfs-gzip, -xz, -lz4, -lzo, -zstd), erofs, btrfs, f2fs
+    read_only = false           # the root mounted read-only (squashfs and erofs always are)
+    fsck = true                 # systemd checks the root before remounting it (fstab pass 1)
+    init = "systemd"            # systemd, or app: the application as PID 1 (init= a script that starts it)
+    app = "true"                # the application's command line; it prints the ready line itself
+    modules = []                # loaded by the application's unit before it starts ("name param=value")
+    files = {}                  # {"/path/in/root" = "path/on/host"}, relative to the target file
+    mask = []                   # units masked (linked to /dev/null)
+    app_unit = {}               # extra [Unit] settings of bootlab-app.service, e.g. {DefaultDependencies = "no"}
+    journal = "auto"            # journald Storage= (auto, volatile, persistent, none)
+    analyze = true              # after ready, print systemd-analyze's view on the console (sources/systemd_analyze.py)
+
+Two steps, each cached by content under ~/.cache/bootlab/rootfs: the Debian tree as
+mmdebstrap's tarball (suite, mirror, variant, packages), then the disk image made from it with
+bootlab's files added (the application's unit, the kernel modules it loads, fstab, masks).
+Neither needs root: without it mmdebstrap builds in a user namespace (--mode=unshare) and the
+image is made inside one too (mmdebstrap --unshare-helper), so the files keep their owners.
+The kernel's virtio and filesystem drivers are modules in Debian's kernels: the initramfs
+(initramfs.py, the switch-root init) loads them, mounts this image and hands over to /sbin/init.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import packages
+
+# filesystem -> (the kernel's name for it, the modules that mount it, whether it can be
+# written); the modules include the checksums each asks for as a soft dependency (modules.softdep).
+_CRC32C = "crc32c_generic"
+FILESYSTEMS = {
+    "ext4": ("ext4", (_CRC32C, "ext4"), True),
+    "ext2": ("ext2", (_CRC32C, "ext4"), True),  # Debian's ext4 driver serves ext2 (CONFIG_EXT4_USE_FOR_EXT2)
+    "btrfs": ("btrfs", (_CRC32C, "xxhash_generic", "blake2b_generic", "btrfs"), True),
+    "f2fs": ("f2fs", ("f2fs",), True),
+    "erofs": ("erofs", (_CRC32C, "erofs"), False),
+    **{f"squashfs-{c}" if c != "squashfs" else "squashfs": ("squashfs", ("squashfs",), False)
+       for c in ("squashfs", "gzip", "xz", "lz4", "lzo", "zstd")},
+}
+DISK_MODULES = ["virtio_pci", "virtio_blk"]
+APP_UNIT = "bootlab-app.service"
+ANALYZE_UNIT = "bootlab-analyze.service"
+APP_INIT = "/usr/local/sbin/bootlab-app-init"  # init= the application (init = "app")
+JOURNAL = ("auto", "volatile", "persistent", "none")
+
+
+class RootfsError(Exception):
+    pass
+
+
+@dataclass
+class RootfsSection:
+    suite: str = "bookworm"
+    mirror: str = "http://deb.debian.org/debian"
+    variant: str = "minbase"
+    packages: list[str] = field(default_factory=lambda: ["systemd", "systemd-sysv", "udev", "kmod"])
+    filesystem: str = "ext4"
+    read_only: bool = False
+    fsck: bool = True
+    init: str = "systemd"
+    app: str = "true"
+    modules: list[str] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
+    mask: list[str] = field(default_factory=list)
+    app_unit: dict[str, str] = field(default_factory=dict)
+    journal: str = "auto"
+    analyze: bool = True
+
+    def problems(self) -> list[tuple[str, str]]:
+        """(key, message) for each value that cannot be built."""
+        checks = [
+            (self.filesystem in FILESYSTEMS, "filesystem", f"filesystem must be one of {', '.join(FILESYSTEMS)}"),
+            (self.init in ("systemd", "app"), "init", "init must be systemd or app"),
+            (self.journal in JOURNAL, "journal", f"journal must be one of {', '.join(JOURNAL)}"),
+            (APP_UNIT not in self.mask, "mask", f"{APP_UNIT} is the application: it cannot be masked"),
+            (all(p and not p.startswith("-") for p in self.packages), "packages", "package names only"),
+        ]
+        return [(key, message) for ok, key, message in checks if not ok]
+
+    @property
+    def fstype(self) -> str:
+        return FILESYSTEMS[self.filesystem][0]
+
+    @property
+    def writable(self) -> bool:
+        return FILESYSTEMS[self.filesystem][2] and not self.read_only
+
+    def kernel_modules(self) -> list[str]:
+        """What the initramfs loads to mount this root."""
+        return DISK_MODULES + list(FILESYSTEMS[self.filesystem][1])
+
+
+def _digest(*parts) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _namespace() -> list[str]:
+    """How to run a command that must see the tree's owners: as it is when root, else inside
+    a user namespace with the subordinate ids mapped (as mmdebstrap builds)."""
+    return [] if os.geteuid() == 0 else ["mmdebstrap", "--unshare-helper"]
+
+
+# The tool that makes each filesystem, and the Debian package that has it (scripts/setup installs them).
+MKFS = {"ext4": ("mkfs.ext4", "e2fsprogs"), "ext2": ("mkfs.ext2", "e2fsprogs"), "btrfs": ("mkfs.btrfs", "btrfs-progs"),
+        "f2fs": ("sload.f2fs", "f2fs-tools"), "erofs": ("mkfs.erofs", "erofs-utils"),
+        "squashfs": ("mksquashfs", "squashfs-tools")}
+
+
+def _need(tool: str, package: str, what: str) -> None:
+    if shutil.which(tool) is None:
+        raise RootfsError(f"{tool} is not installed (package {package}; run make setup): needed for {what}")
+
+
+def _run(cmd: list[str], what: str) -> None:
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RootfsError(f"{what} failed ({' '.join(cmd[:3])} ...): {(done.stderr or done.stdout)[-800:]}")
+
+
+def debian_tree(r: RootfsSection) -> Path:
+    """mmdebstrap's tarball of the Debian tree, built once per (suite, mirror, variant, packages)."""
+    key = _digest(r.suite, r.mirror, r.variant, sorted(set(r.packages)))
+    out = packages.cache_dir() / "rootfs" / f"debian-{r.suite}-{key}.tar"
+    if out.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp.tar")
+    cmd = ["mmdebstrap", "--quiet", f"--variant={r.variant}", "--mode=auto", "--format=tar",
+           f"--include={','.join(sorted(set(r.packages)))}",
+           # no documentation or apt lists: they are not booted
+           "--dpkgopt=path-exclude=/usr/share/{doc,man,info,locale}/*",
+           "--customize-hook=rm -rf \"$1\"/var/lib/apt/lists/*",
+           r.suite, str(tmp), r.mirror]
+    _need("mmdebstrap", "mmdebstrap", "building the Debian tree")
+    _run(cmd, "building the Debian tree with mmdebstrap")
+    tmp.replace(out)
+    return out
+
+
+def _unit(sections: dict[str, dict[str, str | list[str]]]) -> str:
+    out = []
+    for name, keys in sections.items():
+        out.append(f"[{name}]")
+        for key, value in keys.items():
+            for v in value if isinstance(value, list) else [value]:
+                out.append(f"{key}={v}")
+        out.append("")
+    return "\n".join(out)
+
+
+def analyze_script(app_unit: str = APP_UNIT) -> str:
+    """Run after ready: wait for the boot to finish, print systemd's view between markers."""
+    from ..sources.systemd_analyze import ANALYZE_COMMANDS, marker
+
+    lines = ["#!/bin/sh", "systemctl is-system-running --wait > /dev/null 2>&1"]
+    for name, command in ANALYZE_COMMANDS:
+        command = command.replace("{unit}", app_unit)
+        lines += [f"echo '{marker(name, 'begin')}'", f"systemd-analyze --no-pager {command} 2>&1",
+                  f"echo '{marker(name, 'end')}'"]
+    lines.append("systemctl --no-block poweroff")
+    return "\n".join(lines) + "\n"
+
+
+def overlay(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str]) -> dict[str, tuple[bytes | str, int]]:
+    """bootlab's files in the root: {path: (content, mode)}; a str content is a symlink."""
+    from .initramfs import split_modules
+
+    files: dict[str, tuple[bytes | str, int]] = {}
+    names, params = split_modules(r.modules)
+    order = packages.load_order(kernel, names) if names else []
+    release = kernel.release
+    for _name, path in order:
+        files[f"/usr/lib/modules/{release}/{path}"] = ((kernel.modules / path).read_bytes(), 0o644)
+    for index in ("modules.dep", "modules.dep.bin", "modules.alias", "modules.alias.bin", "modules.symbols",
+                  "modules.symbols.bin", "modules.builtin", "modules.builtin.bin", "modules.order",
+                  "modules.softdep", "modules.devname", "modules.builtin.modinfo"):
+        if (kernel.modules / index).exists():
+            files[f"/usr/lib/modules/{release}/{index}"] = ((kernel.modules / index).read_bytes(), 0o644)
+    for inside, host in sorted(host_files.items()):
+        source = Path(host)
+        if not source.is_file():
+            raise RootfsError(f"file for the root filesystem not found: {host} (for {inside})")
+        files[inside] = (source.read_bytes(), source.stat().st_mode & 0o777)
+    modprobes = [f"/sbin/modprobe {name} {params.get(name.replace('-', '_'), '')}".rstrip() for name in names]
+    service = {"Type": "exec", "ExecStartPre": modprobes, "ExecStart": r.app,
+               "StandardOutput": "tty", "StandardError": "tty", "TTYPath": "/dev/console",
+               "TTYReset": "no", "TTYVHangup": "no", "RemainAfterExit": "yes"}
+    unit = {"Description": "the application (bootlab)", **r.app_unit}
+    files[f"/etc/systemd/system/{APP_UNIT}"] = (
+        _unit({"Unit": unit, "Service": service, "Install": {"WantedBy": "multi-user.target"}}).encode(), 0o644)
+    files[f"/etc/systemd/system/multi-user.target.wants/{APP_UNIT}"] = (f"/etc/systemd/system/{APP_UNIT}", 0)
+    if r.analyze:
+        files["/usr/local/sbin/bootlab-analyze"] = (analyze_script().encode(), 0o755)
+        analyze = {"Unit": {"Description": "systemd's view of the boot, after ready (bootlab)",
+                            "After": APP_UNIT},
+                   "Service": {"Type": "simple", "ExecStart": "/usr/local/sbin/bootlab-analyze",
+                               "Environment": "SYSTEMD_COLORS=0",
+                               "StandardOutput": "tty", "TTYPath": "/dev/console", "TTYReset": "no",
+                               "TTYVHangup": "no"},
+                   "Install": {"WantedBy": "multi-user.target"}}
+        files[f"/etc/systemd/system/{ANALYZE_UNIT}"] = (_unit(analyze).encode(), 0o644)
+        files[f"/etc/systemd/system/multi-user.target.wants/{ANALYZE_UNIT}"] = (
+            f"/etc/systemd/system/{ANALYZE_UNIT}", 0)
+    for unit_name in r.mask:
+        files[f"/etc/systemd/system/{unit_name}"] = ("/dev/null", 0)
+    if r.journal != "auto":
+        files["/etc/systemd/journald.conf.d/bootlab.conf"] = (f"[Journal]\nStorage={r.journal}\n".encode(), 0o644)
+    options = "rw" if r.writable else "ro"
+    passno = 1 if r.fsck and r.writable else 0
+    files["/etc/fstab"] = (f"/dev/vda / {r.fstype} {options} 0 {passno}\n".encode(), 0o644)
+    files["/etc/hostname"] = (b"bootlab\n", 0o644)
+    # init= the application: mounts, its modules, then the application; no service manager.
+    app_init = ["#!/bin/sh", "mount -t proc proc /proc", "mount -t sysfs sys /sys",
+                "mount -t devtmpfs dev /dev 2>/dev/null", "mount -t tmpfs tmp /tmp", "mount -t tmpfs run /run",
+                *modprobes, r.app, "sleep 2", "echo o > /proc/sysrq-trigger"]
+    files[APP_INIT] = ("\n".join(app_init).encode() + b"\n", 0o755)
+    return files
+
+
+def _mkfs(r: RootfsSection, tree: str, image: str) -> list[str]:
+    """The shell command that makes the image from the tree (inside the namespace)."""
+    fs = r.filesystem
+    q = shlex.quote
+    # The writable filesystems need a size: the tree's, with room to spare for the journal and writes.
+    size = f'truncate -s $(( $(du -sm {q(tree)} | cut -f1) * 13 / 10 + 96 ))M {q(image)} && '
+    if fs in ("ext4", "ext2"):
+        return size + f"mkfs.{fs} -q -F -L root -d {q(tree)} {q(image)}"
+    if fs == "btrfs":
+        return size + f"mkfs.btrfs -q -L root --rootdir {q(tree)} {q(image)}"
+    if fs == "f2fs":
+        return size + f"mkfs.f2fs -q -l root {q(image)} && sload.f2fs -f {q(tree)} {q(image)} > /dev/null"
+    if fs == "erofs":
+        return f"mkfs.erofs --quiet -Llabel {q(image)} {q(tree)}"
+    compression = fs.partition("-")[2] or "gzip"
+    return f"mksquashfs {q(tree)} {q(image)} -comp {compression} -noappend -quiet -no-progress"
+
+
+def image(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str]) -> Path:
+    """The disk image (raw), built once per content: the Debian tree, bootlab's files, the filesystem."""
+    _need(*MKFS[r.filesystem.partition("-")[0]], f"a {r.filesystem} root filesystem")
+    tree = debian_tree(r)
+    files = overlay(r, kernel, host_files)
+    content = hashlib.sha256()
+    for path, (data, mode) in sorted(files.items()):
+        content.update(f"{path}\0{mode}\0".encode() + (data if isinstance(data, bytes) else data.encode()))
+    key = _digest(tree.name, asdict(r), content.hexdigest())
+    out = packages.cache_dir() / "rootfs" / f"root-{key}.{r.filesystem}"
+    if out.exists():
+        return out
+    with tempfile.TemporaryDirectory(prefix="bootlab-rootfs-") as tmp:
+        work = Path(tmp)
+        added = work / "added"
+        for path, (data, mode) in files.items():
+            target = added / path.lstrip("/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(data, str):
+                target.symlink_to(data)
+            else:
+                target.write_bytes(data)
+                target.chmod(mode)
+        root, built = work / "root", work / "image"
+        q = shlex.quote
+        script = (f"set -e; mkdir {q(str(root))}; tar -C {q(str(root))} -xf {q(str(tree))}; "
+                  f"tar -C {q(str(added))} --owner=0 --group=0 -cf - . | tar -C {q(str(root))} --keep-directory-symlink -xf -; "
+                  + _mkfs(r, str(root), str(built))
+                  # the tree's files belong to the namespace's ids: remove them from inside
+                  + f"; rm -rf {q(str(root))}")
+        _run(_namespace() + ["sh", "-c", script], f"making the {r.filesystem} root filesystem image")
+        # The image leaves the namespace: make it the user's on the host.
+        shutil.move(str(built), out.with_suffix(".tmp"))
+    out.with_suffix(".tmp").replace(out)
+    return out
