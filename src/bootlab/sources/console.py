@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, SourceInfo, in_range
-from . import firmware, initcall, kernel_messages, uboot, userspace
+from . import firmware, initcall, kernel_messages, systemd_analyze, uboot, userspace
 from .initcall import InitcallReader
 from .lines import NOISE, clean, seconds_to_ns, split
 from .userspace import Patterns, UserspaceReader
@@ -92,6 +92,7 @@ class Interpreter:
         self.untimed_kernel: InitcallReader | None = None
         self.last_untimed: int | None = None
         self.replay = False  # the log printed again (untimed, its lines arrive long after)
+        self.analyze = systemd_analyze.ConsoleOutputs(boot, file)  # what the guest printed after ready
         self.printk_zero: int | None = None  # what printk time 0 is stamped as (see JIFFIES_STARTS)
 
     def printk_time(self, stamp: int, lineno: int) -> int:
@@ -173,6 +174,8 @@ class Interpreter:
             self.replay = True
         elif text.startswith(DMESG_DUMP_END):
             self.replay = False
+        elif self.analyze.feed(text, lineno):
+            return
         self.user.patterns_seen(clock or Clock.HOST, t, text, lineno)
         if self.untimed_kernel is None and not self.in_kernel and kernel_messages.is_banner(text):
             self.untimed_kernel = InitcallReader(self.boot, self.file, Clock.HOST)

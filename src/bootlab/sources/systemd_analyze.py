@@ -37,6 +37,10 @@ def marker(name: str, edge: str) -> str:
     return f"==== bootlab-systemd-analyze {name} {edge} ===="
 
 
+_MARKER = re.compile(r"^==== bootlab-systemd-analyze (?P<name>[a-z-]+) (?P<edge>begin|end) ====")
+_VARIANT = {"time": "systemd-time", "blame": "systemd-blame", "critical-chain": "systemd-critical-chain"}
+
+
 FORMATS = ("systemd-time", "systemd-blame", "systemd-critical-chain", "systemd-plot-json")
 
 _UNITS = {
@@ -223,3 +227,41 @@ def _plot_json(boot: Boot, file: str, data: bytes) -> int:
                        str(unit["name"]), attrs={"source": "plot"}))
         count += 1
     return count
+
+
+class ConsoleOutputs:
+    """systemd-analyze's outputs printed on a console between marker() lines (the reference
+    device's guest prints them after ready): each read as its own file would be, with the
+    console's line numbers, and its text kept in boot.meta["systemd_analyze"]."""
+
+    def __init__(self, boot: Boot, file: str) -> None:
+        self.boot, self.file = boot, file
+        self.name: str | None = None
+        self.first = 0
+        self.lines: list[str] = []
+
+    def feed(self, text: str, lineno: int) -> bool:
+        """Whether the console line belongs to an output (taken here)."""
+        m = _MARKER.match(text)
+        if m is None:
+            if self.name is not None:
+                self.lines.append(text)
+            return self.name is not None
+        if m.group("edge") == "begin":
+            if self.name is not None:
+                self.boot.warn(self.file, lineno, f"systemd-analyze {self.name}: no end marker before the next output")
+            self.name, self.first, self.lines = m.group("name"), lineno, []
+        elif self.name == m.group("name"):
+            self._parse()
+            self.name = None
+        return True
+
+    def _parse(self) -> None:
+        variant = _VARIANT.get(self.name)
+        if variant is None:
+            self.boot.warn(self.file, self.first, f"systemd-analyze {self.name}: not an output bootlab reads")
+            return
+        text = "\n".join(self.lines) + "\n"
+        self.boot.meta.setdefault("systemd_analyze", {})[self.name] = text
+        # Blank lines ahead keep the console's numbering in what parse() reports.
+        parse(self.boot, self.file, b"\n" * self.first + text.encode(), variant)

@@ -164,15 +164,17 @@ def _unit(sections: dict[str, dict[str, str | list[str]]]) -> str:
 
 
 def analyze_script(app_unit: str = APP_UNIT) -> str:
-    """Run after ready: wait for the boot to finish, print systemd's view between markers."""
+    """Run after ready: wait for the boot to finish, then print systemd's view between markers.
+    Collected first and printed in one write, so a login prompt or the application's last
+    words do not land inside an output."""
     from ..sources.systemd_analyze import ANALYZE_COMMANDS, marker
 
-    lines = ["#!/bin/sh", "systemctl is-system-running --wait > /dev/null 2>&1"]
+    lines = ["#!/bin/sh", "systemctl is-system-running --wait > /dev/null 2>&1", "{"]
     for name, command in ANALYZE_COMMANDS:
         command = command.replace("{unit}", app_unit)
         lines += [f"echo '{marker(name, 'begin')}'", f"systemd-analyze --no-pager {command} 2>&1",
                   f"echo '{marker(name, 'end')}'"]
-    lines.append("systemctl --no-block poweroff")
+    lines += ["} > /run/bootlab-analyze", "cat /run/bootlab-analyze", "systemctl --no-block poweroff"]
     return "\n".join(lines) + "\n"
 
 
