@@ -20,6 +20,7 @@ from ..advice import Finding
 from ..advice.drivers import SLOW_INITCALL_NS, is_builtin
 from ..render.fmt import span
 from ..sources import bootlab_capture
+from ..targets import rootfs
 from ..targets.reference import Target
 from ..timeline import Boot, Kind
 from .patch import arg_name, kernel_args
@@ -35,6 +36,8 @@ class Facts:
 
     lpj: int | None = None
     tsc_khz: int | None = None
+    units: list[tuple[str, int]] = field(default_factory=list)  # systemd-analyze blame, slowest first
+    chain: set[str] = field(default_factory=set)  # the units on the application's critical chain
 
 
 def console_lines(capture: bytes) -> list[str]:
@@ -44,7 +47,11 @@ def console_lines(capture: bytes) -> list[str]:
 def facts_from(boot: Boot) -> Facts:
     """lpj and the TSC rate the kernel reported (the kernel log printed after ready with
     initramfs.dmesg shows them even under quiet)."""
-    return Facts(lpj=boot.meta.get("lpj"), tsc_khz=boot.meta.get("tsc_khz"))
+    blamed = [(ev.name, ev.dur) for ev in boot.of_kind(Kind.UNIT)
+              if (ev.attrs or {}).get("source") == "blame" and ev.dur is not None]
+    chain = {ev.name for ev in boot.of_kind(Kind.UNIT) if (ev.attrs or {}).get("critical_chain")}
+    return Facts(lpj=boot.meta.get("lpj"), tsc_khz=boot.meta.get("tsc_khz"),
+                 units=sorted(blamed, key=lambda u: (-u[1], u[0])), chain=chain)
 
 
 def app_output(capture: bytes, ready: str) -> list[str]:
@@ -136,6 +143,64 @@ def builtin(t: Target, facts: Facts) -> list[Candidate]:
         add(True, "console-921600", "console UART at 921600 baud",
             {"target": {"append": f"console={device},921600", "console_baud": 921600}},
             ("the host's serial adapter must support the speed",))
+    return out + userspace(t, facts)
+
+
+# -- userspace: the systemd device's levers (a [rootfs] table; targets/rootfs.py) ----------
+
+MASK_CANDIDATES = 8  # the slowest units off the application's critical chain, one candidate each
+MASKABLE = (".service", ".timer", ".mount", ".socket", ".path")
+# What systemd itself stands on (the journal has its own lever: rootfs.journal).
+NEVER_MASKED = {rootfs.APP_UNIT, rootfs.ANALYZE_UNIT, "-.mount", "init.scope", "systemd-journald.service",
+                "systemd-journald.socket"}
+
+
+def off_chain(facts: Facts, masked: list[str]) -> list[tuple[str, int]]:
+    """The units systemd-analyze blamed that are not on the application's critical chain and
+    can be masked, slowest first."""
+    return [(unit, dur) for unit, dur in facts.units
+            if unit.endswith(MASKABLE) and unit not in facts.chain and unit not in NEVER_MASKED
+            and unit not in masked]
+
+
+def userspace(t: Target, facts: Facts) -> list[Candidate]:
+    """Masking what the application does not wait for, the application's unit started early,
+    a volatile journal, no status lines, the application as PID 1, and the root filesystem.
+    A unit masked that the application needed stops the boot short of ready: that boot
+    fails and the candidate is not kept."""
+    r = t.rootfs
+    if r is None:
+        return []
+    out: list[Candidate] = []
+    names = {arg_name(a) for a in kernel_args(t.cmdline())}
+    masks = off_chain(facts, r.mask)
+    check = "a unit the application needed makes the boot fail to reach ready, and is not kept"
+    for unit, dur in masks[:MASK_CANDIDATES]:
+        out.append(Candidate(f"mask-{unit}", f"mask {unit} (not on the application's critical chain; it took "
+                                             f"{span(dur)})", {"rootfs": {"mask": [unit]}}, notes=[check]))
+    if len(masks) > 1:
+        out.append(Candidate("mask-off-chain", f"mask the {len(masks)} units off the application's critical chain",
+                             {"rootfs": {"mask": [u for u, _ in masks]}}, notes=[check]))
+    if r.app_unit.get("DefaultDependencies") != "no":
+        out.append(Candidate("app-early", "DefaultDependencies=no for the application's unit: it starts without "
+                                          "waiting for sysinit.target and basic.target",
+                             {"rootfs": {"app_unit": {"DefaultDependencies": "no"}}}))
+    if r.journal != "volatile":
+        out.append(Candidate("journal-volatile", "journald Storage=volatile: the journal kept in RAM, never flushed "
+                                                 "to the disk", {"rootfs": {"journal": "volatile"}}))
+    if "systemd.show_status" not in names:
+        out.append(Candidate("no-status", "systemd.show_status=false: no status line per unit on the console",
+                             {"target": {"append": "systemd.show_status=false"}}))
+    if r.init != "app":
+        out.append(Candidate("init-app", "init= the application: a script as PID 1 that loads its modules and "
+                                         "starts it, no systemd", {"rootfs": {"init": "app"}},
+                             notes=["nothing supervises or restarts the application; systemd's view is lost"]))
+    if r.writable:
+        out.append(Candidate("rootfs-ro", "the root mounted read-only: no check, no remount",
+                             {"rootfs": {"read_only": True}}))
+    if r.filesystem != "erofs":
+        out.append(Candidate("rootfs-erofs", "the root filesystem as erofs (read-only, compact)",
+                             {"rootfs": {"filesystem": "erofs"}}))
     return out
 
 

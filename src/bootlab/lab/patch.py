@@ -19,7 +19,9 @@ import re
 # Arguments whose value is a comma-separated list that patches add to.
 LIST_ARGS = ("initcall_blacklist", "module_blacklist")
 # Tables of named settings that patches add to (a setting named again is replaced).
-MERGED = (("kconfig", "options"), ("bootloader", "env"))
+MERGED = (("kconfig", "options"), ("bootloader", "env"), ("rootfs", "app_unit"))
+# Lists that patches add to (a unit masked by one patch stays masked by the next).
+JOINED = (("rootfs", "mask"),)
 # A kernel argument: a run of non-blanks, where double quotes may protect blanks.
 _ARG = re.compile(r'(?:[^\s"]+|"[^"]*")+')
 
@@ -72,6 +74,8 @@ def apply(description: dict, patch: dict) -> dict:
             below = out[section].get(key)
             if (section, key) in MERGED and isinstance(value, dict) and isinstance(below, dict):
                 out[section][key] = {**below, **copy.deepcopy(value)}
+            elif (section, key) in JOINED and isinstance(value, list) and isinstance(below, list):
+                out[section][key] = below + [v for v in value if v not in below]
             elif key != "append":
                 out[section][key] = copy.deepcopy(value)
         if "append" in values:

@@ -194,8 +194,9 @@ def from_dict(data: dict, where=lambda *path: "") -> Target:
         for key, message in t.rootfs.problems():
             raise TargetError(f"{where('rootfs', key)}rootfs.{key}: {message}")
         # The initramfs only mounts the root: what it would run belongs to [rootfs].
-        for key in data.get("initramfs", {}):
-            if key != "compression":
+        unused = {k: v for k, v in asdict(InitramfsSection()).items() if k != "compression"}
+        for key, value in asdict(t.initramfs).items():
+            if key in unused and value != unused[key]:
                 raise TargetError(f"{where('initramfs', key)}initramfs.{key}: with a [rootfs] table the initramfs "
                                   "only mounts the root; the application and its files are rootfs.app, "
                                   "rootfs.modules and rootfs.files")

@@ -1,0 +1,102 @@
+"""systemd's view of a boot, printed by the systemd device's guest after ready and read from
+the console capture (sources/systemd_analyze.ConsoleOutputs), and the userspace candidates
+the optimizer draws from it (lab/candidates.userspace).  The capture is a real boot of
+demo/systemd.toml (tests/data/real/systemd.capture.gz)."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from bootlab.lab.candidates import Facts, builtin, facts_from, userspace
+from bootlab.lab.patch import apply
+from bootlab.sources import read
+from bootlab.sources.systemd_analyze import marker
+from bootlab.targets import reference, rootfs
+from bootlab.targets.description import TargetError
+from bootlab.timeline import Clock, Kind
+
+DATA = Path(__file__).parent / "data" / "real"
+DEMO = Path(__file__).resolve().parents[1] / "demo" / "systemd.toml"
+
+
+@pytest.fixture(scope="module")
+def boot():
+    return read([str(DATA / "systemd.capture.gz")])
+
+
+def test_the_outputs_printed_after_ready_are_read_into_the_timeline(boot):
+    assert sorted(boot.meta["systemd_analyze"]) == ["blame", "critical-chain", "time"]
+    assert boot.meta["systemd_time"] == {"kernel": 3_966_000_000, "userspace": 12_606_000_000}
+    assert not [d for d in boot.diagnostics if "systemd" in d.message]
+    units = boot.of_kind(Kind.UNIT)
+    blamed = {ev.name: ev.dur for ev in units if (ev.attrs or {}).get("source") == "blame"}
+    assert blamed["e2scrub_reap.service"] == 2_595_000_000 and len(blamed) >= 25
+    chain = [ev for ev in units if (ev.attrs or {}).get("critical_chain")]
+    assert chain[0].name == rootfs.APP_UNIT and chain[-1].name == "-.slice"
+    # The chain's @ times are on systemd's userspace clock, linked to the kernel's by `time`.
+    assert all(ev.clock == Clock.USERSPACE for ev in chain) and Clock.USERSPACE in boot.clocks
+    # Each unit names the console line it came from.
+    lines = gzip.decompress((DATA / "systemd.capture.gz").read_bytes()).decode(errors="replace").splitlines()
+    e2scrub = next(ev for ev in units if ev.name == "e2scrub_reap.service")
+    assert "e2scrub_reap.service" in lines[e2scrub.line - 1]
+
+
+def test_an_output_cut_short_is_a_warning_not_a_silent_loss(tmp_path):
+    text = gzip.decompress((DATA / "systemd.capture.gz").read_bytes())
+    end = marker("blame", "end").encode()
+    cut = tmp_path / "cut.capture"
+    cut.write_bytes(text.replace(end, b"", 1))
+    b = read([str(cut)])
+    assert any("no end marker" in d.message for d in b.diagnostics)
+    assert "blame" not in b.meta["systemd_analyze"] and "time" in b.meta["systemd_analyze"]
+
+
+def test_the_userspace_candidates_come_from_the_collected_chain(boot):
+    t = reference.load(str(DEMO))
+    facts = facts_from(boot)
+    found = {c.name: c for c in userspace(t, facts)}
+    assert "mask-e2scrub_reap.service" in found and "mask-getty-static.service" in found
+    # Nothing on the application's critical chain, nor what systemd itself stands on.
+    masked = set(found["mask-off-chain"].patch["rootfs"]["mask"])
+    assert not masked & facts.chain and "systemd-journald.service" not in masked
+    assert not any(m.endswith((".device", ".target", ".slice")) for m in masked)
+    for name in ("app-early", "journal-volatile", "no-status", "init-app", "rootfs-ro", "rootfs-erofs"):
+        assert name in found
+    assert {c.name for c in builtin(t, facts)} >= set(found)
+    # A device without a Debian root has none of them.
+    assert userspace(reference.from_dict({"name": "busybox"}), facts) == []
+    assert not userspace(t, Facts())[0].name.startswith("mask-")
+
+
+def test_masks_from_two_patches_add_up():
+    t = reference.load(str(DEMO))
+    once = apply(t.to_dict(), {"rootfs": {"mask": ["e2scrub_reap.service"]}})
+    twice = apply(once, {"rootfs": {"mask": ["getty-static.service", "e2scrub_reap.service"]}})
+    assert twice["rootfs"]["mask"] == ["e2scrub_reap.service", "getty-static.service"]
+    early = apply(twice, {"rootfs": {"app_unit": {"DefaultDependencies": "no"}}})
+    assert reference.from_dict(early).rootfs.app_unit == {"DefaultDependencies": "no"}
+
+
+def test_a_rootfs_table_with_a_mistake_names_its_file_and_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\n[rootfs]\nfilesystem = "jffs2"\n')
+    with pytest.raises(TargetError, match=r"bad.toml:3.*rootfs.filesystem: filesystem must be one of ext4"):
+        reference.load(str(bad))
+    bad.write_text('name = "x"\n[initramfs]\napp = "grabber"\n[rootfs]\n')
+    with pytest.raises(TargetError, match=r"initramfs.app: with a \[rootfs\] table"):
+        reference.load(str(bad))
+    bad.write_text('name = "x"\n[rootfs]\nmask = ["bootlab-app.service"]\n')
+    with pytest.raises(TargetError, match="cannot be masked"):
+        reference.load(str(bad))
+
+
+def test_the_guest_scripts_and_units():
+    r = reference.load(str(DEMO)).rootfs
+    script = rootfs.analyze_script()
+    assert script.index("is-system-running --wait") < script.index(marker("time", "begin"))
+    assert f"critical-chain {rootfs.APP_UNIT}" in script
+    assert r.kernel_modules() == ["virtio_pci", "virtio_blk", "crc32c_generic", "ext4"]
+    assert not rootfs.RootfsSection(filesystem="squashfs-xz").writable
