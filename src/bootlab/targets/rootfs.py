@@ -5,7 +5,8 @@
     mirror = "http://deb.debian.org/debian"
     variant = "minbase"         # mmdebstrap's variant
     packages = ["systemd", "systemd-sysv", "udev", "kmod"]
-    filesystem = "ext4"         # ext4, ext2, squashfs (squashfs-gzip, -xz, -lz4, -lzo, -zstd), erofs, btrfs, f2fs
+    filesystem = "ext4"         # ext4, ext2, btrfs, f2fs, erofs (erofs-lz4, -lz4hc),
+                                # squashfs (squashfs-gzip, -xz, -lz4, -lzo, -zstd)
     read_only = false           # the root mounted read-only (squashfs and erofs always are)
     fsck = true                 # systemd checks the root before remounting it (fstab pass 1)
     init = "systemd"            # systemd, or app: the application as PID 1 (init= a script that starts it)
@@ -47,8 +48,8 @@ FILESYSTEMS = {
     "ext4": ("ext4", (_CRC32C, "ext4"), True),
     "ext2": ("ext2", (_CRC32C, "ext4"), True),  # Debian's ext4 driver serves ext2 (CONFIG_EXT4_USE_FOR_EXT2)
     "btrfs": ("btrfs", (_CRC32C, "xxhash_generic", "blake2b_generic", "btrfs"), True),
-    "f2fs": ("f2fs", ("f2fs",), True),
-    "erofs": ("erofs", (_CRC32C, "erofs"), False),
+    "f2fs": ("f2fs", ("crc32_generic", "f2fs"), True),
+    **{name: ("erofs", (_CRC32C, "erofs"), False) for name in ("erofs", "erofs-lz4", "erofs-lz4hc")},
     **{f"squashfs-{c}" if c != "squashfs" else "squashfs": ("squashfs", ("squashfs",), False)
        for c in ("squashfs", "gzip", "xz", "lz4", "lzo", "zstd")},
 }
@@ -129,7 +130,8 @@ def _need(tool: str, package: str, what: str) -> None:
 def _run(cmd: list[str], what: str) -> None:
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise RootfsError(f"{what} failed ({' '.join(cmd[:3])} ...): {(done.stderr or done.stdout)[-800:]}")
+        # The tools name the problem first (their usage text follows).
+        raise RootfsError(f"{what} failed: {(done.stderr or done.stdout).strip()[:600]}")
 
 
 def debian_tree(r: RootfsSection) -> Path:
@@ -246,9 +248,10 @@ def _mkfs(r: RootfsSection, tree: str, image: str) -> list[str]:
         return size + f"mkfs.btrfs -q -L root --rootdir {q(tree)} {q(image)}"
     if fs == "f2fs":
         return size + f"mkfs.f2fs -q -l root {q(image)} && sload.f2fs -f {q(tree)} {q(image)} > /dev/null"
-    if fs == "erofs":
-        return f"mkfs.erofs --quiet -Llabel {q(image)} {q(tree)}"
-    compression = fs.partition("-")[2] or "gzip"
+    kind, _, compression = fs.partition("-")
+    if kind == "erofs":
+        return f"mkfs.erofs --quiet {'-z' + compression if compression else ''} {q(image)} {q(tree)}"
+    compression = compression or "gzip"
     return f"mksquashfs {q(tree)} {q(image)} -comp {compression} -noappend -quiet -no-progress"
 
 
