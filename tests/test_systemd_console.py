@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bootlab.lab.campaign import NAME
 from bootlab.lab.candidates import Facts, builtin, facts_from, userspace
 from bootlab.lab.patch import apply
 from bootlab.sources import read
@@ -59,6 +60,9 @@ def test_the_userspace_candidates_come_from_the_collected_chain(boot):
     facts = facts_from(boot)
     found = {c.name: c for c in userspace(t, facts)}
     assert "mask-e2scrub_reap.service" in found and "mask-getty-static.service" in found
+    fuse = userspace(t, Facts(units=[("modprobe@fuse.service", 1_140_000_000)]))[0]
+    assert fuse.name == "mask-modprobe-fuse.service" and fuse.patch == {"rootfs": {"mask": ["modprobe@fuse.service"]}}
+    assert all(NAME.match(name) for name in found)  # each a campaign variant's name
     # Nothing on the application's critical chain, nor what systemd itself stands on.
     masked = set(found["mask-off-chain"].patch["rootfs"]["mask"])
     assert not masked & facts.chain and "systemd-journald.service" not in masked

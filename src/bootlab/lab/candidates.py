@@ -176,7 +176,8 @@ def userspace(t: Target, facts: Facts) -> list[Candidate]:
     masks = off_chain(facts, r.mask)
     check = "a unit the application needed makes the boot fail to reach ready, and is not kept"
     for unit, dur in masks[:MASK_CANDIDATES]:
-        out.append(Candidate(f"mask-{unit}", f"mask {unit} (not on the application's critical chain; it took "
+        # A variant's name has no '@' (modprobe@fuse.service): the unit's name made one.
+        out.append(Candidate("mask-" + re.sub(r"[^A-Za-z0-9_.+-]", "-", unit), f"mask {unit} (not on the application's critical chain; it took "
                                              f"{span(dur)})", {"rootfs": {"mask": [unit]}}, notes=[check]))
     if len(masks) > 1:
         out.append(Candidate("mask-off-chain", f"mask the {len(masks)} units off the application's critical chain",
