@@ -66,7 +66,9 @@ def test_a_read_only_filesystem_variant_boots(tmp_path, capsys):
 
 def test_a_masked_unit_the_application_needed_is_a_failed_run(tmp_path, capsys):
     # The application's unit needs sysinit.target (its default dependencies): masked, the
-    # unit's start fails and the ready line never comes.
+    # unit's start fails, the ready line never comes and the console falls silent: the
+    # boot is killed and recorded as not ok (a campaign counts it failed, never keeps it).
     _db, store = _boot(tmp_path, capsys, **{'filesystem = "ext4"': 'filesystem = "ext4"\nmask = ["sysinit.target"]'})
     run = store.get(1)
-    assert run.status == "failed" and "ready" in run.reason
+    assert run.status == "timeout" and run.reason.startswith("killed: silence"), (run.status, run.reason)
+    assert "ready" not in run.metrics and "at:ready" not in run.metrics
