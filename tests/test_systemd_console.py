@@ -15,7 +15,7 @@ from bootlab.lab.candidates import Facts, builtin, facts_from, userspace
 from bootlab.lab.patch import apply
 from bootlab.sources import read
 from bootlab.sources.systemd_analyze import marker
-from bootlab.targets import reference, rootfs
+from bootlab.targets import initramfs, packages, reference, rootfs
 from bootlab.targets.description import TargetError
 from bootlab.timeline import Clock, Kind
 
@@ -104,3 +104,13 @@ def test_the_guest_scripts_and_units():
     assert f"critical-chain {rootfs.APP_UNIT}" in script
     assert r.kernel_modules() == ["virtio_pci", "virtio_blk", "crc32c_generic", "ext4"]
     assert not rootfs.RootfsSection(filesystem="squashfs-xz").writable
+
+
+def test_the_switch_root_initramfs_mounts_the_root_and_hands_over():
+    kernel = packages.kernel("generic", fetch=False)
+    spec = initramfs.InitramfsSpec(kernel, init="switch-root", root="/dev/vda erofs ro /sbin/init")
+    script = initramfs.init_files(spec, [], [])["init"].splitlines()
+    assert script[-1] == "exec switch_root /newroot /sbin/init"
+    assert any(line.startswith("mount -t erofs -o ro /dev/vda /newroot") for line in script)
+    with pytest.raises(initramfs.InitramfsError, match="DEVICE FSTYPE OPTIONS INIT"):
+        initramfs.init_files(initramfs.InitramfsSpec(kernel, init="switch-root", root="/dev/vda"), [], [])
