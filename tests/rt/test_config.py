@@ -120,7 +120,7 @@ def test_task_in_a_missing_server_and_servers_in_flat_plugins():
                        '[[task]]\nid = 1\nserver = 3\nperiod = 10\nwcet = 1\npriority = 0\n')
     assert "cfg:9: [[task]] #1: server: no server with id 3" in message
     message = error_of('plugin = "fp"\n[[server]]\nid = 0\nperiod = 10\nbudget = 2\npriority = 0\n')
-    assert "cfg:2: server: servers are for the hsf-fp plugin only" in message
+    assert "cfg:2: server: servers are for the hierarchical plugins (hsf-*) only" in message
 
 
 def test_wrong_types_and_ids_out_of_range():

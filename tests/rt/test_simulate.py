@@ -68,6 +68,25 @@ def test_idling_server_spends_its_budget_without_work():
     assert runs(config, 10) == [(1, 0, 4, 6)]
 
 
+def test_edf_servers_by_the_end_of_their_period_then_lower_id():
+    # Server 1 has the higher priority but the later period end: under hsf-edf server 0 runs
+    # first; at 10 ms both periods end together (20 ms) and the tie goes to server 0 again.
+    servers = (Server(0, 10_000, 3_000, 9), Server(1, 20_000, 4_000, 0))
+    tasks = (Task(1, 10_000, 3_000, 10_000, server=0), Task(2, 20_000, 4_000, 20_000, server=1))
+    schedule = Schedule.from_events(simulate(Config("hsf-edf", "ms", servers, tasks), 20 * MS), "hsf-edf")
+    assert [(w.owner, w.start // MS, w.end // MS) for w in schedule.windows] == [(0, 0, 3), (1, 3, 7), (0, 10, 13)]
+    fixed = Schedule.from_events(simulate(Config("hsf-fp", "ms", servers, tasks), 20 * MS), "hsf-fp")
+    assert [(w.owner, w.start // MS, w.end // MS) for w in fixed.windows][:2] == [(1, 0, 4), (0, 4, 7)]
+
+
+def test_tasks_inside_a_server_by_deadline_or_by_priority():
+    # One server; task 2 has the higher priority, task 1 the earlier deadline.
+    servers = (Server(0, 10_000, 10_000, 0),)
+    tasks = (Task(1, 20_000, 2_000, 5_000, priority=1, server=0), Task(2, 20_000, 2_000, 20_000, priority=0, server=0))
+    assert runs(Config("hsf-fp-edf", "ms", servers, tasks), 10) == [(1, 0, 0, 2), (2, 0, 2, 4)]
+    assert runs(Config("hsf-edf-fp", "ms", servers, tasks), 10) == [(2, 0, 0, 2), (1, 0, 2, 4)]
+
+
 def test_table3_server_windows_and_responses():
     config = load_config(DATA / "table3.toml")
     schedule = Schedule.from_events(simulate(config, hyperperiod_ns(config)), config.plugin)

@@ -7,7 +7,7 @@
    exhausted no later than the server's analytical response time (+ tolerance).
 4. The schedule equals the simulated one, as defined in docs/rt-analysis.md ("check"):
    after moving the trace's common start to 0, both are reduced to execution segments
-   (one job on the CPU) and, for hsf-fp, server windows (one server active); segments no
+   (one job on the CPU) and, for the hierarchical plugins, server windows (one server active); segments no
    longer than the tolerance are dropped and same-job segments separated by at most the
    tolerance merged; then the k-th segments must name the same job (server) and their
    boundaries differ by at most the tolerance.  Segments starting within the tolerance of
@@ -149,9 +149,9 @@ def _check_declarations(config: Config, trace: Trace, result: CheckResult) -> No
 
 
 def _common_start(config: Config, trace: Trace) -> int | None:
-    """The trace time of the common start: the first replenishment (hsf-fp), or the earliest
+    """The trace time of the common start: the first replenishment (hierarchical plugins), or the earliest
     release less its offset and the periods of the task's earlier jobs."""
-    if config.plugin == "hsf-fp":
+    if config.hierarchical:
         return next((e.time for e in trace.events if e.name == "replenish"), None)
     tasks = {t.id: t for t in config.tasks}
     starts = [e.time - (tasks[e["task"]].offset + e["job"] * tasks[e["task"]].period) * US
@@ -213,7 +213,7 @@ def _check_against_simulation(config: Config, schedule: Schedule, origin: int, l
     recorded = [Segment(g.start - origin, g.end - origin, g.owner, g.job, g.open) for g in schedule.segments if g.start < limit]
     _compare(ideal.segments, recorded, span, tolerance, origin, result, "job on the CPU",
              lambda g: f"{schedule.task_label(g.owner)} job {g.job}")
-    if config.plugin == "hsf-fp":
+    if config.hierarchical:
         windows = [Segment(g.start - origin, g.end - origin, g.owner, 0, g.open) for g in schedule.windows if g.start < limit]
         _compare(ideal.windows, windows, span, tolerance, origin, result, "active server",
                  lambda g: schedule.server_label(g.owner))

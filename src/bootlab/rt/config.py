@@ -12,7 +12,12 @@ from pathlib import Path
 from ..sourcemap import SourceMap, json_source_map, toml_source_map
 from .units import scale_to_us
 
-PLUGINS = ("fp", "edf", "hsf-fp")
+# Hierarchical plugins are "hsf-" + the servers' policy, then "-" + the tasks' policy when it
+# differs: hsf-fp and hsf-edf schedule both levels alike, hsf-edf-fp has servers by deadline
+# and tasks by priority inside them, hsf-fp-edf the reverse.
+HIERARCHICAL = {"hsf-fp": ("fp", "fp"), "hsf-edf": ("edf", "edf"), "hsf-fp-edf": ("fp", "edf"),
+                "hsf-edf-fp": ("edf", "fp")}
+PLUGINS = ("fp", "edf", *HIERARCHICAL)
 UNITS = ("us", "ms")
 MAX_SERVER_ID = 63
 MAX_TASK_ID = 255
@@ -62,6 +67,20 @@ class Config:
     servers: tuple[Server, ...]
     tasks: tuple[Task, ...]
     source: str = ""
+
+    @property
+    def hierarchical(self) -> bool:
+        return self.plugin in HIERARCHICAL
+
+    @property
+    def server_policy(self) -> str | None:
+        """How servers are chosen ("fp" or "edf"); None without servers."""
+        return HIERARCHICAL[self.plugin][0] if self.hierarchical else None
+
+    @property
+    def task_policy(self) -> str:
+        """How tasks are chosen ("fp" or "edf"), inside each server when hierarchical."""
+        return HIERARCHICAL[self.plugin][1] if self.hierarchical else self.plugin
 
     def server(self, server_id: int) -> Server:
         return next(s for s in self.servers if s.id == server_id)
@@ -149,9 +168,9 @@ class _Checker:
             self.problem(("unit",), f"unknown unit {unit!r} (expected \"us\" or \"ms\")")
             unit = "us"
         server_entries = self.entries(document, "server")
-        if server_entries and plugin != "hsf-fp":
-            self.problem(("server",), f"servers are for the hsf-fp plugin only, not {plugin!r}")
-        servers = tuple(s for i, e in enumerate(server_entries) if (s := self.server(i, e, unit)))
+        if server_entries and not _is_hierarchical(plugin):
+            self.problem(("server",), f"servers are for the hierarchical plugins (hsf-*) only, not {plugin!r}")
+        servers = tuple(s for i, e in enumerate(server_entries) if (s := self.server(i, e, unit, plugin)))
         self.unique_ids("server", [s.id for s in servers])
         server_ids = {s.id for s in servers}
         tasks = tuple(t for i, e in enumerate(self.entries(document, "task")) if (t := self.task(i, e, unit, plugin, server_ids)))
@@ -165,7 +184,7 @@ class _Checker:
             return []
         return entries
 
-    def server(self, index: int, entry: object, unit: str) -> Server | None:
+    def server(self, index: int, entry: object, unit: str, plugin: object) -> Server | None:
         path = ("server", index)
         if not self.is_table(path, entry, _SERVER_KEYS):
             return None
@@ -173,7 +192,7 @@ class _Checker:
             id=self.integer(path, entry, "id", 0, MAX_SERVER_ID),
             period=self.time(path, entry, "period", unit),
             budget=self.time(path, entry, "budget", unit),
-            priority=self.integer(path, entry, "priority", 0, MAX_PRIORITY),
+            priority=self.integer(path, entry, "priority", 0, MAX_PRIORITY, default=_optional_priority(plugin, 0)),
             name=self.name(path, entry),
         )
         if server.period > 0 and not 0 < server.budget <= server.period:
@@ -184,14 +203,14 @@ class _Checker:
         path = ("task", index)
         if not self.is_table(path, entry, _TASK_KEYS):
             return None
-        if plugin == "hsf-fp":
+        if _is_hierarchical(plugin):
             server = entry.get("server")
             if server is None:
                 self.problem(path + ("server",), "missing key (the id of the server the task runs in)", self.where.line_of(path))
             elif isinstance(server, bool) or not isinstance(server, int) or server not in server_ids:
                 self.problem(path + ("server",), f"no server with id {server!r}")
         elif "server" in entry:
-            self.problem(path + ("server",), f"tasks have a server with the hsf-fp plugin only, not {plugin!r}")
+            self.problem(path + ("server",), f"tasks have a server with the hierarchical plugins (hsf-*) only, not {plugin!r}")
             server = None
         else:
             server = None
@@ -201,7 +220,7 @@ class _Checker:
             period=period,
             wcet=self.time(path, entry, "wcet", unit),
             deadline=self.time(path, entry, "deadline", unit, default=period),
-            priority=self.integer(path, entry, "priority", 0, MAX_PRIORITY, default=0 if plugin == "edf" else None),
+            priority=self.integer(path, entry, "priority", 0, MAX_PRIORITY, default=_optional_priority(plugin, 1)),
             offset=self.time(path, entry, "offset", unit, default=0, positive=False),
             jobs=self.integer(path, entry, "jobs", 0, None, default=0),
             server=server,
@@ -276,6 +295,17 @@ class _Checker:
             if ident in seen:
                 self.problem((table, index, "id"), f"duplicate {table} id {ident}")
             seen.add(ident)
+
+
+def _is_hierarchical(plugin: object) -> bool:
+    return isinstance(plugin, str) and plugin in HIERARCHICAL
+
+
+def _optional_priority(plugin: object, level: int) -> int | None:
+    """Priorities are required where fixed priority uses them (level 0: the servers, 1: the
+    tasks) and default to 0 where EDF ignores them."""
+    policies = HIERARCHICAL[plugin] if _is_hierarchical(plugin) else (plugin, plugin)
+    return 0 if policies[level] == "edf" else None
 
 
 def _describe(path: tuple) -> str:

@@ -1,11 +1,14 @@
 """`bootlab rt analyze`: the analysis applied to a configuration, per server and per task.
 
-- hsf-fp, global level: the servers are periodic tasks (C = budget, T = period, D = T) under
-  fixed priority: exact response-time analysis.
-- hsf-fp, local level: each server is the supply Γ(Π, Θ) of its tasks; fixed-priority
-  tasks are checked against Shin & Lee's bound and against the tighter bound that uses the
-  server's response time R (budget delivered within R of each period start).  Whether EDF
-  inside the server would also fit is reported for information.
+- hierarchical plugins (hsf-*), global level: the servers are periodic tasks (C = budget,
+  T = period, D = T) under fixed priority (exact response-time analysis) or EDF (the demand
+  test, and Spuri's response times).
+- local level: each server is the supply Γ(Π, Θ) of its tasks; the tasks are checked
+  against Shin & Lee's bound and against the tighter bound that uses the server's response
+  time R (budget delivered within R of each period start): fixed-priority tasks by
+  response-time analysis on that supply, EDF tasks by the demand test on it (their bound:
+  Spuri's response time on the supply).  Under fixed priority, whether EDF inside the server
+  would also fit is reported for information.
 - fp: response-time analysis (exact for synchronous release); edf: QPA (exact) and
   Spuri's response times (upper bounds).
 
@@ -64,7 +67,7 @@ class TaskResult:
     wcrt: int | None              # µs: the tightest bound (the one `check` uses)
     schedulable: bool
     method: str
-    # hsf-fp only
+    # hierarchical plugins only
     wcrt_shin_lee: int | None = None
     local_edf_schedulable: bool | None = None
     note: str = ""
@@ -112,8 +115,16 @@ def _fp_response_times(items: list, supply) -> dict[int, int | None]:
     }
 
 
+def _edf_results(tasks: list[Task], supply, demand: analysis.DemandTest, method: str) -> list[TaskResult]:
+    """Tasks under EDF on `supply`: schedulable by the demand test (exact on the supply),
+    bounded by Spuri's response time on it (at most the deadline when the test holds: the
+    demand due by a job's deadline is then supplied by it)."""
+    return [TaskResult(task, wcrt, demand.schedulable, method)
+            for task, wcrt in zip(tasks, analysis.edf_response_times([_model(t) for t in tasks], supply))]
+
+
 def analyze(config: Config) -> Analysis:
-    if config.plugin == "hsf-fp":
+    if config.hierarchical:
         return _analyze_hierarchical(config)
     tasks = list(config.tasks)
     result = Analysis(config, LevelSummary.of([_model(t) for t in tasks]))
@@ -123,17 +134,28 @@ def analyze(config: Config) -> Analysis:
             wcrt = response[task.id]
             result.tasks.append(TaskResult(task, wcrt, wcrt is not None and wcrt <= task.deadline, "response-time analysis"))
     else:
-        models = [_model(t) for t in tasks]
-        result.edf_demand = analysis.edf_demand_test(models, DedicatedSupply())
-        for task, wcrt in zip(tasks, analysis.edf_response_times(models)):
-            result.tasks.append(TaskResult(task, wcrt, wcrt is not None and wcrt <= task.deadline, "EDF response time (Spuri)"))
+        result.edf_demand = analysis.edf_demand_test([_model(t) for t in tasks], DedicatedSupply())
+        result.tasks = _edf_results(tasks, DedicatedSupply(), result.edf_demand, "EDF response time (Spuri)")
     return result
+
+
+def _server_response_times(config: Config) -> tuple[dict[int, int | None], analysis.DemandTest | None]:
+    """The servers as periodic tasks (C = budget, T = D = period) on the whole CPU: by
+    response-time analysis under fixed priority, by the demand test and Spuri's response
+    times under EDF."""
+    servers = list(config.servers)
+    if config.server_policy == "fp":
+        return _fp_response_times(servers, DedicatedSupply()), None
+    models = [_model(s) for s in servers]
+    demand = analysis.edf_demand_test(models, DedicatedSupply())
+    wcrt = analysis.edf_response_times(models)
+    return {s.id: (r if demand.schedulable else None) for s, r in zip(servers, wcrt)}, demand
 
 
 def _analyze_hierarchical(config: Config) -> Analysis:
     servers = list(config.servers)
     result = Analysis(config, LevelSummary.of([_model(s) for s in servers]))
-    server_wcrt = _fp_response_times(servers, DedicatedSupply())
+    server_wcrt, result.edf_demand = _server_response_times(config)
     for server in servers:
         members = list(config.tasks_in(server.id))
         server_result = ServerResult(server, server_wcrt[server.id], analysis.utilization([_model(t) for t in members]))
@@ -145,17 +167,27 @@ def _analyze_hierarchical(config: Config) -> Analysis:
             continue
         shin_lee = PeriodicSupply.shin_lee(server.period, server.budget)
         tight = PeriodicSupply(server.period, server.budget, server_result.wcrt)
+        local_edf = analysis.edf_demand_test([_model(t) for t in members], tight)
+        if config.task_policy == "edf":
+            loose = _edf_results(members, shin_lee, analysis.edf_demand_test([_model(t) for t in members], shin_lee), "")
+            for task_result, shin_lee_result in zip(_edf_results(members, tight, local_edf, _EDF_IN_SERVER), loose):
+                task_result.wcrt_shin_lee = shin_lee_result.wcrt
+                task_result.local_edf_schedulable = local_edf.schedulable
+                result.tasks.append(task_result)
+            continue
         loose = _fp_response_times(members, shin_lee)
         tightest = _fp_response_times(members, tight)
-        local_edf = analysis.edf_demand_test([_model(t) for t in members], tight).schedulable
         for task in members:
             wcrt = tightest[task.id]
             result.tasks.append(TaskResult(
-                task, wcrt, wcrt is not None and wcrt <= task.deadline,
-                "periodic resource model with server response time",
-                wcrt_shin_lee=loose[task.id], local_edf_schedulable=local_edf))
+                task, wcrt, wcrt is not None and wcrt <= task.deadline, _FP_IN_SERVER,
+                wcrt_shin_lee=loose[task.id], local_edf_schedulable=local_edf.schedulable))
     result.tasks.sort(key=lambda r: r.task.id)
     return result
+
+
+_FP_IN_SERVER = "periodic resource model with server response time"
+_EDF_IN_SERVER = "EDF demand test and response time on the periodic resource with server response time"
 
 
 def _time(us: int | None, unit: str) -> str | None:
@@ -174,13 +206,13 @@ def to_dict(result: Analysis) -> dict:
         "plugin": result.config.plugin,
         "unit": unit,
         "schedulable": result.schedulable,
-        ("servers_level" if result.config.plugin == "hsf-fp" else "task_set"): result.level.to_dict(),
+        ("servers_level" if result.config.hierarchical else "task_set"): result.level.to_dict(),
     }
     if result.edf_demand is not None:
         doc["edf_demand_test"] = {"schedulable": result.edf_demand.schedulable,
                                   "failure_at": number(result.edf_demand.failure_at, unit),
                                   "checked_up_to": number(result.edf_demand.checked_up_to, unit)}
-    if result.config.plugin == "hsf-fp":
+    if result.config.hierarchical:
         doc["servers"] = [{
             "id": r.server.id, "name": r.server.label, "priority": r.server.priority,
             "period": number(r.server.period, unit), "budget": number(r.server.budget, unit),
@@ -192,7 +224,7 @@ def to_dict(result: Analysis) -> dict:
         "period": number(r.task.period, unit), "deadline": number(r.task.deadline, unit), "wcet": number(r.task.wcet, unit),
         "wcrt": number(r.wcrt, unit), "wcrt_us": r.wcrt, "schedulable": r.schedulable, "method": r.method,
         **({"wcrt_shin_lee": number(r.wcrt_shin_lee, unit), "local_edf_schedulable": r.local_edf_schedulable}
-           if result.config.plugin == "hsf-fp" else {}),
+           if result.config.hierarchical else {}),
         **({"note": r.note} if r.note else {}),
     } for r in result.tasks]
     return doc
@@ -211,6 +243,14 @@ def _level_line(level: LevelSummary, what: str) -> str:
             f"({'met' if summary['hyperbolic_met'] else 'not met'}, must be <= 2)")
 
 
+def _demand_line(out: list[str], demand: analysis.DemandTest | None, unit: str) -> None:
+    if demand is not None:
+        verdict = "holds" if demand.schedulable else (
+            f"fails at t = {_time(demand.failure_at, unit)}" if demand.failure_at is not None
+            else "fails: utilisation above 1")
+        out.append(f"  demand bound dbf(t) <= t: {verdict}")
+
+
 def to_text(result: Analysis) -> str:
     config = result.config
     unit = config.unit
@@ -219,15 +259,19 @@ def to_text(result: Analysis) -> str:
         return _time(us, unit) or ">T"   # a response beyond the period is not bounded here
 
     out = [f"{config.source}: plugin {config.plugin}, times in {unit}", ""]
-    if config.plugin == "hsf-fp":
-        out.append("Servers as periodic tasks (C = budget, T = D = period), fixed priority, exact response-time analysis")
+    if config.hierarchical:
+        out.append("Servers as periodic tasks (C = budget, T = D = period), " + (
+            "fixed priority, exact response-time analysis" if config.server_policy == "fp"
+            else "EDF, processor demand criterion (QPA); WCRT: Spuri's bound"))
         out.append(_level_line(result.level, "servers"))
+        _demand_line(out, result.edf_demand, unit)
         out.append(format_table(
             ["server", "id", "prio", "period", "budget", "WCRT", "tasks' U", "schedulable"],
             [[r.server.label, r.server.id, r.server.priority, show(r.server.period), show(r.server.budget),
               show(r.wcrt), f"{float(r.task_utilization):.3f}", _yes(r.schedulable)] for r in result.servers]))
         out.append("")
-        out.append("Tasks in servers, fixed priority on the periodic resource Γ(Π, Θ): WCRT uses the server's")
+        out.append("Tasks in servers, " + ("fixed priority" if config.task_policy == "fp" else "EDF (demand test)")
+                   + " on the periodic resource Γ(Π, Θ): WCRT uses the server's")
         out.append("response time R (budget within R of each period start); Γ(Π,Θ) is Shin & Lee's bound")
         out.append(format_table(
             ["task", "id", "server", "prio", "period", "deadline", "wcet", "WCRT", "Γ(Π,Θ)", "local EDF", "schedulable"],
@@ -240,11 +284,7 @@ def to_text(result: Analysis) -> str:
                  else "EDF, processor demand criterion (QPA); WCRT: Spuri's bound")
         out.append(title)
         out.append(_level_line(result.level, "tasks"))
-        if result.edf_demand is not None:
-            verdict = "holds" if result.edf_demand.schedulable else (
-                f"fails at t = {_time(result.edf_demand.failure_at, unit)}" if result.edf_demand.failure_at is not None
-                else "fails: utilisation above 1")
-            out.append(f"  demand bound dbf(t) <= t: {verdict}")
+        _demand_line(out, result.edf_demand, unit)
         out.append(format_table(
             ["task", "id", "prio", "period", "deadline", "wcet", "WCRT", "schedulable"],
             [[r.task.label, r.task.id, r.task.priority, show(r.task.period), show(r.task.deadline), show(r.task.wcet),

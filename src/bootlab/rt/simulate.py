@@ -90,7 +90,7 @@ class _Simulation:
     def __init__(self, config: Config, overrides, enforce: bool = False) -> None:
         self.config = config
         self.enforce = enforce
-        self.hierarchical = config.plugin == "hsf-fp"
+        self.hierarchical = config.hierarchical
         self.overrides: Mapping[tuple[int, int | None], int] = {(o.task, o.job): o.exec_ns for o in overrides}
         self.servers = [_Server(s.id, s.period * US, s.budget * US, s.priority) for s in sorted(config.servers, key=lambda s: s.id)]
         self.tasks = [_TaskState(t, t.offset * US) for t in sorted(config.tasks, key=lambda t: t.id)]
@@ -182,6 +182,8 @@ class _Simulation:
 
     def choose_server(self) -> _Server | None:
         ready = [s for s in self.servers if s.left > 0]
+        if self.config.server_policy == "edf":   # deadline: the end of its current period
+            return min(ready, key=lambda s: (s.next_replenish, s.id), default=None)
         return min(ready, key=lambda s: (s.priority, s.id), default=None)
 
     def choose_job(self, active: _Server | None) -> _Job | None:
@@ -189,7 +191,7 @@ class _Simulation:
             return None
         heads = [s.queue[0] for s in self.tasks
                  if s.queue and not s.throttled and (not self.hierarchical or s.task.server == active.id)]
-        if self.config.plugin == "edf":
+        if self.config.task_policy == "edf":
             return min(heads, key=lambda j: (j.deadline, j.task.id), default=None)
         return min(heads, key=lambda j: (j.task.priority, j.task.id), default=None)
 
