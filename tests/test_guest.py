@@ -91,6 +91,10 @@ def test_rt_scenarios_in_the_guest(tmp_path, kernel):
     # The overload scenario makes one task spin forever: against the plain configuration
     # that is an overrun, and check must say so.
     assert main(["rt", "check", str(table3), str(tmp_path / "overload.trace"), "--tolerance-us", "500"]) == 1
+    # EDF at both levels: the recorded run against its analysis and simulation.
+    (tmp_path / "hsf_edf.trace").write_text(traces["hsf_edf"])
+    assert main(["rt", "check", str(RT / "examples" / "hsf-edf.toml"), str(tmp_path / "hsf_edf.trace"),
+                 "--tolerance-us", "500"]) == 0
 
 
 def test_grabber_in_the_guest(tmp_path):

@@ -53,7 +53,7 @@ const char *rt_strerror(int err)
 	case EPERM:
 		return "permission denied: CAP_SYS_NICE is required";
 	case ENODEV:
-		return "no scheduling plugin loaded (insmod rtsched_fp.ko, rtsched_edf.ko or rtsched_hsf_fp.ko)";
+		return "no scheduling plugin loaded (insmod rtsched_fp.ko, rtsched_edf.ko or rtsched_hsf.ko)";
 	case ENOENT:
 		return "not found (is rtsched.ko loaded? is the task reserved?)";
 	case EINVAL:

@@ -45,6 +45,9 @@ struct rt_config {
 	struct rt_config_task task[RTS_MAX_TASKS];
 };
 
+/* The policy core's policy of a configuration's plugin name, or NULL. */
+const struct rts_policy *rt_policy_named(const char *name);
+
 /* 0, or -EINVAL with "FILE:LINE: reason" in rt_last_error() (JSON
  * locations are "FILE: task[N]").
  */

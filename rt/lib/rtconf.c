@@ -42,7 +42,7 @@ static const struct key_spec keys[] = {
 	{ "name", SERVER, K_NAME, 1, 0 },
 	{ "period", SERVER, K_PERIOD, 0, 1 },
 	{ "budget", SERVER, K_BUDGET, 0, 1 },
-	{ "priority", SERVER, K_PRIORITY, 0, 1 },
+	{ "priority", SERVER, K_PRIORITY, 0, 0 },	/* needed by fp: finish() */
 	{ "id", TASK, K_ID, 0, 1 },
 	{ "name", TASK, K_NAME, 1, 0 },
 	{ "server", TASK, K_SERVER, 0, 0 },
@@ -67,6 +67,21 @@ struct parser {
 	unsigned int top_seen;
 	int unit_ms;
 };
+
+const struct rts_policy *rt_policy_named(const char *name)
+{
+	static const struct rts_policy *const all[] = {
+		&rts_policy_fp, &rts_policy_edf,
+		&rts_policy_hsf[0][0], &rts_policy_hsf[0][1],
+		&rts_policy_hsf[1][0], &rts_policy_hsf[1][1],
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (!strcmp(all[i]->name, name))
+			return all[i];
+	return NULL;
+}
 
 static int __attribute__((format(printf, 2, 3)))
 error_at(const char *where, const char *fmt, ...)
@@ -138,9 +153,9 @@ static int set_string(struct parser *p, enum key key, const char *s)
 
 	switch (key) {
 	case K_PLUGIN:
-		if (strcmp(s, "fp") && strcmp(s, "edf") && strcmp(s, "hsf-fp"))
+		if (!rt_policy_named(s))
 			return error_at(p->where,
-					"plugin \"%s\": expected fp, edf or hsf-fp",
+					"plugin \"%s\": expected fp, edf, hsf-fp, hsf-edf, hsf-fp-edf or hsf-edf-fp",
 					s);
 		snprintf(p->cfg->plugin, sizeof(p->cfg->plugin), "%s", s);
 		return 0;
@@ -223,8 +238,17 @@ static int end_table(struct parser *p)
 			   p->section == SERVER ?
 			   p->cfg->server[p->cfg->nr_servers - 1].where :
 			   p->cfg->task[p->cfg->nr_tasks - 1].where);
-	if (err || p->section == SERVER)
+	if (err)
 		return err;
+	if (p->section == SERVER) {
+		/* Priority only matters to fp servers: the plugin, maybe
+		 * not read yet (JSON), decides in finish().
+		 */
+		if (!key_seen(p->seen, SERVER, K_PRIORITY))
+			p->cfg->server[p->cfg->nr_servers - 1].args.prio =
+				RTS_NONE;
+		return 0;
+	}
 	t = &p->cfg->task[p->cfg->nr_tasks - 1];
 	if (!key_seen(p->seen, TASK, K_DEADLINE))
 		t->args.deadline_us = t->args.period_us;
@@ -262,7 +286,8 @@ static int begin_table(struct parser *p, enum section section)
 static int finish(struct parser *p)
 {
 	struct rt_config *cfg = p->cfg;
-	int hsf = !strcmp(cfg->plugin, "hsf-fp");
+	const struct rts_policy *policy = rt_policy_named(cfg->plugin);
+	int hsf = policy && policy->has_servers;
 	unsigned int scale = p->unit_ms ? 1000 : 1;
 	const char *why;
 	int err, i, j;
@@ -274,11 +299,17 @@ static int finish(struct parser *p)
 		return err;
 	if (cfg->nr_servers && !hsf)
 		return error_at(cfg->server[0].where,
-				"servers need plugin \"hsf-fp\", not \"%s\"",
+				"servers need a hierarchical plugin (hsf-*), not \"%s\"",
 				cfg->plugin);
 	for (i = 0; i < cfg->nr_servers; i++) {
 		struct rtsched_server_args *a = &cfg->server[i].args;
 		struct rts_server_params sp;
+
+		if (a->prio == RTS_NONE && !policy->servers_by_deadline)
+			return error_at(cfg->server[i].where,
+					"missing key \"priority\"");
+		if (a->prio == RTS_NONE)
+			a->prio = 0;
 
 		a->period_us *= scale;
 		a->budget_us *= scale;
@@ -303,8 +334,8 @@ static int finish(struct parser *p)
 			return error_at(cfg->task[i].where, "%s", why);
 		if (hsf != (a->server != RTSCHED_NO_SERVER))
 			return error_at(cfg->task[i].where, "%s", hsf ?
-					"hsf-fp tasks need \"server\"" :
-					"\"server\" is for hsf-fp only");
+					"tasks need \"server\" in a hierarchical plugin" :
+					"\"server\" is for hierarchical plugins (hsf-*) only");
 		for (j = 0; hsf && j < cfg->nr_servers; j++)
 			if (cfg->server[j].args.id == a->server)
 				break;

@@ -18,7 +18,7 @@ import re
 import sys
 from collections import defaultdict
 
-SCENARIOS = ["checks", "fp", "edf", "table3", "overload", "overrun",
+SCENARIOS = ["checks", "fp", "edf", "table3", "overload", "hsf_edf", "overrun",
              "killed_task", "rmmod_with_tasks", "unload_race", "load_cycles",
              "dmesg"]
 KERNEL_TROUBLE = re.compile(
@@ -165,7 +165,7 @@ class Checker:
                        for _, n, k in events),
                    f"{scenario}: task {task} overruns recorded")
 
-    def hsf(self, scenario, events, tol):
+    def hsf(self, scenario, events, tol, servers_by_deadline=False):
         pid_server, servers = server_tasks(events)
         runs = run_intervals(events)
         windows = active_windows(events)
@@ -203,16 +203,19 @@ class Checker:
         self.check(worst <= tol, f"{scenario}: tasks run only in their server",
                    f"worst {worst / 1e3:.0f} us outside"
                    + (f" (server {where[0]} at {where[1]})" if where else ""))
-        # Priority: after every instant, the active server is the
-        # highest-priority one with budget (replayed from the trace).
+        # Order: after every instant, the active server is the first with
+        # budget, by priority or by the end of its period (EDF), as
+        # replayed from the trace.
         wrong, active, budget_left = 0, None, set()
         prio = {s: v[2] for s, v in servers.items()}
+        period_end = {}
         server_events = [(t, n, int(k["server"])) for t, n, k in events
                          if n in ("replenish", "deplete", "server_resume",
                                   "server_preempt")]
         for i, (t, name, s) in enumerate(server_events):
             if name == "replenish":
                 budget_left.add(s)
+                period_end[s] = t + servers[s][0]
             elif name == "deplete":
                 budget_left.discard(s)
                 active = None if active == s else active
@@ -221,10 +224,11 @@ class Checker:
             elif name == "server_preempt" and active == s:
                 active = None
             if i + 1 == len(server_events) or server_events[i + 1][0] != t:
-                best = min(budget_left, key=lambda x: (prio[x], x),
-                           default=None)
+                best = min(budget_left, default=None, key=lambda x: (
+                    period_end[x] if servers_by_deadline else prio[x], x))
                 wrong += best != active
-        self.check(wrong == 0, f"{scenario}: higher-priority servers preempt",
+        order = "earlier-deadline" if servers_by_deadline else "higher-priority"
+        self.check(wrong == 0, f"{scenario}: {order} servers preempt",
                    f"{wrong} instants with the wrong active server of "
                    f"{len(server_events)} server events")
 
@@ -250,11 +254,14 @@ def main():
         c.check(not fails and any(x.startswith("PASS") for x in lines),
                 "bad requests refused, unprivileged callers get EPERM",
                 "; ".join(fails) or f"{sum(x.startswith('PASS') for x in lines)} checks")
-    for name in ("fp", "edf", "table3"):
+    for name in ("fp", "edf", "table3", "hsf_edf"):
         if name in scenarios:
             c.misses(name, parse_trace(scenarios[name][1]))
     if "table3" in scenarios:
         c.hsf("table3", parse_trace(scenarios["table3"][1]), tol)
+    if "hsf_edf" in scenarios:
+        c.hsf("hsf_edf", parse_trace(scenarios["hsf_edf"][1]), tol,
+              servers_by_deadline=True)
     if "overload" in scenarios:
         events = parse_trace(scenarios["overload"][1])
         c.misses("overload", events, allowed_tasks=(4,))

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bootlab.rt.config import Config, Server, Task
+from bootlab.rt.config import HIERARCHICAL, Config, Server, Task
 from bootlab.rt.schedulability import analyze
 from bootlab.rt.simulate import ExecOverride, hyperperiod_ns, simulate
 from bootlab.rt.trace import parse_trace
@@ -98,8 +98,8 @@ def tasks(draw, servers: tuple[int, ...] = ()) -> tuple[Task, ...]:
 
 @st.composite
 def configs(draw) -> Config:
-    plugin = draw(st.sampled_from(("fp", "edf", "hsf-fp")))
-    if plugin != "hsf-fp":
+    plugin = draw(st.sampled_from(("fp", "edf", *HIERARCHICAL)))
+    if plugin not in HIERARCHICAL:
         return Config(plugin, "us", (), draw(tasks()))
     servers = []
     for ident in range(draw(st.integers(1, 3))):
@@ -139,10 +139,26 @@ def admitted(config: Config, tmp: Path) -> bool:
     return done.returncode == 0
 
 
-@pytest.mark.parametrize("name", ["fp", "edf", "table3"])
+@pytest.mark.parametrize("name", ["fp", "edf", "table3", "hsf-edf"])
 def test_admission_accepts_the_examples(name, tmp_path):
     path = RT / "examples" / f"{name}.toml"
     assert subprocess.run([str(RTCTL), "check", str(path)], capture_output=True).returncode == 0
+
+
+def test_admission_refuses_the_hsf_edf_example_under_the_other_orders(tmp_path):
+    text = (RT / "examples" / "hsf-edf.toml").read_text()
+    reasons = {}
+    for plugin in ("hsf-fp", "hsf-fp-edf", "hsf-edf-fp"):
+        path = tmp_path / f"{plugin}.toml"
+        path.write_text(text.replace('plugin = "hsf-edf"', f'plugin = "{plugin}"'))
+        done = subprocess.run([str(RTCTL), "check", str(path)], capture_output=True, text=True)
+        assert done.returncode == 1
+        reasons[plugin] = done.stderr.split("not schedulable: ", 1)[1].strip()
+    assert reasons == {
+        "hsf-fp": "server 1: worst-case response beyond its period 15000 us",
+        "hsf-fp-edf": "server 1: worst-case response beyond its period 15000 us",
+        "hsf-edf-fp": "task 3: worst-case response beyond its period 60000 us",
+    }
 
 
 def test_admission_refuses_with_the_reason(tmp_path):

@@ -17,7 +17,7 @@ trace() {
 	rtctl trace
 	echo "==== rtsched-trace end ===="
 }
-plugin() { insmod "$RT/rtsched_$1.ko"; }
+plugin() { name=$1; shift; insmod "$RT/rtsched_$name.ko" "$@"; }
 unplugin() { rmmod "rtsched_$1"; }
 
 # Run a configuration with the stock tasks, then show status and trace.
@@ -49,10 +49,10 @@ scenario_checks() {
 	rt_checks lifetime || rc=1
 	rt_dropcap rt_checks unpriv || rc=1
 	unplugin fp
-	plugin hsf_fp
+	plugin hsf
 	rt_checks hsf || rc=1
 	rtctl clear
-	unplugin hsf_fp
+	unplugin hsf
 	end checks $rc
 }
 
@@ -154,11 +154,15 @@ plugin edf
 run_config edf "$RT/edf_guest.toml"
 unplugin edf
 
-plugin hsf_fp
+plugin hsf
 run_config table3 "$RT/table3.toml"
 run_config overload --duration 1500 --spin 4 "$RT/table3.toml"
 rtctl clear
-unplugin hsf_fp
+unplugin hsf
+
+plugin hsf servers=edf tasks=edf
+run_config hsf_edf "$RT/hsf-edf.toml"
+unplugin hsf
 
 plugin fp
 run_config overrun --duration 1500 --spin 1 "$RT/overrun_guest.toml"
