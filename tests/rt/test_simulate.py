@@ -163,3 +163,44 @@ def test_cli_simulate_defaults_to_one_hyperperiod_and_checks_exec(rt_cli):
     assert status == 2 and "TASK[@JOB]=TIME" in err
     status, _, err = rt_cli("simulate", DATA / "table3_tasks.toml", "--until", "soon")
     assert status == 2 and "not a duration" in err
+
+
+def cpu_runs(config: Config, until_ms: int) -> list[tuple[int, int, int, int, int]]:
+    """(task, job, cpu, start, end) of every execution segment, in ms."""
+    schedule = Schedule.from_events(simulate(config, until_ms * MS), config.plugin)
+    assert schedule.anomalies == []
+    return sorted((g.owner, g.job, g.cpu, g.start // MS, g.end // MS) for g in schedule.segments)
+
+
+def test_global_fp_runs_the_first_jobs_and_a_preempted_job_migrates():
+    # Two CPUs.  Task 3 (lowest) starts on CPU 1; at 2 ms task 2 takes it; when task 1
+    # completes at 3 ms, CPU 0 frees and task 3 resumes there: one migration.
+    config = Config("global-fp", "ms", (), (
+        Task(1, 20_000, 3_000, 20_000, priority=0),
+        Task(2, 20_000, 2_000, 20_000, priority=1, offset=2_000),
+        Task(3, 20_000, 4_000, 20_000, priority=2),
+    ), cpus=2)
+    assert cpu_runs(config, 10) == [(1, 0, 0, 0, 3), (2, 0, 1, 2, 4), (3, 0, 0, 3, 5), (3, 0, 1, 0, 2)]
+    schedule = Schedule.from_events(simulate(config, 10 * MS), config.plugin)
+    assert schedule.jobs[(3, 0)].migrations == 1 and schedule.jobs[(1, 0)].migrations == 0
+    events = simulate(config, 10 * MS)
+    assert at(events, 3) == ["complete task=1 job=0 cpu=0", "resume task=3 job=0 cpu=0"]
+
+
+def test_global_edf_by_deadline_and_a_resumed_job_keeps_its_last_cpu_when_free():
+    config = Config("global-edf", "ms", (), (
+        Task(1, 10_000, 4_000, 10_000),
+        Task(2, 10_000, 2_000, 5_000, offset=1_000),
+        Task(3, 20_000, 6_000, 20_000),
+    ), cpus=2)
+    # At 1 ms task 2 (deadline 6) preempts task 3 (deadline 20) on CPU 1; task 3 resumes on
+    # CPU 1, where it ran, when task 2 completes at 3 ms.
+    assert cpu_runs(config, 9) == [(1, 0, 0, 0, 4), (2, 0, 1, 1, 3), (3, 0, 1, 0, 1), (3, 0, 1, 3, 8)]
+
+
+def test_partitioned_tasks_stay_on_their_cpus():
+    config = Config("partitioned-edf", "ms", (), (
+        Task(1, 10_000, 6_000, 10_000), Task(2, 10_000, 6_000, 10_000), Task(3, 10_000, 3_000, 10_000),
+    ), cpus=2, assignment="worst-fit")
+    # Worst-fit decreasing: task 1 on CPU 0, task 2 on CPU 1 (empty), task 3 on CPU 0 (ties: lower index).
+    assert cpu_runs(config, 10) == [(1, 0, 0, 0, 6), (2, 0, 1, 0, 6), (3, 0, 0, 6, 9)]

@@ -17,7 +17,14 @@ from .units import scale_to_us
 # and tasks by priority inside them, hsf-fp-edf the reverse.
 HIERARCHICAL = {"hsf-fp": ("fp", "fp"), "hsf-edf": ("edf", "edf"), "hsf-fp-edf": ("fp", "edf"),
                 "hsf-edf-fp": ("edf", "fp")}
-PLUGINS = ("fp", "edf", *HIERARCHICAL)
+# Multicore plugins: "partitioned-" (each task on one CPU, by configuration or by a
+# first-fit / worst-fit decreasing assignment from the analysis) or "global-" (the `cpus`
+# first jobs run, on any CPU), then the tasks' policy.
+MULTICORE = {"partitioned-fp": ("partitioned", "fp"), "partitioned-edf": ("partitioned", "edf"),
+             "global-fp": ("global", "fp"), "global-edf": ("global", "edf")}
+PLUGINS = ("fp", "edf", *HIERARCHICAL, *MULTICORE)
+ASSIGNMENTS = ("first-fit", "worst-fit")
+MAX_CPUS = 64
 UNITS = ("us", "ms")
 MAX_SERVER_ID = 63
 MAX_TASK_ID = 255
@@ -54,6 +61,7 @@ class Task:
     name: str = ""
     overrun: str = "throttle"
     release: str = "periodic"
+    cpu: int | None = None          # partitioned plugins: the CPU it is placed on, if configured
 
     @property
     def label(self) -> str:
@@ -67,6 +75,8 @@ class Config:
     servers: tuple[Server, ...]
     tasks: tuple[Task, ...]
     source: str = ""
+    cpus: int = 1
+    assignment: str = "first-fit"   # partitioned plugins: how unplaced tasks are placed
 
     @property
     def hierarchical(self) -> bool:
@@ -79,8 +89,16 @@ class Config:
 
     @property
     def task_policy(self) -> str:
-        """How tasks are chosen ("fp" or "edf"), inside each server when hierarchical."""
-        return HIERARCHICAL[self.plugin][1] if self.hierarchical else self.plugin
+        """How tasks are chosen ("fp" or "edf"), inside each server when hierarchical, on
+        each CPU when partitioned, among all when global."""
+        if self.hierarchical:
+            return HIERARCHICAL[self.plugin][1]
+        return MULTICORE[self.plugin][1] if self.plugin in MULTICORE else self.plugin
+
+    @property
+    def multicore(self) -> str | None:
+        """"partitioned", "global", or None for the one-CPU plugins."""
+        return MULTICORE[self.plugin][0] if self.plugin in MULTICORE else None
 
     def server(self, server_id: int) -> Server:
         return next(s for s in self.servers if s.id == server_id)
@@ -128,7 +146,7 @@ def parse_config(text: str, source: str = "<config>", syntax: str = "toml") -> C
 
 _SERVER_KEYS = {"id", "name", "period", "budget", "priority"}
 _TASK_KEYS = {"id", "name", "server", "period", "wcet", "deadline", "priority", "offset", "jobs", "overrun",
-              "release"}
+              "release", "cpu"}
 # What the kernel does to a task chosen longer than its wcet in a period.
 OVERRUN_MODES = ("throttle", "signal")
 # Periodic tasks are released by the clock; sporadic ones by the application, `period`
@@ -156,8 +174,8 @@ class _Checker:
         if not isinstance(document, dict):
             self.problem((), "the file must hold a table (an object)")
             return Config("fp", "us", (), (), self.source)
-        for key in document.keys() - {"plugin", "unit", "server", "task"}:
-            self.problem((key,), "unknown key (expected plugin, unit, server, task)")
+        for key in document.keys() - {"plugin", "unit", "server", "task", "cpus", "assignment"}:
+            self.problem((key,), "unknown key (expected plugin, unit, server, task, cpus, assignment)")
         plugin = document.get("plugin")
         if plugin is None:
             self.problem(("plugin",), "missing key (one of " + ", ".join(PLUGINS) + ")")
@@ -173,9 +191,25 @@ class _Checker:
         servers = tuple(s for i, e in enumerate(server_entries) if (s := self.server(i, e, unit, plugin)))
         self.unique_ids("server", [s.id for s in servers])
         server_ids = {s.id for s in servers}
-        tasks = tuple(t for i, e in enumerate(self.entries(document, "task")) if (t := self.task(i, e, unit, plugin, server_ids)))
+        cpus, assignment = self.multicore(document, plugin)
+        tasks = tuple(t for i, e in enumerate(self.entries(document, "task"))
+                      if (t := self.task(i, e, unit, plugin, server_ids, cpus)))
         self.unique_ids("task", [t.id for t in tasks])
-        return Config(plugin if plugin in PLUGINS else "fp", unit, servers, tasks, self.source)
+        return Config(plugin if plugin in PLUGINS else "fp", unit, servers, tasks, self.source, cpus, assignment)
+
+    def multicore(self, document: dict, plugin: object) -> tuple[int, str]:
+        """`cpus` (required by the multicore plugins, refused by the others) and
+        `assignment` (partitioned plugins only)."""
+        kind = MULTICORE[plugin][0] if _is_multicore(plugin) else None
+        if kind is None:
+            for key in ("cpus", "assignment"):
+                if key in document:
+                    self.problem((key,), f"for the multicore plugins only, not {plugin!r}")
+            return 1, ASSIGNMENTS[0]
+        if "assignment" in document and kind != "partitioned":
+            self.problem(("assignment",), f"for the partitioned plugins only, not {plugin!r}")
+        return (self.integer((), document, "cpus", 1, MAX_CPUS),
+                self.choice((), document, "assignment", ASSIGNMENTS))
 
     def entries(self, document: dict, name: str) -> list:
         entries = document.get(name, [])
@@ -199,7 +233,8 @@ class _Checker:
             self.problem(path + ("budget",), f"must satisfy 0 < budget <= period ({entry.get('period')}), got {entry.get('budget')}")
         return server
 
-    def task(self, index: int, entry: object, unit: str, plugin: object, server_ids: set[int]) -> Task | None:
+    def task(self, index: int, entry: object, unit: str, plugin: object, server_ids: set[int],
+             cpus: int) -> Task | None:
         path = ("task", index)
         if not self.is_table(path, entry, _TASK_KEYS):
             return None
@@ -227,6 +262,7 @@ class _Checker:
             name=self.name(path, entry),
             overrun=self.choice(path, entry, "overrun", OVERRUN_MODES),
             release=self.choice(path, entry, "release", RELEASE_KINDS),
+            cpu=self.cpu(path, entry, plugin, cpus),
         )
         if task.period > 0 and task.deadline > 0:
             if task.deadline > task.period:
@@ -234,6 +270,14 @@ class _Checker:
             elif task.wcet > task.deadline:
                 self.problem(path + ("wcet",), f"must satisfy 0 < wcet <= deadline ({entry.get('deadline', entry.get('period'))}), got {entry.get('wcet')}")
         return task
+
+    def cpu(self, path: tuple, entry: dict, plugin: object, cpus: int) -> int | None:
+        if "cpu" not in entry:
+            return None
+        if not (_is_multicore(plugin) and MULTICORE[plugin][0] == "partitioned"):
+            self.problem(path + ("cpu",), f"for the partitioned plugins only, not {plugin!r}")
+            return None
+        return self.integer(path, entry, "cpu", 0, cpus - 1)
 
     def is_table(self, path: tuple, entry: object, allowed: set[str]) -> bool:
         if not isinstance(entry, dict):
@@ -301,9 +345,15 @@ def _is_hierarchical(plugin: object) -> bool:
     return isinstance(plugin, str) and plugin in HIERARCHICAL
 
 
+def _is_multicore(plugin: object) -> bool:
+    return isinstance(plugin, str) and plugin in MULTICORE
+
+
 def _optional_priority(plugin: object, level: int) -> int | None:
     """Priorities are required where fixed priority uses them (level 0: the servers, 1: the
     tasks) and default to 0 where EDF ignores them."""
+    if _is_multicore(plugin):
+        plugin = MULTICORE[plugin][1]
     policies = HIERARCHICAL[plugin] if _is_hierarchical(plugin) else (plugin, plugin)
     return 0 if policies[level] == "edf" else None
 

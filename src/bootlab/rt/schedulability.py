@@ -11,16 +11,19 @@
   would also fit is reported for information.
 - fp: response-time analysis (exact for synchronous release); edf: QPA (exact) and
   Spuri's response times (upper bounds).
+- partitioned-fp/-edf: the tasks placed on CPUs (multicore.partition), then each CPU as fp
+  or edf above; global-edf: the GFB density test (bound: the deadline); global-fp:
+  Bertogna & Cirinei's response-time analysis.
 
 Utilisation, the Liu & Layland and the hyperbolic bounds are reported for information.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from . import analysis
+from . import analysis, multicore
 from .analysis import DedicatedSupply, PeriodicSupply, PeriodicTask
 from .config import Config, Server, Task
 from .texttable import format_table
@@ -71,6 +74,7 @@ class TaskResult:
     wcrt_shin_lee: int | None = None
     local_edf_schedulable: bool | None = None
     note: str = ""
+    cpu: int | None = None        # partitioned plugins: where it is placed
 
 
 @dataclass
@@ -80,6 +84,7 @@ class Analysis:
     servers: list[ServerResult] = field(default_factory=list)
     tasks: list[TaskResult] = field(default_factory=list)
     edf_demand: analysis.DemandTest | None = None
+    placement: multicore.Placement | None = None
 
     @property
     def schedulable(self) -> bool:
@@ -126,6 +131,10 @@ def _edf_results(tasks: list[Task], supply, demand: analysis.DemandTest, method:
 def analyze(config: Config) -> Analysis:
     if config.hierarchical:
         return _analyze_hierarchical(config)
+    if config.multicore == "partitioned":
+        return _analyze_partitioned(config)
+    if config.multicore == "global":
+        return _analyze_global(config)
     tasks = list(config.tasks)
     result = Analysis(config, LevelSummary.of([_model(t) for t in tasks]))
     if config.plugin == "fp":
@@ -136,6 +145,34 @@ def analyze(config: Config) -> Analysis:
     else:
         result.edf_demand = analysis.edf_demand_test([_model(t) for t in tasks], DedicatedSupply())
         result.tasks = _edf_results(tasks, DedicatedSupply(), result.edf_demand, "EDF response time (Spuri)")
+    return result
+
+
+def _analyze_partitioned(config: Config) -> Analysis:
+    placement = multicore.partition(config, lambda one: analyze(one).schedulable)
+    result = Analysis(config, LevelSummary.of([_model(t) for t in config.tasks]), placement=placement)
+    for cpu in range(config.cpus):
+        here = [t for t in config.tasks if placement.cpu_of[t.id] == cpu]
+        for task_result in analyze(multicore.cpu_config(config, here)).tasks:
+            task = next(t for t in here if t.id == task_result.task.id)
+            note = "fits on no CPU" if task.id in placement.unfit else ""
+            result.tasks.append(replace(task_result, task=task, cpu=cpu, note=note))
+    result.tasks.sort(key=lambda r: r.task.id)
+    return result
+
+
+def _analyze_global(config: Config) -> Analysis:
+    tasks = list(config.tasks)
+    result = Analysis(config, LevelSummary.of([_model(t) for t in tasks]))
+    if config.task_policy == "edf":
+        holds = multicore.gfb_holds([_model(t) for t in tasks], config.cpus)
+        result.tasks = [TaskResult(t, t.deadline if holds else None, holds, "GFB density test (bound: the deadline)")
+                        for t in tasks]
+        return result
+    ordered = sorted(tasks, key=_fp_order)
+    bounds = multicore.global_fp_response_times([_model(t) for t in ordered], config.cpus)
+    result.tasks = sorted((TaskResult(t, r, r is not None, "response-time analysis (Bertogna & Cirinei)")
+                           for t, r in zip(ordered, bounds)), key=lambda r: r.task.id)
     return result
 
 
@@ -206,6 +243,8 @@ def to_dict(result: Analysis) -> dict:
         "plugin": result.config.plugin,
         "unit": unit,
         "schedulable": result.schedulable,
+        **({"cpus": result.config.cpus} if result.config.multicore else {}),
+        **({"assignment": result.config.assignment} if result.config.multicore == "partitioned" else {}),
         ("servers_level" if result.config.hierarchical else "task_set"): result.level.to_dict(),
     }
     if result.edf_demand is not None:
@@ -225,6 +264,7 @@ def to_dict(result: Analysis) -> dict:
         "wcrt": number(r.wcrt, unit), "wcrt_us": r.wcrt, "schedulable": r.schedulable, "method": r.method,
         **({"wcrt_shin_lee": number(r.wcrt_shin_lee, unit), "local_edf_schedulable": r.local_edf_schedulable}
            if result.config.hierarchical else {}),
+        **({"cpu": r.cpu} if r.cpu is not None else {}),
         **({"note": r.note} if r.note else {}),
     } for r in result.tasks]
     return doc
@@ -241,6 +281,20 @@ def _level_line(level: LevelSummary, what: str) -> str:
             f"({'met' if summary['liu_layland_met'] else 'not met'}); "
             f"hyperbolic product {summary['hyperbolic_product']:.3f} "
             f"({'met' if summary['hyperbolic_met'] else 'not met'}, must be <= 2)")
+
+
+_TITLES = {
+    (None, "fp"): "Fixed priority, response-time analysis (exact for synchronous release)",
+    (None, "edf"): "EDF, processor demand criterion (QPA); WCRT: Spuri's bound",
+    ("partitioned", "fp"): "Partitioned fixed priority on {cpus} CPUs ({assignment} decreasing where no cpu is "
+                           "configured); per CPU: response-time analysis",
+    ("partitioned", "edf"): "Partitioned EDF on {cpus} CPUs ({assignment} decreasing where no cpu is configured); "
+                            "per CPU: processor demand criterion, WCRT: Spuri's bound",
+    ("global", "fp"): "Global fixed priority on {cpus} CPUs, response-time analysis of Bertogna & Cirinei "
+                      "(sufficient)",
+    ("global", "edf"): "Global EDF on {cpus} CPUs, density test of Goossens, Funk & Baruah (sufficient); "
+                       "WCRT: the deadline",
+}
 
 
 def _demand_line(out: list[str], demand: analysis.DemandTest | None, unit: str) -> None:
@@ -280,15 +334,15 @@ def to_text(result: Analysis) -> str:
               _yes(r.local_edf_schedulable), _yes(r.schedulable) + (f" ({r.note})" if r.note else "")]
              for r in result.tasks]))
     else:
-        title = ("Fixed priority, response-time analysis (exact for synchronous release)" if config.plugin == "fp"
-                 else "EDF, processor demand criterion (QPA); WCRT: Spuri's bound")
-        out.append(title)
+        out.append(_TITLES[(config.multicore, config.task_policy)].format(cpus=config.cpus, assignment=config.assignment))
         out.append(_level_line(result.level, "tasks"))
         _demand_line(out, result.edf_demand, unit)
+        placed = config.multicore == "partitioned"
         out.append(format_table(
-            ["task", "id", "prio", "period", "deadline", "wcet", "WCRT", "schedulable"],
-            [[r.task.label, r.task.id, r.task.priority, show(r.task.period), show(r.task.deadline), show(r.task.wcet),
-              show(r.wcrt), _yes(r.schedulable)] for r in result.tasks]))
+            ["task", "id", *(["cpu"] if placed else []), "prio", "period", "deadline", "wcet", "WCRT", "schedulable"],
+            [[r.task.label, r.task.id, *([r.cpu] if placed else []), r.task.priority, show(r.task.period),
+              show(r.task.deadline), show(r.task.wcet), show(r.wcrt),
+              _yes(r.schedulable) + (f" ({r.note})" if r.note else "")] for r in result.tasks]))
     out.append("")
     out.append("schedulable" if result.schedulable else "NOT schedulable")
     return "\n".join(out)
