@@ -59,6 +59,11 @@ module_param(overrun_slack_us, uint, 0444);
 MODULE_PARM_DESC(overrun_slack_us,
 		 "Budget per period = wcet + this, for the framework's own overheads");
 
+/*
+ * 3 MB, 0.6 ms of loading in the guest (bench/rt_boot); 8192 overflowed in
+ * 1.5 s of the overload scenario on the -rt kernel, whose irq threads
+ * switch often on rt_cpu.
+ */
 static uint trace_records = 32768;
 module_param(trace_records, uint, 0444);
 MODULE_PARM_DESC(trace_records, "Recorder ring buffer size in events");

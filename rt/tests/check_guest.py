@@ -20,7 +20,7 @@ from collections import defaultdict
 
 SCENARIOS = ["checks", "fp", "edf", "table3", "overload", "hsf_edf", "overrun",
              "killed_task", "rmmod_with_tasks", "unload_race", "load_cycles",
-             "dmesg"]
+             "one_step_load", "dmesg"]
 KERNEL_TROUBLE = re.compile(
     r"WARNING:|BUG:|Oops|Call Trace|general protection|"
     r"blocked for more than|scheduling while atomic|refcount_t:|"
@@ -248,12 +248,13 @@ def main():
     for name in SCENARIOS:
         c.scenario_rc(scenarios, name)
 
-    if "checks" in scenarios:
-        lines = scenarios["checks"][1]
-        fails = [x for x in lines if x.startswith("FAIL")]
-        c.check(not fails and any(x.startswith("PASS") for x in lines),
-                "bad requests refused, unprivileged callers get EPERM",
-                "; ".join(fails) or f"{sum(x.startswith('PASS') for x in lines)} checks")
+    for name, what in (("checks", "bad requests refused, unprivileged callers get EPERM"),
+                       ("one_step_load", "rtctl load --module: modules and configuration in one program")):
+        if name in scenarios:
+            lines = scenarios[name][1]
+            fails = [x for x in lines if x.startswith("FAIL")]
+            c.check(not fails and any(x.startswith("PASS") for x in lines), what,
+                    "; ".join(fails) or f"{sum(x.startswith('PASS') for x in lines)} checks")
     for name in ("fp", "edf", "table3", "hsf_edf"):
         if name in scenarios:
             c.misses(name, parse_trace(scenarios[name][1]))

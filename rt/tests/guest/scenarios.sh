@@ -137,6 +137,40 @@ scenario_load_cycles() {
 	end load_cycles $rc
 }
 
+# The boot-time form: rtctl loads the framework and the plugin itself (one
+# program instead of insmod, insmod, rtctl), tolerates modules already loaded,
+# and reports a module the kernel refuses.
+scenario_one_step_load() {
+	begin one_step_load
+	rc=0
+	rmmod rtsched
+	hsf="$RT/rtsched_hsf.ko servers=edf tasks=edf"
+	if rtctl load --module "$RT/rtsched.ko" --module "$hsf" "$RT/hsf-edf.toml" &&
+	   rtctl status | grep -q "^plugin hsf-edf " &&
+	   [ "$(rtctl status | grep -c '^server ')" = 2 ] &&
+	   [ "$(rtctl status | grep -c '^task ')" = 4 ]; then
+		echo "PASS one program loads the modules and the configuration"
+	else
+		echo "FAIL one program loads the modules and the configuration"; rc=1
+	fi
+	rtctl clear
+	if rtctl load --module "$RT/rtsched.ko" --module "$hsf" "$RT/hsf-edf.toml"; then
+		echo "PASS modules already loaded are left as they are"
+	else
+		echo "FAIL modules already loaded are left as they are"; rc=1
+	fi
+	rtctl clear
+	rmmod rtsched_hsf
+	if rtctl load --module "$RT/rtsched_hsf.ko servers=rr" "$RT/table3.toml" 2>&1 |
+	   grep -q "cannot load $RT/rtsched_hsf.ko: Invalid argument"; then
+		echo "PASS a module the kernel refuses is reported"
+	else
+		echo "FAIL a module the kernel refuses is reported"; rc=1
+	fi
+	grep -q rtsched_hsf /proc/modules && rc=1
+	end one_step_load $rc
+}
+
 scenario_dmesg() {
 	begin dmesg
 	dmesg
@@ -174,5 +208,6 @@ scenario_rmmod_with_tasks
 scenario_unload_race
 rmmod rtsched
 scenario_load_cycles
+scenario_one_step_load
 scenario_dmesg
 echo "==== rtsched-guest done ===="
