@@ -201,3 +201,31 @@ def test_global_bounds_are_safe(config):
         if task.schedulable:
             assert not any_miss(schedule, task.task.id)
             assert worst.get(task.task.id, 0) <= task.wcrt * US <= task.task.deadline * US
+
+
+@st.composite
+def heavy_sets(draw) -> Config:
+    """More tasks than CPUs, each a third of its deadline or more: partitions often fail,
+    so tasks get split."""
+    cpus = draw(st.integers(2, 3))
+    tasks = []
+    for ident in range(draw(st.integers(cpus + 1, cpus + 3))):
+        period = draw(st.sampled_from(PERIODS[3:12]))
+        deadline = draw(st.integers(max(1, period * 3 // 4), period))
+        tasks.append(Task(ident, period, draw(st.integers(max(1, deadline // 3), deadline)), deadline))
+    return Config("semi-partitioned-edf", "us", (), tuple(tasks), cpus=cpus)
+
+
+@settings(max_examples=300, deadline=None)
+@given(multicore_sets("global-edf").map(lambda c: replace(c, plugin="semi-partitioned-edf")) | heavy_sets())
+def test_semi_partitioned_bounds_are_safe(config):
+    result = analyze(config)
+    schedule = simulated(config)
+    assert schedule.anomalies == []
+    for part in result.split.pieces:   # a part never exceeds its own deadline, C' = D' at most
+        assert 0 < part.wcet <= part.deadline
+    worst = worst_responses(schedule)
+    for task in result.tasks:
+        if task.schedulable:
+            assert not any_miss(schedule, task.task.id)
+            assert worst.get(task.task.id, 0) <= task.wcrt * US <= task.task.deadline * US

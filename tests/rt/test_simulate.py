@@ -7,6 +7,7 @@ from pathlib import Path
 
 from bootlab.rt.config import Config, Server, Task, load_config
 from bootlab.rt.schedule import Schedule
+from bootlab.rt.multicore import split_cd
 from bootlab.rt.simulate import ExecOverride, hyperperiod_ns, simulate
 from bootlab.rt.trace import format_trace, parse_trace
 
@@ -204,3 +205,14 @@ def test_partitioned_tasks_stay_on_their_cpus():
     ), cpus=2, assignment="worst-fit")
     # Worst-fit decreasing: task 1 on CPU 0, task 2 on CPU 1 (empty), task 3 on CPU 0 (ties: lower index).
     assert cpu_runs(config, 10) == [(1, 0, 0, 0, 6), (2, 0, 1, 0, 6), (3, 0, 0, 6, 9)]
+
+
+def test_semi_partitioned_split_task_runs_its_first_part_at_once_then_migrates():
+    # U = 1.7 on two CPUs: no partition fits, C=D splitting does.  Task 2 (10 of 20 ms) is
+    # split: 4 ms with C = D on CPU 0, where it runs at each release, then 6 ms on CPU 1.
+    config = Config("semi-partitioned-edf", "ms", (), (
+        Task(0, 10_000, 6_000, 10_000), Task(1, 10_000, 6_000, 10_000), Task(2, 20_000, 10_000, 20_000),
+    ), cpus=2)
+    assert [(p.task, p.cpu, p.wcet, p.deadline, p.start) for p in split_cd(config).pieces] == [
+        (0, 0, 6_000, 10_000, 0), (1, 1, 6_000, 10_000, 0), (2, 0, 4_000, 4_000, 0), (2, 1, 6_000, 16_000, 4_000)]
+    assert [r for r in cpu_runs(config, 20) if r[0] == 2] == [(2, 0, 0, 0, 4), (2, 0, 1, 6, 10), (2, 0, 1, 16, 18)]

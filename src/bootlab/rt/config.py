@@ -18,10 +18,12 @@ from .units import scale_to_us
 HIERARCHICAL = {"hsf-fp": ("fp", "fp"), "hsf-edf": ("edf", "edf"), "hsf-fp-edf": ("fp", "edf"),
                 "hsf-edf-fp": ("edf", "fp")}
 # Multicore plugins: "partitioned-" (each task on one CPU, by configuration or by a
-# first-fit / worst-fit decreasing assignment from the analysis) or "global-" (the `cpus`
-# first jobs run, on any CPU), then the tasks' policy.
+# first-fit / worst-fit decreasing assignment from the analysis), "global-" (the `cpus`
+# first jobs run, on any CPU), then the tasks' policy; "semi-partitioned-edf" (EDF per CPU,
+# C=D splitting of the tasks that fit on no CPU whole).
 MULTICORE = {"partitioned-fp": ("partitioned", "fp"), "partitioned-edf": ("partitioned", "edf"),
-             "global-fp": ("global", "fp"), "global-edf": ("global", "edf")}
+             "global-fp": ("global", "fp"), "global-edf": ("global", "edf"),
+             "semi-partitioned-edf": ("semi-partitioned", "edf")}
 PLUGINS = ("fp", "edf", *HIERARCHICAL, *MULTICORE)
 ASSIGNMENTS = ("first-fit", "worst-fit")
 MAX_CPUS = 64
@@ -97,7 +99,7 @@ class Config:
 
     @property
     def multicore(self) -> str | None:
-        """"partitioned", "global", or None for the one-CPU plugins."""
+        """"partitioned", "global", "semi-partitioned", or None for the one-CPU plugins."""
         return MULTICORE[self.plugin][0] if self.plugin in MULTICORE else None
 
     def server(self, server_id: int) -> Server:

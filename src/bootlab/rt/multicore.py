@@ -8,7 +8,11 @@ of global scheduling (global plugins).
 - `gfb_holds`: global EDF, the density test of Goossens, Funk & Baruah (2003) in the form
   for constrained deadlines: Σ δ_i ≤ m − (m − 1) δ_max, δ_i = C_i / D_i;
 - `global_fp_response_times`: global fixed priority, the response-time analysis of
-  Bertogna & Cirinei (2007).
+  Bertogna & Cirinei (2007);
+- `split_cd`: semi-partitioned EDF with C=D splitting (Burns, Davis, Wang & Zhang 2012):
+  first-fit decreasing, and a task that fits on no CPU is split into a first part with
+  C' = D' on one CPU (it runs at once at each release) and the rest, C − C' due D − C'
+  after it, on another.
 
 Formulas and references are in docs/rt-analysis.md.
 """
@@ -19,7 +23,8 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Callable, Sequence
 
-from .analysis import PeriodicTask
+from . import analysis
+from .analysis import DedicatedSupply, PeriodicTask
 from .config import Config, Task
 
 
@@ -103,3 +108,76 @@ def global_fp_response_times(tasks: Sequence[PeriodicTask], cpus: int) -> list[i
             response = longer
         bounds.append(response if response <= task.deadline else None)
     return bounds
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Part of a task's every job on one CPU: `wcet` of execution, from `start` of execution
+    into the job on (0 for the first part), due `deadline` after the part's release."""
+
+    task: int
+    cpu: int
+    wcet: int
+    deadline: int
+    start: int = 0
+
+
+@dataclass(frozen=True)
+class Split:
+    pieces: tuple[Piece, ...]       # one per task, two for a split task (by start)
+    unfit: tuple[int, ...] = ()     # tasks not placed even by splitting (on the least loaded CPU)
+
+    def of(self, task: int) -> list[Piece]:
+        return [p for p in self.pieces if p.task == task]
+
+
+def _edf_fits(pieces: Sequence[Piece], periods: dict[int, int]) -> bool:
+    models = [PeriodicTask(p.wcet, periods[p.task], p.deadline) for p in pieces]
+    return analysis.edf_demand_test(models, DedicatedSupply()).schedulable
+
+
+def split_cd(config: Config) -> Split:
+    """Tasks by decreasing utilisation (ties: lower id) on the first CPU whose EDF demand
+    test still holds; a task that fits nowhere is split once: on the first CPU that takes
+    some of it, the largest C' with C' = D' that keeps the CPU schedulable, and the rest
+    (C − C', due D − C' after the first part's end) on the first other CPU that takes it."""
+    periods = {t.id: t.period for t in config.tasks}
+    on: list[list[Piece]] = [[] for _ in range(config.cpus)]
+    unfit = []
+    for task in sorted(config.tasks, key=lambda t: (-_utilization(t), t.id)):
+        whole = [Piece(task.id, cpu, task.wcet, task.deadline) for cpu in range(config.cpus)]
+        cpu = next((p.cpu for p in whole if _edf_fits(on[p.cpu] + [p], periods)), None)
+        if cpu is not None:
+            on[cpu].append(whole[cpu])
+            continue
+        pieces = _split(task, on, periods)
+        if pieces is None:
+            unfit.append(task.id)
+            least = min(range(config.cpus), key=lambda c: (sum(Fraction(p.wcet, periods[p.task]) for p in on[c]), c))
+            pieces = (whole[least],)
+        for piece in pieces:
+            on[piece.cpu].append(piece)
+    return Split(tuple(sorted((p for cpu in on for p in cpu), key=lambda p: (p.task, p.start))), tuple(sorted(unfit)))
+
+
+def _split(task: Task, on: list[list[Piece]], periods: dict[int, int]) -> tuple[Piece, Piece] | None:
+    for first in range(len(on)):
+        # A large C' with C' = D' that the CPU still schedules, by bisection over [1, C - 1]
+        # (a part's demand grows with C' from its deadline on).  Whatever C' is found has
+        # passed the demand test with the CPU's other parts, so a larger one missed costs
+        # capacity, never safety.
+        low, high = 0, task.wcet - 1
+        while low < high:
+            middle = (low + high + 1) // 2
+            if _edf_fits(on[first] + [Piece(task.id, first, middle, middle)], periods):
+                low = middle
+            else:
+                high = middle - 1
+        if low == 0:
+            continue
+        rest = next((Piece(task.id, cpu, task.wcet - low, task.deadline - low, low) for cpu in range(len(on))
+                     if cpu != first and _edf_fits(on[cpu] + [Piece(task.id, cpu, task.wcet - low, task.deadline - low, low)],
+                                                   periods)), None)
+        if rest is not None:
+            return Piece(task.id, first, low, low), rest
+    return None

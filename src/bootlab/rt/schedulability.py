@@ -13,7 +13,8 @@
   Spuri's response times (upper bounds).
 - partitioned-fp/-edf: the tasks placed on CPUs (multicore.partition), then each CPU as fp
   or edf above; global-edf: the GFB density test (bound: the deadline); global-fp:
-  Bertogna & Cirinei's response-time analysis.
+  Bertogna & Cirinei's response-time analysis; semi-partitioned-edf: C=D splitting
+  (multicore.split_cd), EDF per CPU.
 
 Utilisation, the Liu & Layland and the hyperbolic bounds are reported for information.
 """
@@ -85,6 +86,7 @@ class Analysis:
     tasks: list[TaskResult] = field(default_factory=list)
     edf_demand: analysis.DemandTest | None = None
     placement: multicore.Placement | None = None
+    split: multicore.Split | None = None
 
     @property
     def schedulable(self) -> bool:
@@ -135,6 +137,8 @@ def analyze(config: Config) -> Analysis:
         return _analyze_partitioned(config)
     if config.multicore == "global":
         return _analyze_global(config)
+    if config.multicore == "semi-partitioned":
+        return _analyze_semi_partitioned(config)
     tasks = list(config.tasks)
     result = Analysis(config, LevelSummary.of([_model(t) for t in tasks]))
     if config.plugin == "fp":
@@ -158,6 +162,38 @@ def _analyze_partitioned(config: Config) -> Analysis:
             note = "fits on no CPU" if task.id in placement.unfit else ""
             result.tasks.append(replace(task_result, task=task, cpu=cpu, note=note))
     result.tasks.sort(key=lambda r: r.task.id)
+    return result
+
+
+def _analyze_semi_partitioned(config: Config) -> Analysis:
+    """EDF on each CPU over the parts placed there (multicore.split_cd).  A task's bound is
+    Spuri's on its CPU; a split task's is C' (its first part, C' = D', runs at once) plus
+    the bound of its second part, released when the first ends."""
+    split = multicore.split_cd(config)
+    result = Analysis(config, LevelSummary.of([_model(t) for t in config.tasks]), split=split)
+    period = {t.id: t.period for t in config.tasks}
+    bound: dict[tuple[int, int], int | None] = {}
+    fits = []
+    for cpu in range(config.cpus):
+        parts = [p for p in split.pieces if p.cpu == cpu]
+        models = [PeriodicTask(p.wcet, period[p.task], p.deadline) for p in parts]
+        fits.append(analysis.edf_demand_test(models, DedicatedSupply()).schedulable)
+        for part, wcrt in zip(parts, analysis.edf_response_times(models)):
+            bound[(part.task, part.start)] = wcrt
+    for task in config.tasks:
+        parts = split.of(task.id)
+        ok = task.id not in split.unfit and all(fits[p.cpu] for p in parts)
+        if len(parts) == 1:
+            wcrt, note = bound[(task.id, 0)], ""
+        else:
+            rest = bound[(task.id, parts[1].start)]
+            wcrt = None if rest is None else parts[0].wcet + rest
+            note = (f"split: {_time(parts[0].wcet, config.unit)} on CPU {parts[0].cpu} (C = D), "
+                    f"{_time(parts[1].wcet, config.unit)} on CPU {parts[1].cpu}")
+        if task.id in split.unfit:
+            note = "fits on no CPU, even split"
+        result.tasks.append(TaskResult(task, wcrt if ok else None, ok, "EDF per CPU, C=D splitting", note=note,
+                                       cpu=parts[0].cpu))
     return result
 
 
@@ -294,6 +330,9 @@ _TITLES = {
                       "(sufficient)",
     ("global", "edf"): "Global EDF on {cpus} CPUs, density test of Goossens, Funk & Baruah (sufficient); "
                        "WCRT: the deadline",
+    ("semi-partitioned", "edf"): "Semi-partitioned EDF on {cpus} CPUs, first-fit decreasing with C=D splitting; "
+                                 "per CPU: processor demand criterion, WCRT: Spuri's bound (a split task's: C' + "
+                                 "its second part's)",
 }
 
 
@@ -337,7 +376,7 @@ def to_text(result: Analysis) -> str:
         out.append(_TITLES[(config.multicore, config.task_policy)].format(cpus=config.cpus, assignment=config.assignment))
         out.append(_level_line(result.level, "tasks"))
         _demand_line(out, result.edf_demand, unit)
-        placed = config.multicore == "partitioned"
+        placed = config.multicore in ("partitioned", "semi-partitioned")
         out.append(format_table(
             ["task", "id", *(["cpu"] if placed else []), "prio", "period", "deadline", "wcet", "WCRT", "schedulable"],
             [[r.task.label, r.task.id, *([r.cpu] if placed else []), r.task.priority, show(r.task.period),

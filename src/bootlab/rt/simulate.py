@@ -26,12 +26,12 @@ their wcet never overrun, so this matters for `--exec` what-ifs and backlogs of 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import lcm
 from typing import Mapping
 
 from .config import Config, Task
-from .multicore import partition
+from .multicore import Piece, partition, split_cd
 from .schedulability import analyze
 from .trace import Event
 from .units import NS_PER
@@ -48,6 +48,7 @@ class _Job:
     remaining: int
     started: bool = False
     missed: bool = False
+    executed: int = 0
 
 
 @dataclass
@@ -105,6 +106,12 @@ class _Simulation:
         # Partitioned: the CPU of each task, as the analysis places them.
         self.cpu_of = partition(config, lambda one: analyze(one).schedulable).cpu_of \
             if config.multicore == "partitioned" else {}
+        # Semi-partitioned: each task's parts (ns); a job is on the CPU of the part it is in.
+        self.parts: dict[int, list[Piece]] = {}
+        if config.multicore == "semi-partitioned":
+            for part in split_cd(config).pieces:
+                self.parts.setdefault(part.task, []).append(replace(part, wcet=part.wcet * US, deadline=part.deadline * US,
+                                                                    start=part.start * US))
         self.last_cpu: dict[tuple[int, int], int] = {}     # job -> the CPU it ran on last
 
     def emit(self, t: int, name: str, **fields: int) -> None:
@@ -194,14 +201,32 @@ class _Simulation:
                 job.started = True
         self.running, self.active = chosen, active
 
-    def place(self, jobs: list[_Job]) -> list[_Job | None]:
-        """The CPU of each job to run: partitioned, the task's; otherwise a job keeps the CPU
-        it holds, and the others take the free CPUs, the one each ran on last if free,
-        else the lowest."""
-        placed: list[_Job | None] = [None] * self.cpus
+    def part(self, job: _Job) -> Piece:
+        """Semi-partitioned: the part of its task the job is executing."""
+        return [p for p in self.parts[job.task.id] if p.start <= job.executed][-1]
+
+    def fixed_cpu(self, job: _Job) -> int | None:
+        """The CPU a job must run on (partitioned, semi-partitioned), or None (global)."""
         if self.cpu_of:
+            return self.cpu_of[job.task.id]
+        return self.part(job).cpu if self.parts else None
+
+    def due(self, job: _Job) -> int:
+        """The absolute deadline EDF orders by: a part's (released when the previous part
+        ends, due its deadline later) in a split task, else the job's."""
+        if not self.parts:
+            return job.deadline
+        part = self.part(job)
+        return job.release + part.start + part.deadline
+
+    def place(self, jobs: list[_Job]) -> list[_Job | None]:
+        """The CPU of each job to run: its task's (or its part's) when fixed; otherwise a job
+        keeps the CPU it holds, and the others take the free CPUs, the one each ran on last
+        if free, else the lowest."""
+        placed: list[_Job | None] = [None] * self.cpus
+        if self.cpu_of or self.parts:
             for job in jobs:
-                placed[self.cpu_of[job.task.id]] = job
+                placed[self.fixed_cpu(job)] = job
             return placed
         waiting = []
         for job in jobs:
@@ -220,19 +245,19 @@ class _Simulation:
 
     def choose_jobs(self, active: _Server | None) -> list[_Job]:
         """The jobs to run now: the first by the policy's order among the eligible, one per
-        CPU (partitioned: among each CPU's tasks)."""
+        CPU (partitioned, semi-partitioned: among the jobs on each CPU)."""
         if self.hierarchical and active is None:
             return []
         heads = [s.queue[0] for s in self.tasks
                  if s.queue and not s.throttled and (not self.hierarchical or s.task.server == active.id)]
         if self.config.task_policy == "edf":
-            heads.sort(key=lambda j: (j.deadline, j.task.id))
+            heads.sort(key=lambda j: (self.due(j), j.task.id))
         else:
             heads.sort(key=lambda j: (j.task.priority, j.task.id))
-        if self.cpu_of:
+        if self.cpu_of or self.parts:
             firsts: dict[int, _Job] = {}
             for job in heads:
-                firsts.setdefault(self.cpu_of[job.task.id], job)
+                firsts.setdefault(self.fixed_cpu(job), job)
             return list(firsts.values())
         return heads[:self.cpus]
 
@@ -248,6 +273,9 @@ class _Simulation:
         times += [j.deadline for s in self.tasks for j in s.queue if not j.missed and j.deadline > now]
         for job in filter(None, self.running):
             times.append(now + job.remaining)
+            if self.parts:   # the end of its part: it moves to the next part's CPU
+                part = self.part(job)
+                times.append(now + part.start + part.wcet - job.executed)
             state = self.state_of[job.task.id]
             if self.enforce and not state.overran:
                 times.append(now + max(0, job.task.wcet * US - state.spent))
@@ -258,6 +286,7 @@ class _Simulation:
     def advance(self, elapsed: int) -> None:
         for job in filter(None, self.running):
             job.remaining -= elapsed
+            job.executed += elapsed
             self.state_of[job.task.id].spent += elapsed
         if self.active is not None:
             self.active.left -= elapsed
