@@ -216,3 +216,13 @@ def test_semi_partitioned_split_task_runs_its_first_part_at_once_then_migrates()
     assert [(p.task, p.cpu, p.wcet, p.deadline, p.start) for p in split_cd(config).pieces] == [
         (0, 0, 6_000, 10_000, 0), (1, 1, 6_000, 10_000, 0), (2, 0, 4_000, 4_000, 0), (2, 1, 6_000, 16_000, 4_000)]
     assert [r for r in cpu_runs(config, 20) if r[0] == 2] == [(2, 0, 0, 0, 4), (2, 0, 1, 6, 10), (2, 0, 1, 16, 18)]
+
+
+def test_multicore_trace_reads_back_with_its_cpus():
+    config = load_config(Path(__file__).parents[2] / "rt" / "examples" / "global.toml")
+    events = simulate(config, hyperperiod_ns(config))
+    trace = parse_trace(format_trace(events, config.plugin))
+    assert trace.problems == []
+    direct, read = Schedule.from_events(events, config.plugin), Schedule.from_trace(trace)
+    assert read.segments == direct.segments and {g.cpu for g in read.segments} == {0, 1}
+    assert sum(j.migrations for j in read.jobs.values()) == sum(j.migrations for j in direct.jobs.values()) > 0
