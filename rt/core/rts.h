@@ -119,6 +119,8 @@ struct rts_policy {
 	/* Each level by EDF rather than by priority (servers: hsf-* only). */
 	int servers_by_deadline;
 	int tasks_by_deadline;
+	/* One scheduler per real-time CPU, each task on one (partitioned). */
+	int per_cpu;
 	/* Task index to run now, or RTS_NONE. */
 	int (*pick)(const struct rts_sched *s);
 	/* Optional server layer (hierarchical policies). */
@@ -167,6 +169,7 @@ int rts_task_reserve(struct rts_sched *s, const struct rts_task_params *p,
 		     long long now, const char **why);
 int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 		 int use_reservation, long long now, const char **why);
+void rts_share_epoch(struct rts_sched *s, long long epoch, long long now);
 void rts_task_stop(struct rts_sched *s, int id, long long now);
 int rts_clear(struct rts_sched *s);
 
@@ -246,6 +249,8 @@ static inline int rts_pick_edf(const struct rts_sched *s, int server)
 
 extern const struct rts_policy rts_policy_fp;
 extern const struct rts_policy rts_policy_edf;
+extern const struct rts_policy rts_policy_partitioned_fp;
+extern const struct rts_policy rts_policy_partitioned_edf;
 /* Hierarchical: [servers by deadline][tasks by deadline]; [0][0] is hsf-fp. */
 extern const struct rts_policy rts_policy_hsf[2][2];
 

@@ -7,6 +7,10 @@
  *
  *   fp      response-time analysis on the whole CPU, R <= D (R <= T bound)
  *   edf     processor demand criterion, walked with QPA
+ *   partitioned-*
+ *           the tasks without a cpu placed by first-fit or worst-fit
+ *           decreasing utilisation, each on a CPU whose test (fp or edf
+ *           above) still holds with it; then that test on every CPU
  *   hsf-*   servers as periodic tasks: by response-time analysis (fp) or
  *           by the demand test and Spuri's response times (edf); the
  *           tasks of each on its periodic supply, the blackout shortened
@@ -363,7 +367,129 @@ static int hsf_admit(const struct rt_config *cfg,
 	return 1;
 }
 
-int rt_config_admit(const struct rt_config *cfg, char *why, size_t len)
+/* The verdict of the one-CPU test of policy on a set; 1 if it holds. */
+static int cpu_admit(const struct rts_policy *policy, struct item *set, int n,
+		     char *why, size_t len)
+{
+	struct supply whole = { 0 };
+
+	if (policy->tasks_by_deadline)
+		return edf_admit(set, n, &whole, "", why, len);
+	qsort(set, n, sizeof(*set), by_priority);
+	return fp_admit(set, n, &whole, "task", why, len);
+}
+
+/* The tasks of cfg on cpu, plus extra when it is not NULL. */
+static int cpu_items(const struct rt_config *cfg, int cpu,
+		     const struct rtsched_task_args *extra, struct item *set)
+{
+	int i, n = 0;
+
+	for (i = 0; i < cfg->nr_tasks; i++)
+		if (cfg->task[i].args.cpu == cpu)
+			task_item(&set[n++], &cfg->task[i].args);
+	if (extra)
+		task_item(&set[n++], extra);
+	return n;
+}
+
+/* Does a go before b in decreasing utilisation (ties: lower id)? */
+static int heavier(const struct rtsched_task_args *a,
+		   const struct rtsched_task_args *b)
+{
+	__int128 ua = (__int128)a->wcet_us * b->period_us;
+	__int128 ub = (__int128)b->wcet_us * a->period_us;
+
+	return ua != ub ? ua > ub : a->id < b->id;
+}
+
+/*
+ * Place the tasks without a cpu as bootlab's analysis does
+ * (multicore.partition): by decreasing utilisation, on the first CPU
+ * (worst-fit: the least loaded, ties to the lower index) whose test holds
+ * with it; a task that fits nowhere goes to the least loaded CPU and is
+ * refused.  Loads are exact, over the lcm of the periods.
+ */
+static int place(struct rt_config *cfg, const struct rts_policy *policy,
+		 char *why, size_t len)
+{
+	static struct item set[RTS_MAX_TASKS];
+	static int order[RTS_MAX_TASKS];
+	__int128 lcm = 1, load[RT_CONFIG_MAX_CPUS], g;
+	int i, j, k, n = 0, cpu, best, unfit = -1, fits;
+	char ignored[8];
+
+	for (i = 0; i < cfg->nr_tasks; i++) {
+		g = gcd(lcm, cfg->task[i].args.period_us);
+		lcm = lcm / g * cfg->task[i].args.period_us;
+		if (lcm > FRACTION_LIMIT)
+			return refuse(why, len, "periods too diverse for rtctl's placement: use bootlab rt analyze");
+	}
+	for (cpu = 0; cpu < cfg->cpus; cpu++)
+		load[cpu] = 0;
+	for (i = 0; i < cfg->nr_tasks; i++) {
+		const struct rtsched_task_args *a = &cfg->task[i].args;
+
+		if (a->cpu != RTSCHED_ANY_CPU)
+			load[a->cpu] += lcm / a->period_us * a->wcet_us;
+		else
+			order[n++] = i;
+	}
+	for (i = 1; i < n; i++)		/* insertion sort: a few tasks */
+		for (j = i; j > 0 && heavier(&cfg->task[order[j]].args,
+					     &cfg->task[order[j - 1]].args); j--) {
+			k = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = k;
+		}
+	for (i = 0; i < n; i++) {
+		struct rtsched_task_args *a = &cfg->task[order[i]].args;
+
+		best = -1;
+		for (cpu = 0; cpu < cfg->cpus; cpu++) {
+			fits = cpu_admit(policy, set,
+					 cpu_items(cfg, cpu, a, set), ignored,
+					 sizeof(ignored));
+			if (fits && (best < 0 || (cfg->worst_fit &&
+						  load[cpu] < load[best])))
+				best = cpu;
+			if (best >= 0 && !cfg->worst_fit)
+				break;
+		}
+		if (best < 0) {
+			for (cpu = best = 0; cpu < cfg->cpus; cpu++)
+				if (load[cpu] < load[best])
+					best = cpu;
+			if (unfit < 0)
+				unfit = a->id;
+		}
+		a->cpu = best;
+		load[best] += lcm / a->period_us * a->wcet_us;
+	}
+	if (unfit >= 0)
+		return refuse(why, len, "task %d fits on no CPU", unfit);
+	return 1;
+}
+
+static int partitioned_admit(struct rt_config *cfg,
+			     const struct rts_policy *policy, char *why,
+			     size_t len)
+{
+	static struct item set[RTS_MAX_TASKS];
+	char reason[200];
+	int cpu;
+
+	if (!place(cfg, policy, why, len))
+		return 0;
+	for (cpu = 0; cpu < cfg->cpus; cpu++) {
+		if (!cpu_admit(policy, set, cpu_items(cfg, cpu, NULL, set),
+			       reason, sizeof(reason)))
+			return refuse(why, len, "CPU %d: %s", cpu, reason);
+	}
+	return 1;
+}
+
+int rt_config_admit(struct rt_config *cfg, char *why, size_t len)
 {
 	static struct item set[RTS_MAX_TASKS];
 	const struct rts_policy *policy = rt_policy_named(cfg->plugin);
@@ -372,6 +498,8 @@ int rt_config_admit(const struct rt_config *cfg, char *why, size_t len)
 
 	if (policy->has_servers)
 		return hsf_admit(cfg, policy, why, len);
+	if (policy->per_cpu)
+		return partitioned_admit(cfg, policy, why, len);
 	for (i = 0; i < cfg->nr_tasks; i++)
 		task_item(&set[i], &cfg->task[i].args);
 	if (policy->tasks_by_deadline)

@@ -69,11 +69,17 @@ static int admitted(const char *what, const char *path)
 
 static int cmd_check(const char *path)
 {
+	int ok, i;
+
 	if (rt_config_load(path, &cfg))
 		return report("check");
 	printf("%s: plugin %s, %d servers, %d tasks\n", path, cfg.plugin,
 	       cfg.nr_servers, cfg.nr_tasks);
-	if (!admitted("check", path))
+	ok = admitted("check", path);
+	for (i = 0; rt_policy_named(cfg.plugin)->per_cpu && i < cfg.nr_tasks; i++)
+		printf("task %d cpu %d\n", cfg.task[i].args.id,
+		       cfg.task[i].args.cpu);
+	if (!ok)
 		return 1;
 	printf("schedulable\n");
 	return 0;
@@ -131,6 +137,11 @@ static int cmd_load(const char *path, int force)
 	if (strcmp(st.plugin, cfg.plugin)) {
 		fprintf(stderr, "rtctl load: %s wants plugin %s but %s is loaded\n",
 			path, cfg.plugin, st.plugin[0] ? st.plugin : "none");
+		return 1;
+	}
+	if (rt_policy_named(cfg.plugin)->per_cpu && (int)st.nr_cpus != cfg.cpus) {
+		fprintf(stderr, "rtctl load: %s wants %d CPUs but rtsched schedules %u (its rt_cpus)\n",
+			path, cfg.cpus, st.nr_cpus);
 		return 1;
 	}
 	for (i = 0; i < cfg.nr_servers; i++) {
@@ -291,6 +302,7 @@ static int cmd_trace(void)
 {
 	struct rtsched_status st;
 	struct rtsched_record *rec = NULL, *grown;
+	const struct rts_policy *policy;
 	size_t n = 0, cap = 0, i;
 	char line[256];
 	ssize_t got;
@@ -320,8 +332,10 @@ static int cmd_trace(void)
 	}
 	sort_by_time(rec, n);
 	rt_trace_header(stdout, st.plugin[0] ? st.plugin : "none");
+	policy = rt_policy_named(st.plugin);
 	for (i = 0; i < n; i++) {
-		rt_trace_format(line, sizeof(line), &rec[i]);
+		rt_trace_format(line, sizeof(line), &rec[i],
+				policy && policy->per_cpu);
 		puts(line);
 	}
 	free(rec);

@@ -78,3 +78,19 @@ def test_server_order_by_deadline_or_priority():
     assert order_failures(two_servers(0), True)[0].startswith("FAIL hsf_edf: earlier-deadline")
     assert order_failures(two_servers(0), False)[0].startswith("PASS hsf_edf: higher-priority")
     assert order_failures(two_servers(1), False)[0].startswith("FAIL hsf_edf: higher-priority")
+
+
+def test_a_task_off_its_cpu_is_caught_only_while_registered():
+    from check_guest import off_cpu
+    events = parse_trace([
+        "==== rtsched-trace begin ====",
+        "# rtsched-trace 1 plugin=partitioned-fp",
+        "10 task_create task=1 pid=100 period=10000000 wcet=1 deadline=10000000 prio=0 cpu=1",
+        "5 switch cpu=0 prev_pid=0 prev_comm=idle prev_state=R next_pid=100 next_comm=t",
+        "20 switch cpu=1 prev_pid=0 prev_comm=idle prev_state=R next_pid=100 next_comm=t",
+        "30 switch cpu=0 prev_pid=0 prev_comm=idle prev_state=R next_pid=100 next_comm=t",
+        "40 exit task=1 job=3",
+        "50 switch cpu=0 prev_pid=0 prev_comm=idle prev_state=R next_pid=100 next_comm=t",
+        "==== rtsched-trace end ====",
+    ])
+    assert off_cpu(events) == [(30, 100, 0)]

@@ -8,9 +8,11 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -37,6 +39,8 @@ def c_programs():
 
 def to_toml(config: Config) -> str:
     lines = [f'plugin = "{config.plugin}"', 'unit = "us"']
+    if config.multicore:
+        lines += [f"cpus = {config.cpus}", f'assignment = "{config.assignment}"']
     for s in config.servers:
         lines += ["[[server]]", f"id = {s.id}", f"period = {s.period}", f"budget = {s.budget}",
                   f"priority = {s.priority}"]
@@ -46,6 +50,8 @@ def to_toml(config: Config) -> str:
                   f'overrun = "{t.overrun}"']
         if t.server is not None:
             lines.append(f"server = {t.server}")
+        if t.cpu is not None:
+            lines.append(f"cpu = {t.cpu}")
     return "\n".join(lines) + "\n"
 
 
@@ -167,6 +173,27 @@ def test_admission_refuses_with_the_reason(tmp_path):
     done = subprocess.run([str(RTCTL), "check", str(written(config, tmp_path))], capture_output=True, text=True)
     assert done.returncode == 1
     assert "not schedulable: task 1: worst-case response 18000 us > deadline 15000 us" in done.stderr
+
+
+@st.composite
+def partitioned_configs(draw) -> Config:
+    cpus = draw(st.integers(1, 3))
+    placed = tuple(replace(t, cpu=draw(st.none() | st.integers(0, cpus - 1))) for t in draw(tasks()))
+    return Config(draw(st.sampled_from(("partitioned-fp", "partitioned-edf"))), "us", (), placed, cpus=cpus,
+                  assignment=draw(st.sampled_from(("first-fit", "worst-fit"))))
+
+
+@settings(max_examples=400, deadline=None)
+@given(partitioned_configs())
+def test_partitioned_placement_and_verdict_are_the_analysis(config):
+    """rtctl places the tasks without a cpu as bootlab does, and gives the same verdict."""
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run([str(RTCTL), "check", str(written(config, Path(tmp)))], capture_output=True, text=True)
+    assert done.returncode in (0, 1), done.stderr
+    result = analyze(config)
+    placed = {int(task): int(cpu) for task, cpu in re.findall(r"^task (\d+) cpu (\d+)$", done.stdout, re.M)}
+    assert placed == result.placement.cpu_of
+    assert (done.returncode == 0) == result.schedulable
 
 
 @settings(max_examples=400, deadline=None)

@@ -27,7 +27,7 @@ static void print_event(void *ctx, const struct rts_event *ev)
 	if (ev->time >= *until || ev->type == RTS_EV_SERVER_CREATE ||
 	    ev->type == RTS_EV_TASK_CREATE)
 		return;
-	rt_trace_format(line, sizeof(line), &rec);
+	rt_trace_format(line, sizeof(line), &rec, 0);
 	puts(line);
 }
 

@@ -56,6 +56,9 @@ static void test_other_examples(void)
 	CHECK(cfg.nr_tasks == 3 && cfg.task[2].args.server == -1);
 	CHECK(load_example("edf.toml", &cfg) == 0);
 	CHECK(cfg.task[1].args.wcet_us == 4000);
+	CHECK(load_example("partitioned.toml", &cfg) == 0);
+	CHECK(cfg.cpus == 2 && !cfg.worst_fit && cfg.task[0].args.cpu == 1 &&
+	      cfg.task[1].args.cpu == RTSCHED_ANY_CPU);
 	CHECK(load_example("hsf-edf.toml", &cfg) == 0);
 	CHECK(strcmp(cfg.plugin, "hsf-edf") == 0 && cfg.nr_servers == 2);
 	CHECK(cfg.server[1].args.budget_us == 7000 &&
@@ -122,7 +125,7 @@ static void test_errors(void)
 	expect_error("plugin = \"fp\"\nfoo = 1\n",
 		     "bad.toml:2: unknown key \"foo\"");
 	expect_error("plugin = \"rr\"\n",
-		     "bad.toml:1: plugin \"rr\": expected fp, edf, hsf-fp, hsf-edf, hsf-fp-edf or hsf-edf-fp");
+		     "bad.toml:1: plugin \"rr\": expected fp, edf, hsf-fp, hsf-edf, hsf-fp-edf, hsf-edf-fp, partitioned-fp or partitioned-edf");
 	expect_error("unit = \"ms\"\n", "bad.toml: missing key \"plugin\"");
 	expect_error("plugin = \"fp\"\nunit = \"s\"\n",
 		     "bad.toml:2: unit \"s\": expected \"us\" or \"ms\"");
@@ -160,6 +163,16 @@ static void test_errors(void)
 		     "bad.toml:7: unknown server");
 	expect_error("plugin = \"hsf-fp\"\n" SERVER TASK,
 		     "bad.toml:7: tasks need \"server\" in a hierarchical plugin");
+	expect_error("plugin = \"partitioned-fp\"\n" TASK,
+		     "bad.toml: missing key \"cpus\"");
+	expect_error("plugin = \"fp\"\ncpus = 2\n" TASK,
+		     "bad.toml: \"cpus\" and \"assignment\" are for the partitioned plugins only");
+	expect_error("plugin = \"partitioned-edf\"\ncpus = 2\n" TASK "cpu = 2\n",
+		     "bad.toml:3: cpu 2: expected 0..1");
+	expect_error("plugin = \"fp\"\n" TASK "cpu = 0\n",
+		     "bad.toml:2: \"cpu\" is for the partitioned plugins only");
+	expect_error("plugin = \"partitioned-fp\"\ncpus = 2\nassignment = \"best-fit\"\n",
+		     "bad.toml:3: assignment \"best-fit\": expected \"first-fit\" or \"worst-fit\"");
 	expect_error("plugin = \"fp\"\n[task]\n",
 		     "bad.toml:2: only [[server]] and [[task]] tables are supported");
 	expect_error("plugin = \"fp\"\n[[job]]\n",

@@ -210,9 +210,15 @@ def _check_against_simulation(config: Config, schedule: Schedule, origin: int, l
     span = limit - origin
     ideal = Schedule.from_events(simulate(config, span), config.plugin, end=span)
     ideal.name_from(config)
-    recorded = [Segment(g.start - origin, g.end - origin, g.owner, g.job, g.open) for g in schedule.segments if g.start < limit]
-    _compare(ideal.segments, recorded, span, tolerance, origin, result, "job on the CPU",
-             lambda g: f"{schedule.task_label(g.owner)} job {g.job}")
+    recorded = [Segment(g.start - origin, g.end - origin, g.owner, g.job, g.open, g.cpu)
+                for g in schedule.segments if g.start < limit]
+    # Several CPUs: each one's sequence of jobs, where jobs have their CPU (partitioned,
+    # semi-partitioned); each job's own segments wherever they ran (global).
+    groups = (lambda g: g.cpu) if config.multicore in ("partitioned", "semi-partitioned") else (
+        (lambda g: (g.owner, g.job)) if config.multicore == "global" else (lambda g: 0))
+    for key in sorted({groups(g) for g in ideal.segments + recorded}):
+        _compare([g for g in ideal.segments if groups(g) == key], [g for g in recorded if groups(g) == key],
+                 span, tolerance, origin, result, "job on the CPU", lambda g: f"{schedule.task_label(g.owner)} job {g.job}")
     if config.hierarchical:
         windows = [Segment(g.start - origin, g.end - origin, g.owner, 0, g.open) for g in schedule.windows if g.start < limit]
         _compare(ideal.windows, windows, span, tolerance, origin, result, "active server",
@@ -226,7 +232,7 @@ def _normalized(segments: list[Segment], span: int, tolerance: int) -> list[Segm
             continue
         last = merged[-1] if merged else None
         if last is not None and (last.owner, last.job) == (g.owner, g.job) and g.start - last.end <= tolerance:
-            merged[-1] = Segment(last.start, g.end, g.owner, g.job, g.open)
+            merged[-1] = Segment(last.start, g.end, g.owner, g.job, g.open, g.cpu)
         else:
             merged.append(g)
     return merged

@@ -278,10 +278,16 @@ class _Builder:
             self.periods.append((server, start, budget, None))
         s.periods = sorted((self.budget_period(*p) for p in self.periods), key=lambda p: (p.start, p.server))
         pids = {fields["pid"]: task for task, fields in s.tasks.items() if isinstance(fields.get("pid"), int)}
-        for this, following in zip(self.switches, self.switches[1:] + [None]):
-            stop = following.time if following is not None else end
-            pid = this["next_pid"]
-            s.cpu.append(CpuSlice(this.time, max(stop, this.time), pid, str(this.fields.get("next_comm", "")), pids.get(pid)))
+        by_cpu: dict[object, list[Event]] = {}
+        for e in self.switches:   # each CPU's switches follow each other
+            by_cpu.setdefault(e.fields.get("cpu"), []).append(e)
+        for switches in by_cpu.values():
+            for this, following in zip(switches, switches[1:] + [None]):
+                stop = following.time if following is not None else end
+                pid = this["next_pid"]
+                s.cpu.append(CpuSlice(this.time, max(stop, this.time), pid, str(this.fields.get("next_comm", "")),
+                                      pids.get(pid)))
+        s.cpu.sort(key=lambda piece: piece.start)
         return s
 
     def budget_period(self, server: int, start: int, budget: int, end: int | None) -> BudgetPeriod:
