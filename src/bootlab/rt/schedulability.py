@@ -180,6 +180,19 @@ def _analyze_semi_partitioned(config: Config) -> Analysis:
         fits.append(analysis.edf_demand_test(models, DedicatedSupply()).schedulable)
         for part, wcrt in zip(parts, analysis.edf_response_times(models)):
             bound[(part.task, part.start)] = wcrt
+    # A CPU that misses delays the parts it holds: a first part's second part on another CPU
+    # comes late and bunched, and so does the next job's first part after a late second
+    # part (a task's jobs run in order).  Both CPUs of a split task stand or fall together,
+    # transitively.
+    changed = True
+    while changed:
+        changed = False
+        for task in config.tasks:
+            cpus = [p.cpu for p in split.of(task.id)]
+            if not all(fits[c] for c in cpus) and any(fits[c] for c in cpus):
+                for c in cpus:
+                    fits[c] = False
+                changed = True
     for task in config.tasks:
         parts = split.of(task.id)
         ok = task.id not in split.unfit and all(fits[p.cpu] for p in parts)
