@@ -42,6 +42,7 @@ bench: build
 	bench/guest.sh bench/iomux/guest.toml out/iomux-guest.log
 	bench/guest.sh bench/rt_latency/guest.toml out/rt-latency-guest.log
 	$(BIN)/python bench/rt_latency/analyze.py out/rt-latency-guest.log
+	$(MAKE) -C bench/rt_boot run
 
 clean:
 	rm -rf out .pytest_cache

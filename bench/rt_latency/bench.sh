@@ -18,7 +18,7 @@ cyclictest -m -p 50 -i "$PERIOD_US" -l "$JOBS" -q -h 20000 2>&1 |
 	sed 's/^/cyclictest /'
 echo "==== rt_latency end ===="
 # Server switches: Table III with its tasks, traced.
-insmod "$RT/rtsched_hsf_fp.ko"
+insmod "$RT/rtsched_hsf.ko"
 rtctl run "$RT/table3.toml" >/dev/null
 echo "==== rtsched-trace begin ===="
 rtctl trace

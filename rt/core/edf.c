@@ -1,23 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
-/* edf: preemptive earliest-deadline-first; task priorities are ignored. */
+/*
+ * edf: preemptive earliest-deadline-first; task priorities are ignored.
+ * partitioned-edf is the same on each of several CPUs.
+ */
 #include "rts.h"
 
 static int edf_pick(const struct rts_sched *s)
 {
-	int best = RTS_NONE;
-	int i;
-
-	for (i = 0; i < s->nr_ids; i++) {
-		if (!rts_eligible(&s->task[i]))
-			continue;
-		if (best == RTS_NONE || rts_job_deadline(&s->task[i]) <
-					rts_job_deadline(&s->task[best]))
-			best = i;
-	}
-	return best;
+	return rts_pick_edf(s, RTS_NONE);
 }
 
 const struct rts_policy rts_policy_edf = {
 	.name = "edf",
+	.tasks_by_deadline = 1,
+	.pick = edf_pick,
+};
+
+const struct rts_policy rts_policy_partitioned_edf = {
+	.name = "partitioned-edf",
+	.tasks_by_deadline = 1,
+	.per_cpu = 1,
 	.pick = edf_pick,
 };

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* fp: preemptive fixed-priority scheduling of periodic tasks. */
+/*
+ * fp: preemptive fixed-priority scheduling of periodic tasks; partitioned-fp
+ * is the same on each of several CPUs.
+ */
 #include "rts.h"
 
 static int fp_pick(const struct rts_sched *s)
@@ -9,5 +12,11 @@ static int fp_pick(const struct rts_sched *s)
 
 const struct rts_policy rts_policy_fp = {
 	.name = "fp",
+	.pick = fp_pick,
+};
+
+const struct rts_policy rts_policy_partitioned_fp = {
+	.name = "partitioned-fp",
+	.per_cpu = 1,
 	.pick = fp_pick,
 };

@@ -173,11 +173,11 @@ int rts_task_reserve(struct rts_sched *s, const struct rts_task_params *p,
 	return 0;
 }
 
-static void start_epoch(struct rts_sched *s, long long now)
+static void start_epoch(struct rts_sched *s, long long now, long long epoch)
 {
 	int i;
 
-	s->epoch = now + s->start_lead;
+	s->epoch = epoch;
 	s->now = now;
 	s->active_server = RTS_NONE;
 	for (i = 0; i < RTS_MAX_SERVERS; i++) {
@@ -221,7 +221,7 @@ int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 	if (!use_reservation)
 		t->p = *p;
 	if (s->epoch == RTS_NEVER)
-		start_epoch(s, now);
+		start_epoch(s, now, now + s->start_lead);
 	t->used = 1;
 	t->running = 1;
 	use_id(s, t->p.id);
@@ -236,6 +236,16 @@ int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 	s->nr_running++;
 	rts_emit(s, now, RTS_EV_TASK_CREATE, t->p.id, t->p.server, 0, 0);
 	return 0;
+}
+
+/*
+ * An idle scheduler takes the common start of another one (another CPU's,
+ * partitioned), so that tasks started together share it wherever they run.
+ */
+void rts_share_epoch(struct rts_sched *s, long long epoch, long long now)
+{
+	if (s->epoch == RTS_NEVER && epoch != RTS_NEVER)
+		start_epoch(s, now, epoch);
 }
 
 void rts_task_stop(struct rts_sched *s, int id, long long now)

@@ -76,7 +76,7 @@ enum rts_overrun {
 
 struct rts_task_params {
 	int id;
-	int server;		/* RTS_NONE outside hsf-fp */
+	int server;		/* RTS_NONE without servers */
 	int prio;
 	int overrun;		/* enum rts_overrun */
 	int sporadic;		/* released by rts_release(), period apart at least */
@@ -116,9 +116,14 @@ struct rts_sched;
 struct rts_policy {
 	const char *name;
 	int has_servers;
+	/* Each level by EDF rather than by priority (servers: hsf-* only). */
+	int servers_by_deadline;
+	int tasks_by_deadline;
+	/* One scheduler per real-time CPU, each task on one (partitioned). */
+	int per_cpu;
 	/* Task index to run now, or RTS_NONE. */
 	int (*pick)(const struct rts_sched *s);
-	/* Optional server layer (hsf-fp). */
+	/* Optional server layer (hierarchical policies). */
 	long long (*next_event)(const struct rts_sched *s);
 	void (*account)(struct rts_sched *s, long long t);
 	void (*settle)(struct rts_sched *s, long long t);
@@ -136,7 +141,7 @@ struct rts_sched {
 	long long now;		/* time accounted so far */
 	int nr_running;
 	int nr_ids;		/* 1 + highest task id in use: scan bound */
-	int active_server;	/* hsf-fp */
+	int active_server;	/* hierarchical policies */
 	int chosen;		/* the task on the CPU, by rts_choose() */
 	long long chosen_since;	/* charged to it up to here */
 	long long overrun_slack;	/* budget = wcet + this, per period */
@@ -164,6 +169,7 @@ int rts_task_reserve(struct rts_sched *s, const struct rts_task_params *p,
 		     long long now, const char **why);
 int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 		 int use_reservation, long long now, const char **why);
+void rts_share_epoch(struct rts_sched *s, long long epoch, long long now);
 void rts_task_stop(struct rts_sched *s, int id, long long now);
 int rts_clear(struct rts_sched *s);
 
@@ -201,9 +207,15 @@ static inline long long rts_job_deadline(const struct rts_task *t)
 	return rts_release_time(t, t->completed) + t->p.deadline;
 }
 
+/* May a policy restricted to server (RTS_NONE: any) pick task t? */
+static inline int rts_candidate(const struct rts_task *t, int server)
+{
+	return rts_eligible(t) && (server == RTS_NONE || t->p.server == server);
+}
+
 /*
  * Highest-priority pending task (ties: lower id), restricted to one server
- * unless server is RTS_NONE.  Shared by fp and the local level of hsf-fp.
+ * unless server is RTS_NONE.  Shared by fp and the hierarchical policies.
  */
 static inline int rts_pick_fp(const struct rts_sched *s, int server)
 {
@@ -211,13 +223,25 @@ static inline int rts_pick_fp(const struct rts_sched *s, int server)
 	int i;
 
 	for (i = 0; i < s->nr_ids; i++) {
-		const struct rts_task *t = &s->task[i];
+		if (!rts_candidate(&s->task[i], server))
+			continue;
+		if (best == RTS_NONE || s->task[i].p.prio < s->task[best].p.prio)
+			best = i;
+	}
+	return best;
+}
 
-		if (!rts_eligible(t))
+/* Earliest absolute deadline (ties: lower id), likewise. */
+static inline int rts_pick_edf(const struct rts_sched *s, int server)
+{
+	int best = RTS_NONE;
+	int i;
+
+	for (i = 0; i < s->nr_ids; i++) {
+		if (!rts_candidate(&s->task[i], server))
 			continue;
-		if (server != RTS_NONE && t->p.server != server)
-			continue;
-		if (best == RTS_NONE || t->p.prio < s->task[best].p.prio)
+		if (best == RTS_NONE || rts_job_deadline(&s->task[i]) <
+					rts_job_deadline(&s->task[best]))
 			best = i;
 	}
 	return best;
@@ -225,6 +249,9 @@ static inline int rts_pick_fp(const struct rts_sched *s, int server)
 
 extern const struct rts_policy rts_policy_fp;
 extern const struct rts_policy rts_policy_edf;
-extern const struct rts_policy rts_policy_hsf_fp;
+extern const struct rts_policy rts_policy_partitioned_fp;
+extern const struct rts_policy rts_policy_partitioned_edf;
+/* Hierarchical: [servers by deadline][tasks by deadline]; [0][0] is hsf-fp. */
+extern const struct rts_policy rts_policy_hsf[2][2];
 
 #endif /* RTS_H */

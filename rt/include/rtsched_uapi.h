@@ -15,6 +15,7 @@
 #define RTSCHED_PLUGIN_LEN	16
 #define RTSCHED_NO_SERVER	(-1)
 #define RTSCHED_AUTO_ID		(-1)
+#define RTSCHED_ANY_CPU		(-1)
 
 struct rtsched_server_args {
 	__s32 id;
@@ -48,6 +49,11 @@ struct rtsched_task_args {
 	__u64 deadline_us;
 	__u64 offset_us;	/* first release after the common start */
 	char name[RTSCHED_NAME_LEN];
+	/* Partitioned plugins: the real-time CPU (0 is rt_cpu) it runs
+	 * on; RTSCHED_ANY_CPU for the others.
+	 */
+	__s32 cpu;
+	__u32 pad;
 };
 
 struct rtsched_server_status {
@@ -74,6 +80,8 @@ struct rtsched_task_status {
 	__u64 completed;
 	__u64 misses;
 	char name[RTSCHED_NAME_LEN];
+	__s32 cpu;		/* its real-time CPU (0 is rt_cpu) */
+	__u32 pad;
 };
 
 struct rtsched_status {
@@ -87,6 +95,8 @@ struct rtsched_status {
 	__u64 tasks_ptr;	/* in: array of max_tasks entries */
 	__u32 max_servers;
 	__u32 max_tasks;
+	__u32 nr_cpus;		/* real-time CPUs the plugin schedules */
+	__u32 pad;
 };
 
 #define RTSCHED_IOC_MAGIC	0xb7

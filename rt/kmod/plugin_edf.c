@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* rtsched plugin: edf (see docs/rt-formats.md). */
-#include "rtsched.h"
+/* rtsched plugin: edf, or partitioned-edf with partitioned=1 (docs/rt-formats.md). */
+#define RTSCHED_ONE_CPU rts_policy_edf
+#define RTSCHED_PER_CPU rts_policy_partitioned_edf
+#include "plugin_partitionable.h"
 
-RTSCHED_PLUGIN(rts_policy_edf);
 MODULE_DESCRIPTION("rtsched edf scheduling plugin");
 MODULE_LICENSE("GPL");

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* rtsched plugin: fp (see docs/rt-formats.md). */
-#include "rtsched.h"
+/* rtsched plugin: fp, or partitioned-fp with partitioned=1 (docs/rt-formats.md). */
+#define RTSCHED_ONE_CPU rts_policy_fp
+#define RTSCHED_PER_CPU rts_policy_partitioned_fp
+#include "plugin_partitionable.h"
 
-RTSCHED_PLUGIN(rts_policy_fp);
 MODULE_DESCRIPTION("rtsched fp scheduling plugin");
 MODULE_LICENSE("GPL");

@@ -10,9 +10,14 @@
  * A task that must stop while it runs in user space gets a task_work
  * with TWA_SIGNAL: it enters the kernel at once and waits there.
  *
+ * Partitioned plugins get one instance of the policy core, with its own
+ * timer and chosen task, per real-time CPU (rt_cpu and the next rt_cpus - 1);
+ * each task belongs to one.  The others use the first instance only.
+ *
  * Locking: rt.mutex serialises the task set, the plugin and changes of
- * scheduling class; rt.lock (raw: taken in the hard-irq timer, also on
- * PREEMPT_RT) protects the policy core, rt.task[] and rt.chosen.  Only
+ * scheduling class; rt.lock (raw: taken in the hard-irq timers, also on
+ * PREEMPT_RT) protects every instance's policy core and chosen task, and
+ * rt.task[].  Only
  * raw-lock-safe calls are made under rt.lock: wake_up_process(),
  * task_work_add(), hrtimer calls, asynchronous IPIs, the recorder's lock.
  */
@@ -41,7 +46,13 @@
 
 static int rt_cpu;
 module_param(rt_cpu, int, 0444);
-MODULE_PARM_DESC(rt_cpu, "CPU that runs every real-time task (default 0)");
+MODULE_PARM_DESC(rt_cpu, "First real-time CPU (default 0)");
+
+#define RT_MAX_CPUS	8
+static int rt_cpus = 1;
+module_param(rt_cpus, int, 0444);
+MODULE_PARM_DESC(rt_cpus,
+		 "Real-time CPUs rt_cpu.. for partitioned plugins (1..8, default 1)");
 
 static int fifo_prio = 50;
 module_param(fifo_prio, int, 0444);
@@ -59,6 +70,11 @@ module_param(overrun_slack_us, uint, 0444);
 MODULE_PARM_DESC(overrun_slack_us,
 		 "Budget per period = wcet + this, for the framework's own overheads");
 
+/*
+ * 3 MB, 0.6 ms of loading in the guest (bench/rt_boot); 8192 overflowed in
+ * 1.5 s of the overload scenario on the -rt kernel, whose irq threads
+ * switch often on rt_cpu.
+ */
 static uint trace_records = 32768;
 module_param(trace_records, uint, 0444);
 MODULE_PARM_DESC(trace_records, "Recorder ring buffer size in events");
@@ -88,18 +104,26 @@ struct rt_task {
 	bool in_wait;			/* will check its turn before user code */
 	bool detached;			/* its plugin was unloaded */
 	u64 jobs_started;		/* recorder: job J has started iff > J */
+	struct rt_inst *inst;		/* its CPU's scheduler while running */
 	struct rcu_head rcu;
+};
+
+/* The policy core of one real-time CPU. */
+struct rt_inst {
+	struct rts_sched *sched;
+	int cpu;
+	int chosen;
+	struct hrtimer timer;		/* fires on cpu only */
+	call_single_data_t rearm;	/* rearms the timer from cpu */
 };
 
 static struct {
 	struct mutex mutex;		/* task set, plugin, class changes */
-	raw_spinlock_t lock;		/* policy core state, chosen, timer */
-	struct rts_sched *sched;
+	raw_spinlock_t lock;		/* policy cores, chosen, timers */
+	struct rt_inst inst[RT_MAX_CPUS];
+	int nr_inst;			/* used by the plugin: rt_cpus or 1 */
 	const struct rts_policy *policy;
 	struct rt_task __rcu *task[RTS_MAX_TASKS];
-	int chosen;
-	struct hrtimer timer;		/* fires on rt_cpu only */
-	call_single_data_t rearm;	/* rearms the timer from rt_cpu */
 	struct tracepoint *process_exit;
 	char server_name[RTS_MAX_SERVERS][RTSCHED_NAME_LEN];
 	char task_name[RTS_MAX_TASKS][RTSCHED_NAME_LEN];
@@ -123,8 +147,9 @@ static bool rt_kick(struct rt_task *rtt);
 /* Policy core events go to the recorder with the configuration filled in. */
 static void rt_emit(void *ctx, const struct rts_event *ev)
 {
+	struct rt_inst *in = ctx;
 	struct rtsched_record rec = {
-		.time = ev->time, .type = ev->type, .cpu = rt_cpu,
+		.time = ev->time, .type = ev->type, .cpu = in->cpu,
 		.task = ev->task, .server = ev->server, .job = ev->job,
 		.deadline = ev->value,
 	};
@@ -132,7 +157,7 @@ static void rt_emit(void *ctx, const struct rts_event *ev)
 
 	switch (ev->type) {
 	case RTS_EV_SERVER_CREATE: {
-		const struct rts_server *sv = &rt.sched->server[ev->server];
+		const struct rts_server *sv = &in->sched->server[ev->server];
 
 		rec.period = sv->p.period;
 		rec.budget = sv->p.budget;
@@ -140,7 +165,7 @@ static void rt_emit(void *ctx, const struct rts_event *ev)
 		break;
 	}
 	case RTS_EV_TASK_CREATE: {
-		const struct rts_task *t = &rt.sched->task[ev->task];
+		const struct rts_task *t = &in->sched->task[ev->task];
 
 		rec.period = t->p.period;
 		rec.budget = t->p.wcet;
@@ -172,7 +197,7 @@ EXPORT_SYMBOL_GPL(rts_emit);
 static bool rt_turn(struct rt_task *rtt)
 {
 	return READ_ONCE(rtt->id) == RTS_NONE || READ_ONCE(rtt->detached) ||
-	       READ_ONCE(rt.chosen) == READ_ONCE(rtt->id);
+	       READ_ONCE(rtt->inst->chosen) == READ_ONCE(rtt->id);
 }
 
 /*
@@ -260,48 +285,48 @@ static struct rt_task *rt_task_at(int id)
 
 /*
  * Program the timer for the policy core's next event.  A pinned timer
- * goes to the CPU that starts it, so from any other CPU rt_cpu is asked
- * to do it (by an IPI; one already queued will do, as it reads the state
- * when it runs).  rt.lock held.
+ * goes to the CPU that starts it, so from any other CPU the instance's CPU
+ * is asked to do it (by an IPI; one already queued will do, as it reads
+ * the state when it runs).  rt.lock held.
  */
-static void rt_rearm(void)
+static void rt_rearm(struct rt_inst *in)
 {
-	long long next = rts_next_event(rt.sched);
+	long long next = rts_next_event(in->sched);
 
 	if (next == RTS_NEVER)
-		hrtimer_try_to_cancel(&rt.timer);
-	else if (smp_processor_id() == rt_cpu)
-		hrtimer_start(&rt.timer, ns_to_ktime(next),
+		hrtimer_try_to_cancel(&in->timer);
+	else if (smp_processor_id() == in->cpu)
+		hrtimer_start(&in->timer, ns_to_ktime(next),
 			      HRTIMER_MODE_ABS_PINNED_HARD);
-	else if (!smp_call_function_single_async(rt_cpu, &rt.rearm))
+	else if (!smp_call_function_single_async(in->cpu, &in->rearm))
 		__module_get(THIS_MODULE);
 }
 
-/* The IPI of rt_rearm(), on rt_cpu with interrupts off. */
-static void rt_rearm_ipi(void *unused)
+/* The IPI of rt_rearm(), on the instance's CPU with interrupts off. */
+static void rt_rearm_ipi(void *info)
 {
 	raw_spin_lock(&rt.lock);
 	if (rt.policy)
-		rt_rearm();
+		rt_rearm(info);
 	raw_spin_unlock(&rt.lock);
 	/* As in rt_gate_fn: the last statement, a tail call. */
 	module_put(THIS_MODULE);
 }
 
-/* Apply the policy's choice. rt.lock held, a plugin loaded. */
-static void rt_dispatch(void)
+/* Apply the policy's choice on one CPU. rt.lock held, a plugin loaded. */
+static void rt_dispatch(struct rt_inst *in)
 {
-	int next, prev = rt.chosen;
+	int next, prev = in->chosen;
 	struct rt_task *rtt;
 
 	lockdep_assert_held(&rt.lock);
 	if (WARN_ON_ONCE(!rt.policy))
 		return;
 	/* The chosen task is charged for its budget from now. */
-	rts_advance(rt.sched, ktime_get_ns());
-	next = rts_choose(rt.sched);
+	rts_advance(in->sched, ktime_get_ns());
+	next = rts_choose(in->sched);
 	if (next != prev) {
-		WRITE_ONCE(rt.chosen, next);
+		WRITE_ONCE(in->chosen, next);
 		rtt = prev == RTS_NONE ? NULL : rt_task_at(prev);
 		if (rtt)
 			rt_gate(rtt);
@@ -309,17 +334,18 @@ static void rt_dispatch(void)
 		if (rtt)
 			wake_up_process(rtt->tsk);
 	}
-	rt_rearm();
+	rt_rearm(in);
 }
 
 static enum hrtimer_restart rt_timer_fn(struct hrtimer *timer)
 {
+	struct rt_inst *in = container_of(timer, struct rt_inst, timer);
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&rt.lock, flags);
 	if (rt.policy) {
-		rts_advance(rt.sched, ktime_get_ns());
-		rt_dispatch();
+		rts_advance(in->sched, ktime_get_ns());
+		rt_dispatch(in);
 	}
 	raw_spin_unlock_irqrestore(&rt.lock, flags);
 	return HRTIMER_NORESTART;
@@ -356,12 +382,12 @@ static bool rt_unlink(struct rt_task *rtt)
 
 	if (id == RTS_NONE)
 		return false;
-	rts_task_stop(rt.sched, id, ktime_get_ns());
+	rts_task_stop(rtt->inst->sched, id, ktime_get_ns());
 	RCU_INIT_POINTER(rt.task[id], NULL);
 	WRITE_ONCE(rtt->id, RTS_NONE);
-	if (rt.chosen == id)
-		WRITE_ONCE(rt.chosen, RTS_NONE);
-	rt_dispatch();
+	if (rtt->inst->chosen == id)
+		WRITE_ONCE(rtt->inst->chosen, RTS_NONE);
+	rt_dispatch(rtt->inst);
 	return true;
 }
 
@@ -436,6 +462,60 @@ static long rt_privileged_args(void *args, void __user *uarg, size_t len)
 	return capable(CAP_SYS_NICE) ? 0 : -EPERM;
 }
 
+/*
+ * The instance a task goes to: its reservation's, else its CPU's (any CPU
+ * is the first instance: only partitioned plugins have others, and there
+ * a task must say which).  rt.mutex held (reservations change under it);
+ * NULL when there is none.
+ */
+static struct rt_inst *rt_inst_for(int id, int cpu, bool reserved)
+{
+	int i;
+
+	if (reserved) {
+		for (i = 0; id >= 0 && id < RTS_MAX_TASKS && i < rt.nr_inst; i++)
+			if (rt.inst[i].sched->task[id].reserved)
+				return &rt.inst[i];
+		/* Where the policy core says there is no such reservation. */
+		return &rt.inst[0];
+	}
+	if (cpu == RTSCHED_ANY_CPU)
+		return rt.policy->per_cpu ? NULL : &rt.inst[0];
+	return cpu >= 0 && cpu < rt.nr_inst ? &rt.inst[cpu] : NULL;
+}
+
+/* Is id used on an instance other than in?  rt.lock held. */
+static bool rt_id_used_elsewhere(int id, const struct rt_inst *in)
+{
+	int i;
+
+	for (i = 0; i < rt.nr_inst; i++)
+		if (&rt.inst[i] != in && rt.inst[i].sched->task[id].used)
+			return true;
+	return false;
+}
+
+/* The lowest id free on every instance, or RTS_NONE.  rt.lock held. */
+static int rt_free_id(void)
+{
+	int id;
+
+	for (id = 0; id < RTS_MAX_TASKS; id++)
+		if (!rt_id_used_elsewhere(id, NULL))
+			return id;
+	return RTS_NONE;
+}
+
+/* Tasks started together share a common start on every CPU.  rt.lock held. */
+static void rt_share_epoch(struct rt_inst *in)
+{
+	int i;
+
+	for (i = 0; i < rt.nr_inst; i++)
+		rts_share_epoch(in->sched, rt.inst[i].sched->epoch,
+				ktime_get_ns());
+}
+
 static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 {
 	/* A forked child must not inherit a real-time class it does not own. */
@@ -447,6 +527,7 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	bool reserved;
 	struct rtsched_task_args a;
 	struct rts_task_params p;
+	struct rt_inst *in;
 	long err;
 
 	err = rt_privileged_args(&a, uarg, sizeof(a));
@@ -466,10 +547,14 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	err = -EBUSY;
 	if (rtt->id != RTS_NONE)
 		goto out;
+	err = -EINVAL;
+	in = rt_inst_for(p.id, a.cpu, reserved);
+	if (!in)
+		goto out;
 	err = rt_save_class(rtt);
 	if (err)
 		goto out;
-	err = set_cpus_allowed_ptr(current, cpumask_of(rt_cpu));
+	err = set_cpus_allowed_ptr(current, cpumask_of(in->cpu));
 	if (err)
 		goto out;
 	err = sched_setattr_nocheck(current, &attr);
@@ -480,14 +565,18 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	rtt->pid = task_pid_vnr(current);
 	rtt->jobs_started = 0;
 	rtt->in_wait = true;
+	rtt->inst = in;
 	raw_spin_lock_irq(&rt.lock);
 	if (p.id == RTSCHED_AUTO_ID && !reserved)
-		p.id = rts_free_id(rt.sched);
+		p.id = rt_free_id();
 	err = -EINVAL;
 	/* A running task holds its slot; the recorder wants the pid early. */
-	if (p.id >= 0 && p.id < RTS_MAX_TASKS && !rt_task_at(p.id)) {
+	if (p.id >= 0 && p.id < RTS_MAX_TASKS && !rt_task_at(p.id) &&
+	    !rt_id_used_elsewhere(p.id, in)) {
 		rcu_assign_pointer(rt.task[p.id], rtt);
-		err = rts_task_run(rt.sched, &p, reserved, ktime_get_ns(), NULL);
+		rt_share_epoch(in);
+		err = rts_task_run(in->sched, &p, reserved, ktime_get_ns(),
+				   NULL);
 		if (err)
 			RCU_INIT_POINTER(rt.task[p.id], NULL);
 	}
@@ -496,7 +585,7 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 		WRITE_ONCE(rtt->id, p.id);
 		if (!reserved)
 			rt_set_name(rt.task_name[p.id], a.name);
-		rt_dispatch();
+		rt_dispatch(in);
 	}
 	raw_spin_unlock_irq(&rt.lock);
 	if (err)
@@ -541,9 +630,9 @@ static long rt_ioctl_wait(struct rt_task *rtt)
 	err = rt_check_caller(rtt);
 	if (!err) {
 		/* Nothing pending only if no job was started: not an error. */
-		rts_complete(rt.sched, rtt->id, ktime_get_ns());
+		rts_complete(rtt->inst->sched, rtt->id, ktime_get_ns());
 		rtt->in_wait = true;
-		rt_dispatch();
+		rt_dispatch(rtt->inst);
 	}
 	raw_spin_unlock_irq(&rt.lock);
 	return err ? err : rt_wait_turn(rtt);
@@ -580,10 +669,11 @@ static long rt_ioctl_server(void __user *uarg)
 	err = -ENODEV;
 	if (rt.policy) {
 		raw_spin_lock_irq(&rt.lock);
-		err = rts_server_add(rt.sched, &p, ktime_get_ns(), NULL);
+		err = rts_server_add(rt.inst[0].sched, &p, ktime_get_ns(),
+				     NULL);
 		if (!err) {
 			rt_set_name(rt.server_name[p.id], a.name);
-			rt_dispatch();
+			rt_dispatch(&rt.inst[0]);
 		}
 		raw_spin_unlock_irq(&rt.lock);
 	}
@@ -595,6 +685,7 @@ static long rt_ioctl_reserve(void __user *uarg)
 {
 	struct rtsched_task_args a;
 	struct rts_task_params p;
+	struct rt_inst *in;
 	long err;
 
 	err = rt_privileged_args(&a, uarg, sizeof(a));
@@ -607,13 +698,19 @@ static long rt_ioctl_reserve(void __user *uarg)
 		return err;
 	mutex_lock(&rt.mutex);
 	err = -ENODEV;
-	if (rt.policy) {
-		raw_spin_lock_irq(&rt.lock);
-		err = rts_task_reserve(rt.sched, &p, ktime_get_ns(), NULL);
-		if (!err)
-			rt_set_name(rt.task_name[p.id], a.name);
-		raw_spin_unlock_irq(&rt.lock);
-	}
+	if (!rt.policy)
+		goto out;
+	err = -EINVAL;
+	in = rt_inst_for(p.id, a.cpu, false);
+	if (!in || p.id < 0 || p.id >= RTS_MAX_TASKS)
+		goto out;
+	raw_spin_lock_irq(&rt.lock);
+	if (!rt_id_used_elsewhere(p.id, in))
+		err = rts_task_reserve(in->sched, &p, ktime_get_ns(), NULL);
+	if (!err)
+		rt_set_name(rt.task_name[p.id], a.name);
+	raw_spin_unlock_irq(&rt.lock);
+out:
 	mutex_unlock(&rt.mutex);
 	return err;
 }
@@ -621,6 +718,8 @@ static long rt_ioctl_reserve(void __user *uarg)
 /* A job of a sporadic task, released by the application. */
 static long rt_ioctl_release(void __user *uarg)
 {
+	struct rt_task *rtt;
+	struct rt_inst *in;
 	s32 id;
 	long err;
 
@@ -630,9 +729,12 @@ static long rt_ioctl_release(void __user *uarg)
 	raw_spin_lock_irq(&rt.lock);
 	err = -ENODEV;
 	if (rt.policy) {
-		err = rts_release(rt.sched, id, ktime_get_ns(), NULL);
+		/* A running task is on the instance of its registration. */
+		rtt = id >= 0 && id < RTS_MAX_TASKS ? rt_task_at(id) : NULL;
+		in = rtt ? rtt->inst : &rt.inst[0];
+		err = rts_release(in->sched, id, ktime_get_ns(), NULL);
 		if (!err)
-			rt_dispatch();
+			rt_dispatch(in);
 	}
 	raw_spin_unlock_irq(&rt.lock);
 	return err;
@@ -641,50 +743,33 @@ static long rt_ioctl_release(void __user *uarg)
 static long rt_ioctl_clear(void)
 {
 	long err = -ENODEV;
+	int i;
 
 	if (!capable(CAP_SYS_NICE))
 		return -EPERM;
 	mutex_lock(&rt.mutex);
 	if (rt.policy) {
 		raw_spin_lock_irq(&rt.lock);
-		err = rts_clear(rt.sched);
+		/* Nothing cleared while a task runs anywhere. */
+		err = 0;
+		for (i = 0; i < rt.nr_inst; i++)
+			if (rt.inst[i].sched->nr_running)
+				err = -EBUSY;
+		for (i = 0; !err && i < rt.nr_inst; i++)
+			err = rts_clear(rt.inst[i].sched);
 		raw_spin_unlock_irq(&rt.lock);
 	}
 	mutex_unlock(&rt.mutex);
 	return err;
 }
 
-static void rt_fill_status(struct rtsched_status *st,
-			   struct rtsched_server_status *sv,
-			   struct rtsched_task_status *ts)
+static void rt_fill_tasks(struct rtsched_status *st,
+			  struct rtsched_task_status *ts, int cpu)
 {
-	const struct rts_sched *s = rt.sched;
+	const struct rts_sched *s = rt.inst[cpu].sched;
 	struct rt_task *rtt;
 	int i;
 
-	st->now_ns = ktime_get_ns();
-	st->trace_lost = rt_trace_lost();
-	st->nr_servers = 0;
-	st->nr_tasks = 0;
-	if (!rt.policy)
-		return;
-	strscpy(st->plugin, rt.policy->name, sizeof(st->plugin));
-	st->epoch_ns = s->epoch == RTS_NEVER ? 0 : s->epoch;
-	for (i = 0; i < RTS_MAX_SERVERS; i++) {
-		const struct rts_server *v = &s->server[i];
-
-		if (!v->used || st->nr_servers == st->max_servers)
-			continue;
-		sv->id = i;
-		sv->prio = v->p.prio;
-		sv->period_us = div_u64(v->p.period, NSEC_PER_USEC);
-		sv->budget_us = div_u64(v->p.budget, NSEC_PER_USEC);
-		sv->left_us = div_u64(v->left, NSEC_PER_USEC);
-		sv->active = s->active_server == i;
-		memcpy(sv->name, rt.server_name[i], RTSCHED_NAME_LEN);
-		sv++;
-		st->nr_servers++;
-	}
 	for (i = 0; i < RTS_MAX_TASKS; i++) {
 		const struct rts_task *t = &s->task[i];
 
@@ -692,6 +777,7 @@ static void rt_fill_status(struct rtsched_status *st,
 			continue;
 		rtt = rt_task_at(i);
 		ts->id = i;
+		ts->cpu = cpu;
 		ts->server = t->p.server;
 		ts->prio = t->p.prio;
 		ts->pid = rtt ? rtt->pid : 0;
@@ -708,12 +794,52 @@ static void rt_fill_status(struct rtsched_status *st,
 	}
 }
 
+static void rt_fill_status(struct rtsched_status *st,
+			   struct rtsched_server_status *sv,
+			   struct rtsched_task_status *ts)
+{
+	const struct rts_sched *s = rt.inst[0].sched;
+	int i;
+
+	st->now_ns = ktime_get_ns();
+	st->trace_lost = rt_trace_lost();
+	st->nr_servers = 0;
+	st->nr_tasks = 0;
+	st->nr_cpus = 0;
+	if (!rt.policy)
+		return;
+	strscpy(st->plugin, rt.policy->name, sizeof(st->plugin));
+	st->nr_cpus = rt.nr_inst;
+	/* The common start of whichever CPU has one (they share it). */
+	for (i = 0; i < rt.nr_inst; i++)
+		if (rt.inst[i].sched->epoch != RTS_NEVER)
+			st->epoch_ns = rt.inst[i].sched->epoch;
+	for (i = 0; i < RTS_MAX_SERVERS; i++) {
+		const struct rts_server *v = &s->server[i];
+
+		if (!v->used || st->nr_servers == st->max_servers)
+			continue;
+		sv->id = i;
+		sv->prio = v->p.prio;
+		sv->period_us = div_u64(v->p.period, NSEC_PER_USEC);
+		sv->budget_us = div_u64(v->p.budget, NSEC_PER_USEC);
+		sv->left_us = div_u64(v->left, NSEC_PER_USEC);
+		sv->active = s->active_server == i;
+		memcpy(sv->name, rt.server_name[i], RTSCHED_NAME_LEN);
+		sv++;
+		st->nr_servers++;
+	}
+	for (i = 0; i < rt.nr_inst; i++)
+		rt_fill_tasks(st, ts + st->nr_tasks, i);
+}
+
 static long rt_ioctl_status(void __user *uarg)
 {
 	struct rtsched_server_status *sv;
 	struct rtsched_task_status *ts;
 	struct rtsched_status st;
 	long err = 0;
+	int i;
 
 	if (copy_from_user(&st, uarg, sizeof(st)))
 		return -EFAULT;
@@ -729,8 +855,8 @@ static long rt_ioctl_status(void __user *uarg)
 	}
 	mutex_lock(&rt.mutex);
 	raw_spin_lock_irq(&rt.lock);
-	if (rt.policy)
-		rts_advance(rt.sched, ktime_get_ns());
+	for (i = 0; rt.policy && i < rt.nr_inst; i++)
+		rts_advance(rt.inst[i].sched, ktime_get_ns());
 	rt_fill_status(&st, sv, ts);
 	raw_spin_unlock_irq(&rt.lock);
 	mutex_unlock(&rt.mutex);
@@ -835,6 +961,7 @@ static struct miscdevice rt_misc = {
 int rtsched_register_plugin(const struct rts_policy *policy)
 {
 	int err = 0;
+	int i;
 
 	mutex_lock(&rt.mutex);
 	if (rt.policy) {
@@ -843,16 +970,22 @@ int rtsched_register_plugin(const struct rts_policy *policy)
 		err = -EBUSY;
 	} else {
 		raw_spin_lock_irq(&rt.lock);
-		rts_init(rt.sched, policy, (long long)start_lead_us * 1000,
-			 rt_emit, NULL);
-		rt.sched->overrun_slack = (long long)overrun_slack_us *
-					  NSEC_PER_USEC;
+		rt.nr_inst = policy->per_cpu ? rt_cpus : 1;
+		for (i = 0; i < rt.nr_inst; i++) {
+			struct rt_inst *in = &rt.inst[i];
+
+			rts_init(in->sched, policy,
+				 (long long)start_lead_us * 1000, rt_emit, in);
+			in->sched->overrun_slack = (long long)overrun_slack_us *
+						   NSEC_PER_USEC;
+			in->chosen = RTS_NONE;
+		}
 		memset(rt.server_name, 0, sizeof(rt.server_name));
 		memset(rt.task_name, 0, sizeof(rt.task_name));
-		rt.chosen = RTS_NONE;
 		rt.policy = policy;
 		raw_spin_unlock_irq(&rt.lock);
-		pr_info("plugin %s loaded\n", policy->name);
+		pr_info("plugin %s loaded on %d CPU%s\n", policy->name,
+			rt.nr_inst, rt.nr_inst > 1 ? "s" : "");
 	}
 	mutex_unlock(&rt.mutex);
 	return err;
@@ -881,8 +1014,9 @@ void rtsched_unregister_plugin(const struct rts_policy *policy)
 	raw_spin_lock_irq(&rt.lock);
 	rt.policy = NULL;
 	raw_spin_unlock_irq(&rt.lock);
-	/* rt.policy is checked by the IPI; the timer must not run at all. */
-	hrtimer_cancel(&rt.timer);
+	/* rt.policy is checked by the IPIs; the timers must not run at all. */
+	for (i = 0; i < rt.nr_inst; i++)
+		hrtimer_cancel(&rt.inst[i].timer);
 	mutex_unlock(&rt.mutex);
 	pr_info("plugin %s unloaded\n", policy->name);
 }
@@ -913,9 +1047,9 @@ struct rt_task *rt_task_of(struct task_struct *p, int *id, bool by_class)
 }
 
 /* Whether task id has an uncompleted job, and which; racy by design. */
-bool rt_job_pending(int id, u64 *job)
+bool rt_job_pending(struct rt_task *rtt, int id, u64 *job)
 {
-	const struct rts_task *t = &rt.sched->task[id];
+	const struct rts_task *t = &READ_ONCE(rtt->inst)->sched->task[id];
 	u64 completed = READ_ONCE(t->completed);
 
 	*job = completed;
@@ -933,24 +1067,39 @@ bool rt_job_first_run(struct rt_task *rtt, u64 job)
 
 static int __init rt_init(void)
 {
-	int err;
+	int err, i;
 
-	if (rt_cpu < 0 || rt_cpu >= nr_cpu_ids || !cpu_online(rt_cpu) ||
+	if (rt_cpus < 1 || rt_cpus > RT_MAX_CPUS || rt_cpu < 0 ||
+	    rt_cpu + rt_cpus > nr_cpu_ids ||
 	    fifo_prio < 1 || fifo_prio > RT_FIFO_PRIO_MAX) {
-		pr_err("rt_cpu %d or fifo_prio %d out of range\n", rt_cpu,
-		       fifo_prio);
+		pr_err("rt_cpu %d, rt_cpus %d or fifo_prio %d out of range\n",
+		       rt_cpu, rt_cpus, fifo_prio);
 		return -EINVAL;
+	}
+	for (i = 0; i < rt_cpus; i++) {
+		if (!cpu_online(rt_cpu + i)) {
+			pr_err("CPU %d is not online\n", rt_cpu + i);
+			return -EINVAL;
+		}
 	}
 	mutex_init(&rt.mutex);
 	raw_spin_lock_init(&rt.lock);
-	rt.chosen = RTS_NONE;
-	hrtimer_init(&rt.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_PINNED_HARD);
-	rt.timer.function = rt_timer_fn;
-	INIT_CSD(&rt.rearm, rt_rearm_ipi, NULL);
-	rt.sched = kvzalloc(sizeof(*rt.sched), GFP_KERNEL);
-	if (!rt.sched)
-		return -ENOMEM;
-	err = rt_trace_init(trace_records, rt_cpu);
+	for (i = 0; i < rt_cpus; i++) {
+		struct rt_inst *in = &rt.inst[i];
+
+		in->cpu = rt_cpu + i;
+		in->chosen = RTS_NONE;
+		hrtimer_init(&in->timer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_ABS_PINNED_HARD);
+		in->timer.function = rt_timer_fn;
+		INIT_CSD(&in->rearm, rt_rearm_ipi, in);
+		in->sched = kvzalloc(sizeof(*in->sched), GFP_KERNEL);
+		if (!in->sched) {
+			err = -ENOMEM;
+			goto err_sched;
+		}
+	}
+	err = rt_trace_init(trace_records, rt_cpu, rt_cpus);
 	if (err)
 		goto err_sched;
 	rt.process_exit = rt_tracepoint("sched_process_exit");
@@ -962,7 +1111,7 @@ static int __init rt_init(void)
 	err = misc_register(&rt_misc);
 	if (err)
 		goto err_exit_probe;
-	pr_info("ready on CPU %d\n", rt_cpu);
+	pr_info("ready on CPU %d-%d\n", rt_cpu, rt_cpu + rt_cpus - 1);
 	return 0;
 
 err_exit_probe:
@@ -971,17 +1120,21 @@ err_exit_probe:
 err_trace:
 	rt_trace_exit();
 err_sched:
-	kvfree(rt.sched);
+	for (i = 0; i < rt_cpus; i++)
+		kvfree(rt.inst[i].sched);
 	return err;
 }
 
 static void __exit rt_exit(void)
 {
+	int i;
+
 	misc_deregister(&rt_misc);
 	tracepoint_probe_unregister(rt.process_exit, rt_probe_exit, NULL);
 	/* rt_trace_exit() waits for the probes of both tracepoints. */
 	rt_trace_exit();
-	kvfree(rt.sched);
+	for (i = 0; i < rt_cpus; i++)
+		kvfree(rt.inst[i].sched);
 }
 
 module_init(rt_init);

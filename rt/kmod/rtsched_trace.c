@@ -28,7 +28,8 @@ static struct {
 	unsigned int count;
 	u64 lost;			/* dropped since the last overflow event */
 	u64 lost_total;
-	int cpu;
+	int first_cpu;			/* the real-time CPUs: first_cpu.. */
+	int nr_cpus;
 	struct tracepoint *sched_switch;
 } ring;
 
@@ -105,10 +106,10 @@ static char state_letter(bool preempt, unsigned int state)
 	return '?';
 }
 
-static void job_event(int id, int type, u64 job, u64 now)
+static void job_event(int id, int type, u64 job, u64 now, int cpu)
 {
 	struct rtsched_record rec = {
-		.time = now, .type = type, .cpu = ring.cpu,
+		.time = now, .type = type, .cpu = cpu,
 		.task = id, .server = -1, .job = job,
 	};
 
@@ -124,13 +125,13 @@ static void probe_sched_switch(void *data, bool preempt,
 		.type = RTS_EV_SWITCH, .task = -1, .server = -1,
 	};
 	struct rt_task *rtt;
-	int id;
+	int id, cpu = smp_processor_id();
 	u64 job;
 
-	if (smp_processor_id() != ring.cpu)
+	if (cpu < ring.first_cpu || cpu >= ring.first_cpu + ring.nr_cpus)
 		return;
 	rec.time = ktime_get_ns();
-	rec.cpu = ring.cpu;
+	rec.cpu = cpu;
 	rec.pid = task_pid_nr(prev);
 	rec.next_pid = task_pid_nr(next);
 	rec.prev_state = state_letter(preempt, prev_state);
@@ -141,12 +142,12 @@ static void probe_sched_switch(void *data, bool preempt,
 	rt_trace_put(&rec);
 
 	rtt = rt_task_of(prev, &id, true);
-	if (rtt && rt_job_pending(id, &job))
-		job_event(id, RTS_EV_PREEMPT, job, rec.time);
+	if (rtt && rt_job_pending(rtt, id, &job))
+		job_event(id, RTS_EV_PREEMPT, job, rec.time, cpu);
 	rtt = rt_task_of(next, &id, true);
-	if (rtt && rt_job_pending(id, &job))
+	if (rtt && rt_job_pending(rtt, id, &job))
 		job_event(id, rt_job_first_run(rtt, job) ? RTS_EV_START :
-			  RTS_EV_RESUME, job, rec.time);
+			  RTS_EV_RESUME, job, rec.time, cpu);
 }
 
 struct tracepoint_lookup {
@@ -173,13 +174,14 @@ struct tracepoint *rt_tracepoint(const char *name)
 	return l.found;
 }
 
-int rt_trace_init(unsigned int nr_records, int cpu)
+int rt_trace_init(unsigned int nr_records, int first_cpu, int nr_cpus)
 {
 	int err;
 
 	raw_spin_lock_init(&ring.lock);
 	ring.size = max(nr_records, 16U);
-	ring.cpu = cpu;
+	ring.first_cpu = first_cpu;
+	ring.nr_cpus = nr_cpus;
 	ring.buf = vmalloc(array_size(ring.size, sizeof(*ring.buf)));
 	if (!ring.buf)
 		return -ENOMEM;

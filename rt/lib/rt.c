@@ -19,6 +19,7 @@ static __thread int self_attached;
 static __thread int self_deadline_set;
 static __thread struct rtsched_task_args self = {
 	.id = RTSCHED_AUTO_ID, .server = RTSCHED_NO_SERVER,
+	.cpu = RTSCHED_ANY_CPU,
 };
 static __thread char last_error[160];
 
@@ -53,7 +54,7 @@ const char *rt_strerror(int err)
 	case EPERM:
 		return "permission denied: CAP_SYS_NICE is required";
 	case ENODEV:
-		return "no scheduling plugin loaded (insmod rtsched_fp.ko, rtsched_edf.ko or rtsched_hsf_fp.ko)";
+		return "no scheduling plugin loaded (insmod rtsched_fp.ko, rtsched_edf.ko or rtsched_hsf.ko)";
 	case ENOENT:
 		return "not found (is rtsched.ko loaded? is the task reserved?)";
 	case EINVAL:
@@ -191,6 +192,18 @@ int rt_set_priority(int prio)
 	if (prio < 0 || prio > RTS_PRIO_MAX)
 		return rt_fail(EINVAL, "priority %d out of range 0..99", prio);
 	self.prio = prio;
+	return 0;
+}
+
+int rt_set_cpu(int cpu)
+{
+	int err = need_init();
+
+	if (err)
+		return err;
+	if (cpu != RT_ANY_CPU && cpu < 0)
+		return rt_fail(EINVAL, "cpu %d: must be >= 0", cpu);
+	self.cpu = cpu;
 	return 0;
 }
 

@@ -20,6 +20,7 @@ extern "C" {
 #endif
 
 #define RT_NO_SERVER	(-1)
+#define RT_ANY_CPU	(-1)
 
 int rt_init(void);
 
@@ -31,7 +32,9 @@ int rt_set_period(unsigned long period_ms);
 int rt_set_wcet(unsigned long wcet_ms);
 int rt_set_deadline(unsigned long deadline_ms);	/* default: the period */
 int rt_set_priority(int prio);			/* 0 (highest) .. 99 */
-int rt_set_server(int server_id);		/* hsf-fp only */
+int rt_set_server(int server_id);		/* hsf-* only */
+/* Partitioned plugins: the real-time CPU (0 is rtsched's rt_cpu) it runs on. */
+int rt_set_cpu(int cpu);
 int rt_set_id(int id);				/* default: lowest free id */
 int rt_set_name(const char *name);
 int rt_attach(int id);		/* take every parameter from rtctl load */

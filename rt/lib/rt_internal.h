@@ -37,13 +37,21 @@ struct rt_config_server {
 	char where[64];
 };
 
+/* As bootlab's configuration reader (MAX_CPUS). */
+#define RT_CONFIG_MAX_CPUS	64
+
 struct rt_config {
 	char plugin[RTSCHED_PLUGIN_LEN];
+	int cpus;			/* partitioned plugins; else 1 */
+	int worst_fit;			/* assignment = "worst-fit" */
 	int nr_servers;
 	int nr_tasks;
 	struct rt_config_server server[RTS_MAX_SERVERS];
 	struct rt_config_task task[RTS_MAX_TASKS];
 };
+
+/* The policy core's policy of a configuration's plugin name, or NULL. */
+const struct rts_policy *rt_policy_named(const char *name);
 
 /* 0, or -EINVAL with "FILE:LINE: reason" in rt_last_error() (JSON
  * locations are "FILE: task[N]").
@@ -54,11 +62,16 @@ int rt_config_parse(const char *name, const char *text,
 
 /* Admission control: 1 if bootlab's analysis accepts cfg (the same
  * verdict as `bootlab rt analyze`), else 0 with the first reason in why.
+ * Under a partitioned plugin it first places the tasks without a cpu, as
+ * the analysis does (first-fit or worst-fit decreasing utilisation).
  */
-int rt_config_admit(const struct rt_config *cfg, char *why, size_t len);
+int rt_config_admit(struct rt_config *cfg, char *why, size_t len);
 
-/* One trace record as a line of the text format, without newline. */
-int rt_trace_format(char *buf, size_t len, const struct rtsched_record *r);
+/* One trace record as a line of the text format, without newline; with
+ * with_cpu (partitioned plugins) job events and task_create say cpu=.
+ */
+int rt_trace_format(char *buf, size_t len, const struct rtsched_record *r,
+		    int with_cpu);
 void rt_trace_header(FILE *out, const char *plugin);
 
 #endif /* RTSCHED_RT_INTERNAL_H */

@@ -7,9 +7,15 @@
  *
  *   fp      response-time analysis on the whole CPU, R <= D (R <= T bound)
  *   edf     processor demand criterion, walked with QPA
- *   hsf-fp  servers by response-time analysis as periodic tasks; the tasks
- *           of each by response-time analysis on its periodic supply, the
- *           blackout shortened by the server's response time
+ *   partitioned-*
+ *           the tasks without a cpu placed by first-fit or worst-fit
+ *           decreasing utilisation, each on a CPU whose test (fp or edf
+ *           above) still holds with it; then that test on every CPU
+ *   hsf-*   servers as periodic tasks: by response-time analysis (fp) or
+ *           by the demand test and Spuri's response times (edf); the
+ *           tasks of each on its periodic supply, the blackout shortened
+ *           by the server's response time: by response-time analysis
+ *           (fp) or by the demand test on the supply (edf)
  *
  * Times are microseconds.  Utilisations are exact fractions (__int128);
  * a set whose periods make them too large to hold is refused with a
@@ -45,6 +51,20 @@ static long long to_supply(const struct supply *s, long long amount)
 	periods = (amount - 1) / s->budget;
 	return s->blackout + periods * s->period + amount -
 	       periods * s->budget;
+}
+
+/* Least supply in any interval of length t. */
+static long long sbf(const struct supply *s, long long t)
+{
+	long long periods;
+
+	if (!s->period)
+		return t;
+	if (t <= s->blackout)
+		return 0;
+	periods = (t - s->blackout) / s->period;
+	t -= s->blackout + periods * s->period;
+	return periods * s->budget + (t < s->budget ? t : s->budget);
 }
 
 static long long ceil_div(long long a, long long b)
@@ -158,16 +178,23 @@ static __int128 gcd(__int128 a, __int128 b)
 }
 
 /* Denominators past this could overflow the sums below. */
-#define FRACTION_LIMIT ((__int128)1 << 80)
+#define FRACTION_LIMIT ((__int128)1 << 72)
 
 /*
- * EDF on the whole CPU: dbf(t) <= t for every t.  Beyond the horizon
- * L = max(D_max, sum((T - D) U) / (1 - U)) (or D_max + lcm(T) when U = 1)
- * it cannot fail; below it QPA walks down from deadline to deadline.
+ * EDF on a supply (the whole CPU, or a server's): dbf(t) <= sbf(t) for
+ * every t.  With U the tasks' utilisation and a = budget / period the
+ * supply's rate, beyond the horizon L = max(D_max, (sum((T - D) U) + a b) /
+ * (a - U)) (or max(D_max, b) + lcm(T, period) when U = a) it cannot fail;
+ * below it QPA walks down from deadline to deadline.  L is rounded up in
+ * floating point: a longer walk gives the same verdict.
  */
-static int edf_admit(const struct item *set, int n, char *why, size_t len)
+static int edf_admit(const struct item *set, int n, const struct supply *s,
+		     const char *what, char *why, size_t len)
 {
-	__int128 lcm = 1, u = 0, slack = 0, g;
+	__int128 lcm = s->period ? s->period : 1, u = 0, g;
+	__int128 rate_num = s->period ? s->budget : 1;
+	__int128 rate_den = s->period ? s->period : 1;
+	long double slack = 0, horizon_ld;
 	long long horizon = 0, t, demand, earliest = -1;
 	int i;
 
@@ -181,31 +208,101 @@ static int edf_admit(const struct item *set, int n, char *why, size_t len)
 		if (earliest < 0 || set[i].d < earliest)
 			earliest = set[i].d;
 	}
+	if (!n)
+		return 1;
 	for (i = 0; i < n; i++) {
 		u += lcm / set[i].t * set[i].c;
-		slack += lcm / set[i].t * set[i].c * (set[i].t - set[i].d);
+		slack += (long double)set[i].c * (set[i].t - set[i].d) / set[i].t;
 	}
-	if (u > lcm)
-		return refuse(why, len, "utilisation %.3f > 1", (double)u / (double)lcm);
-	if (u < lcm) {
-		/* ceil(slack / (1 - U)) with both over the same lcm */
-		g = (slack + (lcm - u) - 1) / (lcm - u);
-		if (g > horizon)
-			horizon = g > (__int128)RTS_NEVER / 4 ? RTS_NEVER / 4 :
-				  (long long)g;
+	/* U > a, with U = u / lcm and a = rate_num / rate_den */
+	if (u * rate_den > rate_num * lcm)
+		return refuse(why, len, "%sutilisation %.3f > %.3f", what,
+			      (double)u / (double)lcm,
+			      (double)rate_num / (double)rate_den);
+	if (u * rate_den < rate_num * lcm) {
+		horizon_ld = (slack + (long double)rate_num / rate_den * s->blackout) /
+			     ((long double)rate_num / rate_den - (long double)u / lcm);
+		if (horizon_ld > RTS_NEVER / 4)
+			horizon = RTS_NEVER / 4;
+		else if (horizon_ld + 1 > horizon)
+			horizon = (long long)horizon_ld + 1;
 	} else if (lcm > RTS_NEVER / 4) {
 		return refuse(why, len, "periods too diverse for rtctl's exact EDF test: use bootlab rt analyze");
 	} else {
+		if (s->blackout > horizon)
+			horizon = s->blackout;
 		horizon += (long long)lcm;
 	}
 	for (t = deadline_before(set, n, horizon + 1); t >= earliest && t >= 0;) {
 		demand = demand_bound(set, n, t);
-		if (demand > t)
-			return refuse(why, len, "demand %lld us within %lld us exceeds it (processor demand test)",
-				      demand, t);
-		t = demand < t ? demand : deadline_before(set, n, t);
+		if (demand > sbf(s, t))
+			return refuse(why, len, "%sdemand %lld us within %lld us exceeds the supply %lld us (processor demand test)",
+				      what, demand, t, sbf(s, t));
+		t = to_supply(s, demand) < t ? to_supply(s, demand) :
+		    deadline_before(set, n, t);
 	}
 	return 1;
+}
+
+/* Busy period of synchronous items on the whole CPU (utilisation <= 1). */
+static long long busy_period(const struct item *set, int n)
+{
+	long long length = 0, longer;
+	int i;
+
+	for (i = 0; i < n; i++)
+		length += set[i].c;
+	for (;;) {
+		longer = 0;
+		for (i = 0; i < n; i++)
+			longer += ceil_div(length, set[i].t) * set[i].c;
+		if (longer == length)
+			return length;
+		length = longer;
+	}
+}
+
+/*
+ * Spuri's worst-case response time of set[i] under EDF on the whole CPU,
+ * for a set the demand test admits: the longest deadline-d busy period
+ * less the release a, over the releases a = k T_j + D_j - D_i in the busy
+ * period (docs/rt-analysis.md).
+ */
+static long long edf_response(const struct item *set, int n, int i,
+			      long long busy)
+{
+	long long worst = set[i].c, a, due, own, span, longer;
+	long long k;
+	int j, m;
+
+	for (j = 0; j < n; j++) {
+		k = set[i].d > set[j].d ?
+		    ceil_div(set[i].d - set[j].d, set[j].t) : 0;
+		for (; (a = k * set[j].t + set[j].d - set[i].d) < busy; k++) {
+			due = a + set[i].d;
+			own = (a / set[i].t + 1) * set[i].c;
+			span = own;
+			for (;;) {
+				longer = own;
+				for (m = 0; m < n; m++) {
+					long long arrived, due_by;
+
+					if (m == i || set[m].d > due)
+						continue;
+					arrived = ceil_div(span, set[m].t);
+					due_by = (due - set[m].d) / set[m].t + 1;
+					longer += (arrived < due_by ? arrived : due_by) *
+						  set[m].c;
+				}
+				if (longer == span)
+					break;
+				span = longer;
+			}
+			if (span - a > worst)
+				worst = span - a;
+		}
+	}
+	return worst;
 }
 
 static void task_item(struct item *it, const struct rtsched_task_args *a)
@@ -217,11 +314,14 @@ static void task_item(struct item *it, const struct rtsched_task_args *a)
 	it->id = a->id;
 }
 
-static int hsf_admit(const struct rt_config *cfg, char *why, size_t len)
+static int hsf_admit(const struct rt_config *cfg,
+		     const struct rts_policy *policy, char *why, size_t len)
 {
 	static struct item servers[RTS_MAX_SERVERS], tasks[RTS_MAX_TASKS];
+	static long long response[RTS_MAX_SERVERS];
 	struct supply whole = { 0 }, s;
-	long long r;
+	char what[32];
+	long long busy;
 	int i, j, n;
 
 	for (i = 0; i < cfg->nr_servers; i++) {
@@ -232,18 +332,34 @@ static int hsf_admit(const struct rt_config *cfg, char *why, size_t len)
 			.d = (long long)a->period_us, .prio = a->prio, .id = a->id,
 		};
 	}
-	qsort(servers, cfg->nr_servers, sizeof(*servers), by_priority);
-	if (!fp_admit(servers, cfg->nr_servers, &whole, "server", why, len))
-		return 0;
+	n = cfg->nr_servers;
+	if (policy->servers_by_deadline) {
+		if (!edf_admit(servers, n, &whole, "servers: ", why, len))
+			return 0;
+		busy = busy_period(servers, n);
+		for (i = 0; i < n; i++)
+			response[i] = edf_response(servers, n, i, busy);
+	} else {
+		qsort(servers, n, sizeof(*servers), by_priority);
+		if (!fp_admit(servers, n, &whole, "server", why, len))
+			return 0;
+		for (i = 0; i < n; i++)
+			response[i] = fp_response(servers, i, &whole);
+	}
 	for (i = 0; i < cfg->nr_servers; i++) {
-		r = fp_response(servers, i, &whole);
 		s = (struct supply) {
 			.period = servers[i].t, .budget = servers[i].c,
-			.blackout = servers[i].t + r - 2 * servers[i].c,
+			.blackout = servers[i].t + response[i] - 2 * servers[i].c,
 		};
 		for (j = n = 0; j < cfg->nr_tasks; j++)
 			if (cfg->task[j].args.server == servers[i].id)
 				task_item(&tasks[n++], &cfg->task[j].args);
+		snprintf(what, sizeof(what), "server %d: tasks' ", servers[i].id);
+		if (policy->tasks_by_deadline) {
+			if (!edf_admit(tasks, n, &s, what, why, len))
+				return 0;
+			continue;
+		}
 		qsort(tasks, n, sizeof(*tasks), by_priority);
 		if (!fp_admit(tasks, n, &s, "task", why, len))
 			return 0;
@@ -251,18 +367,143 @@ static int hsf_admit(const struct rt_config *cfg, char *why, size_t len)
 	return 1;
 }
 
-int rt_config_admit(const struct rt_config *cfg, char *why, size_t len)
+/* The verdict of the one-CPU test of policy on a set; 1 if it holds. */
+static int cpu_admit(const struct rts_policy *policy, struct item *set, int n,
+		     char *why, size_t len)
+{
+	struct supply whole = { 0 };
+
+	if (policy->tasks_by_deadline)
+		return edf_admit(set, n, &whole, "", why, len);
+	qsort(set, n, sizeof(*set), by_priority);
+	return fp_admit(set, n, &whole, "task", why, len);
+}
+
+/* The tasks of cfg on cpu, plus extra when it is not NULL. */
+static int cpu_items(const struct rt_config *cfg, int cpu,
+		     const struct rtsched_task_args *extra, struct item *set)
+{
+	int i, n = 0;
+
+	for (i = 0; i < cfg->nr_tasks; i++)
+		if (cfg->task[i].args.cpu == cpu)
+			task_item(&set[n++], &cfg->task[i].args);
+	if (extra)
+		task_item(&set[n++], extra);
+	return n;
+}
+
+/* Does a go before b in decreasing utilisation (ties: lower id)? */
+static int heavier(const struct rtsched_task_args *a,
+		   const struct rtsched_task_args *b)
+{
+	__int128 ua = (__int128)a->wcet_us * b->period_us;
+	__int128 ub = (__int128)b->wcet_us * a->period_us;
+
+	return ua != ub ? ua > ub : a->id < b->id;
+}
+
+/*
+ * Place the tasks without a cpu as bootlab's analysis does
+ * (multicore.partition): by decreasing utilisation, on the first CPU
+ * (worst-fit: the least loaded, ties to the lower index) whose test holds
+ * with it; a task that fits nowhere goes to the least loaded CPU and is
+ * refused.  Loads are exact, over the lcm of the periods.
+ */
+static int place(struct rt_config *cfg, const struct rts_policy *policy,
+		 char *why, size_t len)
 {
 	static struct item set[RTS_MAX_TASKS];
+	static int order[RTS_MAX_TASKS];
+	__int128 lcm = 1, load[RT_CONFIG_MAX_CPUS], g;
+	int i, j, k, n = 0, cpu, best, unfit = -1, fits;
+	char ignored[8];
+
+	for (i = 0; i < cfg->nr_tasks; i++) {
+		g = gcd(lcm, cfg->task[i].args.period_us);
+		lcm = lcm / g * cfg->task[i].args.period_us;
+		if (lcm > FRACTION_LIMIT)
+			return refuse(why, len, "periods too diverse for rtctl's placement: use bootlab rt analyze");
+	}
+	for (cpu = 0; cpu < cfg->cpus; cpu++)
+		load[cpu] = 0;
+	for (i = 0; i < cfg->nr_tasks; i++) {
+		const struct rtsched_task_args *a = &cfg->task[i].args;
+
+		if (a->cpu != RTSCHED_ANY_CPU)
+			load[a->cpu] += lcm / a->period_us * a->wcet_us;
+		else
+			order[n++] = i;
+	}
+	for (i = 1; i < n; i++)		/* insertion sort: a few tasks */
+		for (j = i; j > 0 && heavier(&cfg->task[order[j]].args,
+					     &cfg->task[order[j - 1]].args); j--) {
+			k = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = k;
+		}
+	for (i = 0; i < n; i++) {
+		struct rtsched_task_args *a = &cfg->task[order[i]].args;
+
+		best = -1;
+		for (cpu = 0; cpu < cfg->cpus; cpu++) {
+			fits = cpu_admit(policy, set,
+					 cpu_items(cfg, cpu, a, set), ignored,
+					 sizeof(ignored));
+			if (fits && (best < 0 || (cfg->worst_fit &&
+						  load[cpu] < load[best])))
+				best = cpu;
+			if (best >= 0 && !cfg->worst_fit)
+				break;
+		}
+		if (best < 0) {
+			for (cpu = best = 0; cpu < cfg->cpus; cpu++)
+				if (load[cpu] < load[best])
+					best = cpu;
+			if (unfit < 0)
+				unfit = a->id;
+		}
+		a->cpu = best;
+		load[best] += lcm / a->period_us * a->wcet_us;
+	}
+	if (unfit >= 0)
+		return refuse(why, len, "task %d fits on no CPU", unfit);
+	return 1;
+}
+
+static int partitioned_admit(struct rt_config *cfg,
+			     const struct rts_policy *policy, char *why,
+			     size_t len)
+{
+	static struct item set[RTS_MAX_TASKS];
+	char reason[200];
+	int cpu;
+
+	if (!place(cfg, policy, why, len))
+		return 0;
+	for (cpu = 0; cpu < cfg->cpus; cpu++) {
+		if (!cpu_admit(policy, set, cpu_items(cfg, cpu, NULL, set),
+			       reason, sizeof(reason)))
+			return refuse(why, len, "CPU %d: %s", cpu, reason);
+	}
+	return 1;
+}
+
+int rt_config_admit(struct rt_config *cfg, char *why, size_t len)
+{
+	static struct item set[RTS_MAX_TASKS];
+	const struct rts_policy *policy = rt_policy_named(cfg->plugin);
 	struct supply whole = { 0 };
 	int i;
 
-	if (!strcmp(cfg->plugin, "hsf-fp"))
-		return hsf_admit(cfg, why, len);
+	if (policy->has_servers)
+		return hsf_admit(cfg, policy, why, len);
+	if (policy->per_cpu)
+		return partitioned_admit(cfg, policy, why, len);
 	for (i = 0; i < cfg->nr_tasks; i++)
 		task_item(&set[i], &cfg->task[i].args);
-	if (!strcmp(cfg->plugin, "edf"))
-		return edf_admit(set, cfg->nr_tasks, why, len);
+	if (policy->tasks_by_deadline)
+		return edf_admit(set, cfg->nr_tasks, &whole, "", why, len);
 	qsort(set, cfg->nr_tasks, sizeof(*set), by_priority);
 	return fp_admit(set, cfg->nr_tasks, &whole, "task", why, len);
 }

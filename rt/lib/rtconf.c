@@ -24,7 +24,7 @@ enum section { TOP, SERVER, TASK };
 enum key {
 	K_PLUGIN, K_UNIT, K_ID, K_NAME, K_SERVER, K_PERIOD, K_BUDGET,
 	K_WCET, K_DEADLINE, K_PRIORITY, K_OFFSET, K_JOBS, K_OVERRUN,
-	K_RELEASE,
+	K_RELEASE, K_CPUS, K_ASSIGNMENT, K_CPU,
 };
 
 struct key_spec {
@@ -38,11 +38,13 @@ struct key_spec {
 static const struct key_spec keys[] = {
 	{ "plugin", TOP, K_PLUGIN, 1, 1 },
 	{ "unit", TOP, K_UNIT, 1, 0 },
+	{ "cpus", TOP, K_CPUS, 0, 0 },		/* partitioned: finish() */
+	{ "assignment", TOP, K_ASSIGNMENT, 1, 0 },
 	{ "id", SERVER, K_ID, 0, 1 },
 	{ "name", SERVER, K_NAME, 1, 0 },
 	{ "period", SERVER, K_PERIOD, 0, 1 },
 	{ "budget", SERVER, K_BUDGET, 0, 1 },
-	{ "priority", SERVER, K_PRIORITY, 0, 1 },
+	{ "priority", SERVER, K_PRIORITY, 0, 0 },	/* needed by fp: finish() */
 	{ "id", TASK, K_ID, 0, 1 },
 	{ "name", TASK, K_NAME, 1, 0 },
 	{ "server", TASK, K_SERVER, 0, 0 },
@@ -54,6 +56,7 @@ static const struct key_spec keys[] = {
 	{ "jobs", TASK, K_JOBS, 0, 0 },
 	{ "overrun", TASK, K_OVERRUN, 1, 0 },
 	{ "release", TASK, K_RELEASE, 1, 0 },
+	{ "cpu", TASK, K_CPU, 0, 0 },
 };
 
 #define NR_KEYS (int)(sizeof(keys) / sizeof(keys[0]))
@@ -67,6 +70,22 @@ struct parser {
 	unsigned int top_seen;
 	int unit_ms;
 };
+
+const struct rts_policy *rt_policy_named(const char *name)
+{
+	static const struct rts_policy *const all[] = {
+		&rts_policy_fp, &rts_policy_edf,
+		&rts_policy_partitioned_fp, &rts_policy_partitioned_edf,
+		&rts_policy_hsf[0][0], &rts_policy_hsf[0][1],
+		&rts_policy_hsf[1][0], &rts_policy_hsf[1][1],
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (!strcmp(all[i]->name, name))
+			return all[i];
+	return NULL;
+}
 
 static int __attribute__((format(printf, 2, 3)))
 error_at(const char *where, const char *fmt, ...)
@@ -95,6 +114,10 @@ static int set_number(struct parser *p, enum key key, long long v)
 	struct rtsched_server_args *sv;
 	struct rt_config_task *t;
 
+	if (p->section == TOP) {	/* cpus, the only number up there */
+		p->cfg->cpus = (int)v;
+		return 0;
+	}
 	/* Only the current table's entry exists (the other may be none). */
 	if (p->section == SERVER) {
 		sv = &p->cfg->server[p->cfg->nr_servers - 1].args;
@@ -115,6 +138,7 @@ static int set_number(struct parser *p, enum key key, long long v)
 	case K_DEADLINE: t->args.deadline_us = v; break;
 	case K_PRIORITY: t->args.prio = (int)v; break;
 	case K_OFFSET: t->args.offset_us = v; break;
+	case K_CPU: t->args.cpu = (int)v; break;
 	default: t->jobs = v; break;
 	}
 	return 0;
@@ -138,9 +162,9 @@ static int set_string(struct parser *p, enum key key, const char *s)
 
 	switch (key) {
 	case K_PLUGIN:
-		if (strcmp(s, "fp") && strcmp(s, "edf") && strcmp(s, "hsf-fp"))
+		if (!rt_policy_named(s))
 			return error_at(p->where,
-					"plugin \"%s\": expected fp, edf or hsf-fp",
+					"plugin \"%s\": expected fp, edf, hsf-fp, hsf-edf, hsf-fp-edf, hsf-edf-fp, partitioned-fp or partitioned-edf",
 					s);
 		snprintf(p->cfg->plugin, sizeof(p->cfg->plugin), "%s", s);
 		return 0;
@@ -157,6 +181,13 @@ static int set_string(struct parser *p, enum key key, const char *s)
 	case K_RELEASE:
 		return task_flag(p, "release", s, "periodic", "sporadic",
 				 RTSCHED_SPORADIC);
+	case K_ASSIGNMENT:
+		if (strcmp(s, "first-fit") && strcmp(s, "worst-fit"))
+			return error_at(p->where,
+					"assignment \"%s\": expected \"first-fit\" or \"worst-fit\"",
+					s);
+		p->cfg->worst_fit = !strcmp(s, "worst-fit");
+		return 0;
 	default:
 		name = p->section == SERVER ?
 		       p->cfg->server[p->cfg->nr_servers - 1].args.name :
@@ -223,8 +254,17 @@ static int end_table(struct parser *p)
 			   p->section == SERVER ?
 			   p->cfg->server[p->cfg->nr_servers - 1].where :
 			   p->cfg->task[p->cfg->nr_tasks - 1].where);
-	if (err || p->section == SERVER)
+	if (err)
 		return err;
+	if (p->section == SERVER) {
+		/* Priority only matters to fp servers: the plugin, maybe
+		 * not read yet (JSON), decides in finish().
+		 */
+		if (!key_seen(p->seen, SERVER, K_PRIORITY))
+			p->cfg->server[p->cfg->nr_servers - 1].args.prio =
+				RTS_NONE;
+		return 0;
+	}
 	t = &p->cfg->task[p->cfg->nr_tasks - 1];
 	if (!key_seen(p->seen, TASK, K_DEADLINE))
 		t->args.deadline_us = t->args.period_us;
@@ -250,6 +290,7 @@ static int begin_table(struct parser *p, enum section section)
 			return error_at(p->where, "more than %d tasks", RTS_MAX_TASKS);
 		memset(&cfg->task[cfg->nr_tasks], 0, sizeof(cfg->task[0]));
 		cfg->task[cfg->nr_tasks].args.server = RTSCHED_NO_SERVER;
+		cfg->task[cfg->nr_tasks].args.cpu = RTSCHED_ANY_CPU;
 		where = cfg->task[cfg->nr_tasks++].where;
 	}
 	snprintf(where, sizeof(cfg->task[0].where), "%s", p->where);
@@ -262,7 +303,8 @@ static int begin_table(struct parser *p, enum section section)
 static int finish(struct parser *p)
 {
 	struct rt_config *cfg = p->cfg;
-	int hsf = !strcmp(cfg->plugin, "hsf-fp");
+	const struct rts_policy *policy = rt_policy_named(cfg->plugin);
+	int hsf = policy && policy->has_servers;
 	unsigned int scale = p->unit_ms ? 1000 : 1;
 	const char *why;
 	int err, i, j;
@@ -272,13 +314,29 @@ static int finish(struct parser *p)
 		err = missing_keys(TOP, p->top_seen, p->name);
 	if (err)
 		return err;
+	if (policy->per_cpu && !key_seen(p->top_seen, TOP, K_CPUS))
+		return error_at(p->name, "missing key \"cpus\"");
+	if (!policy->per_cpu && (key_seen(p->top_seen, TOP, K_CPUS) ||
+				 key_seen(p->top_seen, TOP, K_ASSIGNMENT)))
+		return error_at(p->name, "\"cpus\" and \"assignment\" are for the partitioned plugins only");
+	if (policy->per_cpu && (cfg->cpus < 1 || cfg->cpus > RT_CONFIG_MAX_CPUS))
+		return error_at(p->name, "cpus %d: expected 1..%d", cfg->cpus,
+				RT_CONFIG_MAX_CPUS);
+	if (!policy->per_cpu)
+		cfg->cpus = 1;
 	if (cfg->nr_servers && !hsf)
 		return error_at(cfg->server[0].where,
-				"servers need plugin \"hsf-fp\", not \"%s\"",
+				"servers need a hierarchical plugin (hsf-*), not \"%s\"",
 				cfg->plugin);
 	for (i = 0; i < cfg->nr_servers; i++) {
 		struct rtsched_server_args *a = &cfg->server[i].args;
 		struct rts_server_params sp;
+
+		if (a->prio == RTS_NONE && !policy->servers_by_deadline)
+			return error_at(cfg->server[i].where,
+					"missing key \"priority\"");
+		if (a->prio == RTS_NONE)
+			a->prio = 0;
 
 		a->period_us *= scale;
 		a->budget_us *= scale;
@@ -303,8 +361,15 @@ static int finish(struct parser *p)
 			return error_at(cfg->task[i].where, "%s", why);
 		if (hsf != (a->server != RTSCHED_NO_SERVER))
 			return error_at(cfg->task[i].where, "%s", hsf ?
-					"hsf-fp tasks need \"server\"" :
-					"\"server\" is for hsf-fp only");
+					"tasks need \"server\" in a hierarchical plugin" :
+					"\"server\" is for hierarchical plugins (hsf-*) only");
+		if (a->cpu != RTSCHED_ANY_CPU && !policy->per_cpu)
+			return error_at(cfg->task[i].where,
+					"\"cpu\" is for the partitioned plugins only");
+		if (a->cpu != RTSCHED_ANY_CPU && (a->cpu < 0 || a->cpu >= cfg->cpus))
+			return error_at(cfg->task[i].where,
+					"cpu %d: expected 0..%d", a->cpu,
+					cfg->cpus - 1);
 		for (j = 0; hsf && j < cfg->nr_servers; j++)
 			if (cfg->server[j].args.id == a->server)
 				break;

@@ -4,10 +4,13 @@
  *
  *   rtctl check CONFIG        validate a configuration and say whether the
  *                             analysis admits it (no kernel needed)
- *   rtctl load [--force] CONFIG
+ *   rtctl load [--force] [--module "PATH [PARAMS]"]... CONFIG
  *                             create its servers and reserve its tasks;
  *                             refused if the analysis rejects it, unless
- *                             forced
+ *                             forced; --module loads a kernel module first
+ *                             (the framework, a plugin), so one program
+ *                             does at boot what insmod, insmod and rtctl
+ *                             would
  *   rtctl run [--force] [--duration MS] [--spin ID] CONFIG
  *                             clear, load, then run the stock busy-loop
  *                             task of every [[task]] and wait for them
@@ -16,10 +19,12 @@
  *   rtctl clear               remove every server and reservation
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,14 +32,18 @@
 #include "rt.h"
 #include "rt_internal.h"
 
+#define MAX_MODULES	4
+
 static struct rt_config cfg;
+static const char *modules[MAX_MODULES];
+static int nr_modules;
 static struct rtsched_server_status servers[RTS_MAX_SERVERS];
 static struct rtsched_task_status tasks[RTS_MAX_TASKS];
 
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: rtctl check CONFIG | load [--force] CONFIG |\n"
+		"usage: rtctl check CONFIG | load [--force] [--module \"PATH [PARAMS]\"]... CONFIG |\n"
 		"       run [--force] [--duration MS] [--spin ID] CONFIG |\n"
 		"       status | trace | clear\n");
 	return 2;
@@ -60,13 +69,52 @@ static int admitted(const char *what, const char *path)
 
 static int cmd_check(const char *path)
 {
+	int ok, i;
+
 	if (rt_config_load(path, &cfg))
 		return report("check");
 	printf("%s: plugin %s, %d servers, %d tasks\n", path, cfg.plugin,
 	       cfg.nr_servers, cfg.nr_tasks);
-	if (!admitted("check", path))
+	ok = admitted("check", path);
+	for (i = 0; rt_policy_named(cfg.plugin)->per_cpu && i < cfg.nr_tasks; i++)
+		printf("task %d cpu %d\n", cfg.task[i].args.id,
+		       cfg.task[i].args.cpu);
+	if (!ok)
 		return 1;
 	printf("schedulable\n");
+	return 0;
+}
+
+/*
+ * Load the kernel module at the start of spec ("PATH [PARAMS]") as insmod
+ * does; one already loaded is left as it is.
+ */
+static int load_module(const char *spec)
+{
+	char path[256];
+	const char *params = strchr(spec, ' ');
+	size_t len = params ? (size_t)(params - spec) : strlen(spec);
+	int fd, err;
+
+	if (len >= sizeof(path)) {
+		fprintf(stderr, "rtctl load: module path too long: %s\n", spec);
+		return 1;
+	}
+	memcpy(path, spec, len);
+	path[len] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "rtctl load: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	err = syscall(SYS_finit_module, fd, params ? params + 1 : "", 0) ?
+	      errno : 0;
+	close(fd);
+	if (err && err != EEXIST) {
+		fprintf(stderr, "rtctl load: cannot load %s: %s\n", path,
+			strerror(err));
+		return 1;
+	}
 	return 0;
 }
 
@@ -81,11 +129,19 @@ static int cmd_load(const char *path, int force)
 		fprintf(stderr, "rtctl load: refused (--force loads it anyway)\n");
 		return 1;
 	}
+	for (i = 0; i < nr_modules; i++)
+		if (load_module(modules[i]))
+			return 1;
 	if (rt_init() || rt_status(&st, servers, tasks))
 		return report("load");
 	if (strcmp(st.plugin, cfg.plugin)) {
 		fprintf(stderr, "rtctl load: %s wants plugin %s but %s is loaded\n",
 			path, cfg.plugin, st.plugin[0] ? st.plugin : "none");
+		return 1;
+	}
+	if (rt_policy_named(cfg.plugin)->per_cpu && (int)st.nr_cpus != cfg.cpus) {
+		fprintf(stderr, "rtctl load: %s wants %d CPUs but rtsched schedules %u (its rt_cpus)\n",
+			path, cfg.cpus, st.nr_cpus);
 		return 1;
 	}
 	for (i = 0; i < cfg.nr_servers; i++) {
@@ -246,6 +302,7 @@ static int cmd_trace(void)
 {
 	struct rtsched_status st;
 	struct rtsched_record *rec = NULL, *grown;
+	const struct rts_policy *policy;
 	size_t n = 0, cap = 0, i;
 	char line[256];
 	ssize_t got;
@@ -275,8 +332,10 @@ static int cmd_trace(void)
 	}
 	sort_by_time(rec, n);
 	rt_trace_header(stdout, st.plugin[0] ? st.plugin : "none");
+	policy = rt_policy_named(st.plugin);
 	for (i = 0; i < n; i++) {
-		rt_trace_format(line, sizeof(line), &rec[i]);
+		rt_trace_format(line, sizeof(line), &rec[i],
+				policy && policy->per_cpu);
 		puts(line);
 	}
 	free(rec);
@@ -305,6 +364,10 @@ int main(int argc, char **argv)
 	for (; i + 1 < argc; i++) {
 		if (!strcmp(argv[i], "--force"))
 			force = 1;
+		else if (!strcmp(argv[1], "load") &&
+			 !strcmp(argv[i], "--module") && i + 2 < argc &&
+			 nr_modules < MAX_MODULES)
+			modules[nr_modules++] = argv[++i];
 		else if (!strcmp(argv[1], "run") &&
 			 !strcmp(argv[i], "--duration") && i + 2 < argc)
 			duration_ms = atol(argv[++i]);

@@ -38,27 +38,43 @@ void rt_trace_header(FILE *out, const char *plugin)
 	fprintf(out, "# rtsched-trace 1 plugin=%s\n", plugin);
 }
 
-int rt_trace_format(char *buf, size_t len, const struct rtsched_record *r)
+int rt_trace_format(char *buf, size_t len, const struct rtsched_record *r,
+		    int with_cpu)
 {
 	unsigned long long t = r->time;
 	const char *name;
 	char prev[16], next[16];
+	int n;
 
 	if (r->type >= RTS_EV_COUNT)
 		return snprintf(buf, len, "# unknown event %u", r->type);
 	name = event_names[r->type];
 	switch (r->type) {
+	case RTS_EV_START:
+	case RTS_EV_PREEMPT:
+	case RTS_EV_RESUME:
+	case RTS_EV_COMPLETE:
+		if (!with_cpu)
+			break;
+		return snprintf(buf, len, "%llu %s task=%d job=%llu cpu=%u", t,
+				name, r->task, (unsigned long long)r->job,
+				r->cpu);
 	case RTS_EV_SERVER_CREATE:
 		return snprintf(buf, len, "%llu %s server=%d period=%lld budget=%lld prio=%d",
 				t, name, r->server, (long long)r->period,
 				(long long)r->budget, r->prio);
 	case RTS_EV_TASK_CREATE:
-		if (r->server < 0)
-			return snprintf(buf, len, "%llu %s task=%d pid=%d period=%lld wcet=%lld deadline=%lld prio=%d",
-					t, name, r->task, r->pid,
-					(long long)r->period,
-					(long long)r->budget,
-					(long long)r->deadline, r->prio);
+		if (r->server < 0) {
+			n = snprintf(buf, len, "%llu %s task=%d pid=%d period=%lld wcet=%lld deadline=%lld prio=%d",
+				     t, name, r->task, r->pid,
+				     (long long)r->period,
+				     (long long)r->budget,
+				     (long long)r->deadline, r->prio);
+			if (with_cpu && n >= 0 && (size_t)n < len)
+				n += snprintf(buf + n, len - n, " cpu=%u",
+					      r->cpu);
+			return n;
+		}
 		return snprintf(buf, len, "%llu %s task=%d pid=%d server=%d period=%lld wcet=%lld deadline=%lld prio=%d",
 				t, name, r->task, r->pid, r->server,
 				(long long)r->period, (long long)r->budget,
@@ -85,8 +101,8 @@ int rt_trace_format(char *buf, size_t len, const struct rtsched_record *r)
 	case RTS_EV_OVERFLOW:
 		return snprintf(buf, len, "%llu %s lost=%llu", t, name,
 				(unsigned long long)r->job);
-	default:	/* start, preempt, resume, complete, exit, overrun */
-		return snprintf(buf, len, "%llu %s task=%d job=%llu", t, name,
-				r->task, (unsigned long long)r->job);
 	}
+	/* start, preempt, resume, complete (one CPU), exit, overrun */
+	return snprintf(buf, len, "%llu %s task=%d job=%llu", t, name,
+			r->task, (unsigned long long)r->job);
 }

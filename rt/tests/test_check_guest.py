@@ -43,3 +43,54 @@ def test_overrun_is_caught():
     assert "FAIL table3: server 0 within budget" in out
     assert "FAIL table3: tasks run only in their server" in out
     assert failed == 2
+
+
+def two_servers(first):
+    """Server 0 (prio 0, period 10 ms) and server 1 (prio 1, period 5 ms), `first` active."""
+    other = 1 - first
+    return [
+        "==== rtsched-scenario hsf_edf begin ====",
+        "==== rtsched-trace begin ====",
+        "# rtsched-trace 1 plugin=hsf-edf",
+        "0 server_create server=0 period=10000000 budget=2000000 prio=0",
+        "0 server_create server=1 period=5000000 budget=2000000 prio=1",
+        "0 replenish server=0 budget=2000000",
+        "0 replenish server=1 budget=2000000",
+        f"0 server_resume server={first}",
+        f"{2 * MS} deplete server={first}",
+        f"{2 * MS} server_resume server={other}",
+        f"{4 * MS} deplete server={other}",
+        "==== rtsched-trace end ====",
+        "==== rtsched-scenario hsf_edf end rc=0 ====",
+    ]
+
+
+def order_failures(lines, servers_by_deadline):
+    rc, body = parse_scenarios("\n".join(lines))["hsf_edf"]
+    checker = Checker()
+    with redirect_stdout(io.StringIO()) as out:
+        checker.hsf("hsf_edf", parse_trace(body), tol=100_000, servers_by_deadline=servers_by_deadline)
+    return [x for x in out.getvalue().splitlines() if "servers preempt" in x]
+
+
+def test_server_order_by_deadline_or_priority():
+    assert order_failures(two_servers(1), True)[0].startswith("PASS hsf_edf: earlier-deadline")
+    assert order_failures(two_servers(0), True)[0].startswith("FAIL hsf_edf: earlier-deadline")
+    assert order_failures(two_servers(0), False)[0].startswith("PASS hsf_edf: higher-priority")
+    assert order_failures(two_servers(1), False)[0].startswith("FAIL hsf_edf: higher-priority")
+
+
+def test_a_task_off_its_cpu_is_caught_only_while_registered():
+    from check_guest import off_cpu
+    events = parse_trace([
+        "==== rtsched-trace begin ====",
+        "# rtsched-trace 1 plugin=partitioned-fp",
+        "10 task_create task=1 pid=100 period=10000000 wcet=1 deadline=10000000 prio=0 cpu=1",
+        "5 switch cpu=0 prev_pid=0 prev_comm=idle prev_state=R next_pid=100 next_comm=t",
+        "20 switch cpu=1 prev_pid=0 prev_comm=idle prev_state=R next_pid=100 next_comm=t",
+        "30 switch cpu=0 prev_pid=0 prev_comm=idle prev_state=R next_pid=100 next_comm=t",
+        "40 exit task=1 job=3",
+        "50 switch cpu=0 prev_pid=0 prev_comm=idle prev_state=R next_pid=100 next_comm=t",
+        "==== rtsched-trace end ====",
+    ])
+    assert off_cpu(events) == [(30, 100, 0)]

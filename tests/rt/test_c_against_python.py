@@ -8,16 +8,18 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bootlab.rt.config import Config, Server, Task
+from bootlab.rt.config import HIERARCHICAL, Config, Server, Task
 from bootlab.rt.schedulability import analyze
 from bootlab.rt.simulate import ExecOverride, hyperperiod_ns, simulate
 from bootlab.rt.trace import parse_trace
@@ -37,6 +39,8 @@ def c_programs():
 
 def to_toml(config: Config) -> str:
     lines = [f'plugin = "{config.plugin}"', 'unit = "us"']
+    if config.multicore:
+        lines += [f"cpus = {config.cpus}", f'assignment = "{config.assignment}"']
     for s in config.servers:
         lines += ["[[server]]", f"id = {s.id}", f"period = {s.period}", f"budget = {s.budget}",
                   f"priority = {s.priority}"]
@@ -46,6 +50,8 @@ def to_toml(config: Config) -> str:
                   f'overrun = "{t.overrun}"']
         if t.server is not None:
             lines.append(f"server = {t.server}")
+        if t.cpu is not None:
+            lines.append(f"cpu = {t.cpu}")
     return "\n".join(lines) + "\n"
 
 
@@ -98,8 +104,8 @@ def tasks(draw, servers: tuple[int, ...] = ()) -> tuple[Task, ...]:
 
 @st.composite
 def configs(draw) -> Config:
-    plugin = draw(st.sampled_from(("fp", "edf", "hsf-fp")))
-    if plugin != "hsf-fp":
+    plugin = draw(st.sampled_from(("fp", "edf", *HIERARCHICAL)))
+    if plugin not in HIERARCHICAL:
         return Config(plugin, "us", (), draw(tasks()))
     servers = []
     for ident in range(draw(st.integers(1, 3))):
@@ -139,10 +145,26 @@ def admitted(config: Config, tmp: Path) -> bool:
     return done.returncode == 0
 
 
-@pytest.mark.parametrize("name", ["fp", "edf", "table3"])
+@pytest.mark.parametrize("name", ["fp", "edf", "table3", "hsf-edf"])
 def test_admission_accepts_the_examples(name, tmp_path):
     path = RT / "examples" / f"{name}.toml"
     assert subprocess.run([str(RTCTL), "check", str(path)], capture_output=True).returncode == 0
+
+
+def test_admission_refuses_the_hsf_edf_example_under_the_other_orders(tmp_path):
+    text = (RT / "examples" / "hsf-edf.toml").read_text()
+    reasons = {}
+    for plugin in ("hsf-fp", "hsf-fp-edf", "hsf-edf-fp"):
+        path = tmp_path / f"{plugin}.toml"
+        path.write_text(text.replace('plugin = "hsf-edf"', f'plugin = "{plugin}"'))
+        done = subprocess.run([str(RTCTL), "check", str(path)], capture_output=True, text=True)
+        assert done.returncode == 1
+        reasons[plugin] = done.stderr.split("not schedulable: ", 1)[1].strip()
+    assert reasons == {
+        "hsf-fp": "server 1: worst-case response beyond its period 15000 us",
+        "hsf-fp-edf": "server 1: worst-case response beyond its period 15000 us",
+        "hsf-edf-fp": "task 3: worst-case response beyond its period 60000 us",
+    }
 
 
 def test_admission_refuses_with_the_reason(tmp_path):
@@ -151,6 +173,27 @@ def test_admission_refuses_with_the_reason(tmp_path):
     done = subprocess.run([str(RTCTL), "check", str(written(config, tmp_path))], capture_output=True, text=True)
     assert done.returncode == 1
     assert "not schedulable: task 1: worst-case response 18000 us > deadline 15000 us" in done.stderr
+
+
+@st.composite
+def partitioned_configs(draw) -> Config:
+    cpus = draw(st.integers(1, 3))
+    placed = tuple(replace(t, cpu=draw(st.none() | st.integers(0, cpus - 1))) for t in draw(tasks()))
+    return Config(draw(st.sampled_from(("partitioned-fp", "partitioned-edf"))), "us", (), placed, cpus=cpus,
+                  assignment=draw(st.sampled_from(("first-fit", "worst-fit"))))
+
+
+@settings(max_examples=400, deadline=None)
+@given(partitioned_configs())
+def test_partitioned_placement_and_verdict_are_the_analysis(config):
+    """rtctl places the tasks without a cpu as bootlab does, and gives the same verdict."""
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run([str(RTCTL), "check", str(written(config, Path(tmp)))], capture_output=True, text=True)
+    assert done.returncode in (0, 1), done.stderr
+    result = analyze(config)
+    placed = {int(task): int(cpu) for task, cpu in re.findall(r"^task (\d+) cpu (\d+)$", done.stdout, re.M)}
+    assert placed == result.placement.cpu_of
+    assert (done.returncode == 0) == result.schedulable
 
 
 @settings(max_examples=400, deadline=None)

@@ -118,3 +118,19 @@ def test_cli_check(rt_cli, tmp_path):
     assert status == 1 and "\nalso: at " in out
     status, _, err = rt_cli("check", DATA / "table3_tasks.toml", bad, "--tolerance-us", "-1")
     assert status == 2
+
+
+def test_partitioned_trace_is_compared_cpu_by_cpu():
+    config = load_config(Path(__file__).parents[2] / "rt" / "examples" / "partitioned.toml")
+    events = simulate(config, 200 * MS)
+    assert check(config, as_trace(events, config.plugin), 0).ok
+    # CPU 0's switches recorded 50 µs late, as a second CPU's clock may be: within the
+    # tolerance on each CPU, though jobs starting together on the two CPUs change order.
+    late = sorted((Event(e.time + 50_000, e.name, e.fields) if e.fields.get("cpu") == 0 and e.name != "task_create"
+                   else e for e in events), key=lambda e: e.time)
+    assert check(config, as_trace(late, config.plugin), 100_000).ok
+    # The same schedule with every job of "camera" (CPU 1) recorded on CPU 0: wrong CPU.
+    moved = [Event(e.time, e.name, {**e.fields, "cpu": 0}) if e.fields.get("task") == 0 and "cpu" in e.fields
+             and e.name != "task_create" else e for e in events]
+    result = check(config, as_trace(moved, config.plugin), 0)
+    assert not result.ok and "job on the CPU" in result.violations[0].what

@@ -120,7 +120,7 @@ def test_task_in_a_missing_server_and_servers_in_flat_plugins():
                        '[[task]]\nid = 1\nserver = 3\nperiod = 10\nwcet = 1\npriority = 0\n')
     assert "cfg:9: [[task]] #1: server: no server with id 3" in message
     message = error_of('plugin = "fp"\n[[server]]\nid = 0\nperiod = 10\nbudget = 2\npriority = 0\n')
-    assert "cfg:2: server: servers are for the hsf-fp plugin only" in message
+    assert "cfg:2: server: servers are for the hierarchical plugins (hsf-*) only" in message
 
 
 def test_wrong_types_and_ids_out_of_range():
@@ -143,8 +143,10 @@ def test_toml_syntax_error_has_its_line():
 def test_json_errors_have_lines():
     message = error_of(TABLE3_JSON.replace('"budget": 8', '"budget": 30'), "json")
     assert "cfg:7: [[server]] #3: budget: must satisfy 0 < budget <= period (28), got 30" in message
+    message = error_of(TABLE3_JSON.replace('"priority": 0}\n  ]', '"priority": 0, "core": 1}\n  ]'), "json")
+    assert "cfg:10: [[task]] #1: core: unknown key" in message
     message = error_of(TABLE3_JSON.replace('"priority": 0}\n  ]', '"priority": 0, "cpu": 1}\n  ]'), "json")
-    assert "cfg:10: [[task]] #1: cpu: unknown key" in message
+    assert "cfg:10: [[task]] #1: cpu: for the partitioned plugins only, not 'hsf-fp'" in message
     message = error_of('{"plugin": "fp",\n "plugin": "edf", "task": []}', "json")
     assert "cfg:2: plugin: duplicate key" in message
     message = error_of('{"plugin": "fp",\n "task": [}', "json")
@@ -191,3 +193,19 @@ def test_any_document_is_loaded_or_refused_with_a_message(document):
         assert str(err)
     else:
         assert config.plugin in ("fp", "edf", "hsf-fp")
+
+
+def test_multicore_keys():
+    config = parse_config('plugin = "partitioned-edf"\ncpus = 3\nassignment = "worst-fit"\n'
+                          '[[task]]\nid = 0\nperiod = 1000\nwcet = 10\ncpu = 2\n', "cfg")
+    assert (config.multicore, config.task_policy, config.cpus, config.assignment) == ("partitioned", "edf", 3, "worst-fit")
+    assert config.tasks[0].cpu == 2 and config.tasks[0].priority == 0
+    message = error_of('plugin = "global-fp"\nassignment = "first-fit"\n[[task]]\nid = 0\nperiod = 1000\n'
+                       'wcet = 10\npriority = 0\ncpu = 0\n')
+    assert "cfg: cpus: missing key" in message
+    assert "cfg:2: assignment: for the partitioned plugins only, not 'global-fp'" in message
+    assert "cfg:8: [[task]] #1: cpu: for the partitioned plugins only, not 'global-fp'" in message
+    message = error_of('plugin = "partitioned-fp"\ncpus = 2\n[[task]]\nid = 0\nperiod = 1000\nwcet = 10\n'
+                       'priority = 0\ncpu = 2\n')
+    assert "cfg:8: [[task]] #1: cpu: must be an integer 0..1, got 2" in message
+    assert "cfg:2: cpus: for the multicore plugins only" in error_of('plugin = "fp"\ncpus = 2\n')

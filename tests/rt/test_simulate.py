@@ -7,6 +7,7 @@ from pathlib import Path
 
 from bootlab.rt.config import Config, Server, Task, load_config
 from bootlab.rt.schedule import Schedule
+from bootlab.rt.multicore import split_cd
 from bootlab.rt.simulate import ExecOverride, hyperperiod_ns, simulate
 from bootlab.rt.trace import format_trace, parse_trace
 
@@ -66,6 +67,25 @@ def test_idling_server_spends_its_budget_without_work():
     schedule = Schedule.from_events(simulate(config, 20 * MS), config.plugin)
     assert [(w.owner, w.start // MS, w.end // MS) for w in schedule.windows][:2] == [(0, 0, 4), (1, 4, 10)]
     assert runs(config, 10) == [(1, 0, 4, 6)]
+
+
+def test_edf_servers_by_the_end_of_their_period_then_lower_id():
+    # Server 1 has the higher priority but the later period end: under hsf-edf server 0 runs
+    # first; at 10 ms both periods end together (20 ms) and the tie goes to server 0 again.
+    servers = (Server(0, 10_000, 3_000, 9), Server(1, 20_000, 4_000, 0))
+    tasks = (Task(1, 10_000, 3_000, 10_000, server=0), Task(2, 20_000, 4_000, 20_000, server=1))
+    schedule = Schedule.from_events(simulate(Config("hsf-edf", "ms", servers, tasks), 20 * MS), "hsf-edf")
+    assert [(w.owner, w.start // MS, w.end // MS) for w in schedule.windows] == [(0, 0, 3), (1, 3, 7), (0, 10, 13)]
+    fixed = Schedule.from_events(simulate(Config("hsf-fp", "ms", servers, tasks), 20 * MS), "hsf-fp")
+    assert [(w.owner, w.start // MS, w.end // MS) for w in fixed.windows][:2] == [(1, 0, 4), (0, 4, 7)]
+
+
+def test_tasks_inside_a_server_by_deadline_or_by_priority():
+    # One server; task 2 has the higher priority, task 1 the earlier deadline.
+    servers = (Server(0, 10_000, 10_000, 0),)
+    tasks = (Task(1, 20_000, 2_000, 5_000, priority=1, server=0), Task(2, 20_000, 2_000, 20_000, priority=0, server=0))
+    assert runs(Config("hsf-fp-edf", "ms", servers, tasks), 10) == [(1, 0, 0, 2), (2, 0, 2, 4)]
+    assert runs(Config("hsf-edf-fp", "ms", servers, tasks), 10) == [(2, 0, 0, 2), (1, 0, 2, 4)]
 
 
 def test_table3_server_windows_and_responses():
@@ -144,3 +164,65 @@ def test_cli_simulate_defaults_to_one_hyperperiod_and_checks_exec(rt_cli):
     assert status == 2 and "TASK[@JOB]=TIME" in err
     status, _, err = rt_cli("simulate", DATA / "table3_tasks.toml", "--until", "soon")
     assert status == 2 and "not a duration" in err
+
+
+def cpu_runs(config: Config, until_ms: int) -> list[tuple[int, int, int, int, int]]:
+    """(task, job, cpu, start, end) of every execution segment, in ms."""
+    schedule = Schedule.from_events(simulate(config, until_ms * MS), config.plugin)
+    assert schedule.anomalies == []
+    return sorted((g.owner, g.job, g.cpu, g.start // MS, g.end // MS) for g in schedule.segments)
+
+
+def test_global_fp_runs_the_first_jobs_and_a_preempted_job_migrates():
+    # Two CPUs.  Task 3 (lowest) starts on CPU 1; at 2 ms task 2 takes it; when task 1
+    # completes at 3 ms, CPU 0 frees and task 3 resumes there: one migration.
+    config = Config("global-fp", "ms", (), (
+        Task(1, 20_000, 3_000, 20_000, priority=0),
+        Task(2, 20_000, 2_000, 20_000, priority=1, offset=2_000),
+        Task(3, 20_000, 4_000, 20_000, priority=2),
+    ), cpus=2)
+    assert cpu_runs(config, 10) == [(1, 0, 0, 0, 3), (2, 0, 1, 2, 4), (3, 0, 0, 3, 5), (3, 0, 1, 0, 2)]
+    schedule = Schedule.from_events(simulate(config, 10 * MS), config.plugin)
+    assert schedule.jobs[(3, 0)].migrations == 1 and schedule.jobs[(1, 0)].migrations == 0
+    events = simulate(config, 10 * MS)
+    assert at(events, 3) == ["complete task=1 job=0 cpu=0", "resume task=3 job=0 cpu=0"]
+
+
+def test_global_edf_by_deadline_and_a_resumed_job_keeps_its_last_cpu_when_free():
+    config = Config("global-edf", "ms", (), (
+        Task(1, 10_000, 4_000, 10_000),
+        Task(2, 10_000, 2_000, 5_000, offset=1_000),
+        Task(3, 20_000, 6_000, 20_000),
+    ), cpus=2)
+    # At 1 ms task 2 (deadline 6) preempts task 3 (deadline 20) on CPU 1; task 3 resumes on
+    # CPU 1, where it ran, when task 2 completes at 3 ms.
+    assert cpu_runs(config, 9) == [(1, 0, 0, 0, 4), (2, 0, 1, 1, 3), (3, 0, 1, 0, 1), (3, 0, 1, 3, 8)]
+
+
+def test_partitioned_tasks_stay_on_their_cpus():
+    config = Config("partitioned-edf", "ms", (), (
+        Task(1, 10_000, 6_000, 10_000), Task(2, 10_000, 6_000, 10_000), Task(3, 10_000, 3_000, 10_000),
+    ), cpus=2, assignment="worst-fit")
+    # Worst-fit decreasing: task 1 on CPU 0, task 2 on CPU 1 (empty), task 3 on CPU 0 (ties: lower index).
+    assert cpu_runs(config, 10) == [(1, 0, 0, 0, 6), (2, 0, 1, 0, 6), (3, 0, 0, 6, 9)]
+
+
+def test_semi_partitioned_split_task_runs_its_first_part_at_once_then_migrates():
+    # U = 1.7 on two CPUs: no partition fits, C=D splitting does.  Task 2 (10 of 20 ms) is
+    # split: 4 ms with C = D on CPU 0, where it runs at each release, then 6 ms on CPU 1.
+    config = Config("semi-partitioned-edf", "ms", (), (
+        Task(0, 10_000, 6_000, 10_000), Task(1, 10_000, 6_000, 10_000), Task(2, 20_000, 10_000, 20_000),
+    ), cpus=2)
+    assert [(p.task, p.cpu, p.wcet, p.deadline, p.start) for p in split_cd(config).pieces] == [
+        (0, 0, 6_000, 10_000, 0), (1, 1, 6_000, 10_000, 0), (2, 0, 4_000, 4_000, 0), (2, 1, 6_000, 16_000, 4_000)]
+    assert [r for r in cpu_runs(config, 20) if r[0] == 2] == [(2, 0, 0, 0, 4), (2, 0, 1, 6, 10), (2, 0, 1, 16, 18)]
+
+
+def test_multicore_trace_reads_back_with_its_cpus():
+    config = load_config(Path(__file__).parents[2] / "rt" / "examples" / "global.toml")
+    events = simulate(config, hyperperiod_ns(config))
+    trace = parse_trace(format_trace(events, config.plugin))
+    assert trace.problems == []
+    direct, read = Schedule.from_events(events, config.plugin), Schedule.from_trace(trace)
+    assert read.segments == direct.segments and {g.cpu for g in read.segments} == {0, 1}
+    assert sum(j.migrations for j in read.jobs.values()) == sum(j.migrations for j in direct.jobs.values()) > 0

@@ -156,3 +156,19 @@ def test_sched_switch_gives_the_kernels_view():
     assert (stats.executed, stats.on_cpu, stats.worst_response) == (2_000_000, 2_000_000, 2_200_100)
     svg = gantt_svg(schedule)
     assert "<title>ksoftirqd/0 55: 0.2 ms from " in svg and "CPU (sched_switch)" in svg
+
+
+def test_cpu_time_from_switches_on_several_cpus():
+    # Task 1 (pid 10) on CPU 0 for 3 ms while CPU 1 switches twice: each CPU's switches
+    # follow each other, not the other CPU's.
+    trace = parse_trace("\n".join([
+        "# rtsched-trace 1 plugin=partitioned-fp",
+        "0 task_create task=1 pid=10 period=10000000 wcet=3000000 deadline=10000000 prio=0 cpu=0",
+        "0 switch cpu=0 prev_pid=0 prev_comm=idle prev_state=R next_pid=10 next_comm=t",
+        "1000000 switch cpu=1 prev_pid=0 prev_comm=idle prev_state=R next_pid=20 next_comm=u",
+        "2000000 switch cpu=1 prev_pid=20 prev_comm=u prev_state=S next_pid=0 next_comm=idle",
+        "3000000 switch cpu=0 prev_pid=10 prev_comm=t prev_state=S next_pid=0 next_comm=idle",
+        "4000000 overflow lost=0",
+    ]) + "\n")
+    stats = {s.task: s for s in task_stats(Schedule.from_trace(trace))}
+    assert stats[1].on_cpu == 3_000_000

@@ -17,7 +17,7 @@ trace() {
 	rtctl trace
 	echo "==== rtsched-trace end ===="
 }
-plugin() { insmod "$RT/rtsched_$1.ko"; }
+plugin() { name=$1; shift; insmod "$RT/rtsched_$name.ko" "$@"; }
 unplugin() { rmmod "rtsched_$1"; }
 
 # Run a configuration with the stock tasks, then show status and trace.
@@ -49,10 +49,10 @@ scenario_checks() {
 	rt_checks lifetime || rc=1
 	rt_dropcap rt_checks unpriv || rc=1
 	unplugin fp
-	plugin hsf_fp
+	plugin hsf
 	rt_checks hsf || rc=1
 	rtctl clear
-	unplugin hsf_fp
+	unplugin hsf
 	end checks $rc
 }
 
@@ -137,11 +137,69 @@ scenario_load_cycles() {
 	end load_cycles $rc
 }
 
+# The boot-time form: rtctl loads the framework and the plugin itself (one
+# program instead of insmod, insmod, rtctl), tolerates modules already loaded,
+# and reports a module the kernel refuses.
+scenario_one_step_load() {
+	begin one_step_load
+	rc=0
+	rmmod rtsched
+	hsf="$RT/rtsched_hsf.ko servers=edf tasks=edf"
+	if rtctl load --module "$RT/rtsched.ko" --module "$hsf" "$RT/hsf-edf.toml" &&
+	   rtctl status | grep -q "^plugin hsf-edf " &&
+	   [ "$(rtctl status | grep -c '^server ')" = 2 ] &&
+	   [ "$(rtctl status | grep -c '^task ')" = 4 ]; then
+		echo "PASS one program loads the modules and the configuration"
+	else
+		echo "FAIL one program loads the modules and the configuration"; rc=1
+	fi
+	rtctl clear
+	if rtctl load --module "$RT/rtsched.ko" --module "$hsf" "$RT/hsf-edf.toml"; then
+		echo "PASS modules already loaded are left as they are"
+	else
+		echo "FAIL modules already loaded are left as they are"; rc=1
+	fi
+	rtctl clear
+	rmmod rtsched_hsf
+	if rtctl load --module "$RT/rtsched_hsf.ko servers=rr" "$RT/table3.toml" 2>&1 |
+	   grep -q "cannot load $RT/rtsched_hsf.ko: Invalid argument"; then
+		echo "PASS a module the kernel refuses is reported"
+	else
+		echo "FAIL a module the kernel refuses is reported"; rc=1
+	fi
+	grep -q rtsched_hsf /proc/modules && rc=1
+	end one_step_load $rc
+}
+
 scenario_dmesg() {
 	begin dmesg
 	dmesg
 	end dmesg 0
 }
+
+# SET=smp: the partitioned plugins on every CPU of a multi-CPU guest.
+scenario_partitioned() {
+	# Without -icount the host's load steals time from the vCPUs: a task
+	# chosen for its wcet may have run less, so enforcement gets more slack.
+	insmod "$RT/rtsched.ko" rt_cpus="$(grep -c ^processor /proc/cpuinfo)" \
+		overrun_slack_us=4000
+	plugin fp partitioned=1
+	run_config partitioned_fp "$RT/partitioned.toml"
+	unplugin fp
+	plugin edf partitioned=1
+	# worst-fit: 0.8 and 0.7 of the CPUs (first-fit fills CPU 0 to 1.0)
+	sed -e 's/"partitioned-fp"/"partitioned-edf"/' -e 's/"first-fit"/"worst-fit"/' \
+		"$RT/partitioned.toml" > /tmp/edf.toml
+	run_config partitioned_edf /tmp/edf.toml
+	unplugin edf
+	rmmod rtsched
+}
+if [ "${SET:-}" = smp ]; then
+	scenario_partitioned
+	scenario_dmesg
+	echo "==== rtsched-guest done ===="
+	exit 0
+fi
 
 insmod "$RT/rtsched.ko" || echo "insmod rtsched.ko failed"
 scenario_checks
@@ -154,11 +212,15 @@ plugin edf
 run_config edf "$RT/edf_guest.toml"
 unplugin edf
 
-plugin hsf_fp
+plugin hsf
 run_config table3 "$RT/table3.toml"
 run_config overload --duration 1500 --spin 4 "$RT/table3.toml"
 rtctl clear
-unplugin hsf_fp
+unplugin hsf
+
+plugin hsf servers=edf tasks=edf
+run_config hsf_edf "$RT/hsf-edf.toml"
+unplugin hsf
 
 plugin fp
 run_config overrun --duration 1500 --spin 1 "$RT/overrun_guest.toml"
@@ -170,5 +232,6 @@ scenario_rmmod_with_tasks
 scenario_unload_race
 rmmod rtsched
 scenario_load_cycles
+scenario_one_step_load
 scenario_dmesg
 echo "==== rtsched-guest done ===="

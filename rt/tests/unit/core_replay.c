@@ -27,21 +27,8 @@ static void print_event(void *ctx, const struct rts_event *ev)
 	if (ev->time >= *until || ev->type == RTS_EV_SERVER_CREATE ||
 	    ev->type == RTS_EV_TASK_CREATE)
 		return;
-	rt_trace_format(line, sizeof(line), &rec);
+	rt_trace_format(line, sizeof(line), &rec, 0);
 	puts(line);
-}
-
-static const struct rts_policy *policy_named(const char *name)
-{
-	static const struct rts_policy *const all[] = {
-		&rts_policy_fp, &rts_policy_edf, &rts_policy_hsf_fp,
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (!strcmp(all[i]->name, name))
-			return all[i];
-	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -66,7 +53,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", rt_last_error());
 		return 2;
 	}
-	rts_init(&s, policy_named(cfg.plugin), 0, print_event, &until);
+	rts_init(&s, rt_policy_named(cfg.plugin), 0, print_event, &until);
 	for (i = 0; i < cfg.nr_servers; i++) {
 		rt_server_params(&sp, &cfg.server[i].args);
 		if (rts_server_add(&s, &sp, 0, &why))

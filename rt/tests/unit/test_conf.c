@@ -56,6 +56,27 @@ static void test_other_examples(void)
 	CHECK(cfg.nr_tasks == 3 && cfg.task[2].args.server == -1);
 	CHECK(load_example("edf.toml", &cfg) == 0);
 	CHECK(cfg.task[1].args.wcet_us == 4000);
+	CHECK(load_example("partitioned.toml", &cfg) == 0);
+	CHECK(cfg.cpus == 2 && !cfg.worst_fit && cfg.task[0].args.cpu == 1 &&
+	      cfg.task[1].args.cpu == RTSCHED_ANY_CPU);
+	CHECK(load_example("hsf-edf.toml", &cfg) == 0);
+	CHECK(strcmp(cfg.plugin, "hsf-edf") == 0 && cfg.nr_servers == 2);
+	CHECK(cfg.server[1].args.budget_us == 7000 &&
+	      cfg.task[2].args.deadline_us == 50000);
+}
+
+/* A server's priority is needed where servers go by priority only. */
+static void test_server_priority(void)
+{
+	const char *edf = "plugin = \"hsf-edf-fp\"\n"
+			  "[[server]]\nid = 0\nperiod = 1000\nbudget = 4\n";
+
+	CHECK(rt_config_parse("t.toml", edf, &cfg) == 0);
+	CHECK(cfg.server[0].args.prio == 0);
+	CHECK(rt_config_parse("t.json",
+			      "{\"server\": [{\"id\": 0, \"period\": 1000, \"budget\": 4}],"
+			      " \"plugin\": \"hsf-fp-edf\"}", &cfg) == -22);
+	CHECK(strcmp(rt_last_error(), "t.json: server[0]: missing key \"priority\"") == 0);
 }
 
 static void test_units_and_syntax(void)
@@ -104,7 +125,7 @@ static void test_errors(void)
 	expect_error("plugin = \"fp\"\nfoo = 1\n",
 		     "bad.toml:2: unknown key \"foo\"");
 	expect_error("plugin = \"rr\"\n",
-		     "bad.toml:1: plugin \"rr\": expected fp, edf or hsf-fp");
+		     "bad.toml:1: plugin \"rr\": expected fp, edf, hsf-fp, hsf-edf, hsf-fp-edf, hsf-edf-fp, partitioned-fp or partitioned-edf");
 	expect_error("unit = \"ms\"\n", "bad.toml: missing key \"plugin\"");
 	expect_error("plugin = \"fp\"\nunit = \"s\"\n",
 		     "bad.toml:2: unit \"s\": expected \"us\" or \"ms\"");
@@ -131,9 +152,9 @@ static void test_errors(void)
 	expect_error("plugin = \"fp\"\n" TASK TASK,
 		     "bad.toml:6: duplicate task id");
 	expect_error("plugin = \"fp\"\n" TASK "server = 0\n",
-		     "bad.toml:2: \"server\" is for hsf-fp only");
+		     "bad.toml:2: \"server\" is for hierarchical plugins (hsf-*) only");
 	expect_error("plugin = \"fp\"\n" SERVER,
-		     "bad.toml:2: servers need plugin \"hsf-fp\", not \"fp\"");
+		     "bad.toml:2: servers need a hierarchical plugin (hsf-*), not \"fp\"");
 	expect_error("plugin = \"hsf-fp\"\n" SERVER "[[server]]\nid = 1\nperiod = 1000\nbudget = 1001\npriority = 1\n",
 		     "bad.toml:7: server budget must be > 0 and <= period");
 	expect_error("plugin = \"hsf-fp\"\n" SERVER SERVER,
@@ -141,7 +162,17 @@ static void test_errors(void)
 	expect_error("plugin = \"hsf-fp\"\n" SERVER TASK "server = 5\n",
 		     "bad.toml:7: unknown server");
 	expect_error("plugin = \"hsf-fp\"\n" SERVER TASK,
-		     "bad.toml:7: hsf-fp tasks need \"server\"");
+		     "bad.toml:7: tasks need \"server\" in a hierarchical plugin");
+	expect_error("plugin = \"partitioned-fp\"\n" TASK,
+		     "bad.toml: missing key \"cpus\"");
+	expect_error("plugin = \"fp\"\ncpus = 2\n" TASK,
+		     "bad.toml: \"cpus\" and \"assignment\" are for the partitioned plugins only");
+	expect_error("plugin = \"partitioned-edf\"\ncpus = 2\n" TASK "cpu = 2\n",
+		     "bad.toml:3: cpu 2: expected 0..1");
+	expect_error("plugin = \"fp\"\n" TASK "cpu = 0\n",
+		     "bad.toml:2: \"cpu\" is for the partitioned plugins only");
+	expect_error("plugin = \"partitioned-fp\"\ncpus = 2\nassignment = \"best-fit\"\n",
+		     "bad.toml:3: assignment \"best-fit\": expected \"first-fit\" or \"worst-fit\"");
 	expect_error("plugin = \"fp\"\n[task]\n",
 		     "bad.toml:2: only [[server]] and [[task]] tables are supported");
 	expect_error("plugin = \"fp\"\n[[job]]\n",
@@ -169,6 +200,7 @@ int main(int argc, char **argv)
 	RUN(test_table3);
 	RUN(test_other_examples);
 	RUN(test_units_and_syntax);
+	RUN(test_server_priority);
 	RUN(test_errors);
 	return unit_summary();
 }

@@ -112,7 +112,7 @@ static void test_validation(void)
 	CHECK(rts_free_id(&s) == 0);
 	CHECK(rts_clear(&s) == -RTS_EBUSY);
 
-	rts_init(&s, &rts_policy_hsf_fp, 0, NULL, NULL);
+	rts_init(&s, &rts_policy_hsf[0][0], 0, NULL, NULL);
 	CHECK(rts_server_add(&s, &sp, 0, &why) == 0);
 	CHECK(rts_server_add(&s, &sp, 0, &why) == -RTS_EINVAL);
 	sp.id = 1;
@@ -223,7 +223,7 @@ static void table3(struct rts_sched *s, struct trace *tr, int spin_server2,
 {
 	memset(tr, 0, sizeof(*tr));
 	memset(c, 0, sizeof(*c));
-	rts_init(s, &rts_policy_hsf_fp, 0, collect, tr);
+	rts_init(s, &rts_policy_hsf[0][0], 0, collect, tr);
 	add_server(s, 0, 12 * MS, 4 * MS, 0);
 	add_server(s, 1, 20 * MS, 4 * MS, 1);
 	add_server(s, 2, 28 * MS, 8 * MS, 2);

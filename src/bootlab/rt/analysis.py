@@ -9,8 +9,8 @@ so the flat plugins and the tasks inside a server share one implementation:
   request bound compared to the supply bound (Shin & Lee, RTSS 2003; Lipari & Bini);
 - `edf_demand_test`: processor demand criterion (Baruah et al.) evaluated with Quick
   Processor-demand Analysis (Zhang & Burns, 2009), generalised from sbf(t) = t to any sbf;
-- `edf_response_times`: worst-case response times under EDF on a dedicated processor
-  (Spuri, 1996), an upper bound for periodic tasks.
+- `edf_response_times`: worst-case response times under EDF (Spuri, 1996) on any supply,
+  an upper bound for periodic tasks and for tasks inside a server.
 
 Formulas and references are in docs/rt-analysis.md.
 """
@@ -186,27 +186,37 @@ def edf_demand_test(tasks: Sequence[PeriodicTask], supply: Supply) -> DemandTest
     return DemandTest(True, None, horizon)
 
 
-def busy_period(tasks: Sequence[PeriodicTask]) -> int | None:
-    """Length of the synchronous busy period on a dedicated processor (None if U > 1)."""
-    if not tasks or utilization(tasks) > 1:
+def busy_period(tasks: Sequence[PeriodicTask], supply: Supply = DedicatedSupply()) -> int | None:
+    """Length of the longest busy period of synchronously released tasks on `supply` (from
+    the worst moment of the supply): the least t > 0 with sbf(t) >= Σ ceil(t / T_i) C_i.
+    Below the supply's rate it exists (the arrivals grow as U t + Σ C, the supply as
+    α (t − delay)); at the rate it may not close: then it is looked for up to a common
+    period of both after the delay, and None beyond; above the rate None."""
+    load = utilization(tasks) if tasks else None
+    if load is None or load > supply.rate:
         return None
-    length = sum(t.wcet for t in tasks)
-    while True:
-        longer = sum(_ceil_div(length, t.period) * t.wcet for t in tasks)
+    limit = supply.delay + math.lcm(supply.cycle, *(t.period for t in tasks)) if load == supply.rate else None
+    length = supply.time_to_supply(sum(t.wcet for t in tasks))
+    while limit is None or length <= limit:
+        longer = supply.time_to_supply(sum(_ceil_div(length, t.period) * t.wcet for t in tasks))
         if longer == length:
             return length
         length = longer
+    return None
 
 
-def edf_response_times(tasks: Sequence[PeriodicTask]) -> list[int | None]:
-    """Worst-case response time of each task under preemptive EDF on a dedicated processor.
+def edf_response_times(tasks: Sequence[PeriodicTask], supply: Supply = DedicatedSupply()) -> list[int | None]:
+    """Worst-case response time of each task under preemptive EDF on `supply`.
 
-    For each task i and each candidate release a of one of its jobs inside the synchronous
-    busy period L, the deadline-a busy period L_i(a) is the least fixed point of
-        L = (1 + floor(a / T_i)) C_i + Σ_{j≠i, D_j <= a + D_i} min(ceil(L / T_j), 1 + floor((a + D_i − D_j) / T_j)) C_j
-    and R_i = max over a of max(C_i, L_i(a) − a).  Candidates: a = k T_j + D_j − D_i in [0, L).
-    Ties in deadlines are counted against task i, so the result bounds any tie-breaking."""
-    length = busy_period(tasks)
+    For each task i and each candidate release a of one of its jobs inside the busy period
+    L, the deadline-a busy period L_i(a) is the least fixed point of
+        L = sbf⁻¹((1 + floor(a / T_i)) C_i + Σ_{j≠i, D_j <= a + D_i} min(ceil(L / T_j), 1 + floor((a + D_i − D_j) / T_j)) C_j)
+    and R_i = max over a of max(sbf⁻¹(C_i), L_i(a) − a).  Candidates: a = k T_j + D_j − D_i in
+    [0, L).  On a dedicated processor (sbf(t) = t) this is Spuri's analysis (1996), exact for
+    sporadic tasks; on a server the busy period starts at the worst moment of its supply, so
+    the result is an upper bound.  Ties in deadlines are counted against task i, so the
+    result bounds any tie-breaking.  None for every task when there is no busy period bound."""
+    length = busy_period(tasks, supply)
     if length is None:
         return [None] * len(tasks)
     results: list[int | None] = []
@@ -216,17 +226,17 @@ def edf_response_times(tasks: Sequence[PeriodicTask]) -> list[int | None]:
             for other in tasks
             for k in range(max(0, _ceil_div(task.deadline - other.deadline, other.period)), _ceil_div(length + task.deadline - other.deadline, other.period))
         })
-        worst = task.wcet
+        worst = supply.time_to_supply(task.wcet)
         for release in candidates:
             due = release + task.deadline
             own = (release // task.period + 1) * task.wcet
-            span = own
+            span = supply.time_to_supply(own)
             while True:
-                longer = own + sum(
+                longer = supply.time_to_supply(own + sum(
                     min(_ceil_div(span, other.period), (due - other.deadline) // other.period + 1) * other.wcet
                     for j, other in enumerate(tasks)
                     if j != i and other.deadline <= due
-                )
+                ))
                 if longer == span:
                     break
                 span = longer

@@ -7,7 +7,7 @@
    exhausted no later than the server's analytical response time (+ tolerance).
 4. The schedule equals the simulated one, as defined in docs/rt-analysis.md ("check"):
    after moving the trace's common start to 0, both are reduced to execution segments
-   (one job on the CPU) and, for hsf-fp, server windows (one server active); segments no
+   (one job on the CPU) and, for the hierarchical plugins, server windows (one server active); segments no
    longer than the tolerance are dropped and same-job segments separated by at most the
    tolerance merged; then the k-th segments must name the same job (server) and their
    boundaries differ by at most the tolerance.  Segments starting within the tolerance of
@@ -149,9 +149,9 @@ def _check_declarations(config: Config, trace: Trace, result: CheckResult) -> No
 
 
 def _common_start(config: Config, trace: Trace) -> int | None:
-    """The trace time of the common start: the first replenishment (hsf-fp), or the earliest
+    """The trace time of the common start: the first replenishment (hierarchical plugins), or the earliest
     release less its offset and the periods of the task's earlier jobs."""
-    if config.plugin == "hsf-fp":
+    if config.hierarchical:
         return next((e.time for e in trace.events if e.name == "replenish"), None)
     tasks = {t.id: t for t in config.tasks}
     starts = [e.time - (tasks[e["task"]].offset + e["job"] * tasks[e["task"]].period) * US
@@ -210,10 +210,16 @@ def _check_against_simulation(config: Config, schedule: Schedule, origin: int, l
     span = limit - origin
     ideal = Schedule.from_events(simulate(config, span), config.plugin, end=span)
     ideal.name_from(config)
-    recorded = [Segment(g.start - origin, g.end - origin, g.owner, g.job, g.open) for g in schedule.segments if g.start < limit]
-    _compare(ideal.segments, recorded, span, tolerance, origin, result, "job on the CPU",
-             lambda g: f"{schedule.task_label(g.owner)} job {g.job}")
-    if config.plugin == "hsf-fp":
+    recorded = [Segment(g.start - origin, g.end - origin, g.owner, g.job, g.open, g.cpu)
+                for g in schedule.segments if g.start < limit]
+    # Several CPUs: each one's sequence of jobs, where jobs have their CPU (partitioned,
+    # semi-partitioned); each job's own segments wherever they ran (global).
+    groups = (lambda g: g.cpu) if config.multicore in ("partitioned", "semi-partitioned") else (
+        (lambda g: (g.owner, g.job)) if config.multicore == "global" else (lambda g: 0))
+    for key in sorted({groups(g) for g in ideal.segments + recorded}):
+        _compare([g for g in ideal.segments if groups(g) == key], [g for g in recorded if groups(g) == key],
+                 span, tolerance, origin, result, "job on the CPU", lambda g: f"{schedule.task_label(g.owner)} job {g.job}")
+    if config.hierarchical:
         windows = [Segment(g.start - origin, g.end - origin, g.owner, 0, g.open) for g in schedule.windows if g.start < limit]
         _compare(ideal.windows, windows, span, tolerance, origin, result, "active server",
                  lambda g: schedule.server_label(g.owner))
@@ -226,7 +232,7 @@ def _normalized(segments: list[Segment], span: int, tolerance: int) -> list[Segm
             continue
         last = merged[-1] if merged else None
         if last is not None and (last.owner, last.job) == (g.owner, g.job) and g.start - last.end <= tolerance:
-            merged[-1] = Segment(last.start, g.end, g.owner, g.job, g.open)
+            merged[-1] = Segment(last.start, g.end, g.owner, g.job, g.open, g.cpu)
         else:
             merged.append(g)
     return merged

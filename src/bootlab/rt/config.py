@@ -12,7 +12,21 @@ from pathlib import Path
 from ..sourcemap import SourceMap, json_source_map, toml_source_map
 from .units import scale_to_us
 
-PLUGINS = ("fp", "edf", "hsf-fp")
+# Hierarchical plugins are "hsf-" + the servers' policy, then "-" + the tasks' policy when it
+# differs: hsf-fp and hsf-edf schedule both levels alike, hsf-edf-fp has servers by deadline
+# and tasks by priority inside them, hsf-fp-edf the reverse.
+HIERARCHICAL = {"hsf-fp": ("fp", "fp"), "hsf-edf": ("edf", "edf"), "hsf-fp-edf": ("fp", "edf"),
+                "hsf-edf-fp": ("edf", "fp")}
+# Multicore plugins: "partitioned-" (each task on one CPU, by configuration or by a
+# first-fit / worst-fit decreasing assignment from the analysis), "global-" (the `cpus`
+# first jobs run, on any CPU), then the tasks' policy; "semi-partitioned-edf" (EDF per CPU,
+# C=D splitting of the tasks that fit on no CPU whole).
+MULTICORE = {"partitioned-fp": ("partitioned", "fp"), "partitioned-edf": ("partitioned", "edf"),
+             "global-fp": ("global", "fp"), "global-edf": ("global", "edf"),
+             "semi-partitioned-edf": ("semi-partitioned", "edf")}
+PLUGINS = ("fp", "edf", *HIERARCHICAL, *MULTICORE)
+ASSIGNMENTS = ("first-fit", "worst-fit")
+MAX_CPUS = 64
 UNITS = ("us", "ms")
 MAX_SERVER_ID = 63
 MAX_TASK_ID = 255
@@ -49,6 +63,7 @@ class Task:
     name: str = ""
     overrun: str = "throttle"
     release: str = "periodic"
+    cpu: int | None = None          # partitioned plugins: the CPU it is placed on, if configured
 
     @property
     def label(self) -> str:
@@ -62,6 +77,30 @@ class Config:
     servers: tuple[Server, ...]
     tasks: tuple[Task, ...]
     source: str = ""
+    cpus: int = 1
+    assignment: str = "first-fit"   # partitioned plugins: how unplaced tasks are placed
+
+    @property
+    def hierarchical(self) -> bool:
+        return self.plugin in HIERARCHICAL
+
+    @property
+    def server_policy(self) -> str | None:
+        """How servers are chosen ("fp" or "edf"); None without servers."""
+        return HIERARCHICAL[self.plugin][0] if self.hierarchical else None
+
+    @property
+    def task_policy(self) -> str:
+        """How tasks are chosen ("fp" or "edf"), inside each server when hierarchical, on
+        each CPU when partitioned, among all when global."""
+        if self.hierarchical:
+            return HIERARCHICAL[self.plugin][1]
+        return MULTICORE[self.plugin][1] if self.plugin in MULTICORE else self.plugin
+
+    @property
+    def multicore(self) -> str | None:
+        """"partitioned", "global", "semi-partitioned", or None for the one-CPU plugins."""
+        return MULTICORE[self.plugin][0] if self.plugin in MULTICORE else None
 
     def server(self, server_id: int) -> Server:
         return next(s for s in self.servers if s.id == server_id)
@@ -109,7 +148,7 @@ def parse_config(text: str, source: str = "<config>", syntax: str = "toml") -> C
 
 _SERVER_KEYS = {"id", "name", "period", "budget", "priority"}
 _TASK_KEYS = {"id", "name", "server", "period", "wcet", "deadline", "priority", "offset", "jobs", "overrun",
-              "release"}
+              "release", "cpu"}
 # What the kernel does to a task chosen longer than its wcet in a period.
 OVERRUN_MODES = ("throttle", "signal")
 # Periodic tasks are released by the clock; sporadic ones by the application, `period`
@@ -137,8 +176,8 @@ class _Checker:
         if not isinstance(document, dict):
             self.problem((), "the file must hold a table (an object)")
             return Config("fp", "us", (), (), self.source)
-        for key in document.keys() - {"plugin", "unit", "server", "task"}:
-            self.problem((key,), "unknown key (expected plugin, unit, server, task)")
+        for key in document.keys() - {"plugin", "unit", "server", "task", "cpus", "assignment"}:
+            self.problem((key,), "unknown key (expected plugin, unit, server, task, cpus, assignment)")
         plugin = document.get("plugin")
         if plugin is None:
             self.problem(("plugin",), "missing key (one of " + ", ".join(PLUGINS) + ")")
@@ -149,14 +188,30 @@ class _Checker:
             self.problem(("unit",), f"unknown unit {unit!r} (expected \"us\" or \"ms\")")
             unit = "us"
         server_entries = self.entries(document, "server")
-        if server_entries and plugin != "hsf-fp":
-            self.problem(("server",), f"servers are for the hsf-fp plugin only, not {plugin!r}")
-        servers = tuple(s for i, e in enumerate(server_entries) if (s := self.server(i, e, unit)))
+        if server_entries and not _is_hierarchical(plugin):
+            self.problem(("server",), f"servers are for the hierarchical plugins (hsf-*) only, not {plugin!r}")
+        servers = tuple(s for i, e in enumerate(server_entries) if (s := self.server(i, e, unit, plugin)))
         self.unique_ids("server", [s.id for s in servers])
         server_ids = {s.id for s in servers}
-        tasks = tuple(t for i, e in enumerate(self.entries(document, "task")) if (t := self.task(i, e, unit, plugin, server_ids)))
+        cpus, assignment = self.multicore(document, plugin)
+        tasks = tuple(t for i, e in enumerate(self.entries(document, "task"))
+                      if (t := self.task(i, e, unit, plugin, server_ids, cpus)))
         self.unique_ids("task", [t.id for t in tasks])
-        return Config(plugin if plugin in PLUGINS else "fp", unit, servers, tasks, self.source)
+        return Config(plugin if plugin in PLUGINS else "fp", unit, servers, tasks, self.source, cpus, assignment)
+
+    def multicore(self, document: dict, plugin: object) -> tuple[int, str]:
+        """`cpus` (required by the multicore plugins, refused by the others) and
+        `assignment` (partitioned plugins only)."""
+        kind = MULTICORE[plugin][0] if _is_multicore(plugin) else None
+        if kind is None:
+            for key in ("cpus", "assignment"):
+                if key in document:
+                    self.problem((key,), f"for the multicore plugins only, not {plugin!r}")
+            return 1, ASSIGNMENTS[0]
+        if "assignment" in document and kind != "partitioned":
+            self.problem(("assignment",), f"for the partitioned plugins only, not {plugin!r}")
+        return (self.integer((), document, "cpus", 1, MAX_CPUS),
+                self.choice((), document, "assignment", ASSIGNMENTS))
 
     def entries(self, document: dict, name: str) -> list:
         entries = document.get(name, [])
@@ -165,7 +220,7 @@ class _Checker:
             return []
         return entries
 
-    def server(self, index: int, entry: object, unit: str) -> Server | None:
+    def server(self, index: int, entry: object, unit: str, plugin: object) -> Server | None:
         path = ("server", index)
         if not self.is_table(path, entry, _SERVER_KEYS):
             return None
@@ -173,25 +228,26 @@ class _Checker:
             id=self.integer(path, entry, "id", 0, MAX_SERVER_ID),
             period=self.time(path, entry, "period", unit),
             budget=self.time(path, entry, "budget", unit),
-            priority=self.integer(path, entry, "priority", 0, MAX_PRIORITY),
+            priority=self.integer(path, entry, "priority", 0, MAX_PRIORITY, default=_optional_priority(plugin, 0)),
             name=self.name(path, entry),
         )
         if server.period > 0 and not 0 < server.budget <= server.period:
             self.problem(path + ("budget",), f"must satisfy 0 < budget <= period ({entry.get('period')}), got {entry.get('budget')}")
         return server
 
-    def task(self, index: int, entry: object, unit: str, plugin: object, server_ids: set[int]) -> Task | None:
+    def task(self, index: int, entry: object, unit: str, plugin: object, server_ids: set[int],
+             cpus: int) -> Task | None:
         path = ("task", index)
         if not self.is_table(path, entry, _TASK_KEYS):
             return None
-        if plugin == "hsf-fp":
+        if _is_hierarchical(plugin):
             server = entry.get("server")
             if server is None:
                 self.problem(path + ("server",), "missing key (the id of the server the task runs in)", self.where.line_of(path))
             elif isinstance(server, bool) or not isinstance(server, int) or server not in server_ids:
                 self.problem(path + ("server",), f"no server with id {server!r}")
         elif "server" in entry:
-            self.problem(path + ("server",), f"tasks have a server with the hsf-fp plugin only, not {plugin!r}")
+            self.problem(path + ("server",), f"tasks have a server with the hierarchical plugins (hsf-*) only, not {plugin!r}")
             server = None
         else:
             server = None
@@ -201,13 +257,14 @@ class _Checker:
             period=period,
             wcet=self.time(path, entry, "wcet", unit),
             deadline=self.time(path, entry, "deadline", unit, default=period),
-            priority=self.integer(path, entry, "priority", 0, MAX_PRIORITY, default=0 if plugin == "edf" else None),
+            priority=self.integer(path, entry, "priority", 0, MAX_PRIORITY, default=_optional_priority(plugin, 1)),
             offset=self.time(path, entry, "offset", unit, default=0, positive=False),
             jobs=self.integer(path, entry, "jobs", 0, None, default=0),
             server=server,
             name=self.name(path, entry),
             overrun=self.choice(path, entry, "overrun", OVERRUN_MODES),
             release=self.choice(path, entry, "release", RELEASE_KINDS),
+            cpu=self.cpu(path, entry, plugin, cpus),
         )
         if task.period > 0 and task.deadline > 0:
             if task.deadline > task.period:
@@ -215,6 +272,14 @@ class _Checker:
             elif task.wcet > task.deadline:
                 self.problem(path + ("wcet",), f"must satisfy 0 < wcet <= deadline ({entry.get('deadline', entry.get('period'))}), got {entry.get('wcet')}")
         return task
+
+    def cpu(self, path: tuple, entry: dict, plugin: object, cpus: int) -> int | None:
+        if "cpu" not in entry:
+            return None
+        if not (_is_multicore(plugin) and MULTICORE[plugin][0] == "partitioned"):
+            self.problem(path + ("cpu",), f"for the partitioned plugins only, not {plugin!r}")
+            return None
+        return self.integer(path, entry, "cpu", 0, cpus - 1)
 
     def is_table(self, path: tuple, entry: object, allowed: set[str]) -> bool:
         if not isinstance(entry, dict):
@@ -276,6 +341,23 @@ class _Checker:
             if ident in seen:
                 self.problem((table, index, "id"), f"duplicate {table} id {ident}")
             seen.add(ident)
+
+
+def _is_hierarchical(plugin: object) -> bool:
+    return isinstance(plugin, str) and plugin in HIERARCHICAL
+
+
+def _is_multicore(plugin: object) -> bool:
+    return isinstance(plugin, str) and plugin in MULTICORE
+
+
+def _optional_priority(plugin: object, level: int) -> int | None:
+    """Priorities are required where fixed priority uses them (level 0: the servers, 1: the
+    tasks) and default to 0 where EDF ignores them."""
+    if _is_multicore(plugin):
+        plugin = MULTICORE[plugin][1]
+    policies = HIERARCHICAL[plugin] if _is_hierarchical(plugin) else (plugin, plugin)
+    return 0 if policies[level] == "edf" else None
 
 
 def _describe(path: tuple) -> str:

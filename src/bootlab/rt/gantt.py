@@ -1,7 +1,8 @@
 """Gantt chart of a schedule: one row per server (when it is active) and per task (when its
-jobs run), release and deadline marks, misses in red, and the kernel's own view
-(sched_switch) in a last row when the trace has it.  The rows are laid out once
-(`gantt_rows`) and drawn either as SVG text or as a PNG through matplotlib."""
+jobs run), release and deadline marks, misses in red, a row per CPU when jobs ran on
+several, and the kernel's own view (sched_switch) in a last row when the trace has it.  The
+rows are laid out once (`gantt_rows`) and drawn either as SVG text or as a PNG through
+matplotlib."""
 
 from __future__ import annotations
 
@@ -72,6 +73,10 @@ def gantt_rows(schedule: Schedule) -> list[Row]:
     ordered = [rows[key] for key in sorted(rows)]
     for row in ordered:   # deadlines beyond the end of the trace are not drawn
         row.marks = [m for m in row.marks if schedule.start <= m.time <= schedule.end]
+    if schedule.multicore():   # a row per CPU: which job it ran, so migrations show
+        for cpu in sorted({g.cpu for g in schedule.segments}):
+            ordered.append(Row(f"CPU {cpu}", [Bar(g.start, g.end, color[g.owner], f"{schedule.task_label(g.owner)} job {g.job}")
+                                              for g in schedule.segments if g.cpu == cpu]))
     if schedule.cpu:
         cpu = Row("CPU (sched_switch)")
         for piece in schedule.cpu:

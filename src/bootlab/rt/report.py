@@ -32,6 +32,8 @@ class TaskStats:
     bound: int | None          # analytical WCRT in ns, when a configuration is given
     executed: int              # CPU time by the framework's events
     on_cpu: int | None         # CPU time by the kernel's sched_switch events, when recorded
+    cpus: tuple[int, ...] = ()  # the CPUs its jobs ran on (cpu= of the job events; 0 without)
+    migrations: int = 0        # resumptions on another CPU than the job last ran on
 
     @property
     def bound_exceeded(self) -> bool:
@@ -77,6 +79,8 @@ def task_stats(schedule: Schedule, analysis: Analysis | None = None) -> list[Tas
         analysis.task_bound_ns(task) if analysis else None,
         sum(g.length for g in schedule.segments if g.owner == task),
         on_cpu.get(task, 0) if schedule.cpu else None,
+        tuple(sorted({g.cpu for g in schedule.segments if g.owner == task})),
+        sum(j.migrations for j in jobs),
     ) for task, jobs in by_task.items()]
 
 
@@ -137,11 +141,13 @@ def to_text(trace: Trace, schedule: Schedule, analysis: Analysis | None = None, 
     if broken and cause:
         out.append(f"likely cause: {cause}")
     out += ["", "Tasks (ran: CPU time by the framework's events; on CPU: by the kernel's sched_switch)"]
+    multicore = schedule.multicore()
     out.append(format_table(
         ["task", "id", "server", "jobs", "completed", "worst response ms", "bound ms", "worst lateness ms", "misses",
-         "ran ms", "on CPU ms", ""],
+         "ran ms", "on CPU ms", *(["CPUs", "migrations"] if multicore else []), ""],
         [[s.label, s.task, "-" if s.server is None else schedule.server_label(s.server), s.jobs, s.completed,
           _ms(s.worst_response), _ms(s.bound), _ms(s.worst_lateness), s.misses, _ms(s.executed), _ms(s.on_cpu),
+          *([",".join(map(str, s.cpus)) or "-", s.migrations] if multicore else []),
           "ABOVE BOUND" if s.bound_exceeded else ""]
          for s in tasks]))
     out += ["", "Jobs (lateness = completion - deadline; negative is early)"]

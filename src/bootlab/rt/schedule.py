@@ -1,7 +1,7 @@
 """What a trace says happened: execution segments, server windows, jobs and budgets.
 
 Built from any sequence of events without failing: an event that does not fit the state
-(a resume of a job that is not preempted, two jobs on the one CPU) is noted as an anomaly
+(a resume of a job that is not preempted, two jobs on one CPU) is noted as an anomaly
 and the state repaired the obvious way.  Segments still open at the end of the trace are
 closed there and marked open.
 """
@@ -24,6 +24,7 @@ class Segment:
     owner: int          # task id (segments) or server id (windows)
     job: int = 0
     open: bool = False  # cut by the end of the trace
+    cpu: int = 0        # the events' cpu= (multicore plugins), else 0
 
     @property
     def length(self) -> int:
@@ -40,6 +41,8 @@ class Job:
     completion: int | None = None
     miss_event: bool = False
     executed: int = 0
+    migrations: int = 0     # times it resumed on another CPU than it last ran on
+    last_cpu: int | None = None
 
     @property
     def response(self) -> int | None:
@@ -114,6 +117,10 @@ class Schedule:
             builder.add(event)
         return builder.finish(max((e.time for e in events), default=0) if end is None else end)
 
+    def multicore(self) -> bool:
+        """Jobs ran on more than one CPU (their events carry cpu=)."""
+        return len({g.cpu for g in self.segments}) > 1
+
     def task_server(self, task: int) -> int | None:
         server = self.tasks.get(task, {}).get("server")
         return server if isinstance(server, int) else None
@@ -139,7 +146,7 @@ class Schedule:
 class _Builder:
     def __init__(self, schedule: Schedule) -> None:
         self.s = schedule
-        self.running: dict[int, tuple[int, int]] = {}    # task -> (job, since)
+        self.running: dict[int, tuple[int, int, int]] = {}    # task -> (job, since, cpu)
         self.active: dict[int, int] = {}                 # server -> since
         self.replenished: dict[int, tuple[int, int]] = {}  # server -> (time, budget)
         self.periods: list[tuple[int, int, int, int | None]] = []  # server, start, budget, end
@@ -159,10 +166,10 @@ class _Builder:
         self.s.anomalies.append(f"{where}t={event.time}: {what}")
 
     def close_task(self, task: int, at: int, open_: bool = False) -> None:
-        job, since = self.running.pop(task)
+        job, since, cpu = self.running.pop(task)
         if open_ and at == since:
             return   # started just as the trace ends: nothing ran
-        self.s.segments.append(Segment(since, at, task, job, open_))
+        self.s.segments.append(Segment(since, at, task, job, open_, cpu))
         if (task, job) in self.s.jobs:
             self.s.jobs[(task, job)].executed += at - since
 
@@ -212,14 +219,18 @@ class _Builder:
         job.release, job.deadline = e.time, e["deadline"]
 
     def on_start(self, e: Event) -> None:
-        task, job = e["task"], e["job"]
-        for other in list(self.running):
-            self.anomaly(e, f"task {task} job {job} gets the CPU while task {other} job {self.running[other][0]} holds it")
-            self.close_task(other, e.time)
-        self.running[task] = (job, e.time)
+        task, job, cpu = e["task"], e["job"], e.fields.get("cpu", 0)
+        for other, (other_job, _, other_cpu) in list(self.running.items()):
+            if other_cpu == cpu or other == task:
+                self.anomaly(e, f"task {task} job {job} gets CPU {cpu} while task {other} job {other_job} holds it")
+                self.close_task(other, e.time)
+        self.running[task] = (job, e.time, cpu)
         record = self.job(e)
         if record.start is None:
             record.start = e.time
+        if record.last_cpu is not None and record.last_cpu != cpu:
+            record.migrations += 1
+        record.last_cpu = cpu
 
     on_resume = on_start
 
@@ -267,10 +278,16 @@ class _Builder:
             self.periods.append((server, start, budget, None))
         s.periods = sorted((self.budget_period(*p) for p in self.periods), key=lambda p: (p.start, p.server))
         pids = {fields["pid"]: task for task, fields in s.tasks.items() if isinstance(fields.get("pid"), int)}
-        for this, following in zip(self.switches, self.switches[1:] + [None]):
-            stop = following.time if following is not None else end
-            pid = this["next_pid"]
-            s.cpu.append(CpuSlice(this.time, max(stop, this.time), pid, str(this.fields.get("next_comm", "")), pids.get(pid)))
+        by_cpu: dict[object, list[Event]] = {}
+        for e in self.switches:   # each CPU's switches follow each other
+            by_cpu.setdefault(e.fields.get("cpu"), []).append(e)
+        for switches in by_cpu.values():
+            for this, following in zip(switches, switches[1:] + [None]):
+                stop = following.time if following is not None else end
+                pid = this["next_pid"]
+                s.cpu.append(CpuSlice(this.time, max(stop, this.time), pid, str(this.fields.get("next_comm", "")),
+                                      pids.get(pid)))
+        s.cpu.sort(key=lambda piece: piece.start)
         return s
 
     def budget_period(self, server: int, start: int, budget: int, end: int | None) -> BudgetPeriod:

@@ -26,11 +26,13 @@ their wcet never overrun, so this matters for `--exec` what-ifs and backlogs of 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import lcm
 from typing import Mapping
 
 from .config import Config, Task
+from .multicore import Piece, partition, split_cd
+from .schedulability import analyze
 from .trace import Event
 from .units import NS_PER
 
@@ -46,6 +48,7 @@ class _Job:
     remaining: int
     started: bool = False
     missed: bool = False
+    executed: int = 0
 
 
 @dataclass
@@ -90,24 +93,41 @@ class _Simulation:
     def __init__(self, config: Config, overrides, enforce: bool = False) -> None:
         self.config = config
         self.enforce = enforce
-        self.hierarchical = config.plugin == "hsf-fp"
+        self.hierarchical = config.hierarchical
         self.overrides: Mapping[tuple[int, int | None], int] = {(o.task, o.job): o.exec_ns for o in overrides}
         self.servers = [_Server(s.id, s.period * US, s.budget * US, s.priority) for s in sorted(config.servers, key=lambda s: s.id)]
         self.tasks = [_TaskState(t, t.offset * US) for t in sorted(config.tasks, key=lambda t: t.id)]
         self.state_of = {state.task.id: state for state in self.tasks}
         self.events: list[Event] = []
-        self.running: _Job | None = None
+        # The job on each CPU; one CPU but for the multicore plugins.
+        self.cpus = config.cpus if config.multicore else 1
+        self.running: list[_Job | None] = [None] * self.cpus
         self.active: _Server | None = None
+        # Partitioned: the CPU of each task, as the analysis places them.
+        self.cpu_of = partition(config, lambda one: analyze(one).schedulable).cpu_of \
+            if config.multicore == "partitioned" else {}
+        # Semi-partitioned: each task's parts (ns); a job is on the CPU of the part it is in.
+        self.parts: dict[int, list[Piece]] = {}
+        if config.multicore == "semi-partitioned":
+            for part in split_cd(config).pieces:
+                self.parts.setdefault(part.task, []).append(replace(part, wcet=part.wcet * US, deadline=part.deadline * US,
+                                                                    start=part.start * US))
+        self.last_cpu: dict[tuple[int, int], int] = {}     # job -> the CPU it ran on last
 
     def emit(self, t: int, name: str, **fields: int) -> None:
         self.events.append(Event(t, name, fields))
+
+    def on_cpu(self, cpu: int) -> dict[str, int]:
+        """The cpu= key of a job's events, written by the multicore plugins only."""
+        return {"cpu": cpu} if self.config.multicore else {}
 
     def run(self, until: int) -> list[Event]:
         for s in self.servers:
             self.emit(0, "server_create", server=s.id, period=s.period, budget=s.budget, prio=s.priority)
         for state in self.tasks:
             t = state.task
-            placement = {"server": t.server} if self.hierarchical else {}
+            placement = {"server": t.server} if self.hierarchical else (
+                {"cpu": self.cpu_of[t.id]} if self.cpu_of else {})
             self.emit(0, "task_create", task=t.id, **placement, period=t.period * US, wcet=t.wcet * US,
                       deadline=t.deadline * US, prio=t.priority)
         now = 0
@@ -123,14 +143,13 @@ class _Simulation:
         return self.overrides.get((task.id, index), self.overrides.get((task.id, None), task.wcet * US))
 
     def handle_instant(self, now: int) -> None:
-        job = self.running
-        on_cpu = self.state_of[job.task.id] if job is not None else None
-        if job is not None and job.remaining == 0:
-            self.emit(now, "complete", task=job.task.id, job=job.index)
-            self.state_of[job.task.id].queue.popleft()
-            self.running = None
-        if self.enforce and on_cpu is not None:
-            self.charge_limit(now, on_cpu)
+        for cpu, job in enumerate(self.running):
+            if job is not None and job.remaining == 0:
+                self.emit(now, "complete", task=job.task.id, job=job.index, **self.on_cpu(cpu))
+                self.state_of[job.task.id].queue.popleft()
+                self.running[cpu] = None
+            if self.enforce and job is not None:
+                self.charge_limit(now, self.state_of[job.task.id])
         if self.active is not None and self.active.left == 0:
             self.emit(now, "deplete", server=self.active.id)
             self.active = None
@@ -166,50 +185,109 @@ class _Simulation:
 
     def decide(self, now: int) -> None:
         active = self.choose_server() if self.hierarchical else None
-        chosen = self.choose_job(active)
-        previous = self.running
-        if previous is not None and previous is not chosen:
-            self.emit(now, "preempt", task=previous.task.id, job=previous.index)
+        chosen = self.place(self.choose_jobs(active))
+        for cpu, previous in enumerate(self.running):
+            if previous is not None and previous is not chosen[cpu]:
+                self.emit(now, "preempt", task=previous.task.id, job=previous.index, **self.on_cpu(cpu))
         if self.hierarchical and active is not self.active:
             if self.active is not None:
                 self.emit(now, "server_preempt", server=self.active.id)
             if active is not None:
                 self.emit(now, "server_resume", server=active.id)
-        if chosen is not None and chosen is not previous:
-            self.emit(now, "resume" if chosen.started else "start", task=chosen.task.id, job=chosen.index)
-            chosen.started = True
+        for cpu, job in enumerate(chosen):
+            if job is not None and job is not self.running[cpu]:
+                self.emit(now, "resume" if job.started else "start", task=job.task.id, job=job.index,
+                          **self.on_cpu(cpu))
+                job.started = True
         self.running, self.active = chosen, active
+
+    def part(self, job: _Job) -> Piece:
+        """Semi-partitioned: the part of its task the job is executing."""
+        return [p for p in self.parts[job.task.id] if p.start <= job.executed][-1]
+
+    def fixed_cpu(self, job: _Job) -> int | None:
+        """The CPU a job must run on (partitioned, semi-partitioned), or None (global)."""
+        if self.cpu_of:
+            return self.cpu_of[job.task.id]
+        return self.part(job).cpu if self.parts else None
+
+    def due(self, job: _Job) -> int:
+        """The absolute deadline EDF orders by: a part's (released when the previous part
+        ends, due its deadline later) in a split task, else the job's."""
+        if not self.parts:
+            return job.deadline
+        part = self.part(job)
+        return job.release + part.start + part.deadline
+
+    def place(self, jobs: list[_Job]) -> list[_Job | None]:
+        """The CPU of each job to run: its task's (or its part's) when fixed; otherwise a job
+        keeps the CPU it holds, and the others take the free CPUs, the one each ran on last
+        if free, else the lowest."""
+        placed: list[_Job | None] = [None] * self.cpus
+        if self.cpu_of or self.parts:
+            for job in jobs:
+                placed[self.fixed_cpu(job)] = job
+            return placed
+        waiting = []
+        for job in jobs:
+            if job in self.running:
+                placed[self.running.index(job)] = job
+            else:
+                waiting.append(job)
+        for job in waiting:
+            last = self.last_cpu.get((job.task.id, job.index))
+            cpu = last if last is not None and placed[last] is None else placed.index(None)
+            placed[cpu] = job
+        for cpu, job in enumerate(placed):
+            if job is not None:
+                self.last_cpu[(job.task.id, job.index)] = cpu
+        return placed
+
+    def choose_jobs(self, active: _Server | None) -> list[_Job]:
+        """The jobs to run now: the first by the policy's order among the eligible, one per
+        CPU (partitioned, semi-partitioned: among the jobs on each CPU)."""
+        if self.hierarchical and active is None:
+            return []
+        heads = [s.queue[0] for s in self.tasks
+                 if s.queue and not s.throttled and (not self.hierarchical or s.task.server == active.id)]
+        if self.config.task_policy == "edf":
+            heads.sort(key=lambda j: (self.due(j), j.task.id))
+        else:
+            heads.sort(key=lambda j: (j.task.priority, j.task.id))
+        if self.cpu_of or self.parts:
+            firsts: dict[int, _Job] = {}
+            for job in heads:
+                firsts.setdefault(self.fixed_cpu(job), job)
+            return list(firsts.values())
+        return heads[:self.cpus]
 
     def choose_server(self) -> _Server | None:
         ready = [s for s in self.servers if s.left > 0]
+        if self.config.server_policy == "edf":   # deadline: the end of its current period
+            return min(ready, key=lambda s: (s.next_replenish, s.id), default=None)
         return min(ready, key=lambda s: (s.priority, s.id), default=None)
-
-    def choose_job(self, active: _Server | None) -> _Job | None:
-        if self.hierarchical and active is None:
-            return None
-        heads = [s.queue[0] for s in self.tasks
-                 if s.queue and not s.throttled and (not self.hierarchical or s.task.server == active.id)]
-        if self.config.plugin == "edf":
-            return min(heads, key=lambda j: (j.deadline, j.task.id), default=None)
-        return min(heads, key=lambda j: (j.task.priority, j.task.id), default=None)
 
     def next_instant(self, now: int) -> int | None:
         times = [s.next_release for s in self.tasks if self.may_release(s)]
         times += [s.next_replenish for s in self.servers]
         times += [j.deadline for s in self.tasks for j in s.queue if not j.missed and j.deadline > now]
-        if self.running is not None:
-            times.append(now + self.running.remaining)
-            state = self.state_of[self.running.task.id]
+        for job in filter(None, self.running):
+            times.append(now + job.remaining)
+            if self.parts:   # the end of its part: it moves to the next part's CPU
+                part = self.part(job)
+                times.append(now + part.start + part.wcet - job.executed)
+            state = self.state_of[job.task.id]
             if self.enforce and not state.overran:
-                times.append(now + max(0, self.running.task.wcet * US - state.spent))
+                times.append(now + max(0, job.task.wcet * US - state.spent))
         if self.active is not None:
             times.append(now + self.active.left)
         return min(times, default=None)
 
     def advance(self, elapsed: int) -> None:
-        if self.running is not None:
-            self.running.remaining -= elapsed
-            self.state_of[self.running.task.id].spent += elapsed
+        for job in filter(None, self.running):
+            job.remaining -= elapsed
+            job.executed += elapsed
+            self.state_of[job.task.id].spent += elapsed
         if self.active is not None:
             self.active.left -= elapsed
 

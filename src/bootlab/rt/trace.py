@@ -34,8 +34,10 @@ REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "switch": ("prev_pid", "next_pid"),
     "overflow": ("lost",),
 }
-# Integer fields that may be absent (the simulator has no pids).
-OPTIONAL_INT_FIELDS = {"task_create": ("pid", "server"), "switch": ("cpu",)}
+# Integer fields that may be absent (the simulator has no pids; cpu= is on job events of
+# the multicore plugins only).
+OPTIONAL_INT_FIELDS = {"task_create": ("pid", "server", "cpu"), "switch": ("cpu",),
+                       **{name: ("cpu",) for name in ("start", "preempt", "resume", "complete")}}
 
 _INTEGER = re.compile(r"[0-9]+")
 _NOT_TEXT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffd]")

@@ -1,12 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hsf-fp: idling periodic servers under global fixed priority, tasks under
- * local fixed priority.  The active server spends budget whether or not
- * it has work, so the server level is independent of the tasks.
+ * Hierarchical scheduling: idling periodic servers, chosen by fixed
+ * priority or by EDF (a server's deadline is the end of its current
+ * period), and inside the active server its tasks, by fixed priority or by
+ * EDF.  The active server spends budget whether or not it has work, so the
+ * server level is independent of the tasks.  The four combinations share
+ * this code; a policy says which order each level uses.
  */
 #include "rts.h"
 
-/* Highest-priority server with budget left (ties: lower id). */
+/* Does server a go before server b (a has the lower id)? */
+static int hsf_before(const struct rts_sched *s, const struct rts_server *a,
+		      const struct rts_server *b)
+{
+	if (s->policy->servers_by_deadline)
+		return a->next_replenish < b->next_replenish;
+	return a->p.prio < b->p.prio;
+}
+
+/* The first server with budget left (ties: lower id). */
 static int hsf_select(const struct rts_sched *s)
 {
 	int best = RTS_NONE;
@@ -17,7 +29,7 @@ static int hsf_select(const struct rts_sched *s)
 
 		if (!sv->used || sv->left <= 0)
 			continue;
-		if (best == RTS_NONE || sv->p.prio < s->server[best].p.prio)
+		if (best == RTS_NONE || hsf_before(s, sv, &s->server[best]))
 			best = i;
 	}
 	return best;
@@ -80,6 +92,8 @@ static int hsf_pick(const struct rts_sched *s)
 {
 	if (s->active_server == RTS_NONE)
 		return RTS_NONE;
+	if (s->policy->tasks_by_deadline)
+		return rts_pick_edf(s, s->active_server);
 	return rts_pick_fp(s, s->active_server);
 }
 
@@ -91,12 +105,20 @@ static void hsf_reset(struct rts_sched *s)
 		s->server[i].left = 0;
 }
 
-const struct rts_policy rts_policy_hsf_fp = {
-	.name = "hsf-fp",
-	.has_servers = 1,
-	.pick = hsf_pick,
-	.next_event = hsf_next_event,
-	.account = hsf_account,
-	.settle = hsf_settle,
-	.reset = hsf_reset,
+#define HSF_POLICY(policy_name, servers_edf, tasks_edf) {	\
+	.name = policy_name,					\
+	.has_servers = 1,					\
+	.servers_by_deadline = servers_edf,			\
+	.tasks_by_deadline = tasks_edf,				\
+	.pick = hsf_pick,					\
+	.next_event = hsf_next_event,				\
+	.account = hsf_account,					\
+	.settle = hsf_settle,					\
+	.reset = hsf_reset,					\
+}
+
+/* By [servers by deadline][tasks by deadline]. */
+const struct rts_policy rts_policy_hsf[2][2] = {
+	{ HSF_POLICY("hsf-fp", 0, 0), HSF_POLICY("hsf-fp-edf", 0, 1) },
+	{ HSF_POLICY("hsf-edf-fp", 1, 0), HSF_POLICY("hsf-edf", 1, 1) },
 };
