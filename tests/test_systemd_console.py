@@ -55,6 +55,16 @@ def test_an_output_cut_short_is_a_warning_not_a_silent_loss(tmp_path):
     assert "blame" not in b.meta["systemd_analyze"] and "time" in b.meta["systemd_analyze"]
 
 
+def test_a_marker_after_a_login_prompt_on_its_line_still_opens_its_output(tmp_path):
+    text = gzip.decompress((DATA / "systemd.capture.gz").read_bytes())
+    begin = marker("time", "begin").encode()
+    prompted = tmp_path / "prompted.capture"
+    prompted.write_bytes(text.replace(begin, b"bootlab login: " + begin, 1))
+    b = read([str(prompted)])
+    assert sorted(b.meta["systemd_analyze"]) == ["blame", "critical-chain", "time"]
+    assert "systemd_time" in b.meta
+
+
 def test_the_userspace_candidates_come_from_the_collected_chain(boot):
     t = reference.load(str(DEMO))
     facts = facts_from(boot)

@@ -37,7 +37,7 @@ def marker(name: str, edge: str) -> str:
     return f"==== bootlab-systemd-analyze {name} {edge} ===="
 
 
-_MARKER = re.compile(r"^==== bootlab-systemd-analyze (?P<name>[a-z-]+) (?P<edge>begin|end) ====")
+_MARKER = re.compile(r"==== bootlab-systemd-analyze (?P<name>[a-z-]+) (?P<edge>begin|end) ====")
 _VARIANT = {"time": "systemd-time", "blame": "systemd-blame", "critical-chain": "systemd-critical-chain"}
 
 
@@ -242,7 +242,7 @@ class ConsoleOutputs:
 
     def feed(self, text: str, lineno: int) -> bool:
         """Whether the console line belongs to an output (taken here)."""
-        m = _MARKER.match(text)
+        m = _MARKER.search(text)  # a login prompt may stand before it on its line
         if m is None:
             if self.name is not None:
                 self.lines.append(text)

@@ -39,7 +39,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import packages
+from . import packages, qemu
 
 # filesystem -> (the kernel's name for it, the modules that mount it, whether it can be
 # written); the modules include the checksums each asks for as a soft dependency (modules.softdep).
@@ -58,6 +58,9 @@ APP_UNIT = "bootlab-app.service"
 ANALYZE_UNIT = "bootlab-analyze.service"
 APP_INIT = "/usr/local/sbin/bootlab-app-init"  # init= the application (init = "app")
 JOURNAL = ("auto", "volatile", "persistent", "none")
+# Seconds the guest waits for the boot to finish after ready: what the host reads after ready
+# less the time the outputs take to print under TCG (about 4 s) and poweroff.
+ANALYZE_WAIT = int(qemu.AFTER_READY) - 6
 
 
 class RootfsError(Exception):
@@ -168,10 +171,12 @@ def _unit(sections: dict[str, dict[str, str | list[str]]]) -> str:
 def analyze_script(app_unit: str = APP_UNIT) -> str:
     """Run after ready: wait for the boot to finish, then print systemd's view between markers.
     Collected first and printed in one write, so a login prompt or the application's last
-    words do not land inside an output."""
+    words do not land inside an output.  The wait is bounded: the host reads for a while
+    after ready (qemu.AFTER_READY), and a boot whose application started early may still be
+    busy then: its units so far are better than nothing (`time` then says it is not done)."""
     from ..sources.systemd_analyze import ANALYZE_COMMANDS, marker
 
-    lines = ["#!/bin/sh", "systemctl is-system-running --wait > /dev/null 2>&1", "{"]
+    lines = ["#!/bin/sh", f"timeout {ANALYZE_WAIT} systemctl is-system-running --wait > /dev/null 2>&1", "{"]
     for name, command in ANALYZE_COMMANDS:
         command = command.replace("{unit}", app_unit)
         lines += [f"echo '{marker(name, 'begin')}'", f"systemd-analyze --no-pager {command} 2>&1",
