@@ -274,6 +274,9 @@ def image(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str])
         return out
     with tempfile.TemporaryDirectory(prefix="bootlab-rootfs-") as tmp:
         work = Path(tmp)
+        # Without root, the namespace's root is one of the user's subordinate ids, not the
+        # user: it must be let in to write the tree and the image.
+        work.chmod(0o777)
         added = work / "added"
         for path, (data, mode) in files.items():
             target = added / path.lstrip("/")
@@ -285,11 +288,13 @@ def image(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str])
                 target.chmod(mode)
         root, built = work / "root", work / "image"
         q = shlex.quote
-        script = (f"set -e; mkdir {q(str(root))}; tar -C {q(str(root))} -xf {q(str(tree))}; "
+        # The tree's files belong to the namespace's ids: they are removed from inside, also
+        # when a step fails.  No device nodes: a user namespace cannot make them, and the
+        # initramfs mounts devtmpfs on /dev before it switches to the root.
+        script = (f"set -e; trap 'rm -rf {q(str(root))}' EXIT; mkdir {q(str(root))}; "
+                  f"tar -C {q(str(root))} --exclude='./dev/*' -xf {q(str(tree))}; "
                   f"tar -C {q(str(added))} --owner=0 --group=0 -cf - . | tar -C {q(str(root))} --keep-directory-symlink -xf -; "
-                  + _mkfs(r, str(root), str(built))
-                  # the tree's files belong to the namespace's ids: remove them from inside
-                  + f"; rm -rf {q(str(root))}")
+                  + _mkfs(r, str(root), str(built)) + f"; chmod a+r {q(str(built))}")
         _run(_namespace() + ["sh", "-c", script], f"making the {r.filesystem} root filesystem image")
         # The image leaves the namespace: make it the user's on the host.
         shutil.move(str(built), out.with_suffix(".tmp"))
