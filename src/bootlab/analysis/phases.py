@@ -83,13 +83,14 @@ def _evidence(ev: Event | None, how: str = "") -> str:
     return f"{text} ({how})" if how and ev.file else text
 
 
-def _first(boot: Boot, *names: str) -> tuple[int | None, Event | None]:
-    """Earliest placed marker among names, trying names in order of preference."""
+def _first(boot: Boot, *names: str, after: int | None = None) -> tuple[int | None, Event | None]:
+    """Earliest placed marker among names (not before `after`), trying names in order of
+    preference."""
     for name in names:
         best, best_at = None, None
         for ev in boot.marks(name):
             at = boot.at(ev)
-            if at is not None and (best_at is None or at < best_at):
+            if at is not None and (after is None or at >= after) and (best_at is None or at < best_at):
                 best, best_at = ev, at
         if best is not None:
             return best_at, best
@@ -254,13 +255,27 @@ def _log_start_missing(boot: Boot) -> list[str]:
     return notes
 
 
+def _bootloader_start(boot: Boot, power_on: int | None, notes: list[str]) -> tuple[int | None, str]:
+    """The bootloader's first sign after power-on: its banner on the console, or its
+    bootstage report's reset.  A reset the report places before power-on means U-Boot's
+    timer ran fast against the host's (under emulation U-Boot calibrates it against an
+    emulated timer): its banner, seen by the host, starts the phase instead."""
+    earliest, ev = _first(boot, Mark.BOOTLOADER_START)
+    if power_on is None or earliest is None or earliest >= power_on:
+        return earliest, _evidence(ev, "bootloader banner")
+    at, after = _first(boot, Mark.BOOTLOADER_START, after=power_on)
+    notes.append(f"the bootloader's own timer puts its start at {earliest / 1e9:.6f} s, before power-on "
+                 f"({_evidence(ev, 'bootstage reset')}): it ran fast against the host's clock, so its step durations "
+                 "are in its own (too long) units; the bootloader phase starts at its banner instead")
+    return at, _evidence(after, "bootloader banner")
+
+
 def find_phases(boot: Boot) -> Phases:
     result = Phases()
     result.notes += _log_start_missing(boot)
     found: dict[str, tuple[int | None, str]] = {}
     found[Mark.POWER_ON] = _power_on(boot)
-    at, ev = _first(boot, Mark.BOOTLOADER_START)
-    found[Mark.BOOTLOADER_START] = (at, _evidence(ev, "bootloader banner"))
+    found[Mark.BOOTLOADER_START] = _bootloader_start(boot, found[Mark.POWER_ON][0], result.notes)
     at, ev = _first(boot, Mark.KERNEL_LOAD)
     found[Mark.KERNEL_LOAD] = (at, _evidence(ev, "kernel handover"))
     kstart = boot.to_ref(Clock.PRINTK, 0)

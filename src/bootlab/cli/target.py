@@ -17,7 +17,7 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--target", metavar="FILE", help="a target file (TOML); default: the stock reference device")
     g.add_argument("--kernel", choices=sorted(packages.FLAVOURS), help="Debian kernel flavour")
     g.add_argument("--image", choices=("bzimage", "vmlinux"), help="compressed as shipped, or uncompressed (PVH)")
-    g.add_argument("--firmware", choices=("seabios", "qboot"))
+    g.add_argument("--firmware", choices=("seabios", "qboot", "u-boot"))
     g.add_argument("--compression", help="initramfs compression: gzip, lz4, lzo, xz, zstd, lzma, bzip2, none")
     g.add_argument("--init", choices=("rc", "script", "direct"),
                    help="busybox rc scripts, one init script, or a C init that starts the app directly")

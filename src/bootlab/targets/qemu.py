@@ -64,15 +64,16 @@ def parts(built: Built, capture_path: str) -> Parts:
             raise TargetError(f"KVM refused: {why}; use accel = \"tcg\"")
     baud = t.target.console_baud
     stderr_path = capture_path + ".stderr"
+    loader = built.bootloader()
     proc = ProcessSource(built.qemu_argv(), small_buffer=bool(baud), stderr_path=stderr_path,
-                         main_priority=priority.DEFAULT_PRIORITY, typed=t.bootloader is not None)
+                         main_priority=priority.DEFAULT_PRIORITY, typed=loader is not None)
 
     def ended(result: session.Result) -> str:
         why = f"QEMU ended without the ready marker ({result.detail})"
         stderr = _read(stderr_path).strip()
         return why + (f": {stderr.splitlines()[-1]}" if stderr else "")
 
-    return Parts(console=PacedSource(proc, baud) if baud else proc, power=proc, bootloader=t.bootloader,
+    return Parts(console=PacedSource(proc, baud) if baud else proc, power=proc, bootloader=loader,
                  stop=session.Stop(ready=re.compile(t.boot.ready.encode()), after_ready=AFTER_READY,
                                    silence=t.boot.silence, deadline=t.boot.deadline),
                  meta={"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"), "zero": "power-on",

@@ -4,7 +4,8 @@ artifacts built from it (kernel image, initramfs, QEMU command line).
     [target]
     kernel = "generic"          # Debian kernel flavour: generic, cloud, rt; or built (the [kconfig] table)
     image = "bzimage"           # bzimage (compressed, as shipped) or vmlinux (uncompressed, PVH entry)
-    firmware = "seabios"        # seabios (QEMU's default) or qboot
+    firmware = "seabios"        # seabios (QEMU's default), qboot, or u-boot (Debian's U-Boot for
+                                # QEMU x86, which loads the kernel and initramfs: [bootloader])
     machine = "pc"              # pc, q35 or microvm
     memory = 512                # MiB
     cpus = 1
@@ -44,6 +45,7 @@ artifacts built from it (kernel image, initramfs, QEMU command line).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
@@ -55,9 +57,16 @@ from ..sourcemap import FileError, read_toml
 from . import host_facts, initramfs, kernel_build, kernel_image, packages, qemu, rootfs, uboot
 from .description import TargetError, section
 
-FIRMWARE = {"seabios": None, "qboot": "/usr/share/qemu/qboot.rom"}
+# U-Boot: the 32-bit build (u-boot-qemu's qemu-x86).  The 64-bit one (qemu-x86_64) loads a
+# bzImage with zboot and the guest resets as the kernel starts, under TCG, every time.
+UBOOT_X86 = "/usr/lib/u-boot/qemu-x86/u-boot.rom"
+FIRMWARE = {"seabios": None, "qboot": "/usr/share/qemu/qboot.rom", "u-boot": UBOOT_X86}
 # microvm takes its own firmware builds: QEMU's default for it is qboot, SeaBIOS ships one.
 MICROVM_FIRMWARE = {"seabios": "/usr/share/seabios/bios-microvm.bin", "qboot": None}
+# How U-Boot boots the reference device: QEMU's -kernel and -initrd wait in fw_cfg; `qfw load`
+# copies them to U-Boot's load addresses and `zboot` starts the bzImage with the initramfs
+# (and `bootargs` as the command line).
+UBOOT_BOOT_COMMAND = "qfw load ${kernel_addr_r} ${ramdisk_addr_r}; zboot ${kernel_addr_r} 0 ${ramdisk_addr_r} ${filesize}"
 MACHINES = ("pc", "q35", "microvm")
 IMAGES = ("bzimage", "vmlinux")
 
@@ -152,6 +161,12 @@ class Target:
              f"base must be one of {', '.join(kernel_build.BASES)}"),
             (t.image in IMAGES, ("target", "image"), f"image must be one of {', '.join(IMAGES)}"),
             (t.firmware in FIRMWARE, ("target", "firmware"), f"firmware must be one of {', '.join(FIRMWARE)}"),
+            (t.firmware != "u-boot" or t.machine != "microvm", ("target", "firmware"),
+             "u-boot boots the pc or q35 machine, not microvm"),
+            (t.firmware != "u-boot" or t.image == "bzimage", ("target", "image"),
+             "U-Boot's zboot starts a bzImage (image = \"bzimage\")"),
+            (self.bootloader is None or t.firmware == "u-boot", ("bootloader",),
+             "a [bootloader] table needs firmware = \"u-boot\" (SeaBIOS and qboot boot the kernel themselves)"),
             (t.machine in MACHINES, ("target", "machine"), f"machine must be one of {', '.join(MACHINES)}"),
             (32 <= t.memory <= 65536, ("target", "memory"), "memory must be 32..65536 MiB"),
             (1 <= t.cpus <= 64, ("target", "cpus"), "cpus must be 1..64"),
@@ -260,6 +275,17 @@ class Built:
 
     def command(self) -> list[str]:
         return self.qemu_argv()
+
+    def bootloader(self) -> uboot.UBoot | None:
+        """U-Boot's dialogue with firmware = "u-boot": the [bootloader] table, by default the
+        reference device's boot command; `bootargs` is the target's command line unless the
+        table sets it."""
+        if self.target.target.firmware != "u-boot":
+            return None
+        loader = copy.deepcopy(self.target.bootloader) or uboot.UBoot(boot_command=UBOOT_BOOT_COMMAND)
+        if loader.stop_autoboot:
+            loader.env = {"bootargs": self.cmdline, **loader.env}
+        return loader
 
     def parts(self, capture_path: str):
         return qemu.parts(self, capture_path)
