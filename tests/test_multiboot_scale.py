@@ -117,3 +117,24 @@ def test_finding_a_boot_in_a_mapped_file_holds_the_boot_not_the_file(tmp_path):
                                       capture_output=True, text=True).stdout.split()
         assert int(index) == (1 if which == "1" else 1200)
         assert int(grown) * 1024 < size // 4
+
+
+def test_only_a_big_plain_file_is_mapped(tmp_path, monkeypatch):
+    """A gzipped log, a FIFO (`bootlab analyze <(ssh board dmesg)`), a directory and a small
+    file are read as before; a FIFO is not opened to be looked at (that would wait for its
+    writer, and its data could be read only once)."""
+    import os
+
+    monkeypatch.setattr(multiboot, "BIG_FILE", 1)
+    gz = tmp_path / "boots.dmesg.gz"
+    gz.write_bytes(REAL.read_bytes())
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert multiboot.map_file(str(gz)) is None
+    assert multiboot.map_file(str(fifo)) is None
+    assert multiboot.map_file(str(tmp_path)) is None
+    assert multiboot.map_file(str(tmp_path / "missing")) is None
+    plain = _many_boots(tmp_path, 1)
+    assert multiboot.map_file(str(plain))[:] == plain.read_bytes()
+    monkeypatch.setattr(multiboot, "BIG_FILE", 1 << 26)
+    assert multiboot.map_file(str(plain)) is None

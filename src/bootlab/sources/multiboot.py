@@ -207,8 +207,10 @@ def map_file(path: str) -> mmap.mmap | None:
     """A big uncompressed regular file mapped read-only (None otherwise): only the boot
     asked for is then copied out of it."""
     try:
+        if not os.path.isfile(path) or os.path.getsize(path) < BIG_FILE:  # (a FIFO is not opened twice)
+            return None
         with open(path, "rb") as fh:
-            if not os.path.isfile(path) or os.fstat(fh.fileno()).st_size < BIG_FILE or fh.read(2) == b"\x1f\x8b":
+            if fh.read(2) == b"\x1f\x8b":
                 return None
             return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
