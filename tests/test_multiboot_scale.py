@@ -72,3 +72,69 @@ def test_detecting_the_format_makes_no_copy_of_the_file():
     finally:
         tracemalloc.stop()
     assert peak < len(data) // 4
+
+
+def _many_boots(tmp_path, copies: int) -> Path:
+    path = tmp_path / "boots.dmesg"
+    with path.open("wb") as out:
+        one = gzip.decompress(REAL.read_bytes())
+        for _ in range(copies):
+            out.write(one)
+    return path
+
+
+def test_a_mapped_file_gives_the_boot_that_reading_it_whole_gives(tmp_path, monkeypatch):
+    """A big file is mapped and only its boot copied out: the same boot, the same analysis,
+    with windows and page releases small enough to be crossed many times."""
+    path = _many_boots(tmp_path, 30)
+    monkeypatch.setattr(multiboot, "_RELEASE_STEP", 1 << 16)
+    for which in (1, 17, None):
+        monkeypatch.setattr(multiboot, "BIG_FILE", 0)
+        mapped = read([str(path)], which=which)
+        monkeypatch.setattr(multiboot, "BIG_FILE", 10**12)
+        whole = read([str(path)], which=which)
+        assert render(analyze(mapped), "text") == render(analyze(whole), "text")
+        assert [(e.kind, e.name, e.t, e.dur, e.line) for e in mapped.events] == \
+            [(e.kind, e.name, e.t, e.dur, e.line) for e in whole.events]
+        assert [(d.line, d.message) for d in mapped.diagnostics] == [(d.line, d.message) for d in whole.diagnostics]
+
+
+def test_finding_a_boot_in_a_mapped_file_holds_the_boot_not_the_file(tmp_path):
+    """The peak memory of finding and copying out one boot of 1,200 (138 MB) follows the
+    boot: the mapped file's pages are given back once looked through."""
+    import subprocess
+    import sys
+
+    path = _many_boots(tmp_path, 1200)
+    size = path.stat().st_size
+    script = ("import resource, sys\n"
+              "from bootlab.sources import multiboot\n"
+              "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+              "part = multiboot.select(multiboot.map_file(sys.argv[1]), int(sys.argv[2]))\n"
+              "print(part.index, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n")
+    for which in ("1", "-1"):
+        index, grown = subprocess.run([sys.executable, "-c", script, str(path), which], check=True,
+                                      capture_output=True, text=True).stdout.split()
+        assert int(index) == (1 if which == "1" else 1200)
+        assert int(grown) * 1024 < size // 4
+
+
+def test_only_a_big_plain_file_is_mapped(tmp_path, monkeypatch):
+    """A gzipped log, a FIFO (`bootlab analyze <(ssh board dmesg)`), a directory and a small
+    file are read as before; a FIFO is not opened to be looked at (that would wait for its
+    writer, and its data could be read only once)."""
+    import os
+
+    monkeypatch.setattr(multiboot, "BIG_FILE", 1)
+    gz = tmp_path / "boots.dmesg.gz"
+    gz.write_bytes(REAL.read_bytes())
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert multiboot.map_file(str(gz)) is None
+    assert multiboot.map_file(str(fifo)) is None
+    assert multiboot.map_file(str(tmp_path)) is None
+    assert multiboot.map_file(str(tmp_path / "missing")) is None
+    plain = _many_boots(tmp_path, 1)
+    assert multiboot.map_file(str(plain))[:] == plain.read_bytes()
+    monkeypatch.setattr(multiboot, "BIG_FILE", 1 << 26)
+    assert multiboot.map_file(str(plain)) is None

@@ -8,21 +8,31 @@ from __future__ import annotations
 
 from ..timeline import Boot, Mark, merge, no_cycle_collection
 from . import journal_short, multiboot
-from .detect import FORMATS, NotALog, maybe_gunzip, read_input
+from .detect import FORMATS, STDIN, NotALog, display_name, maybe_gunzip, read_input
 from .detect import detect as detect_format
 from .formats import BY_NAME, Input
 from .userspace import Patterns, link_marks
 
 __all__ = ["FORMATS", "NotALog", "Patterns", "read", "read_one"]
 
+HEAD = 1 << 20  # of a mapped file, what its format is told from (sniffers read the first 256 KiB)
+
 
 def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None, which: int | None = None) -> Boot:
     """One file as a partial boot (clocks not yet aligned); of a log that holds several
     boots, boot `which` (1-based, negative from the end; None: the last)."""
     patterns = patterns or Patterns()
-    data, path = read_input(path)
-    if data is not None:
-        data = maybe_gunzip(path, data)
+    mapped = multiboot.map_file(path) if path != STDIN else None
+    if mapped is not None and fmt is None:  # a big file: its format told from its start
+        fmt = detect_format(display_name(path), mapped[:HEAD])
+    if mapped is not None and fmt in BY_NAME and BY_NAME[fmt].boots:  # only the boot asked for is copied out
+        data, path = mapped, display_name(path)
+    else:
+        if mapped is not None:
+            mapped.close()
+        data, path = read_input(path)
+        if data is not None:
+            data = maybe_gunzip(path, data)
     if fmt is None:
         fmt = detect_format(path, data)
     elif fmt not in FORMATS:
@@ -36,6 +46,8 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
         if reader.boots:
             part = multiboot.select(data, which, fmt)
             data = part.data
+            if mapped is not None:
+                mapped.close()
         reader.read(boot, Input(path, data, patterns, which))
     except multiboot.NoSuchBoot as err:
         raise NotALog(path, 0, str(err)) from None

@@ -11,6 +11,8 @@ lines keeping their numbers in the file: the lines before it are read as empty o
 
 from __future__ import annotations
 
+import mmap
+import os
 import re
 from dataclasses import dataclass
 
@@ -83,9 +85,10 @@ def _banners(data: bytes) -> list[int]:
             banner = unstamped is not None and _zero(unstamped.group("journal"))
         if banner:
             found.append(start)
+        _release(data, lo)
         at = data.find(_BANNER, at + 1)
-    if found and _DUMP_BEGIN in data:  # banners of the log printed again are not boots
-        dumps = [(m.start(), data.find(_DUMP_END, m.start())) for m in re.finditer(re.escape(_DUMP_BEGIN), data)]
+    dumps = [(at, data.find(_DUMP_END, at)) for at in _find_all(data, _DUMP_BEGIN)] if found else []
+    if dumps:  # banners of the log printed again are not boots
         found = [b for b in found if not any(lo < b and (hi < 0 or b < hi) for lo, hi in dumps)]
     return found
 
@@ -126,7 +129,7 @@ def _journal_boots(data: bytes) -> list[int]:
     """Offsets of journalctl's lines between boots."""
     found = []
     for word in (b"-- Boot ", b"-- Reboot --"):
-        lines = [0] if data.startswith(word) else []
+        lines = [0] if data[:len(word)] == word else []
         at = data.find(b"\n" + word)
         while at >= 0:
             lines.append(at + 1)
@@ -148,7 +151,70 @@ def starts(data: bytes, fmt: str = "dmesg") -> list[int]:
         begin = mark if mark in hard else _boot_start(data, marks[k - 1] if k else 0, mark, booted)
         if begin is not None and _CONTENT.search(data, out[-1], begin):  # else nothing before is another boot's
             out.append(begin)
+        _release(data, out[-1])
     return out
+
+
+_RELEASE_STEP = 1 << 24
+
+
+def _release(data: bytes | mmap.mmap, upto: int) -> None:
+    """Give back the pages of a mapped file before `upto`, once looked through: they count
+    in the process's memory while mapped, and a scan of a capture of thousands of boots
+    would otherwise hold the whole file (the page cache keeps them; a look back refaults)."""
+    if isinstance(data, mmap.mmap) and upto >= _RELEASE_STEP:
+        end = upto - upto % _RELEASE_STEP
+        data.madvise(mmap.MADV_DONTNEED, 0, end)
+
+
+def _find_all(data: bytes | mmap.mmap, needle: bytes) -> list[int]:
+    """Where needle occurs, looked for a window at a time (a window's pages given back)."""
+    found = []
+    for at in range(0, len(data), _RELEASE_STEP):
+        hit = data.find(needle, at, at + _RELEASE_STEP + len(needle) - 1)
+        while hit >= 0:
+            found.append(hit)
+            hit = data.find(needle, hit + 1, at + _RELEASE_STEP + len(needle) - 1)
+        _release(data, at)
+    return found
+
+
+def _count_lines(data: bytes | mmap.mmap, lo: int, hi: int) -> int:
+    """Newlines between lo and hi, a window at a time (an mmap has no count())."""
+    n = 0
+    for at in range(lo, hi, _RELEASE_STEP):
+        n += data[at:min(hi, at + _RELEASE_STEP)].count(b"\n")
+        _release(data, at)
+    return n
+
+
+def _copy(data: bytes | mmap.mmap) -> bytes:
+    """The whole of a log of one boot, as bytes: a mapped file copied a window at a time,
+    each window's pages given back, so the file is held once."""
+    if not isinstance(data, mmap.mmap):
+        return data
+    pieces = []
+    for at in range(0, len(data), _RELEASE_STEP):
+        pieces.append(data[at:at + _RELEASE_STEP])
+        _release(data, at)
+    return b"".join(pieces)
+
+
+BIG_FILE = 1 << 26  # from this size a log of several boots is mapped, not read whole
+
+
+def map_file(path: str) -> mmap.mmap | None:
+    """A big uncompressed regular file mapped read-only (None otherwise): only the boot
+    asked for is then copied out of it."""
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) < BIG_FILE:  # (a FIFO is not opened twice)
+            return None
+        with open(path, "rb") as fh:
+            if fh.read(2) == b"\x1f\x8b":
+                return None
+            return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None  # read as before, which names the error
 
 
 class NoSuchBoot(ValueError):
@@ -176,18 +242,19 @@ def say_which(boot: Boot, file: str, starts: list[int], k: int, name: str = "") 
                                        f"reading boot {k}{last}{f' ({name})' if name else ''}; choose one with --boot N")
 
 
-def select(data: bytes, which: int | None, fmt: str = "dmesg") -> Part:
-    """The boot `which` (1-based; negative counts from the end; None: the last)."""
+def select(data: bytes | mmap.mmap, which: int | None, fmt: str = "dmesg") -> Part:
+    """The boot `which` (1-based; negative counts from the end; None: the last); of a
+    mapped file, only that boot's bytes are copied."""
     offsets = starts(data, fmt)
     lines, position, numbers = 1, 0, []
     for offset in offsets:
-        lines += data.count(b"\n", position, offset)
+        lines += _count_lines(data, position, offset)
         position = offset
         numbers.append(lines)
     n = len(offsets)
     k = choose(n, which)
     if n == 1:
-        return Part(data, 1, 1, numbers, lines)
+        return Part(_copy(data), 1, 1, numbers, lines)
     end = offsets[k] if k < n else len(data)
     own = data[offsets[k - 1]:end]
     before = b"\n" * (numbers[k - 1] - 1)
