@@ -16,6 +16,7 @@ setup:
 build: setup
 	$(MAKE) -C rt all KDIR=$(KDIR) KDIR_RT=$(KDIR_RT)
 	$(MAKE) -C apps/grabber static
+	$(MAKE) -C apps/grabber static CC=aarch64-linux-gnu-gcc BUILD=build/arm64
 	$(MAKE) -C bench/iomux static
 	$(MAKE) -C bench/rt_latency
 

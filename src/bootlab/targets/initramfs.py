@@ -37,7 +37,8 @@ from pathlib import Path
 from ..sources.console import CLOCK_PROBE, DMESG_DUMP_BEGIN, DMESG_DUMP_END
 from . import packages
 
-BUSYBOX = Path("/bin/busybox")
+BUSYBOX = Path("/bin/busybox")  # the host's (amd64) busybox-static; other architectures' come from apt
+COMPILERS = {"amd64": "gcc", "arm64": "aarch64-linux-gnu-gcc"}  # for static C programs in the image
 COMPRESSORS = {
     "none": None,
     "gzip": ["gzip", "-9", "-n", "-c"],
@@ -254,20 +255,21 @@ def _resolve(program: str) -> str:
     return f"/bin/{program}"
 
 
-def bootlab_init() -> Path:
-    """The static C init, compiled once per source version into the cache."""
+def bootlab_init(arch: str = "amd64") -> Path:
+    """The static C init for an architecture, compiled once per source version into the cache."""
     source = Path(__file__).with_name("files") / "bootlab-init.c"
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
-    out = packages.cache_dir() / "artifacts" / f"bootlab-init-{digest}"
+    out = packages.cache_dir() / "artifacts" / (f"bootlab-init-{digest}" if arch == "amd64"
+                                                else f"bootlab-init-{arch}-{digest}")
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
-    cmd = ["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(tmp), str(source)]
+    cmd = [COMPILERS[arch], "-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(tmp), str(source)]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     except FileNotFoundError:
-        raise InitramfsError("gcc is not installed (run make setup): the direct init is compiled here") from None
+        raise InitramfsError(f"{cmd[0]} is not installed (run make setup): the direct init is compiled here") from None
     if done.returncode != 0:
         raise InitramfsError(f"compiling {source.name} failed: {done.stderr[-500:]}")
     tmp.replace(out)
@@ -291,7 +293,27 @@ def shared_libraries(program: Path) -> list[Path]:
     return found
 
 
+def busybox(arch: str = "amd64") -> Path:
+    """busybox-static for an architecture: the host's, or the package's binary unpacked into
+    the cache."""
+    if arch == "amd64":
+        if not BUSYBOX.exists():
+            raise InitramfsError(f"{BUSYBOX} not found: install busybox-static (make setup)")
+        return BUSYBOX
+    try:
+        deb = packages.download("busybox-static", arch)
+    except packages.PackageError as err:
+        raise InitramfsError(f"busybox-static for {arch}: {err}") from None
+    root = packages.cache_dir() / "artifacts" / deb.stem
+    binary = root / "bin" / "busybox"
+    if not binary.exists():
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True, capture_output=True)
+    return binary
+
+
 def busybox_applets() -> list[str]:
+    # The host's busybox names the applets: Debian builds busybox-static from one
+    # configuration for every architecture, and a foreign binary cannot run here.
     done = subprocess.run([str(BUSYBOX), "--list-full"], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise InitramfsError("busybox-static is not installed (run make setup)")
@@ -299,15 +321,15 @@ def busybox_applets() -> list[str]:
 
 
 def archive(spec: InitramfsSpec) -> bytes:
-    """The uncompressed cpio archive for a spec."""
-    if not BUSYBOX.exists():
-        raise InitramfsError(f"{BUSYBOX} not found: install busybox-static (make setup)")
+    """The uncompressed cpio archive for a spec (for its kernel's architecture)."""
+    arch = spec.kernel.arch
+    box = busybox(arch)
     cpio = Cpio()
     for d in ("proc", "sys", "dev", "tmp", "run", "root", "etc/init.d", "var/log"):
         cpio.directory(d)
     cpio.device("dev/console", 5, 1)
     cpio.device("dev/null", 1, 3, 0o666)
-    cpio.file("bin/busybox", BUSYBOX.read_bytes(), 0o755)
+    cpio.file("bin/busybox", box.read_bytes(), 0o755)
     for applet in busybox_applets():
         cpio.symlink(applet, "/bin/busybox")
     wanted, _ = split_modules(spec.modules)
@@ -323,7 +345,7 @@ def archive(spec: InitramfsSpec) -> bytes:
     if spec.init == "rc":
         cpio.symlink("init", "/bin/busybox")  # the kernel runs /init: busybox init reads inittab
     elif spec.init == "direct":
-        cpio.file("init", bootlab_init().read_bytes(), 0o755)
+        cpio.file("init", bootlab_init(arch).read_bytes(), 0o755)
     for inside, host in sorted(spec.files.items()):
         source = Path(host)
         if not source.exists():

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from ..sourcemap import FileError, read_toml
-from . import board, labgrid_board, reference
+from . import arm64_board, board, labgrid_board, reference
 from .description import TargetError
 from .strategy import Parts
 
@@ -51,6 +51,7 @@ class Kind:
 KINDS = (
     Kind("board", board.KEYS, "board", board.from_dict, lambda spec: spec, ("board",)),
     Kind("labgrid", labgrid_board.KEYS, "labgrid", labgrid_board.from_dict, lambda spec: spec, ("labgrid",)),
+    Kind("arm64", arm64_board.KEYS, "arm64", arm64_board.from_dict, arm64_board.build, ("arm64",)),
     Kind("reference", reference.KEYS, None, reference.from_dict, reference.build),
 )
 

@@ -1,5 +1,6 @@
-"""Debian's kernel packages for the reference device, downloaded and unpacked into the
-cache (never installed on the host).
+"""Debian's kernel packages for the reference devices, downloaded and unpacked into the
+cache (never installed on the host): amd64 for the x86 reference device, arm64 for the ARM
+board (the same flavours and ABI; apt needs the arm64 architecture, scripts/setup adds it).
 
 The kernel ABI (the `NN` in `linux-image-6.1.0-NN-amd64`) is the newest one for which the
 generic, cloud and rt images all exist in the machine's apt sources, unless
@@ -17,7 +18,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-FLAVOURS = {"generic": "amd64", "cloud": "cloud-amd64", "rt": "rt-amd64"}
+# A flavour's package suffix is this prefix and the architecture: "cloud-arm64".
+FLAVOURS = {"generic": "", "cloud": "cloud-", "rt": "rt-"}
+ARCHITECTURES = ("amd64", "arm64")
 
 
 class PackageError(Exception):
@@ -51,7 +54,7 @@ def available_abis() -> list[str]:
         m = pattern.match(name)
         if m:
             found.setdefault(m.group(1), set()).add(m.group(2))
-    complete = [abi for abi, flavours in found.items() if flavours >= set(FLAVOURS.values())]
+    complete = [abi for abi, flavours in found.items() if flavours >= {p + "amd64" for p in FLAVOURS.values()}]
     return sorted(complete, key=lambda abi: int(abi.rsplit("-", 1)[1]))
 
 
@@ -76,10 +79,11 @@ class Kernel:
     abi: str
     flavour: str
     root: Path
+    arch: str = "amd64"
 
     @property
     def release(self) -> str:
-        return f"{self.abi}-{FLAVOURS[self.flavour]}"
+        return f"{self.abi}-{FLAVOURS[self.flavour]}{self.arch}"
 
     @property
     def image(self) -> Path:
@@ -102,35 +106,46 @@ class Kernel:
         return f"linux-headers-{self.release}"
 
 
-def kernel(flavour: str, abi: str | None = None, fetch: bool = True, quiet: bool = True) -> Kernel:
+def download(package: str, arch: str, quiet: bool = True) -> Path:
+    """The .deb of a package for an architecture, from the cache or apt-get download."""
+    debs = cache_dir() / "debs"
+    debs.mkdir(exist_ok=True)
+    name = package.split(":")[0]
+    existing = list(debs.glob(f"{name}_*_{arch}.deb"))
+    if not existing:
+        if not quiet:
+            print(f"downloading {package} ...", flush=True)
+        with tempfile.TemporaryDirectory(dir=debs) as tmp:
+            _run(["apt-get", "download", f"{name}:{arch}"], cwd=Path(tmp))
+            for f in Path(tmp).glob("*.deb"):
+                shutil.move(str(f), debs / f.name)
+        existing = list(debs.glob(f"{name}_*_{arch}.deb"))
+    if not existing:
+        raise PackageError(f"apt-get download {name}:{arch} gave no package file")
+    return existing[0]
+
+
+def kernel(flavour: str, abi: str | None = None, fetch: bool = True, quiet: bool = True,
+           arch: str = "amd64") -> Kernel:
     """The unpacked kernel of a flavour, downloading and unpacking it if needed."""
     if flavour not in FLAVOURS:
         raise PackageError(f"unknown kernel flavour {flavour!r}: one of {', '.join(FLAVOURS)}")
+    if arch not in ARCHITECTURES:
+        raise PackageError(f"unknown architecture {arch!r}: one of {', '.join(ARCHITECTURES)}")
     abi = abi or resolve_abi()
     root = cache_dir() / "pkgroot" / abi
-    k = Kernel(abi, flavour, root)
-    done = root / f".unpacked-{flavour}"
+    k = Kernel(abi, flavour, root, arch)
+    # amd64 keeps the marker name it had before there were two architectures (caches stay valid).
+    done = root / (f".unpacked-{flavour}" if arch == "amd64" else f".unpacked-{flavour}-{arch}")
     if done.exists() and k.image.exists():
         return k
     if not fetch:
         raise PackageError(f"{k.package} is not in the cache (run `bootlab target fetch`)")
-    debs = cache_dir() / "debs"
-    debs.mkdir(exist_ok=True)
-    existing = list(debs.glob(f"{k.package}_*.deb"))
-    if not existing:
-        if not quiet:
-            print(f"downloading {k.package} ...", flush=True)
-        with tempfile.TemporaryDirectory(dir=debs) as tmp:
-            _run(["apt-get", "download", k.package], cwd=Path(tmp))
-            for f in Path(tmp).glob("*.deb"):
-                shutil.move(str(f), debs / f.name)
-        existing = list(debs.glob(f"{k.package}_*.deb"))
-    if not existing:
-        raise PackageError(f"apt-get download {k.package} gave no package file")
+    deb = download(k.package, arch, quiet)
     root.mkdir(parents=True, exist_ok=True)
     if not quiet:
-        print(f"unpacking {existing[0].name} ...", flush=True)
-    _run(["dpkg-deb", "-x", str(existing[0]), str(root)])
+        print(f"unpacking {deb.name} ...", flush=True)
+    _run(["dpkg-deb", "-x", str(deb), str(root)])
     # The package's postinst would run depmod; modules.dep is what load_order() reads.
     _run(["depmod", "-b", str(root), k.release])
     done.touch()

@@ -54,6 +54,30 @@ def kvm_usable(kernel: str, timeout: float = 10.0) -> tuple[bool, str]:
     return False, reason[-1] if reason else f"a KVM guest printed nothing in {timeout:g} s"
 
 
+class QemuBootable:
+    """What a target booted by launching QEMU offers the boot sequence and the run store
+    (kinds.py), for a built target with `target` (its description: boot, [target]-like
+    table with console_baud) and `qemu_argv()`: the reference device, the ARM64 board."""
+
+    @property
+    def ready(self) -> str:
+        return self.target.boot.ready
+
+    @property
+    def baud(self) -> int | None:
+        return self.target.target.console_baud or None
+
+    def command(self) -> list[str]:
+        return self.qemu_argv()
+
+    def bootloader(self):
+        """The bootloader talked to on the console, if any (uboot.UBoot)."""
+        return self.target.bootloader
+
+    def parts(self, capture_path: str) -> Parts:
+        return parts(self, capture_path)
+
+
 def parts(built: Built, capture_path: str) -> Parts:
     """The reference device as boot parts: QEMU's launch is power-on, its stdio the serial
     console (typed on when a bootloader is driven), drained at the console's baud rate."""

@@ -142,10 +142,8 @@ class Target:
         return " ".join(p for p in (self.target.cmdline, self.target.append) if p).strip()
 
     def host_files(self, files: dict[str, str] | None = None) -> dict[str, str]:
-        """initramfs.files (or `files`) with each host path made absolute (relative ones are
-        relative to the target file's directory)."""
-        return {inside: str(self.base / host) if self.base is not None and not Path(host).is_absolute() else host
-                for inside, host in (self.initramfs.files if files is None else files).items()}
+        """initramfs.files (or `files`) with each host path made absolute."""
+        return absolute_files(self.initramfs.files if files is None else files, self.base)
 
     def kernel_config(self) -> kernel_build.KernelConfig:
         """The [kconfig] table with each fragment's path made absolute, as host_files()."""
@@ -153,7 +151,7 @@ class Target:
         return kernel_build.KernelConfig(self.kconfig.base, fragments, dict(self.kconfig.options))
 
     def validate(self, where=lambda *path: "") -> None:
-        t, i, b = self.target, self.initramfs, self.boot
+        t = self.target
         checks = [
             (t.kernel in packages.FLAVOURS or t.kernel == "built", ("target", "kernel"),
              f"kernel must be one of {', '.join(packages.FLAVOURS)} or built"),
@@ -172,23 +170,52 @@ class Target:
             (1 <= t.cpus <= 64, ("target", "cpus"), "cpus must be 1..64"),
             (t.console_baud >= 0, ("target", "console_baud"), "console_baud must be 0 (unthrottled) or a speed"),
             (t.accel in ("tcg", "kvm"), ("target", "accel"), "accel must be tcg or kvm"),
-            (i.compression in initramfs.COMPRESSORS, ("initramfs", "compression"),
-             f"compression must be one of {', '.join(initramfs.COMPRESSORS)}"),
-            (i.init in ("rc", "script", "direct"), ("initramfs", "init"), "init must be rc, script or direct"),
             # Without a PIT-independent TSC rate the kernel's calibration fails now and then
             # under TCG, which hangs a microvm guest (about 1 boot in 9).
             (t.machine != "microvm" or "tsc_early_khz=" in self.cmdline(), ("target", "machine"),
              "microvm needs tsc_early_khz=host on the kernel command line (the booting host's TSC rate): "
              "without it about 1 boot in 9 hangs in TSC calibration"),
-            (b.silence > 0, ("boot", "silence"), "silence must be positive"),
-            (b.deadline > 0, ("boot", "deadline"), "deadline must be positive"),
         ]
         for ok, path, message in checks:
             if not ok:
                 raise TargetError(f"{where(*path)}{'.'.join(path)}: {message}")
+        check_initramfs(self.initramfs, self.boot, where)
 
 
 KEYS = ("name", "target", "initramfs", "boot", "kconfig", "bootloader", "rootfs")  # what a description holds
+
+
+def absolute_files(files: dict[str, str], base: Path | None) -> dict[str, str]:
+    """{path in the image: host path} with each host path made absolute (relative ones are
+    relative to the target file's directory)."""
+    return {inside: str(base / host) if base is not None and not Path(host).is_absolute() else host
+            for inside, host in files.items()}
+
+
+def check_initramfs(i: InitramfsSection, b: BootSection, where=lambda *path: "") -> None:
+    """The checks of the [initramfs] and [boot] tables, which other kinds share (arm64_board.py)."""
+    checks = [
+        (i.compression in initramfs.COMPRESSORS, ("initramfs", "compression"),
+         f"compression must be one of {', '.join(initramfs.COMPRESSORS)}"),
+        (i.init in ("rc", "script", "direct"), ("initramfs", "init"), "init must be rc, script or direct"),
+        (b.silence > 0, ("boot", "silence"), "silence must be positive"),
+        (b.deadline > 0, ("boot", "deadline"), "deadline must be positive"),
+    ]
+    for ok, path, message in checks:
+        if not ok:
+            raise TargetError(f"{where(*path)}{'.'.join(path)}: {message}")
+
+
+def build_initramfs(i: InitramfsSection, k: packages.Kernel, files: dict[str, str]) -> tuple[Path, int]:
+    """The [initramfs] table built for a kernel (and its architecture), into the cache."""
+    spec = initramfs.InitramfsSpec(k, compression=i.compression, init=i.init, modules=list(i.modules),
+                                   modules_after=list(i.modules_after), app=i.app,
+                                   app_prints_ready=i.app_prints_ready, files=files, steps=dict(i.steps),
+                                   after=list(i.after), dmesg=i.dmesg)
+    try:
+        return initramfs.build(spec, packages.cache_dir() / "artifacts")
+    except (initramfs.InitramfsError, packages.PackageError) as err:
+        raise TargetError(str(err)) from None
 
 
 def from_dict(data: dict, where=lambda *path: "") -> Target:
@@ -232,7 +259,7 @@ def load(path: str) -> Target:
 
 
 @dataclass
-class Built:
+class Built(qemu.QemuBootable):
     """Everything needed to boot a target, and the hash that names it."""
 
     target: Target
@@ -263,19 +290,6 @@ class Built:
             argv += ["-drive", drive if self.target.rootfs.writable else drive + ",readonly=on"]
         return argv
 
-    # What every bootable target offers the boot sequence and the run store (kinds.py).
-
-    @property
-    def ready(self) -> str:
-        return self.target.boot.ready
-
-    @property
-    def baud(self) -> int | None:
-        return self.target.target.console_baud or None
-
-    def command(self) -> list[str]:
-        return self.qemu_argv()
-
     def bootloader(self) -> uboot.UBoot | None:
         """U-Boot's dialogue with firmware = "u-boot": the [bootloader] table, by default the
         reference device's boot command; `bootargs` is the target's command line unless the
@@ -286,9 +300,6 @@ class Built:
         if loader.stop_autoboot:
             loader.env = {"bootargs": self.cmdline, **loader.env}
         return loader
-
-    def parts(self, capture_path: str):
-        return qemu.parts(self, capture_path)
 
     def describe(self) -> dict:
         return {**self.target.to_dict(), "kernel_release": self.kernel.release, "image_path": str(self.image),
@@ -326,15 +337,12 @@ def build(target: Target, fetch: bool = True) -> Built:
         init = rootfs.APP_INIT if r.init == "app" else "/sbin/init"
         spec = initramfs.InitramfsSpec(k, compression=i.compression, init="switch-root",
                                        modules=r.kernel_modules(), root=f"/dev/vda {r.fstype} {mount} {init}")
+        try:
+            initrd, size = initramfs.build(spec, out)
+        except (initramfs.InitramfsError, packages.PackageError) as err:
+            raise TargetError(str(err)) from None
     else:
-        spec = initramfs.InitramfsSpec(k, compression=i.compression, init=i.init, modules=list(i.modules),
-                                       modules_after=list(i.modules_after), app=i.app,
-                                       app_prints_ready=i.app_prints_ready, files=target.host_files(),
-                                       steps=dict(i.steps), after=list(i.after), dmesg=i.dmesg)
-    try:
-        initrd, size = initramfs.build(spec, out)
-    except (initramfs.InitramfsError, packages.PackageError) as err:
-        raise TargetError(str(err)) from None
+        initrd, size = build_initramfs(i, k, target.host_files())
     try:
         cmdline = host_facts.resolve(target.cmdline(), k.config)
     except host_facts.HostFactError as err:

@@ -1,0 +1,115 @@
+"""The ARM64 reference board (targets/arm64_board.py): its description read and checked,
+and real boots of QEMU's virt machine through Debian's U-Boot for qemu_arm64, the kernel
+and initramfs loaded over TFTP; a file missing from the TFTP directory and a firmware that
+never reaches U-Boot's prompt are failed runs naming their step."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bootlab.sourcemap import read_toml
+from bootlab.targets import arm64_board, initramfs, kinds, packages, strategy
+from bootlab.targets.description import TargetError
+
+AARCH64 = 183  # ELF e_machine
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "demo" / "board-arm64.toml"
+GRABBER = ROOT / "apps" / "grabber" / "build" / "arm64" / "static" / "grabber"
+needs_qemu = pytest.mark.skipif(not shutil.which("qemu-system-aarch64"), reason="needs QEMU (make setup)")
+needs_grabber = pytest.mark.skipif(not GRABBER.exists(), reason="needs the arm64 grabber (make build)")
+
+
+def test_the_demo_board_is_an_arm64_kind():
+    spec = kinds.load(str(DEMO))
+    assert isinstance(spec, arm64_board.Arm64Board)
+    assert spec.target.cpu == "cortex-a57" and spec.bootloader.stop_autoboot
+
+
+def test_a_bad_key_is_named_with_its_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\n[arm64]\nkernel = "rt"\n[bootloader]\nboot_command = "boot"\n')
+    with pytest.raises(TargetError, match=r"bad.toml:3: arm64.kernel: kernel must be one of generic, cloud"):
+        kinds.load(str(bad))
+
+
+def test_the_board_needs_its_bootloader(tmp_path):
+    bad = tmp_path / "bare.toml"
+    bad.write_text('[arm64]\nkernel = "cloud"\n')
+    with pytest.raises(TargetError, match="arm64.bootloader: the board boots through U-Boot"):
+        kinds.load(str(bad))
+
+
+def _board(patch: dict) -> arm64_board.Arm64Board:
+    data, _ = read_toml(str(DEMO))
+    for table, values in patch.items():
+        data[table] = {**data.get(table, {}), **values}
+    return kinds.from_dict(data, base=DEMO.parent)
+
+
+@pytest.mark.qemu
+@needs_qemu
+@needs_grabber
+@pytest.mark.parametrize("image", ["Image", "Image.gz"])
+def test_the_board_boots_through_uboot_to_the_first_frame(tmp_path, image):
+    loader = {"boot_command": f"tftpboot ${{kernel_addr_r}} {image} && "
+                              "tftpboot ${ramdisk_addr_r} initrd && "
+                              "booti ${kernel_addr_r} ${ramdisk_addr_r}:${filesize} ${fdtcontroladdr}"}
+    board = _board({"arm64": {"image": image}, "bootloader": loader})
+    if image == "Image.gz":  # where booti inflates the image to
+        board.bootloader.env.update(kernel_comp_addr_r="0x50000000", kernel_comp_size="0x4000000")
+    capture = tmp_path / "arm64.capture"
+    result = strategy.boot(arm64_board.build(board), str(capture))
+    assert result.status == "ok", result.reason
+    text = capture.read_bytes()
+    assert text.index(b"Hit any key to stop autoboot") < text.index(b"sent ' '")
+    assert b"Starting kernel" in text and b"BOOTLAB READY" in text
+    assert b"Bytes transferred" in text
+
+
+@pytest.mark.qemu
+@needs_qemu
+@needs_grabber
+def test_a_file_missing_from_the_tftp_directory_fails_the_boot_step(tmp_path):
+    board = _board({"bootloader": {"boot_command": "tftpboot ${kernel_addr_r} vmlinux.missing && booti ${kernel_addr_r}",
+                                   "timeout": 20}})
+    result = strategy.boot(arm64_board.build(board), str(tmp_path / "missing.capture"))
+    assert result.status == "failed"
+    assert result.reason.startswith("bootloader: boot:")
+    assert b"File not found" in (tmp_path / "missing.capture").read_bytes()
+
+
+@pytest.mark.qemu
+@needs_qemu
+@needs_grabber
+def test_a_firmware_that_never_reaches_uboot_fails_at_reaching_autoboot(tmp_path):
+    blank = tmp_path / "blank.bin"
+    blank.write_bytes(b"\0" * 4096)  # the CPU runs zeros: nothing is ever printed
+    board = _board({"arm64": {"firmware": str(blank)}, "bootloader": {"timeout": 3}})
+    result = strategy.boot(arm64_board.build(board), str(tmp_path / "blank.capture"))
+    assert result.status == "failed"
+    assert result.reason.startswith("bootloader: reach autoboot:")
+
+
+def _machine(elf: bytes) -> int:
+    assert elf[:4] == b"\x7fELF"
+    return int.from_bytes(elf[18:20], "little")
+
+
+def test_the_initramfs_and_init_are_built_for_the_kernels_architecture(tmp_path):
+    kernel = packages.kernel("generic", arch="arm64")
+    assert kernel.release.endswith("-arm64") and kernel.image.exists()
+    spec = initramfs.InitramfsSpec(kernel, init="direct", modules=["vivid"], app="/bin/true")
+    files = _cpio_files(initramfs.archive(spec), tmp_path)
+    assert _machine(files["bin/busybox"]) == AARCH64
+    assert _machine(files["init"]) == AARCH64
+    assert any(name.endswith("/vivid.ko") and kernel.release in name for name in files)
+
+
+def _cpio_files(raw: bytes, into: Path) -> dict[str, bytes]:
+    """The regular files of a newc archive, by name, unpacked by GNU cpio."""
+    subprocess.run(["cpio", "-id", "--quiet"], input=raw, cwd=into, check=True)
+    return {p.relative_to(into).as_posix(): p.read_bytes() for p in into.rglob("*") if p.is_file() and not p.is_symlink()}
