@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from bootlab.sourcemap import read_toml
-from bootlab.targets import arm64_board, initramfs, kinds, packages, strategy
+from bootlab.targets import arm64_board, initramfs, kinds, packages, strategy, uboot_images
 from bootlab.targets.description import TargetError
 
 AARCH64 = 183  # ELF e_machine
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "demo" / "board-arm64.toml"
+SHIPPED = ROOT / "demo" / "board-arm64-shipped.toml"
 GRABBER = ROOT / "apps" / "grabber" / "build" / "arm64" / "static" / "grabber"
 needs_qemu = pytest.mark.skipif(not shutil.which("qemu-system-aarch64"), reason="needs QEMU (make setup)")
 needs_grabber = pytest.mark.skipif(not GRABBER.exists(), reason="needs the arm64 grabber (make build)")
@@ -55,12 +56,7 @@ def _board(patch: dict) -> arm64_board.Arm64Board:
 @needs_grabber
 @pytest.mark.parametrize("image", ["Image", "Image.gz"])
 def test_the_board_boots_through_uboot_to_the_first_frame(tmp_path, image):
-    loader = {"boot_command": f"tftpboot ${{kernel_addr_r}} {image} && "
-                              "tftpboot ${ramdisk_addr_r} initrd && "
-                              "booti ${kernel_addr_r} ${ramdisk_addr_r}:${filesize} ${fdtcontroladdr}"}
-    board = _board({"arm64": {"image": image}, "bootloader": loader})
-    if image == "Image.gz":  # where booti inflates the image to
-        board.bootloader.env.update(kernel_comp_addr_r="0x50000000", kernel_comp_size="0x4000000")
+    board = _board({"arm64": {"image": image}})
     capture = tmp_path / "arm64.capture"
     result = strategy.boot(arm64_board.build(board), str(capture))
     assert result.status == "ok", result.reason
@@ -113,3 +109,71 @@ def _cpio_files(raw: bytes, into: Path) -> dict[str, bytes]:
     """The regular files of a newc archive, by name, unpacked by GNU cpio."""
     subprocess.run(["cpio", "-id", "--quiet"], input=raw, cwd=into, check=True)
     return {p.relative_to(into).as_posix(): p.read_bytes() for p in into.rglob("*") if p.is_file() and not p.is_symlink()}
+
+
+def test_the_firmwares_default_environment_is_read_from_its_binary():
+    env = uboot_images.default_environment(Path(arm64_board.BoardSection().firmware))
+    assert env["bootdelay"] == "2" and env["bootcmd"] == "run distro_bootcmd"
+    assert env["kernel_addr_r"] == "0x40400000" and "dhcp" in env["boot_targets"]
+
+
+def test_a_file_that_is_not_uboot_has_no_default_environment(tmp_path):
+    blank = tmp_path / "blank.bin"
+    blank.write_bytes(b"\0" * 4096)
+    with pytest.raises(TargetError, match="blank.bin: no default environment found"):
+        uboot_images.default_environment(blank)
+
+
+def test_the_saved_environment_is_the_default_with_the_boards_variables_over_it():
+    board = _board({"arm64": {"image": "Image.gz", "append": "quiet"},
+                    "bootloader": {"stop_autoboot": False, "env": {}, "saved_env": {"bootdelay": "0"}}})
+    env = arm64_board.saved_environment(board)
+    assert env["bootdelay"] == "0" and env["bootcmd"] == "run distro_bootcmd"
+    assert env["bootargs"] == "console=ttyAMA0,115200 panic=-1 quiet" and env["bootfile"] == "Image.gz"
+    assert env["bootlab_boot"] == board.bootloader.boot_command and "kernel_comp_addr_r" in env
+    script = arm64_board.script(board)
+    assert script.splitlines()[0] == 'setenv bootargs "console=ttyAMA0,115200 panic=-1 quiet"'
+    assert script.splitlines()[-1] == board.bootloader.boot_command
+
+
+def test_only_the_arm64_board_can_save_an_environment(tmp_path):
+    bad = tmp_path / "x86.toml"
+    bad.write_text('[target]\nfirmware = "u-boot"\n[bootloader]\nstop_autoboot = false\nboot_command = ""\n'
+                   '[bootloader.saved_env]\nbootdelay = "0"\n')
+    with pytest.raises(TargetError, match="bootloader.saved_env: Debian's U-Boot for qemu-x86 keeps no environment"):
+        kinds.load(str(bad))
+
+
+def test_typed_variables_need_the_dialogue(tmp_path):
+    with pytest.raises(TargetError, match="bootloader.stop_autoboot: env is typed at the prompt"):
+        _board({"bootloader": {"stop_autoboot": False}})
+
+
+@pytest.mark.qemu
+@needs_qemu
+@needs_grabber
+def test_the_board_as_debian_ships_it_boots_its_default_environment(tmp_path):
+    board = kinds.load(str(SHIPPED))
+    capture = tmp_path / "shipped.capture"
+    result = strategy.boot(arm64_board.build(board), str(capture))
+    assert result.status == "ok", result.reason
+    text = capture.read_bytes()
+    assert b"bad CRC, using default environment" in text and b"Hit any key to stop autoboot:  2" in text
+    assert b"sent '" not in text  # nothing typed
+    assert b"DHCP client bound" in text and b"Filename 'boot.scr.uimg'" in text and b"BOOTLAB READY" in text
+
+
+@pytest.mark.qemu
+@needs_qemu
+@needs_grabber
+def test_a_saved_environment_boots_directly_without_the_countdown(tmp_path):
+    saved = {"bootdelay": "0", "bootcmd": "run bootlab_boot", **arm64_board.STATIC_NETWORK}
+    board = _board({"bootloader": {"stop_autoboot": False, "env": {}, "saved_env": saved}})
+    capture = tmp_path / "saved.capture"
+    built = arm64_board.build(board)
+    result = strategy.boot(built, str(capture))
+    assert result.status == "ok", result.reason
+    text = capture.read_bytes()
+    assert b"Loading Environment from Flash... OK" in text and b"Hit any key to stop autoboot:  0" in text
+    assert b"DHCP" not in text and b"boot.scr.uimg" not in text and b"BOOTLAB READY" in text
+    assert built.flash.stat().st_size == arm64_board.FLASH_BANK

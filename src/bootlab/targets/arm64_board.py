@@ -7,8 +7,9 @@ console (the [bootloader] table).
     [arm64]
     kernel = "generic"          # Debian arm64 kernel flavour: generic or cloud
     image = "Image"             # Image (uncompressed, as Debian ships it) or Image.gz (gzipped
-                                # here: U-Boot's booti inflates it, given kernel_comp_addr_r
-                                # and kernel_comp_size in its environment)
+                                # here: U-Boot's booti inflates it)
+    cmdline = "console=ttyAMA0,115200 panic=-1"   # the kernel's command line (bootargs)
+    append = ""                 # more kernel arguments (what variants and the optimizer add)
     cpu = "cortex-a57"          # QEMU -cpu
     accel = "tcg"               # QEMU -accel (TCG options: "tcg,tb-size=256" ...)
     memory = 1024               # MiB
@@ -18,33 +19,61 @@ console (the [bootloader] table).
 
     [initramfs]                 # as the reference device's (reference.py), built for arm64
     [boot]                      # ready, silence, deadline (reference.py)
-    [bootloader]                # uboot.py; its env sets bootargs, its boot_command loads the
-                                # TFTP directory's files: Image (or Image.gz) and initrd
+    [bootloader]                # uboot.py
 
-The board's TFTP directory holds exactly the files named above, so a boot command naming
-another file fails at "bootloader: boot" with U-Boot's TFTP error quoted.
+What U-Boot finds, as on a board that boots from the network:
+  - the TFTP directory: the kernel (`Image` or `Image.gz`), `initrd`, and `boot.scr.uimg`, the
+    boot script distro boot loads after DHCP (as Debian's flash-kernel writes one): it sets
+    the board's variables (below) and runs [bootloader] boot_command;
+  - the board's flash: with [bootloader.saved_env], an environment image in the second flash
+    bank, U-Boot's default environment with the board's variables, `bootlab_boot` (the boot
+    command) and the saved variables over it (`bootcmd = "run bootlab_boot"` is the direct
+    boot; ipaddr and serverip spare DHCP).  Without it the flash is blank and U-Boot boots
+    its default: bootdelay 2, the distro scan, DHCP, the script.  That is the board as Debian
+    ships it.
+  - with stop_autoboot, the board's variables and [bootloader] env typed at the prompt, then
+    boot_command.
+The board's variables: bootargs (the command line), bootfile (the kernel's file name) and,
+for Image.gz, where booti inflates it (kernel_comp_addr_r, kernel_comp_size).  A boot
+command naming a file the directory does not hold fails at "bootloader: boot" with U-Boot's
+TFTP error quoted.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import initramfs, packages, qemu, reference, uboot
+import tomli_w
+
+from . import initramfs, packages, qemu, reference, uboot, uboot_images
 from .description import TargetError, section
 
 FLAVOURS = ("generic", "cloud")
 IMAGES = ("Image", "Image.gz")
 INITRD = "initrd"  # the initramfs's name in the TFTP directory
+BOOT_SCRIPT = "boot.scr.uimg"  # what U-Boot's distro boot loads by TFTP after DHCP (boot_script_dhcp)
+# QEMU's user network: the board's address and the TFTP server's, without DHCP.
+STATIC_NETWORK = {"ipaddr": "10.0.2.15", "serverip": "10.0.2.2"}
+# qemu_arm64_defconfig keeps its environment (CONFIG_ENV_SIZE) at the start of the second
+# flash bank, which QEMU's virt machine maps at 64 MiB; the bank is 64 MiB.
+ENV_SIZE = 0x40000
+FLASH_BANK = 64 << 20
+# Where booti inflates an Image.gz, and the most it may take (a 1 GiB board: above the
+# ramdisk at 0x44000000).
+INFLATE = {"kernel_comp_addr_r": "0x50000000", "kernel_comp_size": "0x4000000"}
 
 
 @dataclass
 class BoardSection:
     kernel: str = "generic"
     image: str = "Image"
+    cmdline: str = "console=ttyAMA0,115200 panic=-1"
+    append: str = ""
     cpu: str = "cortex-a57"
     accel: str = "tcg"
     memory: int = 1024
@@ -64,6 +93,20 @@ class Arm64Board:
     boot: reference.BootSection = field(default_factory=reference.BootSection)
     bootloader: uboot.UBoot | None = None
     base: Path | None = field(default=None, compare=False)
+
+    def cmdline(self) -> str:
+        return " ".join(p for p in (self.target.cmdline, self.target.append) if p).strip()
+
+    def variables(self) -> dict[str, str]:
+        """What the board sets before its boot command runs (typed, saved or in the script)."""
+        inflate = INFLATE if self.target.image == "Image.gz" else {}
+        return {"bootargs": self.cmdline(), "bootfile": self.target.image, **inflate}
+
+    def host_files(self) -> dict[str, str]:
+        return reference.absolute_files(self.initramfs.files, self.base)
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(self.to_dict())
 
     def to_dict(self) -> dict:
         loader = {"bootloader": self.bootloader.to_dict()} if self.bootloader is not None else {}
@@ -108,11 +151,12 @@ def from_dict(data: dict, where=lambda *path: "") -> Arm64Board:
 
 @dataclass
 class Built(qemu.QemuBootable):
-    """The board ready to power on: its TFTP directory and QEMU's command line."""
+    """The board ready to power on: its TFTP directory, its flash and QEMU's command line."""
 
     target: Arm64Board
     kernel: packages.Kernel
     tftp: Path
+    flash: Path | None  # the second flash bank holding the saved environment; None: blank
     initrd_size: int
     digest: str
 
@@ -122,35 +166,60 @@ class Built(qemu.QemuBootable):
 
     @property
     def cmdline(self) -> str:
-        return self.target.bootloader.env.get("bootargs", "") if self.target.bootloader else ""
+        return self.target.cmdline()
+
+    def bootloader(self) -> uboot.UBoot:
+        """The dialogue: with stop_autoboot, the board's variables are typed before the
+        table's own env."""
+        loader = copy.deepcopy(self.target.bootloader)
+        if loader.stop_autoboot:
+            loader.env = {**self.target.variables(), **loader.env}
+        return loader
 
     def qemu_argv(self) -> list[str]:
         t = self.target.target
         # U-Boot finds the network card on PCI; QEMU's user network serves the TFTP directory
-        # (the guest is 10.0.2.15, the server 10.0.2.2).
+        # (the guest is 10.0.2.15, the server 10.0.2.2).  The flash is read-only: the cached
+        # image is shared by every boot of this environment.
+        flash = (["-drive", f"if=pflash,unit=1,format=raw,readonly=on,file={self.flash}"] if self.flash else [])
         return ["qemu-system-aarch64", "-machine", "virt", "-cpu", t.cpu, "-accel", t.accel,
-                "-m", str(t.memory), "-smp", str(t.cpus), "-nographic", "-no-reboot", "-bios", t.firmware,
+                "-m", str(t.memory), "-smp", str(t.cpus), "-nographic", "-no-reboot", "-bios", t.firmware, *flash,
                 "-netdev", f"user,id=net0,tftp={self.tftp}", "-device", "virtio-net-pci,netdev=net0"]
 
     def describe(self) -> dict:
         return {**self.target.to_dict(), "kernel_release": self.kernel.release, "tftp": str(self.tftp),
-                "image_size": self.image.stat().st_size, "initrd_size": self.initrd_size,
-                "initrd_compressed": (self.tftp / INITRD).stat().st_size, "digest": self.digest}
+                "flash": str(self.flash) if self.flash else None, "image_size": self.image.stat().st_size,
+                "initrd_size": self.initrd_size, "initrd_compressed": (self.tftp / INITRD).stat().st_size,
+                "digest": self.digest}
+
+
+def script(board: Arm64Board) -> str:
+    """The boot script in the TFTP directory: the board's variables, then the boot command."""
+    sets = [f"setenv {name} {uboot.quoted(value)}" for name, value in board.variables().items()]
+    return "\n".join(sets + [board.bootloader.boot_command])
+
+
+def saved_environment(board: Arm64Board) -> dict[str, str]:
+    """What the flash holds: U-Boot's default environment, the board's variables, the boot
+    command as `bootlab_boot`, and the saved variables over them."""
+    default = uboot_images.default_environment(Path(board.target.firmware))
+    return {**default, **board.variables(), "bootlab_boot": board.bootloader.boot_command,
+            **board.bootloader.saved_env}
 
 
 def build(board: Arm64Board, fetch: bool = True) -> Built:
-    """Fetch the arm64 kernel, build the arm64 initramfs and fill the TFTP directory (named
-    by its content, so an unchanged board reuses it)."""
+    """Fetch the arm64 kernel, build the arm64 initramfs, fill the TFTP directory and write
+    the flash, each named by its content, so an unchanged board reuses them."""
     t = board.target
     try:
         k = packages.kernel(t.kernel, fetch=fetch, arch="arm64")
     except packages.PackageError as err:
         raise TargetError(str(err)) from None
     out = packages.cache_dir() / "artifacts"
-    initrd, size = reference.build_initramfs(board.initramfs, k, reference.absolute_files(board.initramfs.files, board.base))
-    digest = hashlib.sha256(json.dumps([board.to_dict(), k.release, initrd.name], sort_keys=True).encode())
-    tftp = out / f"tftp-arm64-{digest.hexdigest()[:16]}"
-    if not (tftp / INITRD).exists():
+    initrd, size = reference.build_initramfs(board.initramfs, k, board.host_files())
+    commands = script(board)
+    tftp = out / f"tftp-arm64-{_digest([k.release, t.image, initrd.name, commands])}"
+    if not (tftp / BOOT_SCRIPT).exists():
         work = tftp.with_suffix(".tmp")
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
@@ -159,6 +228,22 @@ def build(board: Arm64Board, fetch: bool = True) -> Built:
         else:
             shutil.copyfile(k.image, work / "Image")
         shutil.copyfile(initrd, work / INITRD)
+        uboot_images.boot_script(commands, work / BOOT_SCRIPT)
         shutil.rmtree(tftp, ignore_errors=True)
         work.rename(tftp)
-    return Built(board, k, tftp, size, digest.hexdigest()[:16])
+    flash = None
+    if board.bootloader.saved_env:
+        env = saved_environment(board)
+        flash = out / f"flash-arm64-{_digest(env)}.img"
+        if not flash.exists():
+            work = flash.with_suffix(".tmp")
+            uboot_images.environment_image(env, ENV_SIZE, work)
+            with open(work, "r+b") as fh:
+                fh.truncate(FLASH_BANK)  # QEMU wants the whole bank; U-Boot reads only the environment
+            work.rename(flash)
+    digest = _digest([board.to_dict(), k.release, initrd.name])
+    return Built(board, k, tftp, flash, size, digest)
+
+
+def _digest(what) -> str:
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]

@@ -94,6 +94,9 @@ class BoardDescription:
         board.validate(where)
         if "bootloader" in data:
             board.bootloader = uboot.from_dict(data["bootloader"], where)
+            uboot.refuse_saved_env(board.bootloader, "bootlab cannot write a board's storage before power-on: "
+                                   "save the environment on the board (setenv, saveenv) or set it on the console "
+                                   "(env with stop_autoboot = true)", where)
         return board
 
 

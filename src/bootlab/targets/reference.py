@@ -179,6 +179,7 @@ class Target:
         for ok, path, message in checks:
             if not ok:
                 raise TargetError(f"{where(*path)}{'.'.join(path)}: {message}")
+        uboot.refuse_saved_env(self.bootloader, "Debian's U-Boot for qemu-x86 keeps no environment", where)
         check_initramfs(self.initramfs, self.boot, where)
 
 

@@ -8,9 +8,13 @@ autoboot, set the environment, run the boot command, and let the kernel's consol
     boot_command = "boot"     # typed last ("qfw load; zboot", "tftpboot ...; booti ...")
     prompt = "=> "
     timeout = 30              # seconds each step may take
+    saved_env = {}            # the environment in the board's storage at power-on
 
 With stop_autoboot = false nothing is typed: U-Boot runs its own bootcmd, as the board
-ships; its environment is then set before power-on (an environment image), not here.
+ships.  What it then finds is the kind's business: the ARM64 board writes `saved_env` into
+its flash before power-on (over U-Boot's default environment; empty: nothing saved, the
+default holds) and puts `boot_command` in the boot script its distro boot loads
+(arm64_board.py).  Kinds that cannot write a board's storage refuse `saved_env`.
 Each step is a step of the boot sequence: a prompt that never comes, a variable U-Boot
 rejects or a boot command that fails makes the run fail naming it.
 """
@@ -43,6 +47,7 @@ class UBoot:
     boot_command: str = "boot"
     prompt: str = "=> "
     timeout: float = 30.0
+    saved_env: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -52,14 +57,10 @@ class UBoot:
             (self.kind in KINDS, "kind", f"kind must be one of {', '.join(KINDS)}"),
             (self.timeout > 0, "timeout", "timeout must be positive"),
             (bool(self.prompt), "prompt", "the prompt is required (U-Boot's is \"=> \")"),
-            (self.stop_autoboot or not (self.env or self.boot_command), "stop_autoboot",
-             "env and boot_command are typed at the prompt: with stop_autoboot = false they must be empty "
-             "(U-Boot then boots with the environment it has)"),
-            (all(re.fullmatch(r"[A-Za-z0-9_.]+", k) for k in self.env), "env",
-             "variable names are letters, digits, _ and ."),
-            (all(isinstance(v, str) for v in self.env.values()), "env",
-             "values are strings, as U-Boot keeps them (bootdelay = \"0\")"),
-        ]
+            (self.stop_autoboot or not self.env, "stop_autoboot",
+             "env is typed at the prompt: with stop_autoboot = false it must be empty (U-Boot then boots "
+             "with the environment it has: saved_env)"),
+        ] + [check for table in ("env", "saved_env") for check in _variables(getattr(self, table), table)]
         for ok, key, message in checks:
             if not ok:
                 raise TargetError(f"{where('bootloader', key)}bootloader.{key}: {message}")
@@ -71,7 +72,7 @@ class UBoot:
         link.send(" ")  # any key; a space is harmless if the countdown has already stopped
         link.expect(self.prompt, self.timeout, "bootloader: stop autoboot", f"the prompt {self.prompt!r}")
         for name, value in self.env.items():
-            self._command(link, f"setenv {name} {_quoted(value)}", f"bootloader: setenv {name}")
+            self._command(link, f"setenv {name} {quoted(value)}", f"bootloader: setenv {name}")
         if self.boot_command:
             self._boot(link)
 
@@ -100,7 +101,19 @@ class UBoot:
         seen.detach()
 
 
-def _quoted(value: str) -> str:
+def _variables(env: dict, table: str) -> list[tuple[bool, str, str]]:
+    return [(all(re.fullmatch(r"[A-Za-z0-9_.]+", k) for k in env), table, "variable names are letters, digits, _ and ."),
+            (all(isinstance(v, str) for v in env.values()), table,
+             "values are strings, as U-Boot keeps them (bootdelay = \"0\")")]
+
+
+def refuse_saved_env(loader: UBoot | None, why: str, where=lambda *path: "") -> None:
+    """For kinds that cannot write the board's storage before power-on."""
+    if loader is not None and loader.saved_env:
+        raise TargetError(f"{where('bootloader', 'saved_env')}bootloader.saved_env: {why}")
+
+
+def quoted(value: str) -> str:
     """A value as U-Boot's hush shell reads it: quoted when it has spaces or ';'."""
     if value and re.fullmatch(r"[^\s;\"'$]+", value):
         return value
