@@ -19,8 +19,8 @@ import sys
 from ..lab.optimizer import Budget, Optimizer, OptimizerError, final_target_file, waterfall_campaign
 from ..lab.reports import optimize_data, optimize_html, optimize_text, to_json
 from ..lab.waterfall import png
-from ..targets import kernel_build
-from ..targets.reference import Target, TargetError, load
+from ..targets import kernel_build, kinds
+from ..targets.reference import Target, TargetError
 from . import UsageError
 from .boot import add_db_option, open_store
 from .lab import run_campaign
@@ -32,7 +32,8 @@ def register(sub) -> None:
                        description="Probe the baseline, screen every applicable change against it, combine the "
                                    "significantly faster ones greedily (each re-tested with fresh runs), verify the "
                                    "result against the baseline and draw the waterfall.")
-    p.add_argument("--target", metavar="FILE", help="the baseline target file (default: the stock reference device)")
+    p.add_argument("--target", metavar="FILE", help="the baseline target file: the reference device or the ARM64 "
+                                                   "board (default: the stock reference device)")
     p.add_argument("--runs", type=int, default=8, metavar="N", help="boots per variant in each campaign (default 8)")
     p.add_argument("--verify-runs", type=int, metavar="N", help="boots per configuration in the final verification "
                                                                  "(default: --runs)")
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--soak must not be negative")
     try:
         budget = Budget.parse(args.budget)
-        baseline = load(args.target) if args.target else Target()
+        baseline = kinds.load(args.target) if args.target else Target()
     except (ValueError, TargetError) as err:
         raise UsageError(str(err)) from None
     out_dir = args.out or f"{args.name}-result"

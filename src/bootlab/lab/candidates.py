@@ -1,4 +1,6 @@
-"""What the optimizer may try on the reference device: patches over a target description.
+"""What the optimizer may try on the reference device and the ARM64 board: patches over a
+target description.  On the board, U-Boot is a lever too: its saved environment (the
+countdown, a direct boot command) and the files it loads.
 
 With a kernel bootlab builds (`target.kernel = "built"`), the configuration is a lever too:
 its compression, its slab allocator, and the options that build the slow initcalls a probe
@@ -6,7 +8,7 @@ boot showed (kernel_config()); each is a rebuild, proven like every other candid
 
 Some candidates need facts a boot has shown (the loops_per_jiffy the kernel calibrated, the
 TSC rate it detected); they come from a probe boot's console and kernel log.  Each
-candidate is applied to the configuration as it stands, so `target.append` adds kernel
+candidate is applied to the configuration as it stands, so `append` adds kernel
 arguments while other keys replace (see patch.py): a later compression choice replaces an
 earlier one, and the greedy search keeps whichever measured faster.
 """
@@ -21,6 +23,7 @@ from ..advice.drivers import SLOW_INITCALL_NS, is_builtin
 from ..render.fmt import span
 from ..sources import bootlab_capture
 from ..targets import rootfs
+from ..targets.arm64_board import STATIC_NETWORK, Arm64Board
 from ..targets.reference import Target
 from ..timeline import Boot, Kind
 from .patch import arg_name, kernel_args
@@ -84,16 +87,24 @@ def _console_arg(t: Target) -> str | None:
     return next((a for a in kernel_args(t.cmdline()) if re.match(r"console=ttyS\d+,\d+", a)), None)
 
 
-def builtin(t: Target, facts: Facts) -> list[Candidate]:
-    """The reference device's non-intrusive changes that apply to this configuration."""
-    names = {arg_name(a) for a in kernel_args(t.cmdline())}
-    k, i = t.target, t.initramfs
-    out: list[Candidate] = []
-
+def _adder(out: list[Candidate]):
     def add(ok: bool, name: str, description: str, patch: dict, notes: tuple = ()) -> None:
         if ok:
             out.append(Candidate(name, description, patch, notes=list(notes)))
+    return add
 
+
+def for_target(t, facts: Facts) -> list[Candidate]:
+    """The built-in candidates for the kind of target `t` is."""
+    return arm64(t, facts) if isinstance(t, Arm64Board) else builtin(t, facts)
+
+
+def builtin(t: Target, facts: Facts) -> list[Candidate]:
+    """The reference device's non-intrusive changes that apply to this configuration."""
+    names = {arg_name(a) for a in kernel_args(t.cmdline())}
+    k = t.target
+    out: list[Candidate] = []
+    add = _adder(out)
     add("quiet" not in names, "quiet", "quiet: kernel messages kept off the console", {"target": {"append": "quiet"}})
     # The probe boot shows these facts; the candidates name them as facts of the host that
     # boots (host_facts.py), so a result reproduces on another machine.
@@ -111,9 +122,7 @@ def builtin(t: Target, facts: Facts) -> list[Candidate]:
         {"target": {"memory": 128}},
         ("the reference device's mem=: QEMU places the initramfs at the top of RAM, where a mem= "
          "limit would cut it off; on a board, mem= does this",))
-    for method in ("lz4", "lzo", "zstd", "none"):
-        add(i.compression != method, f"initramfs-{method}", f"initramfs compressed with {method}",
-            {"initramfs": {"compression": method}})
+    out += initramfs_levers(t.initramfs)
     add(k.image == "bzimage", "pvh-vmlinux", "uncompressed kernel booted through its PVH entry (no decompression)",
         {"target": {"image": "vmlinux"}})
     add(k.kernel != "cloud", "cloud-kernel", "Debian's -cloud kernel (a configuration trimmed for virtual machines)",
@@ -131,12 +140,6 @@ def builtin(t: Target, facts: Facts) -> list[Candidate]:
         {"target": {"append": "pci=off"}})
     # Not offered: tsc=reliable (no TSC sync test when the other CPUs start). Under TCG,
     # boots with it hung silently in the initcalls 5 times in 761, without it never in 928.
-    add(i.init == "rc", "init-script", "one init script instead of busybox init and rc scripts",
-        {"initramfs": {"init": "script"}})
-    add(i.init != "direct", "init-direct", "init= the application: a static init that starts it, no shell",
-        {"initramfs": {"init": "direct"}})
-    add(bool(i.modules), "modules-after", "load the kernel modules after the ready marker",
-        {"initramfs": {"modules": [], "modules_after": i.modules + i.modules_after}})
     console = _console_arg(t)
     if console and k.console_baud and k.console_baud < 921600:
         device = console.split("=", 1)[1].split(",")[0]
@@ -144,6 +147,58 @@ def builtin(t: Target, facts: Facts) -> list[Candidate]:
             {"target": {"append": f"console={device},921600", "console_baud": 921600}},
             ("the host's serial adapter must support the speed",))
     return out + userspace(t, facts)
+
+
+def initramfs_levers(i) -> list[Candidate]:
+    """The initramfs's compression, its init, and the modules loaded after ready (the
+    [initramfs] table every QEMU target shares)."""
+    out: list[Candidate] = []
+    add = _adder(out)
+    for method in ("lz4", "lzo", "zstd", "none"):
+        add(i.compression != method, f"initramfs-{method}", f"initramfs compressed with {method}",
+            {"initramfs": {"compression": method}})
+    add(i.init == "rc", "init-script", "one init script instead of busybox init and rc scripts",
+        {"initramfs": {"init": "script"}})
+    add(i.init != "direct", "init-direct", "init= the application: a static init that starts it, no shell",
+        {"initramfs": {"init": "direct"}})
+    add(bool(i.modules), "modules-after", "load the kernel modules after the ready marker",
+        {"initramfs": {"modules": [], "modules_after": i.modules + i.modules_after}})
+    return out
+
+
+# -- the ARM64 board: its bootloader, the files it loads, its kernel and initramfs ----------
+
+def arm64(t: Arm64Board, facts: Facts) -> list[Candidate]:
+    """The ARM64 board's levers: U-Boot's saved environment (no countdown, a direct boot
+    command instead of the distro scan and DHCP), loading less (the kernel gzipped or not,
+    Debian's -cloud kernel), the command line in bootargs, the initramfs."""
+    names = {arg_name(a) for a in kernel_args(t.cmdline())}
+    k, loader = t.target, t.bootloader
+    out: list[Candidate] = []
+    add = _adder(out)
+    if not loader.stop_autoboot:  # the board boots from what it has saved; bootlab types nothing
+        saved = loader.saved_env
+        add(saved.get("bootdelay") not in ("0", "-2"), "bootdelay-0",
+            "bootdelay=0 saved in the board's environment: no autoboot countdown",
+            {"bootloader": {"saved_env": {"bootdelay": "0"}}},
+            ("a key pressed at power-on no longer stops autoboot: reach the prompt with bootdelay=-1 saved, "
+             "or by the console on a development board",))
+        add(saved.get("bootcmd") != "run bootlab_boot", "direct-boot",
+            "the boot command saved as bootcmd, with a static address: no distro scan, no DHCP, no boot script",
+            {"bootloader": {"saved_env": {"bootcmd": "run bootlab_boot", **STATIC_NETWORK}}})
+    add(k.image == "Image", "image-gz", "the kernel gzipped (Image.gz): less to load, U-Boot inflates it",
+        {"arm64": {"image": "Image.gz"}})
+    add(k.image == "Image.gz", "image-uncompressed", "the kernel uncompressed (Image): no inflating",
+        {"arm64": {"image": "Image"}})
+    add(k.kernel != "cloud", "cloud-kernel", "Debian's -cloud kernel (a configuration trimmed for virtual machines)",
+        {"arm64": {"kernel": "cloud"}})
+    add("quiet" not in names, "quiet", "quiet: kernel messages kept off the console", {"arm64": {"append": "quiet"}})
+    add("cryptomgr.notests" not in names, "no-crypto-selftests",
+        "cryptomgr.notests: skip the crypto API self-tests at boot", {"arm64": {"append": "cryptomgr.notests"}},
+        ("skip them only where that check is not a requirement (not in FIPS mode)",))
+    add(k.memory > 128, "ram-128M", "128 MiB of RAM: less memory for the kernel to initialise",
+        {"arm64": {"memory": 128}}, ("on a board, mem= does this",))
+    return out + initramfs_levers(t.initramfs)
 
 
 # -- userspace: the systemd device's levers (a [rootfs] table; targets/rootfs.py) ----------
@@ -218,12 +273,13 @@ def from_advice(findings: list[Finding]) -> list[Candidate]:
     return out
 
 
-def from_initcalls(boot: Boot) -> list[Candidate]:
+def from_initcalls(boot: Boot, cmdline_table: str = "target") -> list[Candidate]:
     """initcall_blacklist= for each slow built-in initcall (the probe boots with
     initcall_debug): what trimming the kernel configuration would do, without a rebuild.
-    A boot that needs the initcall fails or prints something else, and is not kept."""
+    A boot that needs the initcall fails or prints something else, and is not kept.
+    `cmdline_table`: the target's table that takes kernel arguments (kinds.Kind.cmdline)."""
     return [Candidate(f"skip-{name}", f"initcall_blacklist={name} (it took {span(dur)})",
-                      {"target": {"append": f"initcall_blacklist={name}"}},
+                      {cmdline_table: {"append": f"initcall_blacklist={name}"}},
                       notes=[f"check that the product does not need what {name} sets up"])
             for name, dur in slow_builtin_initcalls(boot, SLOW_INITCALL_NS)]
 

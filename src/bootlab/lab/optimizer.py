@@ -57,7 +57,7 @@ from ..targets import kernel_build, kernel_trim, kinds
 from ..targets.reference import Target, TargetError
 from . import campaign as campaigns
 from .boots import read_run
-from .candidates import (TRIM_CANDIDATES, Candidate, Facts, app_output, builtin, facts_from, from_advice,
+from .candidates import (TRIM_CANDIDATES, Candidate, Facts, app_output, facts_from, for_target, from_advice,
                          from_initcalls, kernel_config, slow_builtin_initcalls)
 from .patch import apply, changes
 from .stats import failure_rate
@@ -162,6 +162,11 @@ def _target(description: dict, base) -> Target:
     return kinds.from_dict(description, base=base)
 
 
+def _cmdline_table(t) -> str:
+    """The table of `t`'s description that takes kernel arguments (kinds.Kind.cmdline)."""
+    return kinds.kind_of(t.to_dict()).cmdline
+
+
 def _named(name: str, patterns) -> bool:
     """Whether --only/--skip name a candidate: by name, or a shell pattern (kernel-*)."""
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
@@ -189,6 +194,11 @@ class Optimizer:
                  log: Callable[[str], None] = lambda _: None, soak: int = 0):
         if not campaigns.NAME.match(name):
             raise OptimizerError(f"name {name!r}: letters, digits and _ . + - only")
+        kind = kinds.kind_of(baseline.to_dict())
+        if kind.cmdline is None:
+            raise OptimizerError(f"a {kind.name} target is not one the optimizer can vary (it varies what bootlab "
+                                 "builds and boots: the reference device, the ARM64 board); compare its variants "
+                                 "with a campaign (bootlab lab run)")
         self.store = store
         self.baseline = baseline
         self.name = name
@@ -231,7 +241,7 @@ class Optimizer:
         does not boot."""
         # The kernel log printed after ready gives the facts even under quiet, and with
         # initcall_debug (in a buffer large enough to keep it all) each initcall's time.
-        patch = {"target": {"append": "initcall_debug log_buf_len=4M"}, "initramfs": {"dmesg": True}}
+        patch = {_cmdline_table(current): {"append": "initcall_debug log_buf_len=4M"}, "initramfs": {"dmesg": True}}
         probe_target = _target(apply(current.to_dict(), patch), current.base)
         c = self._campaign(f"probe{round_}", [campaigns.Variant(
             campaigns.BASELINE, "the configuration so far, kernel log printed after ready", probe_target, patch)], 1)
@@ -258,7 +268,7 @@ class Optimizer:
         the Kconfig option that builds each (a rebuild); for a packaged kernel, the stand-in
         initcall_blacklist=."""
         if current.target.kernel != "built":
-            return from_initcalls(boot)
+            return from_initcalls(boot, _cmdline_table(current))
         try:
             kernel = kernel_build.build(current.kernel_config()).kernel
             tree = kernel_build.source_tree()
@@ -349,7 +359,7 @@ class Optimizer:
         facts, from_probe = probed
         if round_ == 1:
             out.facts = facts
-        tried, not_applicable = self.applicable(from_probe + builtin(out.final, facts), out.final)
+        tried, not_applicable = self.applicable(from_probe + for_target(out.final, facts), out.final)
         out.candidates += [c for c, _ in tried if c.name not in {k.name for k in out.candidates}]
         if round_ == 1:
             out.not_applicable = not_applicable
@@ -546,16 +556,21 @@ def final_target_file(t: Target, name: str) -> str:
 
 def waterfall_campaign(out: Outcome, runs: int) -> str:
     """The verification as a campaign file (baseline, then each cumulative configuration),
-    to measure the waterfall again, anywhere, with `bootlab lab run`."""
-    stock = Target().to_dict()
-
+    to measure the waterfall again, anywhere, with `bootlab lab run`.  The reference
+    device's baseline is a patch over the stock device; another kind's is written out
+    whole, as its own tables."""
     def patch(before: dict, after: dict) -> dict:
         return {k: v for k, v in changes(before, after).items() if k != "name"}
 
     base = _standalone(out.baseline, "baseline").to_dict()
     data = {"name": f"{out.name}-waterfall", "runs": runs,
-            "description": f"the waterfall of optimization {out.name}: the baseline, then each kept change added",
-            "baseline": {"description": "the starting configuration", **patch(stock, base)}, "variant": {}}
+            "description": f"the waterfall of optimization {out.name}: the baseline, then each kept change added"}
+    if kinds.kind_of(base).marker is None:
+        data["baseline"] = {"description": "the starting configuration", **patch(Target().to_dict(), base)}
+    else:
+        data.update({k: v for k, v in base.items() if k != "name"})
+        data["baseline"] = {"description": "the starting configuration"}
+    data["variant"] = {}
     current = base
     for k, c in enumerate(out.kept, start=1):
         current = apply(current, c.patch)

@@ -2,13 +2,14 @@
 
 A patch has the tables of a target file (`target`, `initramfs`, `boot` for the reference
 device; a board's keys for a board).  A value replaces the one below it, with one
-exception: `target.append` adds kernel arguments, so that patches compose (quiet from one,
-lpj= from another).  An argument whose name is already on the command line replaces that
+exception: `append` in a table that holds the kernel's `cmdline` (`target.append`,
+`arm64.append`) adds kernel arguments, so that patches compose (quiet from one, lpj= from
+another).  An argument whose name is already on the command line replaces that
 argument where it stands (`console=ttyS0,921600` replaces `console=ttyS0,115200`, and a
 second `lpj=` replaces the first), except list-valued ones, whose lists are joined
 (`initcall_blacklist=a` then `initcall_blacklist=b` give `initcall_blacklist=a,b`).  Tables
 of named settings merge the same way: `kconfig.options` (one option from one patch, another
-from the next) and `bootloader.env`.
+from the next), `bootloader.env` and `bootloader.saved_env`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import re
 # Arguments whose value is a comma-separated list that patches add to.
 LIST_ARGS = ("initcall_blacklist", "module_blacklist")
 # Tables of named settings that patches add to (a setting named again is replaced).
-MERGED = (("kconfig", "options"), ("bootloader", "env"), ("rootfs", "app_unit"))
+MERGED = (("kconfig", "options"), ("bootloader", "env"), ("bootloader", "saved_env"), ("rootfs", "app_unit"))
 # Lists that patches add to (a unit masked by one patch stays masked by the next).
 JOINED = (("rootfs", "mask"),)
 # A kernel argument: a run of non-blanks, where double quotes may protect blanks.
@@ -79,7 +80,7 @@ def apply(description: dict, patch: dict) -> dict:
             elif key != "append":
                 out[section][key] = copy.deepcopy(value)
         if "append" in values:
-            if section == "target" and isinstance(values["append"], str):
+            if "cmdline" in out[section] and isinstance(values["append"], str):
                 out[section]["cmdline"], out[section]["append"] = merge_args(
                     str(out[section].get("cmdline", "")), str(out[section].get("append", "")), values["append"])
             else:
@@ -95,7 +96,7 @@ def describe(patch: dict) -> str:
             parts.append(f"{section} = {values!r}")
             continue
         for key, value in values.items():
-            op = "+=" if (section, key) == ("target", "append") else "="
+            op = "+=" if key == "append" else "="
             shown = value if isinstance(value, str) else repr(value)
             parts.append(f"{section}.{key} {op} {shown}")
     return "; ".join(parts) if parts else "(no change)"

@@ -63,9 +63,9 @@ STATIC_NETWORK = {"ipaddr": "10.0.2.15", "serverip": "10.0.2.2"}
 # flash bank, which QEMU's virt machine maps at 64 MiB; the bank is 64 MiB.
 ENV_SIZE = 0x40000
 FLASH_BANK = 64 << 20
-# Where booti inflates an Image.gz, and the most it may take (a 1 GiB board: above the
-# ramdisk at 0x44000000).
-INFLATE = {"kernel_comp_addr_r": "0x50000000", "kernel_comp_size": "0x4000000"}
+# Where booti inflates an Image.gz from, and the most it may take: 16 MiB above the ramdisk
+# (U-Boot's ramdisk_addr_r, 0x44000000), ending at 128 MiB so that a 128 MiB board can.
+INFLATE = {"kernel_comp_addr_r": "0x45000000", "kernel_comp_size": "0x3000000"}
 
 
 @dataclass

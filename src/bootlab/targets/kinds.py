@@ -46,13 +46,16 @@ class Kind:
     # Where a campaign variant's bare keys go (a board's variant says prepare = ..., meaning
     # board.prepare); keys naming one of the kind's tables stay where they are.
     variant_root: tuple[str, ...] = ()
+    # The table whose `cmdline` and `append` make the kernel's command line, for kinds whose
+    # command line bootlab sets (variants and the optimizer add arguments with `append`).
+    cmdline: str | None = None
 
 
 KINDS = (
     Kind("board", board.KEYS, "board", board.from_dict, lambda spec: spec, ("board",)),
     Kind("labgrid", labgrid_board.KEYS, "labgrid", labgrid_board.from_dict, lambda spec: spec, ("labgrid",)),
-    Kind("arm64", arm64_board.KEYS, "arm64", arm64_board.from_dict, arm64_board.build, ("arm64",)),
-    Kind("reference", reference.KEYS, None, reference.from_dict, reference.build),
+    Kind("arm64", arm64_board.KEYS, "arm64", arm64_board.from_dict, arm64_board.build, ("arm64",), "arm64"),
+    Kind("reference", reference.KEYS, None, reference.from_dict, reference.build, cmdline="target"),
 )
 
 
