@@ -1,16 +1,25 @@
 """A board described as a labgrid environment, booted by bootlab through labgrid's own
 drivers: here labgrid's QEMUDriver (power and console in one) runs the reference device's
-kernel and initramfs; `bootlab boot` and a campaign go through the one boot sequence."""
+kernel and initramfs, and the ARM64 reference board with U-Boot as its firmware; `bootlab
+boot` and a campaign go through the one boot sequence."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import tomli_w
 
 from bootlab.cli import main
 from bootlab.lab.store import Store
+from bootlab.sourcemap import read_toml
+from bootlab.targets import arm64_board
 from bootlab.targets.reference import Target, build
 
 pytestmark = pytest.mark.qemu
+ROOT = Path(__file__).resolve().parents[2]
+ARM_DEMO = ROOT / "demo" / "board-arm64.toml"
+ARM_GRABBER = ROOT / "apps" / "grabber" / "build" / "arm64" / "static" / "grabber"
 
 
 def _environment(tmp_path, append: str = "") -> None:
@@ -58,3 +67,40 @@ def test_a_labgrid_board_that_never_gets_ready_is_a_timeout_and_a_bad_environmen
     assert runs["baseline"].status == "timeout"
     assert runs["nowhere"].status == "failed" and runs["nowhere"].reason.startswith("power-off: ")
     assert "missing.yaml" in runs["nowhere"].reason
+
+
+def test_the_arm_board_through_labgrid_and_its_bootloader(tmp_path):
+    """The ARM64 reference board as a lab would describe it: labgrid's QEMUDriver powers it
+    and is its console (QEMU's virt machine, Debian's U-Boot as its firmware, the board's
+    TFTP directory on QEMU's user network); bootlab's U-Boot driver stops autoboot on that
+    console, sets the board's variables and boots it over TFTP."""
+    board = arm64_board.from_dict({**read_toml(str(ARM_DEMO))[0], "initramfs": {
+        **read_toml(str(ARM_DEMO))[0]["initramfs"], "files": {"/bin/grabber": str(ARM_GRABBER)}}})
+    built = arm64_board.build(board)
+    (tmp_path / "env.yaml").write_text(f"""targets:
+  main:
+    drivers:
+      QEMUDriver:
+        qemu_bin: qemu
+        machine: virt
+        cpu: cortex-a57
+        memory: 1024M
+        bios: uboot
+        extra_args: "-accel tcg -no-reboot -netdev user,id=net0,tftp={built.tftp} -device virtio-net-pci,netdev=net0"
+        display: none
+tools:
+  qemu: /usr/bin/qemu-system-aarch64
+images:
+  uboot: {board.target.firmware}
+""")
+    loader = {**board.bootloader.to_dict(), "env": {**board.variables(), **board.bootloader.env}}
+    (tmp_path / "board.toml").write_text(tomli_w.dumps({"labgrid": {"env": "env.yaml", "ready": "BOOTLAB READY",
+                                                                    "deadline": 180.0}, "bootloader": loader}))
+    db = str(tmp_path / "runs.db")
+    assert main(["boot", "--target", str(tmp_path / "board.toml"), "--db", db]) == 0
+    run = Store(db).runs()[0]
+    assert run.status == "ok", run.reason
+    capture = Store(db).capture(run.id)
+    assert b'"source": "labgrid"' in capture.split(b"\n", 1)[0]
+    assert b"Hit any key to stop autoboot" in capture and b"sent 'setenv bootfile Image" in capture
+    assert b"Bytes transferred" in capture and b"BOOTLAB READY" in capture
