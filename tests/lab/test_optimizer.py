@@ -371,3 +371,17 @@ def test_the_optimizer_refuses_a_board_it_cannot_vary(store, tmp_path):
     board.write_text('[board]\ndevice = "/dev/ttyUSB0"\nbaud = 115200\npower_cycle = "relay 1 cycle"\nready = "APP READY"\n')
     with pytest.raises(OptimizerError, match="a board target is not one the optimizer can vary"):
         Optimizer(store, kinds.load(str(board)), "b")
+
+
+def test_the_optimizer_probes_and_varies_the_systemd_device(store):
+    """Its initramfs only mounts the root: the probe adds initcall_debug, not a kernel log
+    printed by the initramfs (a patch the device refuses)."""
+    def simulated_systemd(target: dict, variant: str) -> float:
+        return 8e9 - (3e9 if target["rootfs"]["journal"] == "volatile" else 0)
+
+    fake = FakeBooter(simulated_systemd)
+    device = load(str(Path(__file__).resolve().parents[2] / "demo" / "systemd.toml"))
+    opt = Optimizer(store, device, "sysd", runs=6, only={"journal-volatile"},
+                    run_campaign=lambda c, title: campaign.run(c, store, booter=fake.for_variant))
+    out = opt.run()
+    assert [c.name for c in out.kept] == ["journal-volatile"] and out.final.rootfs.journal == "volatile"

@@ -241,8 +241,13 @@ class Optimizer:
         does not boot."""
         # The kernel log printed after ready gives the facts even under quiet, and with
         # initcall_debug (in a buffer large enough to keep it all) each initcall's time.
-        patch = {_cmdline_table(current): {"append": "initcall_debug log_buf_len=4M"}, "initramfs": {"dmesg": True}}
-        probe_target = _target(apply(current.to_dict(), patch), current.base)
+        patch = {_cmdline_table(current): {"append": "initcall_debug log_buf_len=4M"}}
+        if getattr(current, "rootfs", None) is None:  # (a Debian root's initramfs only mounts it)
+            patch["initramfs"] = {"dmesg": True}
+        try:
+            probe_target = _target(apply(current.to_dict(), patch), current.base)
+        except TargetError as err:
+            raise OptimizerError(f"the probe boot's configuration is refused: {err}") from None
         c = self._campaign(f"probe{round_}", [campaigns.Variant(
             campaigns.BASELINE, "the configuration so far, kernel log printed after ready", probe_target, patch)], 1)
         runs = self._run(c, f"probe {round_}").result(campaigns.BASELINE).runs
