@@ -53,6 +53,10 @@ def optimize(store, only=ONLY, runs=8, budget=None):
 
 def test_keeps_what_is_faster_and_proves_it(store):
     out, fake = optimize(store)
+    # Each configuration's phases, in boot order, beside its total.
+    assert list(out.waterfall.final.phases) == ["firmware", "kernel load/decompress", "kernel init", "application"]
+    assert sum(out.waterfall.final.phases.values()) == pytest.approx(out.waterfall.final.median, rel=0.05)
+    assert "phases, median of each configuration's boots:" in optimize_text(out)
     # Largest screening saving first; the small saving only shows in the second round.
     assert [c.name for c in out.kept] == ["quiet", "cloud-kernel", "init-script"]
     assert out.final.target.kernel == "cloud" and "quiet" in out.final.cmdline()

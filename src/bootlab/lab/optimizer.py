@@ -55,6 +55,7 @@ from ..analysis import Options, analyze
 from ..sources import NotALog, Patterns
 from ..targets import kernel_build, kernel_trim, kinds
 from ..targets.reference import Target, TargetError
+from ..timeline import Phase
 from . import campaign as campaigns
 from .boots import read_run
 from .candidates import (TRIM_CANDIDATES, Candidate, Facts, app_output, facts_from, for_target, from_advice,
@@ -165,6 +166,14 @@ def _target(description: dict, base) -> Target:
 def _cmdline_table(t) -> str:
     """The table of `t`'s description that takes kernel arguments (kinds.Kind.cmdline)."""
     return kinds.kind_of(t.to_dict()).cmdline
+
+
+def phase_order(runs) -> list[str]:
+    """The phases the runs' metrics name (phase:NAME), in boot order (a merged phase,
+    `firmware + bootloader`, where its first part is)."""
+    names = {m.split(":", 1)[1] for r in runs.ok for m in r.metrics if m.startswith("phase:")}
+    order = [p.value for p in Phase]
+    return sorted(names, key=lambda n: (next((i for i, p in enumerate(order) if n.startswith(p)), len(order)), n))
 
 
 def _named(name: str, patterns) -> bool:
@@ -525,7 +534,8 @@ class Optimizer:
             out.notes.append(f"the final configuration failed {len(final.runs.failed)} of {len(final.runs.runs)} "
                              "boots in verification: do not use it as it is")
         if all(values for _, _, values in steps):
-            out.waterfall = build_waterfall(steps, "total", verify.confidence)
+            phases = [{p: vr.runs.values(f"phase:{p}") for p in phase_order(vr.runs)} for vr in out.verify.variants]
+            out.waterfall = build_waterfall(steps, "total", verify.confidence, phases)
         else:
             out.notes.append("a configuration had no successful boot in verification: no waterfall")
 

@@ -434,7 +434,7 @@ def optimize_data(out: Outcome) -> dict:
         "waterfall": None if w is None else {
             "metric": w.metric, "speedup": list(w.speedup),
             "bars": [{"name": b.name, "description": b.description, "n": b.n, "median": b.median, "low": b.low,
-                      "high": b.high, "saving": b.saving} for b in w.bars]},
+                      "high": b.high, "saving": b.saving, "phases": b.phases} for b in w.bars]},
         "soak": None if out.soak is None else {
             "campaign": out.soak.campaign, "boots": out.soak.boots, "failed": out.soak.failed,
             "reasons": out.soak.reasons, "failure_rate_interval": [out.soak.rate_low, out.soak.rate_high]},

@@ -1,12 +1,15 @@
 """The waterfall: what each kept change saved, measured side by side in one campaign whose
 variants are the cumulative configurations (baseline, +1st change, +1st+2nd, ...), like
-Fig. 5 of the first seed but from interleaved repeated boots instead of single ones."""
+Fig. 5 of the first seed but from interleaved repeated boots instead of single ones.  Each
+configuration also has its phases' medians (firmware, bootloader, kernel, ...), so the
+table shows where each change took its time from."""
 
 from __future__ import annotations
 
 import base64
 import io
-from dataclasses import dataclass
+from statistics import median
+from dataclasses import dataclass, field
 from html import escape
 
 import matplotlib
@@ -20,6 +23,7 @@ from .compare import ratio_interval  # noqa: E402
 from .stats import summarize  # noqa: E402
 
 
+
 @dataclass
 class Bar:
     name: str
@@ -29,6 +33,7 @@ class Bar:
     low: float  # interval of the median
     high: float
     saving: float  # ns: the previous bar's median minus this one's
+    phases: dict[str, float] = field(default_factory=dict)  # phase name -> median ns, in boot order
 
 
 @dataclass
@@ -47,15 +52,18 @@ class Waterfall:
         return self.bars[-1]
 
 
-def build(steps: list[tuple[str, str, list[float]]], metric: str = "total", confidence: float = 0.95) -> Waterfall:
-    """steps: (name, description, values) for the baseline and each cumulative configuration."""
+def build(steps: list[tuple[str, str, list[float]]], metric: str = "total", confidence: float = 0.95,
+          phases: list[dict[str, list[float]]] | None = None) -> Waterfall:
+    """steps: (name, description, values) for the baseline and each cumulative configuration;
+    phases: for each, {phase name: values}, in boot order."""
     bars: list[Bar] = []
-    for name, description, values in steps:
+    for k, (name, description, values) in enumerate(steps):
         if not values:
             raise ValueError(f"{name}: no successful runs to draw")
         s = summarize(values, confidence)
         saving = bars[-1].median - s.median if bars else 0.0
-        bars.append(Bar(name, description, s.n, s.median, s.low, s.high, saving))
+        medians = {p: float(median(v)) for p, v in (phases[k] if phases else {}).items() if v}
+        bars.append(Bar(name, description, s.n, s.median, s.low, s.high, saving, medians))
     speedup = ratio_interval(steps[0][2], steps[-1][2], confidence)
     return Waterfall(metric, bars, speedup, confidence)
 
@@ -71,7 +79,22 @@ def text(w: Waterfall) -> str:
     point, low, high = w.speedup
     lines.append(f"{span(int(w.baseline.median))} -> {span(int(w.final.median))}: {point:.2f}x faster "
                  f"({int(w.confidence * 100)}% bootstrap interval {low:.2f}x..{high:.2f}x)")
+    names = phase_names(w)
+    if names:
+        lines += ["", "phases, median of each configuration's boots:"]
+        rows = [("step", *names)] + [(b.name, *phase_cells(b, names)) for b in w.bars]
+        lines += aligned(rows, right=set(range(1, len(names) + 1)), indent="")
     return "\n".join(lines) + "\n"
+
+
+def phase_names(w: Waterfall) -> list[str]:
+    """Every phase any configuration has, in boot order (a change may merge or split one:
+    `firmware + bootloader` where the bootloader printed nothing)."""
+    return list(dict.fromkeys(p for b in w.bars for p in b.phases))
+
+
+def phase_cells(b: Bar, names: list[str]) -> list[str]:
+    return [span(int(b.phases[p])) if p in b.phases else "" for p in names]
 
 
 def png(w: Waterfall) -> bytes:
@@ -121,4 +144,9 @@ def section(w: Waterfall, image: bytes | None = None) -> Section:
             f"<p><b>{escape(span(int(w.baseline.median)))} &rarr; {escape(span(int(w.final.median)))}: "
             f"{point:.2f}&times; faster</b> ({pct}% bootstrap interval {low:.2f}&times;..{high:.2f}&times;)</p>"
             + table(["step", "median", f"{pct}% CI", "saved", "runs", "what"], rows, numeric={1, 2, 3, 4}))
+    names = phase_names(w)
+    if names:
+        body += ("<p>Phases, median of each configuration's boots:</p>"
+                 + table(["step", *names], [[b.name, *phase_cells(b, names)] for b in w.bars],
+                         numeric=set(range(1, len(names) + 1))))
     return Section("Waterfall: what each kept change saved (one campaign, interleaved)", body)
