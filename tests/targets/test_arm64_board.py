@@ -69,6 +69,20 @@ def test_the_board_boots_through_uboot_to_the_first_frame(tmp_path, image):
 @pytest.mark.qemu
 @needs_qemu
 @needs_grabber
+def test_one_fit_image_holds_the_kernel_and_the_initramfs(tmp_path):
+    board = _board({"arm64": {"fit": True}, "bootloader": {"boot_command": arm64_board.FIT_BOOT_COMMAND}})
+    built = arm64_board.build(board)
+    assert sorted(p.name for p in built.tftp.iterdir()) == ["boot.itb", "boot.scr.uimg"]
+    result = strategy.boot(built, str(tmp_path / "fit.capture"))
+    assert result.status == "ok", result.reason
+    text = (tmp_path / "fit.capture").read_bytes()
+    assert b"Filename 'boot.itb'" in text and b"Trying 'ramdisk-1' ramdisk subimage" in text
+    assert b"BOOTLAB READY" in text
+
+
+@pytest.mark.qemu
+@needs_qemu
+@needs_grabber
 def test_a_file_missing_from_the_tftp_directory_fails_the_boot_step(tmp_path):
     board = _board({"bootloader": {"boot_command": "tftpboot ${kernel_addr_r} vmlinux.missing && booti ${kernel_addr_r}",
                                    "timeout": 20}})

@@ -23,7 +23,7 @@ from ..advice.drivers import SLOW_INITCALL_NS, is_builtin
 from ..render.fmt import span
 from ..sources import bootlab_capture
 from ..targets import rootfs
-from ..targets.arm64_board import STATIC_NETWORK, Arm64Board
+from ..targets.arm64_board import FIT_BOOT_COMMAND, STATIC_NETWORK, Arm64Board
 from ..targets.reference import Target
 from ..timeline import Boot, Kind
 from .patch import arg_name, kernel_args
@@ -190,6 +190,8 @@ def arm64(t: Arm64Board, facts: Facts) -> list[Candidate]:
         {"arm64": {"image": "Image.gz"}})
     add(k.image == "Image.gz", "image-uncompressed", "the kernel uncompressed (Image): no inflating",
         {"arm64": {"image": "Image"}})
+    add(not k.fit, "fit-image", "one FIT image holding the kernel and the initramfs, one TFTP transfer, bootm",
+        {"arm64": {"fit": True}, "bootloader": {"boot_command": FIT_BOOT_COMMAND}})
     add(k.kernel != "cloud", "cloud-kernel", "Debian's -cloud kernel (a configuration trimmed for virtual machines)",
         {"arm64": {"kernel": "cloud"}})
     add("quiet" not in names, "quiet", "quiet: kernel messages kept off the console", {"arm64": {"append": "quiet"}})

@@ -8,6 +8,8 @@ console (the [bootloader] table).
     kernel = "generic"          # Debian arm64 kernel flavour: generic or cloud
     image = "Image"             # Image (uncompressed, as Debian ships it) or Image.gz (gzipped
                                 # here: U-Boot's booti inflates it)
+    fit = false                 # one FIT image (boot.itb: the kernel and the initramfs, made by
+                                # mkimage) instead of separate files; booted with FIT_BOOT_COMMAND
     cmdline = "console=ttyAMA0,115200 panic=-1"   # the kernel's command line (bootargs)
     append = ""                 # more kernel arguments (what variants and the optimizer add)
     cpu = "cortex-a57"          # QEMU -cpu
@@ -33,8 +35,9 @@ What U-Boot finds, as on a board that boots from the network:
     ships it.
   - with stop_autoboot, the board's variables and [bootloader] env typed at the prompt, then
     boot_command.
-The board's variables: bootargs (the command line), bootfile (the kernel's file name) and,
-for Image.gz, where booti inflates it (kernel_comp_addr_r, kernel_comp_size).  A boot
+The board's variables: bootargs (the command line), bootfile (the kernel's file name, or the
+FIT image's), for Image.gz where booti inflates it (kernel_comp_addr_r, kernel_comp_size),
+for a FIT image where it is loaded (fit_addr).  A boot
 command naming a file the directory does not hold fails at "bootloader: boot" with U-Boot's
 TFTP error quoted.
 """
@@ -44,7 +47,9 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import shutil
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -55,6 +60,12 @@ from .description import TargetError, section
 
 FLAVOURS = ("generic", "cloud")
 IMAGES = ("Image", "Image.gz")
+FIT = "boot.itb"
+# A FIT image is loaded above the kernel's own place (bootm copies the kernel out of it to its
+# load address, kernel_addr_r) and the ramdisk's; the device tree is the one QEMU gave U-Boot.
+FIT_ADDR = "0x48000000"
+FIT_BOOT_COMMAND = ("tftpboot ${fit_addr} ${bootfile} && "
+                    "bootm ${fit_addr}#conf-1 ${fit_addr}:ramdisk-1 ${fdtcontroladdr}")
 INITRD = "initrd"  # the initramfs's name in the TFTP directory
 BOOT_SCRIPT = "boot.scr.uimg"  # what U-Boot's distro boot loads by TFTP after DHCP (boot_script_dhcp)
 # QEMU's user network: the board's address and the TFTP server's, without DHCP.
@@ -63,6 +74,7 @@ STATIC_NETWORK = {"ipaddr": "10.0.2.15", "serverip": "10.0.2.2"}
 # flash bank, which QEMU's virt machine maps at 64 MiB; the bank is 64 MiB.
 ENV_SIZE = 0x40000
 FLASH_BANK = 64 << 20
+KERNEL_ADDR = "0x40400000"  # U-Boot's kernel_addr_r: where a FIT image's kernel is placed
 # Where booti inflates an Image.gz from, and the most it may take: 16 MiB above the ramdisk
 # (U-Boot's ramdisk_addr_r, 0x44000000), ending at 128 MiB so that a 128 MiB board can.
 INFLATE = {"kernel_comp_addr_r": "0x45000000", "kernel_comp_size": "0x3000000"}
@@ -72,6 +84,7 @@ INFLATE = {"kernel_comp_addr_r": "0x45000000", "kernel_comp_size": "0x3000000"}
 class BoardSection:
     kernel: str = "generic"
     image: str = "Image"
+    fit: bool = False
     cmdline: str = "console=ttyAMA0,115200 panic=-1"
     append: str = ""
     cpu: str = "cortex-a57"
@@ -99,8 +112,11 @@ class Arm64Board:
 
     def variables(self) -> dict[str, str]:
         """What the board sets before its boot command runs (typed, saved or in the script)."""
-        inflate = INFLATE if self.target.image == "Image.gz" else {}
-        return {"bootargs": self.cmdline(), "bootfile": self.target.image, **inflate}
+        t = self.target
+        if t.fit:  # bootm inflates what the FIT says is compressed
+            return {"bootargs": self.cmdline(), "bootfile": FIT, "fit_addr": FIT_ADDR}
+        inflate = INFLATE if t.image == "Image.gz" else {}
+        return {"bootargs": self.cmdline(), "bootfile": t.image, **inflate}
 
     def host_files(self) -> dict[str, str]:
         return reference.absolute_files(self.initramfs.files, self.base)
@@ -158,11 +174,13 @@ class Built(qemu.QemuBootable):
     tftp: Path
     flash: Path | None  # the second flash bank holding the saved environment; None: blank
     initrd_size: int
+    initrd_compressed: int
     digest: str
 
     @property
     def image(self) -> Path:
-        return self.tftp / self.target.target.image
+        t = self.target.target
+        return self.tftp / (FIT if t.fit else t.image)
 
     @property
     def cmdline(self) -> str:
@@ -189,7 +207,7 @@ class Built(qemu.QemuBootable):
     def describe(self) -> dict:
         return {**self.target.to_dict(), "kernel_release": self.kernel.release, "tftp": str(self.tftp),
                 "flash": str(self.flash) if self.flash else None, "image_size": self.image.stat().st_size,
-                "initrd_size": self.initrd_size, "initrd_compressed": (self.tftp / INITRD).stat().st_size,
+                "initrd_size": self.initrd_size, "initrd_compressed": self.initrd_compressed,
                 "digest": self.digest}
 
 
@@ -218,31 +236,41 @@ def build(board: Arm64Board, fetch: bool = True) -> Built:
     out = packages.cache_dir() / "artifacts"
     initrd, size = reference.build_initramfs(board.initramfs, k, board.host_files())
     commands = script(board)
-    tftp = out / f"tftp-arm64-{_digest([k.release, t.image, initrd.name, commands])}"
+    tftp = out / f"tftp-arm64-{_digest([k.release, t.image, t.fit, initrd.name, commands])}"
     if not (tftp / BOOT_SCRIPT).exists():
-        work = tftp.with_suffix(".tmp")
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
+        # Made aside under a name of its own and renamed: campaigns and tests building the
+        # same board at once never see (or write into) a half-made directory.
+        out.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=tftp.name + ".", dir=out))
+        kernel = work / t.image
         if t.image == "Image.gz":  # Debian's vmlinuz for arm64 is the uncompressed Image
-            (work / "Image.gz").write_bytes(initramfs.compress(k.image.read_bytes(), "gzip"))
+            kernel.write_bytes(initramfs.compress(k.image.read_bytes(), "gzip"))
         else:
-            shutil.copyfile(k.image, work / "Image")
-        shutil.copyfile(initrd, work / INITRD)
+            shutil.copyfile(k.image, kernel)
+        if t.fit:  # the kernel and the initramfs in one file; nothing else to load
+            uboot_images.fit_image(kernel, initrd, KERNEL_ADDR, work / FIT)
+            kernel.unlink()
+        else:
+            shutil.copyfile(initrd, work / INITRD)
         uboot_images.boot_script(commands, work / BOOT_SCRIPT)
-        shutil.rmtree(tftp, ignore_errors=True)
-        work.rename(tftp)
+        try:
+            work.rename(tftp)
+        except OSError:  # another build made it first: the same content
+            shutil.rmtree(work, ignore_errors=True)
     flash = None
     if board.bootloader.saved_env:
         env = saved_environment(board)
         flash = out / f"flash-arm64-{_digest(env)}.img"
         if not flash.exists():
-            work = flash.with_suffix(".tmp")
+            fd, name = tempfile.mkstemp(prefix=flash.name + ".", dir=out)
+            os.close(fd)
+            work = Path(name)
             uboot_images.environment_image(env, ENV_SIZE, work)
             with open(work, "r+b") as fh:
                 fh.truncate(FLASH_BANK)  # QEMU wants the whole bank; U-Boot reads only the environment
-            work.rename(flash)
+            work.replace(flash)
     digest = _digest([board.to_dict(), k.release, initrd.name])
-    return Built(board, k, tftp, flash, size, digest)
+    return Built(board, k, tftp, flash, size, initrd.stat().st_size, digest)
 
 
 def _digest(what) -> str:

@@ -1,6 +1,7 @@
 """What a board's U-Boot finds on its storage at power-on, made with U-Boot's own tools
 (Debian's u-boot-tools): the environment saved in flash (mkenvimage) and the boot script
-its distro boot loads (mkimage -T script).
+its distro boot loads (mkimage -T script), and a FIT image holding the kernel and the
+initramfs (mkimage -f auto).
 
 A saved environment replaces U-Boot's built-in default as a whole: an image holding only
 `bootdelay=0` would lose `kernel_addr_r` and every other default.  The image is therefore
@@ -65,6 +66,14 @@ def boot_script(commands: str, out: Path) -> None:
         fh.flush()
         _run(["mkimage", "-A", "arm64", "-O", "linux", "-T", "script", "-C", "none", "-n", "bootlab",
               "-d", fh.name, str(out)], "the boot script")
+
+
+def fit_image(kernel: Path, initrd: Path, load: str, out: Path) -> None:
+    """One FIT image: the kernel (gzipped if its name ends in .gz; bootm inflates it to
+    `load`, where it starts) and the initramfs, each with a CRC U-Boot checks."""
+    compression = "gzip" if kernel.suffix == ".gz" else "none"
+    _run(["mkimage", "-f", "auto", "-A", "arm64", "-O", "linux", "-T", "kernel", "-C", compression, "-a", load,
+          "-e", load, "-n", "bootlab", "-d", str(kernel), "-i", str(initrd), str(out)], "the FIT image")
 
 
 def _run(argv: list[str], what: str) -> None:
