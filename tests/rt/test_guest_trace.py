@@ -3,8 +3,8 @@
 data/guest_table3.trace is the recorder's output (`rtctl trace`) of the Table III scenario
 of rt/tests/guest/scenarios.sh, run in the x86 reference device (QEMU TCG, one CPU, -icount
 shift=0,sleep=off) by tests/test_guest.py; data/guest_table3_arm64.trace is the same
-scenario's on the ARM64 board (QEMU virt, cortex-a57, the same -icount, booted through
-U-Boot); data/guest_table3.toml is the configuration both loaded (rt/examples/table3.toml).
+scenario's on the ARM64 board (QEMU virt, cortex-a57, -icount shift=2,sleep=off, booted
+through U-Boot); data/guest_table3.toml is the configuration both loaded (rt/examples/table3.toml).
 tests/test_guest.py checks a fresh trace the same way on every run.  GUEST_TOLERANCE_US is
 the timing slack allowed to the guest.
 """
