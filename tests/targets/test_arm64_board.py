@@ -131,6 +131,18 @@ def test_the_scheduler_is_built_for_the_boards_kernel():
     assert b"__versions" in (RT_ARM64_MODULES / "rtsched.ko").read_bytes()  # modversions' CRCs
 
 
+def test_headers_whose_build_tools_the_host_lacks_are_refused_with_the_package_to_install(tmp_path):
+    """An arm64 headers tree (as its package unpacks it) naming a kbuild the host has not got."""
+    kernel = packages.Kernel("6.1.0-56", "generic", tmp_path, "arm64")
+    tree = tmp_path / "usr" / "src" / kernel.headers_package
+    tree.mkdir(parents=True)
+    (tree / "scripts").symlink_to("../../lib/linux-kbuild-0.0/scripts")
+    (tmp_path / ".unpacked-headers-generic-arm64").touch()
+    with pytest.raises(packages.PackageError, match=r"/usr/lib/linux-kbuild-0.0 is missing: building modules for "
+                       r"6.1.0-56-arm64 needs the host's linux-kbuild-0.0"):
+        packages.headers(kernel, fetch=False)
+
+
 def _interpreted(elf: bytes) -> bool:
     """Whether an ELF64 file names a dynamic loader (a PT_INTERP program header)."""
     offset, size, count = (int.from_bytes(elf[a:b], "little") for a, b in ((32, 40), (54, 56), (56, 58)))
