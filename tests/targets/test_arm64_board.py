@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bootlab.cli import main
 from bootlab.sourcemap import read_toml
 from bootlab.targets import arm64_board, initramfs, kinds, packages, strategy, uboot_images
 from bootlab.targets.description import TargetError
@@ -129,6 +130,15 @@ def test_the_scheduler_is_built_for_the_boards_kernel():
         assert _machine(ko.read_bytes()) == AARCH64
         assert _modinfo(ko, "vermagic") == expected, ko.name
     assert b"__versions" in (RT_ARM64_MODULES / "rtsched.ko").read_bytes()  # modversions' CRCs
+
+
+def test_target_fetch_prints_the_arm64_headers_tree(capsys):
+    """What the Makefile's KDIR_ARM64 is: the unpacked tree, its Makefile Debian's."""
+    assert main(["target", "fetch", "--arch", "arm64", "--print-headers-dir"]) == 0
+    tree = Path(capsys.readouterr().out.strip())
+    kernel = packages.kernel("generic", arch="arm64")
+    assert tree == packages.headers(kernel) and tree.name == kernel.headers_package
+    assert "linux-headers-" in (tree / "Makefile").read_text()
 
 
 def test_headers_whose_build_tools_the_host_lacks_are_refused_with_the_package_to_install(tmp_path):
