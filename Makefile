@@ -6,6 +6,8 @@ BIN := $(VENV)/bin
 # The headers matching the reference device's kernels (setup installs them): generic and -rt.
 KDIR = /usr/src/$(shell $(BIN)/bootlab target fetch --print-headers-package)
 KDIR_RT = /usr/src/$(shell $(BIN)/bootlab target fetch --print-headers-package --kernel rt)
+# The ARM64 board's: Debian's arm64 headers, unpacked into the cache.
+KDIR_ARM64 = $(shell $(BIN)/bootlab target fetch --arch arm64 --print-headers-dir)
 
 .PHONY: setup build demo test test-python test-c bench clean
 
@@ -17,6 +19,7 @@ build: setup
 	$(MAKE) -C rt all KDIR=$(KDIR) KDIR_RT=$(KDIR_RT)
 	$(MAKE) -C apps/grabber static
 	$(MAKE) -C apps/grabber static CC=aarch64-linux-gnu-gcc BUILD=build/arm64
+	$(MAKE) -C rt arm64 KDIR_ARM64=$(KDIR_ARM64)
 	$(MAKE) -C bench/iomux static
 	$(MAKE) -C bench/rt_latency
 

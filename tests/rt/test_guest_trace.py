@@ -1,10 +1,12 @@
-"""A trace recorded in the reference guest, checked against its configuration.
+"""A trace recorded in each board's guest, checked against its configuration.
 
 data/guest_table3.trace is the recorder's output (`rtctl trace`) of the Table III scenario
-of rt/tests/guest/scenarios.sh, run in the reference device (QEMU TCG, one CPU, -icount
-shift=0,sleep=off) by tests/test_guest.py; data/guest_table3.toml is the configuration it
-loaded (rt/examples/table3.toml).  tests/test_guest.py checks a fresh trace the same way on
-every run.  GUEST_TOLERANCE_US is the timing slack allowed to the guest.
+of rt/tests/guest/scenarios.sh, run in the x86 reference device (QEMU TCG, one CPU, -icount
+shift=0,sleep=off) by tests/test_guest.py; data/guest_table3_arm64.trace is the same
+scenario's on the ARM64 board (QEMU virt, cortex-a57, -icount shift=2,sleep=off, booted
+through U-Boot); data/guest_table3.toml is the configuration both loaded (rt/examples/table3.toml).
+tests/test_guest.py checks a fresh trace the same way on every run.  GUEST_TOLERANCE_US is
+the timing slack allowed to the guest.
 """
 
 from __future__ import annotations
@@ -23,12 +25,13 @@ from bootlab.rt.trace import read_trace
 DATA = Path(__file__).parent / "data"
 GUEST_TOLERANCE_US = 500
 TOLERANCE = GUEST_TOLERANCE_US * 1_000
+TRACES = {"x86": "guest_table3.trace", "arm64": "guest_table3_arm64.trace"}
 
 
-@pytest.fixture(scope="module")
-def guest():
+@pytest.fixture(scope="module", params=TRACES)
+def guest(request):
     config = load_config(DATA / "guest_table3.toml")
-    trace = read_trace(DATA / "guest_table3.trace")
+    trace = read_trace(DATA / TRACES[request.param])
     schedule = Schedule.from_trace(trace)
     schedule.name_from(config)
     return config, trace, schedule

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bootlab.cli import main
 from bootlab.sourcemap import read_toml
 from bootlab.targets import arm64_board, initramfs, kinds, packages, strategy, uboot_images
 from bootlab.targets.description import TargetError
@@ -117,6 +118,63 @@ def test_the_initramfs_and_init_are_built_for_the_kernels_architecture(tmp_path)
     assert _machine(files["bin/busybox"]) == AARCH64
     assert _machine(files["init"]) == AARCH64
     assert any(name.endswith("/vivid.ko") and kernel.release in name for name in files)
+
+
+RT_ARM64 = ROOT / "rt" / "build" / "arm64"
+RT_ARM64_MODULES = ROOT / "rt" / "build" / "kmod-arm64" / "kmod"
+
+
+@pytest.mark.skipif(not (RT_ARM64 / "rtctl").exists(), reason="needs the arm64 scheduler (make build)")
+def test_the_scheduler_is_built_for_the_boards_kernel():
+    """rt/Makefile's arm64 target: the programs are static aarch64 executables, the modules
+    carry the board kernel's vermagic (as Debian's own vivid.ko does) and its symbol CRCs."""
+    kernel = packages.kernel("generic", arch="arm64")
+    tree = packages.headers(kernel)
+    assert "override ARCH = arm64" in (tree / ".kernelvariables").read_text()
+    assert (tree / "scripts" / "Makefile.modpost").exists()  # the host's kbuild, through the cache's link
+    for name in ("rtctl", "rt_periodic", "rt_checks", "rt_dropcap"):
+        elf = (RT_ARM64 / name).read_bytes()
+        assert _machine(elf) == AARCH64 and not _interpreted(elf), name
+    vivid = kernel.modules / packages.load_order(kernel, ["vivid"])[-1][1]
+    expected = _modinfo(vivid, "vermagic")
+    assert expected.startswith(kernel.release + " ")
+    modules = sorted(RT_ARM64_MODULES.glob("*.ko"))
+    assert [m.name for m in modules] == ["rtsched.ko", "rtsched_edf.ko", "rtsched_fp.ko", "rtsched_hsf.ko"]
+    for ko in modules:
+        assert _machine(ko.read_bytes()) == AARCH64
+        assert _modinfo(ko, "vermagic") == expected, ko.name
+    assert b"__versions" in (RT_ARM64_MODULES / "rtsched.ko").read_bytes()  # modversions' CRCs
+
+
+def test_target_fetch_prints_the_arm64_headers_tree(capsys):
+    """What the Makefile's KDIR_ARM64 is: the unpacked tree, its Makefile Debian's."""
+    assert main(["target", "fetch", "--arch", "arm64", "--print-headers-dir"]) == 0
+    tree = Path(capsys.readouterr().out.strip())
+    kernel = packages.kernel("generic", arch="arm64")
+    assert tree == packages.headers(kernel) and tree.name == kernel.headers_package
+    assert "linux-headers-" in (tree / "Makefile").read_text()
+
+
+def test_headers_whose_build_tools_the_host_lacks_are_refused_with_the_package_to_install(tmp_path):
+    """An arm64 headers tree (as its package unpacks it) naming a kbuild the host has not got."""
+    kernel = packages.Kernel("6.1.0-56", "generic", tmp_path, "arm64")
+    tree = tmp_path / "usr" / "src" / kernel.headers_package
+    tree.mkdir(parents=True)
+    (tree / "scripts").symlink_to("../../lib/linux-kbuild-0.0/scripts")
+    (tmp_path / ".unpacked-headers-generic-arm64").touch()
+    with pytest.raises(packages.PackageError, match=r"/usr/lib/linux-kbuild-0.0 is missing: building modules for "
+                       r"6.1.0-56-arm64 needs the host's linux-kbuild-0.0"):
+        packages.headers(kernel, fetch=False)
+
+
+def _interpreted(elf: bytes) -> bool:
+    """Whether an ELF64 file names a dynamic loader (a PT_INTERP program header)."""
+    offset, size, count = (int.from_bytes(elf[a:b], "little") for a, b in ((32, 40), (54, 56), (56, 58)))
+    return any(int.from_bytes(elf[offset + i * size:offset + i * size + 4], "little") == 3 for i in range(count))
+
+
+def _modinfo(ko: Path, field: str) -> str:
+    return subprocess.run(["modinfo", "-F", field, str(ko)], capture_output=True, text=True, check=True).stdout.strip()
 
 
 def _cpio_files(raw: bytes, into: Path) -> dict[str, bytes]:

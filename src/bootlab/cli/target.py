@@ -103,6 +103,11 @@ def register(sub) -> None:
     f.add_argument("--print-headers-package", action="store_true",
                    help="only print the name of the matching linux-headers package "
                    "(of --kernel, default generic)")
+    f.add_argument("--arch", choices=packages.ARCHITECTURES, default="amd64",
+                   help="the kernels' architecture (default amd64: the x86 reference device)")
+    f.add_argument("--print-headers-dir", action="store_true",
+                   help="only print the headers tree to build modules against (of --kernel, default generic; "
+                   "fetched into the cache for arm64)")
     f.set_defaults(func=fetch)
     b = verbs.add_parser("build", help="build the reference device (cached by content)")
     add_target_options(b)
@@ -117,10 +122,15 @@ def fetch(args: argparse.Namespace) -> int:
     try:
         if args.print_headers_package:
             for flavour in args.kernel or ["generic"]:
-                print(packages.Kernel(packages.resolve_abi(), flavour, packages.cache_dir()).headers_package)
+                print(packages.Kernel(packages.resolve_abi(), flavour, packages.cache_dir(), args.arch).headers_package)
+            return 0
+        if args.print_headers_dir:
+            for flavour in args.kernel or ["generic"]:
+                k = packages.kernel(flavour, quiet=True, arch=args.arch)
+                print(packages.headers(k, quiet=True))
             return 0
         for flavour in args.kernel or list(packages.FLAVOURS):
-            k = packages.kernel(flavour, quiet=args.quiet)
+            k = packages.kernel(flavour, quiet=args.quiet, arch=args.arch)
             if not args.quiet:
                 print(f"{flavour}: {k.image}")
     except packages.PackageError as err:

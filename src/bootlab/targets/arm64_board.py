@@ -14,6 +14,7 @@ console (the [bootloader] table).
     append = ""                 # more kernel arguments (what variants and the optimizer add)
     cpu = "cortex-a57"          # QEMU -cpu
     accel = "tcg"               # QEMU -accel (TCG options: "tcg,tb-size=256" ...)
+    icount = ""                 # QEMU -icount, e.g. "shift=0,sleep=off" for a deterministic guest clock
     memory = 1024               # MiB
     cpus = 1
     firmware = "/usr/lib/u-boot/qemu_arm64/u-boot.bin"
@@ -89,6 +90,7 @@ class BoardSection:
     append: str = ""
     cpu: str = "cortex-a57"
     accel: str = "tcg"
+    icount: str = ""
     memory: int = 1024
     cpus: int = 1
     firmware: str = "/usr/lib/u-boot/qemu_arm64/u-boot.bin"
@@ -200,8 +202,9 @@ class Built(qemu.QemuBootable):
         # (the guest is 10.0.2.15, the server 10.0.2.2).  The flash is read-only: the cached
         # image is shared by every boot of this environment.
         flash = (["-drive", f"if=pflash,unit=1,format=raw,readonly=on,file={self.flash}"] if self.flash else [])
+        icount = ["-icount", t.icount] if t.icount else []
         return ["qemu-system-aarch64", "-machine", "virt", "-cpu", t.cpu, "-accel", t.accel,
-                "-m", str(t.memory), "-smp", str(t.cpus), "-nographic", "-no-reboot", "-bios", t.firmware, *flash,
+                "-m", str(t.memory), "-smp", str(t.cpus), "-nographic", "-no-reboot", "-bios", t.firmware, *flash, *icount,
                 "-netdev", f"user,id=net0,tftp={self.tftp}", "-device", "virtio-net-pci,netdev=net0"]
 
     def describe(self) -> dict:

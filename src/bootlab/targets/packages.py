@@ -153,6 +153,45 @@ def kernel(flavour: str, abi: str | None = None, fetch: bool = True, quiet: bool
     return k
 
 
+def headers(k: Kernel, fetch: bool = True, quiet: bool = True) -> Path:
+    """The tree to build modules for a kernel against (Kbuild's KDIR).
+
+    amd64: Debian's headers package, installed on the host by scripts/setup.  Another
+    architecture: its headers package unpacked into the cache beside the kernel, its build
+    tools the host's own.  That is how Debian cross-builds modules: linux-kbuild-6.1 is
+    Multi-Arch: foreign, so the amd64 one (installed with the amd64 headers, of the same
+    version) serves the arm64 headers, whose `scripts` link points at it by a relative path,
+    and whose Makefile includes the architecture-independent common headers by their
+    absolute path in /usr/src (the same package for every architecture).
+    """
+    if k.arch == "amd64":
+        return Path("/usr/src") / k.headers_package
+    tree = k.root / "usr" / "src" / k.headers_package
+    done = k.root / f".unpacked-headers-{k.flavour}-{k.arch}"
+    if not (done.exists() and tree.is_dir()):
+        if not fetch:
+            raise PackageError(f"{k.headers_package} is not in the cache (run `bootlab target fetch --arch {k.arch}`)")
+        deb = download(k.headers_package, k.arch, quiet)
+        if not quiet:
+            print(f"unpacking {deb.name} ...", flush=True)
+        _run(["dpkg-deb", "-x", str(deb), str(k.root)])
+        done.touch()
+    # scripts -> ../../lib/linux-kbuild-6.1/scripts: that directory inside the cache's root is
+    # the host's.
+    kbuild = Path(os.readlink(tree / "scripts")).parent.name
+    host_kbuild = Path("/usr/lib") / kbuild
+    common = Path("/usr/src") / f"linux-headers-{k.abi}-common"
+    for needed, package in ((host_kbuild, kbuild), (common, common.name)):
+        if not needed.is_dir():
+            raise PackageError(f"{needed} is missing: building modules for {k.release} needs the host's {package} "
+                               "(scripts/setup installs it with the amd64 headers)")
+    link = k.root / "usr" / "lib" / kbuild
+    if not link.is_symlink():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(host_kbuild)
+    return tree
+
+
 def module_dependencies(k: Kernel) -> dict[str, tuple[str, list[str]]]:
     """modules.dep as {module name: (relative path, [dependency names in load order])}."""
     deps: dict[str, tuple[str, list[str]]] = {}
