@@ -389,3 +389,20 @@ def test_the_optimizer_probes_and_varies_the_systemd_device(store):
                     run_campaign=lambda c, title: campaign.run(c, store, booter=fake.for_variant))
     out = opt.run()
     assert [c.name for c in out.kept] == ["journal-volatile"] and out.final.rootfs.journal == "volatile"
+
+
+def test_the_final_target_file_of_the_systemd_device_stands_anywhere(tmp_path):
+    device = load(str(Path(__file__).resolve().parents[2] / "demo" / "systemd.toml"))
+    elsewhere = tmp_path / "result"
+    elsewhere.mkdir()
+    (elsewhere / "final.toml").write_text(final_target_file(device, "final"))
+    moved = load(str(elsewhere / "final.toml"))
+    assert moved.host_files(moved.rootfs.files) == device.host_files(device.rootfs.files)
+    assert all(Path(p).is_absolute() and Path(p).exists() for p in moved.rootfs.files.values())
+
+
+def test_the_final_target_file_of_a_built_kernel_names_its_fragments_absolutely(tmp_path):
+    small = load(str(Path(__file__).resolve().parents[2] / "demo" / "kernel-small.toml"))
+    (tmp_path / "final.toml").write_text(final_target_file(small, "final"))
+    moved = load(str(tmp_path / "final.toml"))
+    assert moved.kernel_config().fragments == small.kernel_config().fragments

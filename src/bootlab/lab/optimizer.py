@@ -556,11 +556,16 @@ class Optimizer:
                              "that causes it (soak the cumulative configurations of waterfall.toml) before using it")
 
 
-def _standalone(t: Target, name: str) -> Target:
-    """A copy that stands without its target file: relative file paths made absolute."""
+def _standalone(t, name: str):
+    """A copy that stands without its target file: every relative file path in it (the
+    initramfs's and the root filesystem's files, Kconfig fragments) made absolute."""
     out = _target(t.to_dict(), t.base)
     out.name = name
     out.initramfs.files = t.host_files()
+    if getattr(out, "rootfs", None) is not None:
+        out.rootfs.files = t.host_files(t.rootfs.files)
+    if getattr(out, "kconfig", None) is not None:
+        out.kconfig.fragments = [str(f) for f in t.kernel_config().fragments]
     return out
 
 
