@@ -249,3 +249,19 @@ def test_a_saved_environment_boots_directly_without_the_countdown(tmp_path):
     assert b"Loading Environment from Flash... OK" in text and b"Hit any key to stop autoboot:  0" in text
     assert b"DHCP" not in text and b"boot.scr.uimg" not in text and b"BOOTLAB READY" in text
     assert built.flash.stat().st_size == arm64_board.FLASH_BANK
+
+
+def test_a_fit_image_needs_the_ram_to_load_it():
+    with pytest.raises(TargetError, match="arm64.fit: a FIT image is loaded at 0x48000000"):
+        _board({"arm64": {"fit": True, "memory": 128}})
+
+
+@pytest.mark.qemu
+@needs_qemu
+@needs_grabber
+def test_a_gzipped_kernel_boots_on_a_128_mib_board(tmp_path):
+    """booti inflates below the ramdisk, not where U-Boot relocated itself to the top of a
+    small board's RAM (found when the optimizer combined image-gz with ram-128M)."""
+    board = _board({"arm64": {"image": "Image.gz", "memory": 128}})
+    result = strategy.boot(arm64_board.build(board), str(tmp_path / "small.capture"))
+    assert result.status == "ok", result.reason

@@ -63,8 +63,10 @@ FLAVOURS = ("generic", "cloud")
 IMAGES = ("Image", "Image.gz")
 FIT = "boot.itb"
 # A FIT image is loaded above the kernel's own place (bootm copies the kernel out of it to its
-# load address, kernel_addr_r) and the ramdisk's; the device tree is the one QEMU gave U-Boot.
+# load address, kernel_addr_r) and the ramdisk's, at 128 MiB: the board needs 256 MiB for it.
+# The device tree is the one QEMU gave U-Boot.
 FIT_ADDR = "0x48000000"
+FIT_MEMORY = 256
 FIT_BOOT_COMMAND = ("tftpboot ${fit_addr} ${bootfile} && "
                     "bootm ${fit_addr}#conf-1 ${fit_addr}:ramdisk-1 ${fdtcontroladdr}")
 INITRD = "initrd"  # the initramfs's name in the TFTP directory
@@ -76,9 +78,11 @@ STATIC_NETWORK = {"ipaddr": "10.0.2.15", "serverip": "10.0.2.2"}
 ENV_SIZE = 0x40000
 FLASH_BANK = 64 << 20
 KERNEL_ADDR = "0x40400000"  # U-Boot's kernel_addr_r: where a FIT image's kernel is placed
-# Where booti inflates an Image.gz from, and the most it may take: 16 MiB above the ramdisk
-# (U-Boot's ramdisk_addr_r, 0x44000000), ending at 128 MiB so that a 128 MiB board can.
-INFLATE = {"kernel_comp_addr_r": "0x45000000", "kernel_comp_size": "0x3000000"}
+# Where booti inflates an Image.gz (kernel_comp_addr_r, room for the whole inflated kernel:
+# U-Boot inflates there, then moves it to kernel_addr_r) and, above it, the ramdisk: all below
+# 128 MiB, so that a 128 MiB board can (U-Boot relocates itself to the top of its RAM).
+# Debian's 6.1 Image is 32 MiB (its header's image_size).
+INFLATE = {"kernel_comp_addr_r": "0x42800000", "kernel_comp_size": "0x2400000", "ramdisk_addr_r": "0x45000000"}
 
 
 @dataclass
@@ -138,6 +142,8 @@ class Arm64Board:
             (t.image in IMAGES, "image", f"image must be one of {', '.join(IMAGES)}"),
             (t.accel.split(",")[0] == "tcg", "accel", "accel must be tcg (with options: \"tcg,tb-size=256\")"),
             (32 <= t.memory <= 65536, "memory", "memory must be 32..65536 MiB"),
+            (not t.fit or t.memory >= FIT_MEMORY, "fit",
+             f"a FIT image is loaded at {FIT_ADDR}, past the RAM of a board under {FIT_MEMORY} MiB"),
             (1 <= t.cpus <= 64, "cpus", "cpus must be 1..64"),
             (t.console_baud >= 0, "console_baud", "console_baud must be 0 (unthrottled) or a speed"),
             (self.bootloader is not None, "bootloader", "the board boots through U-Boot: [bootloader] is required"),
