@@ -137,18 +137,25 @@ static int64_t return_fields(const uint8_t *data, int64_t n, int64_t from, int64
 	return fn_end;
 }
 
+uint64_t dmesg_holding(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words)
+{
+	uint64_t mask = 0;
+
+	for (int64_t p = from; p < end; p++)
+		for (size_t k = 0; k < words->count; k++)
+			if (words->text[k][0] == data[p] && (int64_t)words->len[k] <= end - p &&
+			    memcmp(data + p, words->text[k], words->len[k]) == 0)
+				mask |= (uint64_t)1 << k;
+	return mask;
+}
+
 static int meaningful(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
 		      const struct dmesg_words *starts)
 {
 	for (size_t k = 0; k < starts->count; k++)
 		if ((int64_t)starts->len[k] <= end - from && memcmp(data + from, starts->text[k], starts->len[k]) == 0)
 			return 1;
-	for (int64_t p = from; p < end; p++)
-		for (size_t k = 0; k < words->count; k++)
-			if (words->text[k][0] == data[p] && (int64_t)words->len[k] <= end - p &&
-			    memcmp(data + p, words->text[k], words->len[k]) == 0)
-				return 1;
-	return 0;
+	return dmesg_holding(data, from, end, words) != 0;
 }
 
 size_t dmesg_name_slots(size_t count)

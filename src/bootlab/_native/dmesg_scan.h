@@ -35,6 +35,9 @@ struct dmesg_words {
 	size_t count;
 };
 
+/* Which of `words` (at most 64, none empty) data[from..end) holds: bit k for words k. */
+uint64_t dmesg_holding(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words);
+
 /* Which function texts were seen: each different text once (its first offset and length),
  * in the order first seen. */
 struct dmesg_names {

@@ -163,11 +163,54 @@ out:
 	return result;
 }
 
+static PyObject *holding(PyObject *self, PyObject *args)
+{
+	Py_buffer text, start, end;
+	PyObject *words_tuple, *masks = NULL;
+	struct dmesg_words words = { 0 };
+	Py_ssize_t count;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "y*y*y*O!", &text, &start, &end, &PyTuple_Type, &words_tuple))
+		return NULL;
+	count = start.len / 8;
+	if (start.len % 8 || end.len != start.len || PyTuple_GET_SIZE(words_tuple) > 64) {
+		PyErr_SetString(PyExc_ValueError, "starts and ends: int64 columns of one length; at most 64 words");
+		goto out;
+	}
+	if (words_of(words_tuple, &words))
+		goto out;
+	for (Py_ssize_t i = 0; i < count; i++) {
+		const int64_t from = ((const int64_t *)start.buf)[i], stop = ((const int64_t *)end.buf)[i];
+
+		if (from < 0 || stop > text.len || from > stop) {
+			PyErr_SetString(PyExc_ValueError, "a line outside the text");
+			goto out;
+		}
+	}
+	masks = column(count, 8);
+	if (!masks)
+		goto out;
+	Py_BEGIN_ALLOW_THREADS
+	for (Py_ssize_t i = 0; i < count; i++)
+		((uint64_t *)PyByteArray_AS_STRING(masks))[i] = dmesg_holding(
+			text.buf, ((const int64_t *)start.buf)[i], ((const int64_t *)end.buf)[i], &words);
+	Py_END_ALLOW_THREADS
+out:
+	words_free(&words);
+	PyBuffer_Release(&text);
+	PyBuffer_Release(&start);
+	PyBuffer_Release(&end);
+	return masks;
+}
+
 static PyMethodDef methods[] = {
 	{ "lines", lines, METH_VARARGS,
 	  "lines(text) -> (start, end, nbytes, t) int64 columns, or None when the text needs the per-line path" },
 	{ "messages", messages, METH_VARARGS,
 	  "messages(text, offset, end, words, starts) -> (kind uint8, fn, a, b int64 columns, function texts)" },
+	{ "holding", holding, METH_VARARGS,
+	  "holding(text, start, end, words) -> uint64 column: per line, bit k set when it holds words[k]" },
 	{ NULL, NULL, 0, NULL },
 };
 

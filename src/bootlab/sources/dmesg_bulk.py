@@ -24,15 +24,11 @@ import re
 
 import numpy as np
 
+from .._native import dmesgscan
 from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SlicedText, SourceInfo, in_range
 from .console import DMESG_DUMP_BEGIN, MEANINGFUL, MEANINGFUL_STARTS, MEANINGFUL_WORDS, Interpreter, stamp_ns
 from .initcall import NO_RET_CODE, InitcallReader
 from .userspace import Patterns
-
-try:
-    from .._native import dmesgscan
-except ImportError:  # not built: the numpy path reads the same, slower
-    dmesgscan = None
 
 # Only worth its set-up on big logs (printk.py also sends only big files here).
 MIN_LINES = 20_000

@@ -122,8 +122,25 @@ static void test_names_kept_once(void)
 			     &names) == -1);
 }
 
+static void test_holding(void)
+{
+	static const char *const word_text[] = { "] a", "] b", "bc" };
+	static const size_t word_len[] = { 3, 3, 2 };
+	const struct dmesg_words words = { (const uint8_t *const *)word_text, word_len, 3 };
+	const char *line = "[1] bc [2] a";
+	uint8_t *text = malloc(12);
+
+	memcpy(text, line, 12);
+	CHECK(dmesg_holding(text, 0, 12, &words) == 7);
+	CHECK(dmesg_holding(text, 0, 11, &words) == 6); /* "] a" cut by the end */
+	CHECK(dmesg_holding(text, 5, 12, &words) == 1);
+	CHECK(dmesg_holding(text, 0, 0, &words) == 0);
+	free(text);
+}
+
 int main(void)
 {
+	test_holding();
 	test_count_lines();
 	test_lines();
 	test_messages();
