@@ -137,25 +137,51 @@ static int64_t return_fields(const uint8_t *data, int64_t n, int64_t from, int64
 	return fn_end;
 }
 
-uint64_t dmesg_holding(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words)
+/* Per byte value, the words that start with it (bit k for words k). */
+static void first_bytes(const struct dmesg_words *words, uint64_t table[256])
 {
-	uint64_t mask = 0;
+	memset(table, 0, 256 * sizeof(*table));
+	for (size_t k = 0; k < words->count && k < 64; k++)
+		table[words->text[k][0]] |= (uint64_t)1 << k;
+}
 
-	for (int64_t p = from; p < end; p++)
-		for (size_t k = 0; k < words->count; k++)
-			if (words->text[k][0] == data[p] && (int64_t)words->len[k] <= end - p &&
-			    memcmp(data + p, words->text[k], words->len[k]) == 0)
-				mask |= (uint64_t)1 << k;
-	return mask;
+/* Which words data[from..end) holds; with `any`, the first one found is enough. */
+static uint64_t holds(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
+		      const uint64_t table[256], int any)
+{
+	uint64_t found = 0;
+
+	for (int64_t p = from; p < end; p++) {
+		for (uint64_t maybe = table[data[p]] & ~found; maybe; maybe &= maybe - 1) {
+			int k = __builtin_ctzll(maybe);
+
+			if ((int64_t)words->len[k] <= end - p && memcmp(data + p, words->text[k], words->len[k]) == 0) {
+				found |= (uint64_t)1 << k;
+				if (any)
+					return found;
+			}
+		}
+	}
+	return found;
+}
+
+void dmesg_holding(const uint8_t *data, size_t count, const int64_t *start, const int64_t *end,
+		   const struct dmesg_words *words, uint64_t *masks)
+{
+	uint64_t table[256];
+
+	first_bytes(words, table);
+	for (size_t i = 0; i < count; i++)
+		masks[i] = holds(data, start[i], end[i], words, table, 0);
 }
 
 static int meaningful(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
-		      const struct dmesg_words *starts)
+		      const uint64_t table[256], const struct dmesg_words *starts)
 {
 	for (size_t k = 0; k < starts->count; k++)
 		if ((int64_t)starts->len[k] <= end - from && memcmp(data + from, starts->text[k], starts->len[k]) == 0)
 			return 1;
-	return dmesg_holding(data, from, end, words) != 0;
+	return holds(data, from, end, words, table, 1) != 0;
 }
 
 size_t dmesg_name_slots(size_t count)
@@ -192,10 +218,12 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 		   int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names)
 {
 	const int64_t size = (int64_t)n, prefix = (int64_t)strlen("calling  ");
+	uint64_t table[256];
 
 	for (size_t k = 0; k < words->count; k++)
-		if (words->len[k] == 0)
+		if (words->len[k] == 0 || k == 64)
 			return -1; /* (an empty word is in every message: not what a caller means) */
+	first_bytes(words, table);
 	for (size_t i = 0; i < count; i++)
 		if (offset[i] < 0 || end[i] > size || offset[i] > end[i])
 			return -1;
@@ -214,7 +242,7 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 		}
 		if (fn_end >= 0)
 			fn[i] = name_index(data, from + prefix, fn_end - from - prefix, names);
-		if (meaningful(data, from, stop, words, starts))
+		if (meaningful(data, from, stop, words, table, starts))
 			kind[i] |= DMESG_MEANINGFUL;
 	}
 	return 0;

@@ -35,8 +35,10 @@ struct dmesg_words {
 	size_t count;
 };
 
-/* Which of `words` (at most 64, none empty) data[from..end) holds: bit k for words k. */
-uint64_t dmesg_holding(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words);
+/* Per line data[start[i]..end[i]), which of `words` (at most 64, none empty) it holds:
+ * bit k of masks[i] for words k. */
+void dmesg_holding(const uint8_t *data, size_t count, const int64_t *start, const int64_t *end,
+		   const struct dmesg_words *words, uint64_t *masks);
 
 /* Which function texts were seen: each different text once (its first offset and length),
  * in the order first seen. */
@@ -53,7 +55,8 @@ struct dmesg_names {
  * DMESG_NO_RET_CODE, b = N in ns; either way fn[i] = the index of FN's text in names, else
  * -1), plus DMESG_MEANINGFUL when the message holds a word or starts with a start.  names
  * must have room for `count` names and 2 * count slots, rounded up to a power of two.
- * Returns 0, or -1 (nothing done) when an offset or end lies outside the text or a word is empty. */
+ * Returns 0, or -1 (nothing done) when an offset or end lies outside the text, a word is
+ * empty or there are more than 64 words. */
 int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *offset, const int64_t *end,
 		   const struct dmesg_words *words, const struct dmesg_words *starts, uint8_t *kind,
 		   int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names);

@@ -192,9 +192,7 @@ static PyObject *holding(PyObject *self, PyObject *args)
 	if (!masks)
 		goto out;
 	Py_BEGIN_ALLOW_THREADS
-	for (Py_ssize_t i = 0; i < count; i++)
-		((uint64_t *)PyByteArray_AS_STRING(masks))[i] = dmesg_holding(
-			text.buf, ((const int64_t *)start.buf)[i], ((const int64_t *)end.buf)[i], &words);
+	dmesg_holding(text.buf, (size_t)count, start.buf, end.buf, &words, (uint64_t *)PyByteArray_AS_STRING(masks));
 	Py_END_ALLOW_THREADS
 out:
 	words_free(&words);

@@ -128,13 +128,16 @@ static void test_holding(void)
 	static const size_t word_len[] = { 3, 3, 2 };
 	const struct dmesg_words words = { (const uint8_t *const *)word_text, word_len, 3 };
 	const char *line = "[1] bc [2] a";
+	const int64_t start[4] = { 0, 0, 5, 0 }, end[4] = { 12, 11, 12, 0 };
+	uint64_t masks[4];
 	uint8_t *text = malloc(12);
 
 	memcpy(text, line, 12);
-	CHECK(dmesg_holding(text, 0, 12, &words) == 7);
-	CHECK(dmesg_holding(text, 0, 11, &words) == 6); /* "] a" cut by the end */
-	CHECK(dmesg_holding(text, 5, 12, &words) == 1);
-	CHECK(dmesg_holding(text, 0, 0, &words) == 0);
+	dmesg_holding(text, 4, start, end, &words, masks);
+	CHECK(masks[0] == 7);
+	CHECK(masks[1] == 6); /* "] a" cut by the end */
+	CHECK(masks[2] == 1);
+	CHECK(masks[3] == 0);
 	free(text);
 }
 
