@@ -129,13 +129,13 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
                                 if scanned else _numpy_initcalls(interp.initcalls, text, arr, t, offsets, ends))
     # Only these lines need Python: those a ready or app-start pattern could match, those
     # without a time, and kernel messages that can mean something beyond their time.
-    candidates = _candidates(text, starts, interp)
+    candidates = _candidates(data, text, starts, ends, interp)
     if candidates is None:
         visit = np.arange(len(t))
     else:
         others = np.flatnonzero((t != NO_TIME) & ~initcall_lines)
         meaningful = scanned.meaningful[others] if scanned else _meaningful(text, offsets[others], ends[others])
-        visit = np.union1d(np.array(sorted(candidates) + untimed, dtype=np.int64), others[meaningful])
+        visit = np.union1d(np.array(candidates + untimed, dtype=np.int64), others[meaningful])
     first_timed = int(np.argmax(t != NO_TIME)) if (t != NO_TIME).any() else len(t)
     message, patterns_seen, say = interp.message, interp.user.patterns_seen, interp.text
     first = skipped + 1  # the first line's number
@@ -311,14 +311,21 @@ def _meaningful(text: str, offsets: np.ndarray, ends: np.ndarray) -> np.ndarray:
                         for a, b in zip(offsets.tolist(), ends.tolist())), dtype=bool, count=len(offsets))
 
 
-def _candidates(text: str, starts: np.ndarray, interp: Interpreter) -> set[int] | None:
+def _candidates(data: bytes, text: str, starts: np.ndarray, ends: np.ndarray,
+                interp: Interpreter) -> list[int] | None:
+    """The lines (sorted) a ready or app-start pattern could match: those holding its hint;
+    None when a pattern has none."""
     hints = [hint for hint, _rank, _p in interp.user.ready] + [hint for hint, _p in interp.user.app_start]
     if any(h is None for h in hints):
         return None
+    if dmesgscan is not None and 0 < len(hints) <= 64 and all(
+            h and h.isascii() and "\n" not in h and "\r" not in h for h in hints):  # (within a line's text)
+        masks = dmesgscan.holding(data, starts, ends, tuple(h.encode() for h in hints))
+        return np.flatnonzero(np.frombuffer(masks, dtype=np.uint64)).tolist()
     lines: set[int] = set()
     for hint in hints:
         at = text.find(hint)
         while at >= 0:
             lines.add(int(np.searchsorted(starts, at, side="right")) - 1)
             at = text.find(hint, at + 1)
-    return lines
+    return sorted(lines)
