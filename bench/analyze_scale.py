@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -139,8 +140,10 @@ def main() -> int:
             boots_log = {"boots": boots, "lines": lines, "bytes": many.stat().st_size}
             results["many boots: analyze --boot 1"] = measure(analyze + ["--boot", "1", str(many)], None, args.runs)
             results["many boots: analyze (last)"] = measure(analyze + [str(many)], None, args.runs)
+    load = os.getloadavg()[1]  # the 5-minute average over the run: the ratios hold on a host this busy
     peer = results["bootgraph.pl (svg)"]["wall_s"]
-    print(f"{n} lines ({size / 1e6:.0f} MB of initcall_debug dmesg), median of {args.runs} runs")
+    print(f"{n} lines ({size / 1e6:.0f} MB of initcall_debug dmesg), median of {args.runs} runs, "
+          f"load average {load:.2f} on {os.cpu_count()} CPUs")
     if boots_log:
         print(f"many boots: {boots_log['lines']} lines ({boots_log['bytes'] / 1e6:.0f} MB) in {boots_log['boots']} "
               f"boots of {boots_log['lines'] // boots_log['boots']} lines")
@@ -148,7 +151,7 @@ def main() -> int:
     for tool, r in results.items():
         print(f"{tool:30} {r['wall_s']:7.2f}s {r['peak_mb']:8.0f}MB {r['wall_s'] / peer:15.2f}x")
     if args.json:
-        Path(args.json).write_text(json.dumps({"lines": n, "bytes": size, "many_boots": boots_log,
+        Path(args.json).write_text(json.dumps({"lines": n, "bytes": size, "load_average": load, "many_boots": boots_log,
                                                "results": results}, indent=1))
     return 0
 
