@@ -14,8 +14,10 @@ KDIR_ARM64 = $(shell $(BIN)/bootlab target fetch --arch arm64 --print-headers-di
 setup:
 	scripts/setup
 
-# What runs in the guest: the scheduler's modules and programs, the grabber, benchmarks.
+# What runs in the guest: the scheduler's modules and programs, the grabber, benchmarks;
+# and the C part of the Python package (the dmesg scanner).
 build: setup
+	$(MAKE) -C src/bootlab/_native PYTHON=$(CURDIR)/$(BIN)/python
 	$(MAKE) -C rt all KDIR=$(KDIR) KDIR_RT=$(KDIR_RT)
 	$(MAKE) -C apps/grabber static
 	$(MAKE) -C apps/grabber static CC=aarch64-linux-gnu-gcc BUILD=build/arm64
@@ -37,6 +39,7 @@ test-c:
 	$(MAKE) -C rt check checkpatch KDIR=$(KDIR)
 	$(MAKE) -C apps/grabber check
 	$(MAKE) -C bench/iomux check
+	$(MAKE) -C src/bootlab/_native check PYTHON=$(CURDIR)/$(BIN)/python
 
 bench: build
 	mkdir -p out
@@ -53,3 +56,4 @@ clean:
 	$(MAKE) -C rt clean
 	$(MAKE) -C apps/grabber clean
 	$(MAKE) -C bench/iomux clean
+	$(MAKE) -C src/bootlab/_native clean PYTHON=$(CURDIR)/$(BIN)/python

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -84,23 +85,25 @@ FLOOR_PERL = f"$c++ if /{CALLING}/; $r++ if /{RETURNED}/; END {{ print \"$c $r\\
 
 
 def measure(argv: list[str], stdin: Path | None, runs: int) -> dict:
-    """Median wall time and peak RSS of a command (each run in a fresh child)."""
-    walls, peaks = [], []
+    """Median wall time, median CPU time (user + system: what a busy host changes least)
+    and peak RSS of a command (each run in a fresh child)."""
+    walls, peaks, cpus = [], [], []
     for _ in range(runs):
         script = ("import resource, subprocess, sys, time\n"
                   "start = time.perf_counter()\n"
                   "stdin = open(sys.argv[1], 'rb') if sys.argv[1] != '-' else None\n"
                   "code = subprocess.run(sys.argv[2:], stdin=stdin, stdout=subprocess.DEVNULL).returncode\n"
                   "wall = time.perf_counter() - start\n"
-                  "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-                  "print(wall, peak, code)\n")
+                  "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+                  "print(wall, usage.ru_maxrss, code, usage.ru_utime + usage.ru_stime)\n")
         out = subprocess.run([sys.executable, "-c", script, str(stdin) if stdin else "-", *argv],
                              capture_output=True, text=True, check=True).stdout.split()
         if out[2] != "0":
             raise SystemExit(f"{argv[0]} failed with status {out[2]}")
         walls.append(float(out[0]))
         peaks.append(int(out[1]) / 1024)
-    return {"wall_s": statistics.median(walls), "peak_mb": max(peaks), "runs": runs}
+        cpus.append(float(out[3]))
+    return {"wall_s": statistics.median(walls), "cpu_s": statistics.median(cpus), "peak_mb": max(peaks), "runs": runs}
 
 
 def main() -> int:
@@ -139,16 +142,20 @@ def main() -> int:
             boots_log = {"boots": boots, "lines": lines, "bytes": many.stat().st_size}
             results["many boots: analyze --boot 1"] = measure(analyze + ["--boot", "1", str(many)], None, args.runs)
             results["many boots: analyze (last)"] = measure(analyze + [str(many)], None, args.runs)
+    load = os.getloadavg()[1]  # the 5-minute average over the run: the ratios hold on a host this busy
     peer = results["bootgraph.pl (svg)"]["wall_s"]
-    print(f"{n} lines ({size / 1e6:.0f} MB of initcall_debug dmesg), median of {args.runs} runs")
+    print(f"{n} lines ({size / 1e6:.0f} MB of initcall_debug dmesg), median of {args.runs} runs, "
+          f"load average {load:.2f} on {os.cpu_count()} CPUs")
     if boots_log:
         print(f"many boots: {boots_log['lines']} lines ({boots_log['bytes'] / 1e6:.0f} MB) in {boots_log['boots']} "
               f"boots of {boots_log['lines'] // boots_log['boots']} lines")
-    print(f"{'tool':30} {'wall':>8} {'peak RSS':>10} {'vs bootgraph.pl':>16}")
+    peer_cpu = results["bootgraph.pl (svg)"]["cpu_s"]
+    print(f"{'tool':30} {'wall':>8} {'cpu':>8} {'peak RSS':>10} {'vs bootgraph.pl: wall':>22} {'cpu':>6}")
     for tool, r in results.items():
-        print(f"{tool:30} {r['wall_s']:7.2f}s {r['peak_mb']:8.0f}MB {r['wall_s'] / peer:15.2f}x")
+        print(f"{tool:30} {r['wall_s']:7.2f}s {r['cpu_s']:7.2f}s {r['peak_mb']:8.0f}MB {r['wall_s'] / peer:21.2f}x "
+              f"{r['cpu_s'] / peer_cpu:5.2f}x")
     if args.json:
-        Path(args.json).write_text(json.dumps({"lines": n, "bytes": size, "many_boots": boots_log,
+        Path(args.json).write_text(json.dumps({"lines": n, "bytes": size, "load_average": load, "many_boots": boots_log,
                                                "results": results}, indent=1))
     return 0
 

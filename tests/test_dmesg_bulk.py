@@ -18,6 +18,19 @@ from bootlab.timeline import ConsoleLog
 REAL = Path(__file__).parent / "data" / "real" / "generic-initcall.dmesg.gz"
 
 
+@pytest.fixture(params=["C", "numpy"])
+def scanner(request, monkeypatch):
+    """Each test of the bulk reader runs with the C scanner (built by `make build`) and
+    with the numpy path that stands in when it is not built."""
+    if request.param == "numpy":
+        monkeypatch.setattr(dmesg_bulk, "dmesgscan", None)
+    return request.param
+
+
+def test_the_c_scanner_is_built():
+    assert dmesg_bulk.dmesgscan is not None, "make build builds src/bootlab/_native"
+
+
 def _big_log(path: Path, crlf: bool = False) -> None:
     base = gzip.decompress(REAL.read_bytes()).splitlines()
     lines = []
@@ -58,7 +71,7 @@ def _summary(boot):
 
 
 @pytest.mark.parametrize("crlf", [False, True])
-def test_bulk_equals_per_line(tmp_path, monkeypatch, crlf):
+def test_bulk_equals_per_line(tmp_path, monkeypatch, scanner, crlf):
     path = tmp_path / "big.dmesg"
     _big_log(path, crlf)
     bulk, per_line = _both_ways(path, monkeypatch)
@@ -95,7 +108,7 @@ def _reports(boot) -> tuple[str, str]:
     return svg, render(a, "json")
 
 
-def test_bulk_leaves_other_layouts_to_the_per_line_path(tmp_path):
+def test_bulk_leaves_other_layouts_to_the_per_line_path(tmp_path, scanner):
     path = tmp_path / "callerid.dmesg"
     path.write_bytes(b"".join(b"[%5d.%06d][    T1] calling  x%d+0x0/0x10 @ 1\n" % (i // 1000, i % 1000, i)
                               for i in range(30_000)))
@@ -136,7 +149,7 @@ _OTHER = st.sampled_from(["entering initcall level: fs", "probe of 0000:00:02.0 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(messages=st.lists(st.one_of(_CALL, _RETURN, _OTHER), min_size=1, max_size=60))
-def test_bulk_reads_initcall_lines_as_the_per_line_path_does(tmp_path, monkeypatch, messages):
+def test_bulk_reads_initcall_lines_as_the_per_line_path_does(tmp_path, monkeypatch, scanner, messages):
     lines = [f"[{i // 1000:5d}.{i % 1000:06d}] {m}" for i, m in enumerate(messages)]
     path = tmp_path / "log.dmesg"
     path.write_bytes(("\n".join(lines) + "\n").encode())
@@ -177,7 +190,7 @@ _WORDS = st.sampled_from(["", "calling  ", "initcall ", "probe of ", "async_", "
                                                 max_size=30), st.integers(0, 3 * 10**6),
                                 st.sampled_from([True] * 19 + [False])),
                       min_size=1, max_size=50))
-def test_bulk_reads_any_kernel_messages_as_the_per_line_path_does(tmp_path, monkeypatch, lines):
+def test_bulk_reads_any_kernel_messages_as_the_per_line_path_does(tmp_path, monkeypatch, scanner, lines):
     """Messages of every kind the interpreter knows and anything else, stamped or not (a
     continuation line), with time going back: the lines the bulk reader leaves alone are
     exactly those the interpreter would do nothing with."""
@@ -194,6 +207,25 @@ def test_bulk_reads_any_kernel_messages_as_the_per_line_path_does(tmp_path, monk
     assert [(e.kind, e.name, e.line) for e in bulk.events] == [(e.kind, e.name, e.line) for e in per_line.events]
 
 
+@settings(max_examples=300, deadline=None)
+@given(data=st.lists(st.sampled_from([b"\n", b"\r\n", b"\r", b"\t", b"\x1b", b"\xc3\xa9", b"[", b"]", b".", b" ",
+                                      b"0", b"7", b"x", b"[    1.000000] ", b"[12345.678901] ", b"[ 1 2 .000000] "]),
+                      max_size=30).map(b"".join))
+def test_c_lines_read_as_the_numpy_path_does(data):
+    """The C scanner's lines, byte counts and stamps (or its refusal) are the numpy path's,
+    whatever the bytes: CRLF, a lone CR, control characters, UTF-8, stamps near misses."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    native = dmesg_bulk._lines(data, arr)
+    saved, dmesg_bulk.dmesgscan = dmesg_bulk.dmesgscan, None
+    try:
+        by_numpy = dmesg_bulk._lines(data, arr)
+    finally:
+        dmesg_bulk.dmesgscan = saved
+    assert (native is None) == (by_numpy is None)
+    if native is not None:
+        assert [c.tolist() for c in native] == [c.tolist() for c in by_numpy]
+
+
 @settings(max_examples=200, deadline=None)
 @given(data=st.binary(max_size=40), word=st.binary(min_size=1, max_size=12),
        at=st.lists(st.integers(-3, 45), max_size=20))
@@ -205,7 +237,7 @@ def test_word_search_reads_like_slices(data, word, at):
     assert found.tolist() == [a >= 0 and data[a:a + len(word)] == word for a in at]
 
 
-def test_a_boot_deep_in_a_log_of_several_is_read_without_the_boots_before(tmp_path, monkeypatch):
+def test_a_boot_deep_in_a_log_of_several_is_read_without_the_boots_before(tmp_path, monkeypatch, scanner):
     """multiboot gives the reader one boot after an empty line for each line before it: the
     bulk reader makes columns of the boot's own lines only, numbered as in the file."""
     path = tmp_path / "boots.dmesg"
@@ -223,3 +255,13 @@ def test_a_boot_deep_in_a_log_of_several_is_read_without_the_boots_before(tmp_pa
     assert bulk.logs[0].lineno[0] == before + 1
     assert render(analyze(bulk), "text") == render(analyze(per_line), "text")
     assert _summary(bulk) == _summary(per_line)
+
+
+def test_a_log_of_empty_lines_only_is_left_to_the_per_line_path(tmp_path, monkeypatch, scanner):
+    """Nothing but the stand-ins of boots before (numpy indexed an empty text here)."""
+    path = tmp_path / "empty.dmesg"
+    path.write_bytes(b"\n" * 5)
+    monkeypatch.setattr(printk, "BULK_MIN_BYTES", 0)
+    monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 0)
+    boot = read([str(path)], fmt="dmesg")
+    assert len(boot.logs[0]) == 5

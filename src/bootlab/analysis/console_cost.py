@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._native import dmesgscan
 from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, Mark
 from .console_loss import ConsoleLoss, console_loss, warn
 from .phases import Phases
@@ -169,6 +170,13 @@ def _levels(text, rows: np.ndarray) -> np.ndarray:
 def _lines_with_words(arr: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per line (sorted, not overlapping): whether it holds one of _DEBUG_WORDS, and whether
     it holds "] probe of "."""
+    if dmesgscan is not None:  # in C, one pass (the numpy passes below read the same)
+        masks = np.frombuffer(dmesgscan.holding(arr, np.ascontiguousarray(starts, dtype=np.int64),
+                                                np.ascontiguousarray(ends, dtype=np.int64),
+                                                tuple(w.tobytes() for w in _DEBUG_WORDS + [_PROBE_WORDS])),
+                              dtype=np.uint64)
+        probe = np.uint64(1 << len(_DEBUG_WORDS))
+        return (masks & (probe - np.uint64(1))) != 0, (masks & probe) != 0
     found = {id(word): np.zeros(len(starts), dtype=bool) for word in _DEBUG_WORDS + [_PROBE_WORDS]}
     for a in range(0, len(arr), _CHUNK):
         at = np.flatnonzero(arr[a:a + _CHUNK] == ord("]")) + a

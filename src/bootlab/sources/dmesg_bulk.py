@@ -11,6 +11,11 @@ general interpreter, in file order.  The results are the same as the per-line pa
 compares them).  Logs that do not fit (not ASCII, control characters, other stamp
 layouts) are left to the per-line path.  printk.py imports this module only for a log big
 enough to be worth it.
+
+The two whole-file passes (the lines and their stamps; what each timed message is) are done
+in C by bootlab._native.dmesgscan when it is built (`make build`), in one pass each over
+the text instead of a numpy pass per byte position; the numpy path below reads the same
+and is used when the extension is not there.
 """
 
 from __future__ import annotations
@@ -19,8 +24,9 @@ import re
 
 import numpy as np
 
+from .._native import dmesgscan
 from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SlicedText, SourceInfo, in_range
-from .console import DMESG_DUMP_BEGIN, MEANINGFUL, MEANINGFUL_STARTS, Interpreter, stamp_ns
+from .console import DMESG_DUMP_BEGIN, MEANINGFUL, MEANINGFUL_STARTS, MEANINGFUL_WORDS, Interpreter, stamp_ns
 from .initcall import NO_RET_CODE, InitcallReader
 from .userspace import Patterns
 
@@ -32,9 +38,9 @@ CHUNK = 1 << 22
 _LEADING_NEWLINES = re.compile(rb"\n*")
 
 
-def _stamps(arr: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(times in ns or NO_TIME, message offsets) of lines in the "[sssss.uuuuuu] " layout;
-    other lines get NO_TIME and are read by a regular expression afterwards."""
+def _stamps(arr: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Times in ns of lines in the "[sssss.uuuuuu] " layout; other lines get NO_TIME and
+    are read by a regular expression afterwards."""
     n = len(starts)
     t = np.full(n, NO_TIME, dtype=np.int64)
     fits = np.nonzero(ends - starts >= 15)[0]
@@ -54,8 +60,7 @@ def _stamps(arr: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.n
         good &= (d >= 48) & (d <= 57)
         micro = micro * 10 + (d - 48)
     t[fits[good]] = whole[good] * 1_000_000_000 + micro[good] * 1_000
-    offsets = starts + 15
-    return t, offsets
+    return t
 
 
 def _newlines(arr: np.ndarray) -> np.ndarray | None:
@@ -88,25 +93,15 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
     skipped = _LEADING_NEWLINES.match(data).end()
     if skipped:
         data = data[skipped:]
-    if not data.isascii():
-        return False
     arr = np.frombuffer(data, dtype=np.uint8)
-    ends = _newlines(arr)
-    if ends is None:
+    columns = _lines(data, arr)
+    if columns is None:
         return False
-    text = data.decode("ascii")
-    nbytes_end = ends + 1
-    if len(ends) == 0 or ends[-1] != len(arr) - 1:
-        ends = np.append(ends, len(arr))
-        nbytes_end = np.append(nbytes_end, len(arr))
-    starts = np.empty_like(ends)
-    starts[0] = 0
-    starts[1:] = ends[:-1] + 1
+    starts, ends, nbytes, t = columns
     if len(starts) + skipped < MIN_LINES:  # (a small boot after many is worth it: its stand-ins are not read)
         return False
-    nbytes = nbytes_end - starts
-    ends = ends - (arr[np.maximum(ends - 1, 0)] == 13)  # a CRLF log: the CR is not text
-    t, offsets = _stamps(arr, starts, ends)
+    text = data.decode("ascii")
+    offsets = starts + 15  # where a message after a fixed-layout stamp starts
     loose = np.flatnonzero(t == NO_TIME)
     if len(loose) > len(t) // 10:
         return False  # another layout (caller id, wide stamps ...): the per-line path reads it
@@ -128,16 +123,19 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
     del boot.diagnostics[before:]
     for diagnostic in stamped:
         diagnostic.line += skipped
-    initcall_lines = _initcalls(interp.initcalls, text, arr, t, offsets, ends, skipped + 1)
+    timed = np.flatnonzero(t != NO_TIME)
+    scanned = None if dmesgscan is None else _Scanned(data, timed, offsets, ends)
+    initcall_lines = _initcalls(interp.initcalls, t, skipped + 1, _scanned_initcalls(interp.initcalls, scanned)
+                                if scanned else _numpy_initcalls(interp.initcalls, text, arr, t, offsets, ends))
     # Only these lines need Python: those a ready or app-start pattern could match, those
     # without a time, and kernel messages that can mean something beyond their time.
-    candidates = _candidates(text, starts, interp)
+    candidates = _candidates(data, text, starts, ends, interp)
     if candidates is None:
         visit = np.arange(len(t))
     else:
         others = np.flatnonzero((t != NO_TIME) & ~initcall_lines)
-        visit = np.union1d(np.array(sorted(candidates) + untimed, dtype=np.int64),
-                           others[_meaningful(text, offsets[others], ends[others])])
+        meaningful = scanned.meaningful[others] if scanned else _meaningful(text, offsets[others], ends[others])
+        visit = np.union1d(np.array(candidates + untimed, dtype=np.int64), others[meaningful])
     first_timed = int(np.argmax(t != NO_TIME)) if (t != NO_TIME).any() else len(t)
     message, patterns_seen, say = interp.message, interp.user.patterns_seen, interp.text
     first = skipped + 1  # the first line's number
@@ -161,29 +159,83 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
     return True
 
 
-def _initcalls(reader: InitcallReader, text: str, arr: np.ndarray, t: np.ndarray, offsets: np.ndarray,
-               ends: np.ndarray, first: int) -> np.ndarray:
-    """Give the reader every timed line whose whole message is a `calling` or `initcall ...
-    returned` line of the usual form (read with numpy from their fixed words, the function
-    texts split once each); returns which lines those were.  A line of another form is
-    left to the general path, which reads it (or not) with the per-line expressions.  `first`
-    is the first line's number."""
-    found = np.zeros(len(t), dtype=bool)
+def _lines(data: bytes, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(starts, text ends, bytes taken, printk times or NO_TIME) of every line, the times
+    of the "[sssss.uuuuuu] " layout only; None when the text is not ASCII or holds control
+    characters (_newlines), or is empty (only the stand-ins of boots before: the per-line
+    path reads that)."""
+    if not data:
+        return None
+    if dmesgscan is not None:
+        columns = dmesgscan.lines(data)
+        return None if columns is None else tuple(np.frombuffer(c, dtype=np.int64) for c in columns)
+    if not data.isascii():
+        return None
+    ends = _newlines(arr)
+    if ends is None:
+        return None
+    nbytes_end = ends + 1
+    if len(ends) == 0 or ends[-1] != len(arr) - 1:
+        ends = np.append(ends, len(arr))
+        nbytes_end = np.append(nbytes_end, len(arr))
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    ends = ends - (arr[np.maximum(ends - 1, 0)] == 13)  # a CRLF log: the CR is not text
+    return starts, ends, nbytes_end - starts, _stamps(arr, starts, ends)
+
+
+class _Scanned:
+    """What each timed message is, from dmesgscan.messages: its kind (a `calling` or
+    `initcall ... returned` line of the usual form, or meaningful), its function's text
+    (an index into `names`, each different text once) and fields."""
+
+    CALL, RETURN, MEANINGFUL = 1, 2, 4  # dmesg_scan.h's kinds
+
+    def __init__(self, data: bytes, timed: np.ndarray, offsets: np.ndarray, ends: np.ndarray):
+        words = tuple(w.encode() for w in MEANINGFUL_WORDS)
+        starts = tuple(w.encode() for w in MEANINGFUL_STARTS)
+        kind, fn, a, b, self.names = dmesgscan.messages(data, offsets[timed], ends[timed], words, starts)
+        self.timed, self.kind = timed, np.frombuffer(kind, dtype=np.uint8)
+        self.fn, self.a, self.b = (np.frombuffer(c, dtype=np.int64) for c in (fn, a, b))
+        self.meaningful = np.zeros(len(offsets), dtype=bool)
+        self.meaningful[timed] = (self.kind & self.MEANINGFUL) != 0
+
+
+def _scanned_initcalls(reader: InitcallReader, scanned: _Scanned):
+    """The calls and the returns (lines, functions, fields) that dmesgscan found."""
+    functions = np.asarray(reader.functions_of(scanned.names), dtype=np.int64)
+    for kind, fields in ((scanned.CALL, [scanned.a]), (scanned.RETURN, [scanned.a, scanned.b])):
+        found = np.flatnonzero(scanned.kind & kind)
+        yield scanned.timed[found], functions[scanned.fn[found]], [column[found] for column in fields]
+
+
+def _numpy_initcalls(reader: InitcallReader, text: str, arr: np.ndarray, t: np.ndarray, offsets: np.ndarray,
+                     ends: np.ndarray):
+    """The calls and the returns (lines, functions, fields), read with numpy from their
+    fixed words, the function texts split once each."""
     timed = t != NO_TIME
-    for words, parse, add in ((b"calling  ", _calls, reader.calls_found),
-                              (b"initcall ", _returns, reader.returns_found)):
+    for words, parse in ((b"calling  ", _calls), (b"initcall ", _returns)):
         lines = np.flatnonzero(timed & (ends - offsets > len(words)) & _is(arr, offsets, words))
         ok, function_end, fields = parse(arr, offsets[lines] + len(words), ends[lines])
         lines, function_end = lines[ok], function_end[ok]
         functions = reader.functions_of([text[a:b] for a, b in zip((offsets[lines] + len(words)).tolist(),
                                                                     function_end.tolist())])
-        fields = [column[ok] for column in fields]
-        if -1 in functions:  # not a function as the per-line expressions read one
-            known = np.array(functions) != -1
-            lines, fields = lines[known], [column[known] for column in fields]
-            functions = [fn for fn in functions if fn != -1]
+        yield lines, np.asarray(functions, dtype=np.int64), [column[ok] for column in fields]
+
+
+def _initcalls(reader: InitcallReader, t: np.ndarray, first: int, found_lines) -> np.ndarray:
+    """Give the reader every timed line whose whole message is a `calling` or `initcall ...
+    returned` line of the usual form (`found_lines`: the calls', then the returns'); returns
+    which lines those were.  A line of another form is left to the general path, which
+    reads it (or not) with the per-line expressions.  `first` is the first line's number."""
+    found = np.zeros(len(t), dtype=bool)
+    for (lines, functions, fields), add in zip(found_lines, (reader.calls_found, reader.returns_found)):
+        known = functions != -1  # (-1: not a function as the per-line expressions read one)
+        if not known.all():
+            lines, functions, fields = lines[known], functions[known], [column[known] for column in fields]
         found[lines] = True
-        add(lines + first, t[lines], np.asarray(functions, dtype=np.int64), *fields)
+        add(lines + first, t[lines], functions, *fields)
     return found
 
 
@@ -259,14 +311,21 @@ def _meaningful(text: str, offsets: np.ndarray, ends: np.ndarray) -> np.ndarray:
                         for a, b in zip(offsets.tolist(), ends.tolist())), dtype=bool, count=len(offsets))
 
 
-def _candidates(text: str, starts: np.ndarray, interp: Interpreter) -> set[int] | None:
+def _candidates(data: bytes, text: str, starts: np.ndarray, ends: np.ndarray,
+                interp: Interpreter) -> list[int] | None:
+    """The lines (sorted) a ready or app-start pattern could match: those holding its hint;
+    None when a pattern has none."""
     hints = [hint for hint, _rank, _p in interp.user.ready] + [hint for hint, _p in interp.user.app_start]
     if any(h is None for h in hints):
         return None
+    if dmesgscan is not None and 0 < len(hints) <= 64 and all(
+            h and h.isascii() and "\n" not in h and "\r" not in h for h in hints):  # (within a line's text)
+        masks = dmesgscan.holding(data, starts, ends, tuple(h.encode() for h in hints))
+        return np.flatnonzero(np.frombuffer(masks, dtype=np.uint64)).tolist()
     lines: set[int] = set()
     for hint in hints:
         at = text.find(hint)
         while at >= 0:
             lines.add(int(np.searchsorted(starts, at, side="right")) - 1)
             at = text.find(hint, at + 1)
-    return lines
+    return sorted(lines)

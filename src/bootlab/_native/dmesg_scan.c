@@ -1,0 +1,249 @@
+/* The plain dmesg scanner behind sources/dmesg_bulk.py (see dmesg_scan.h). */
+#include "dmesg_scan.h"
+
+#include <string.h>
+
+long dmesg_count_lines(const uint8_t *data, size_t n)
+{
+	long lines = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = data[i];
+
+		if (c >= 32 && c < 127)
+			continue;
+		if (c == '\n')
+			lines++;
+		else if (c == '\r') {
+			if (i + 1 == n || data[i + 1] != '\n')
+				return -1; /* a lone CR: the line needs the per-line cleaning */
+		} else if (c != '\t')
+			return -1;
+	}
+	if (n == 0 || data[n - 1] != '\n')
+		lines++; /* the last line has no LF (an empty text: one empty line) */
+	return lines;
+}
+
+static int is_digit(uint8_t c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* "[sssss.uuuuuu] " at s (the line has at least 15 bytes of text): the time in ns, the
+ * seconds' left padding read as zeros as the numpy path does; DMESG_NO_TIME otherwise. */
+static int64_t stamp(const uint8_t *s)
+{
+	int64_t whole = 0, micro = 0;
+
+	if (s[0] != '[' || s[6] != '.' || s[13] != ']' || s[14] != ' ')
+		return DMESG_NO_TIME;
+	for (int k = 1; k < 6; k++) {
+		if (!is_digit(s[k]) && s[k] != ' ')
+			return DMESG_NO_TIME;
+		whole = whole * 10 + (is_digit(s[k]) ? s[k] - '0' : 0);
+	}
+	for (int k = 7; k < 13; k++) {
+		if (!is_digit(s[k]))
+			return DMESG_NO_TIME;
+		micro = micro * 10 + (s[k] - '0');
+	}
+	return whole * 1000000000 + micro * 1000;
+}
+
+void dmesg_lines(const uint8_t *data, size_t n, size_t nlines, int64_t *start, int64_t *end,
+		 int64_t *nbytes, int64_t *t)
+{
+	size_t at = 0;
+
+	for (size_t i = 0; i < nlines; i++) {
+		const uint8_t *lf = memchr(data + at, '\n', n - at);
+		size_t stop = lf ? (size_t)(lf - data) : n;
+		size_t text_end = stop > at && data[stop - 1] == '\r' ? stop - 1 : stop;
+
+		start[i] = (int64_t)at;
+		end[i] = (int64_t)text_end;
+		nbytes[i] = (int64_t)((lf ? stop + 1 : stop) - at);
+		t[i] = text_end - at >= 15 ? stamp(data + at) : DMESG_NO_TIME;
+		at = stop + 1;
+	}
+}
+
+/* Whether `word` lies at `at`, wholly inside the text (a position off the text: no). */
+static int word_at(const uint8_t *data, int64_t n, int64_t at, const char *word)
+{
+	int64_t len = (int64_t)strlen(word);
+
+	return at >= 0 && at + len <= n && memcmp(data + at, word, (size_t)len) == 0;
+}
+
+/* The decimal digits just before `end`, none before `low`: their count (most + 1 when
+ * there are more than `most`) and value. */
+static int digits_before(const uint8_t *data, int64_t end, int64_t low, int most, int64_t *value)
+{
+	int count = 0;
+	int64_t scale = 1;
+
+	*value = 0;
+	while (count <= most && end - count - 1 >= low && is_digit(data[end - count - 1])) {
+		*value += (data[end - count - 1] - '0') * scale;
+		scale *= 10;
+		count++;
+	}
+	return count;
+}
+
+/* `FUNCTION @ PID` in [from, end): where FUNCTION ends, or -1. */
+static int64_t call_fields(const uint8_t *data, int64_t n, int64_t from, int64_t end, int64_t *pid)
+{
+	int digits = digits_before(data, end, from, 10, pid);
+	int64_t at = end - digits - 3;
+
+	if (digits < 1 || digits > 10 || at <= from || !word_at(data, n, at, " @ "))
+		return -1;
+	if (digits > 1 && data[end - digits] == '0')
+		return -1; /* "01": not how the kernel prints a number */
+	return at;
+}
+
+/* `FUNCTION returned [RET ]after N usecs|msecs` in [from, end): where FUNCTION ends, or -1. */
+static int64_t return_fields(const uint8_t *data, int64_t n, int64_t from, int64_t end, int64_t *ret,
+			     int64_t *dur)
+{
+	int usecs = word_at(data, n, end - 5, "usecs");
+	int64_t count, value, after, ret_at, fn_end;
+	int digits, ret_digits, minus, plain, with_ret;
+
+	if (end - from < (int64_t)strlen("x returned after 0 usecs") || !(usecs || word_at(data, n, end - 5, "msecs")))
+		return -1;
+	digits = digits_before(data, end - 6, from, 10, &count);
+	if (digits < 1 || digits > 10 || data[end - 6] != ' ')
+		return -1;
+	after = end - 6 - digits - 7;
+	if (!word_at(data, n, after, " after "))
+		return -1;
+	plain = word_at(data, n, after - 9, " returned");
+	ret_digits = digits_before(data, after, from, 10, &value);
+	minus = ret_digits >= 1 && after - ret_digits - 1 >= 0 && data[after - ret_digits - 1] == '-';
+	ret_at = after - ret_digits - minus - 10;
+	with_ret = ret_digits >= 1 && ret_digits <= 10 && word_at(data, n, ret_at, " returned ");
+	if (!plain && !with_ret)
+		return -1;
+	fn_end = plain ? after - 9 : ret_at;
+	if (fn_end <= from)
+		return -1;
+	*ret = plain ? DMESG_NO_RET_CODE : minus ? -value : value;
+	*dur = count * (usecs ? 1000 : 1000000);
+	return fn_end;
+}
+
+/* Per byte value, the words that start with it (bit k for words k). */
+static void first_bytes(const struct dmesg_words *words, uint64_t table[256])
+{
+	memset(table, 0, 256 * sizeof(*table));
+	for (size_t k = 0; k < words->count && k < 64; k++)
+		table[words->text[k][0]] |= (uint64_t)1 << k;
+}
+
+/* Which words data[from..end) holds; with `any`, the first one found is enough. */
+static uint64_t holds(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
+		      const uint64_t table[256], int any)
+{
+	uint64_t found = 0;
+
+	for (int64_t p = from; p < end; p++) {
+		for (uint64_t maybe = table[data[p]] & ~found; maybe; maybe &= maybe - 1) {
+			int k = __builtin_ctzll(maybe);
+
+			if ((int64_t)words->len[k] <= end - p && memcmp(data + p, words->text[k], words->len[k]) == 0) {
+				found |= (uint64_t)1 << k;
+				if (any)
+					return found;
+			}
+		}
+	}
+	return found;
+}
+
+void dmesg_holding(const uint8_t *data, size_t count, const int64_t *start, const int64_t *end,
+		   const struct dmesg_words *words, uint64_t *masks)
+{
+	uint64_t table[256];
+
+	first_bytes(words, table);
+	for (size_t i = 0; i < count; i++)
+		masks[i] = holds(data, start[i], end[i], words, table, 0);
+}
+
+static int meaningful(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
+		      const uint64_t table[256], const struct dmesg_words *starts)
+{
+	for (size_t k = 0; k < starts->count; k++)
+		if ((int64_t)starts->len[k] <= end - from && memcmp(data + from, starts->text[k], starts->len[k]) == 0)
+			return 1;
+	return holds(data, from, end, words, table, 1) != 0;
+}
+
+size_t dmesg_name_slots(size_t count)
+{
+	size_t slots = 16;
+
+	while (slots < 2 * count)
+		slots *= 2;
+	return slots;
+}
+
+/* The index of data[at..at+len) in names, added when new. */
+static int64_t name_index(const uint8_t *data, int64_t at, int64_t len, struct dmesg_names *names)
+{
+	uint64_t hash = 14695981039346656037ULL; /* FNV-1a */
+	size_t mask = names->nslots - 1, slot;
+
+	for (int64_t k = 0; k < len; k++)
+		hash = (hash ^ data[at + k]) * 1099511628211ULL;
+	for (slot = hash & mask; names->slots[slot]; slot = (slot + 1) & mask) {
+		int64_t i = names->slots[slot] - 1;
+
+		if (names->len[i] == len && memcmp(data + names->at[i], data + at, (size_t)len) == 0)
+			return i;
+	}
+	names->at[names->count] = at;
+	names->len[names->count] = len;
+	names->slots[slot] = (int64_t)++names->count;
+	return (int64_t)names->count - 1;
+}
+
+int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *offset, const int64_t *end,
+		   const struct dmesg_words *words, const struct dmesg_words *starts, uint8_t *kind,
+		   int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names)
+{
+	const int64_t size = (int64_t)n, prefix = (int64_t)strlen("calling  ");
+	uint64_t table[256];
+
+	for (size_t k = 0; k < words->count; k++)
+		if (words->len[k] == 0 || k == 64)
+			return -1; /* (an empty word is in every message: not what a caller means) */
+	first_bytes(words, table);
+	for (size_t i = 0; i < count; i++)
+		if (offset[i] < 0 || end[i] > size || offset[i] > end[i])
+			return -1;
+	for (size_t i = 0; i < count; i++) {
+		int64_t from = offset[i], stop = end[i], fn_end = -1;
+
+		kind[i] = DMESG_OTHER;
+		fn[i] = -1;
+		a[i] = b[i] = 0;
+		if (stop - from > prefix && word_at(data, size, from, "calling  ")) {
+			fn_end = call_fields(data, size, from + prefix, stop, &a[i]);
+			kind[i] = fn_end >= 0 ? DMESG_CALL : DMESG_OTHER;
+		} else if (stop - from > prefix && word_at(data, size, from, "initcall ")) {
+			fn_end = return_fields(data, size, from + prefix, stop, &a[i], &b[i]);
+			kind[i] = fn_end >= 0 ? DMESG_RETURN : DMESG_OTHER;
+		}
+		if (fn_end >= 0)
+			fn[i] = name_index(data, from + prefix, fn_end - from - prefix, names);
+		if (meaningful(data, from, stop, words, table, starts))
+			kind[i] |= DMESG_MEANINGFUL;
+	}
+	return 0;
+}

@@ -1,0 +1,223 @@
+/* bootlab._native.dmesgscan: dmesg_scan.c's columns for Python, as bytearrays of int64
+ * (or uint8) that numpy views with frombuffer; no numpy headers needed to build. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "dmesg_scan.h"
+
+static PyObject *column(Py_ssize_t count, size_t item)
+{
+	return PyByteArray_FromStringAndSize(NULL, count * (Py_ssize_t)item);
+}
+
+static int64_t *int64s(PyObject *array)
+{
+	return (int64_t *)PyByteArray_AS_STRING(array);
+}
+
+static PyObject *lines(PyObject *self, PyObject *args)
+{
+	Py_buffer text;
+	PyObject *start = NULL, *end = NULL, *nbytes = NULL, *t = NULL, *result = NULL;
+	long count;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "y*", &text))
+		return NULL;
+	count = dmesg_count_lines(text.buf, (size_t)text.len);
+	if (count < 0) {
+		PyBuffer_Release(&text);
+		Py_RETURN_NONE;
+	}
+	start = column(count, 8);
+	end = column(count, 8);
+	nbytes = column(count, 8);
+	t = column(count, 8);
+	if (start && end && nbytes && t) {
+		Py_BEGIN_ALLOW_THREADS
+		dmesg_lines(text.buf, (size_t)text.len, (size_t)count, int64s(start), int64s(end), int64s(nbytes),
+			    int64s(t));
+		Py_END_ALLOW_THREADS
+		result = PyTuple_Pack(4, start, end, nbytes, t);
+	}
+	Py_XDECREF(start);
+	Py_XDECREF(end);
+	Py_XDECREF(nbytes);
+	Py_XDECREF(t);
+	PyBuffer_Release(&text);
+	return result;
+}
+
+/* A tuple of bytes as dmesg_words; the bytes stay owned by the tuple. */
+static int words_of(PyObject *tuple, struct dmesg_words *words)
+{
+	Py_ssize_t count;
+
+	if (!PyTuple_Check(tuple)) {
+		PyErr_SetString(PyExc_TypeError, "words: a tuple of bytes");
+		return -1;
+	}
+	count = PyTuple_GET_SIZE(tuple);
+	words->count = (size_t)count;
+	words->text = PyMem_Calloc((size_t)count + 1, sizeof(*words->text));
+	words->len = PyMem_Calloc((size_t)count + 1, sizeof(*words->len));
+	if (!words->text || !words->len) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	for (Py_ssize_t k = 0; k < count; k++) {
+		PyObject *word = PyTuple_GET_ITEM(tuple, k);
+
+		if (!PyBytes_Check(word) || PyBytes_GET_SIZE(word) == 0) {
+			PyErr_SetString(PyExc_TypeError, "words: a tuple of non-empty bytes");
+			return -1;
+		}
+		((const uint8_t **)words->text)[k] = (const uint8_t *)PyBytes_AS_STRING(word);
+		((size_t *)words->len)[k] = (size_t)PyBytes_GET_SIZE(word);
+	}
+	return 0;
+}
+
+static void words_free(struct dmesg_words *words)
+{
+	PyMem_Free((void *)words->text);
+	PyMem_Free((void *)words->len);
+}
+
+static PyObject *name_list(const Py_buffer *text, const struct dmesg_names *names)
+{
+	PyObject *list = PyList_New((Py_ssize_t)names->count);
+
+	for (size_t i = 0; list && i < names->count; i++) {
+		PyObject *name = PyUnicode_DecodeASCII((const char *)text->buf + names->at[i], names->len[i], NULL);
+
+		if (!name) {
+			Py_CLEAR(list);
+			break;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)i, name);
+	}
+	return list;
+}
+
+static PyObject *messages(PyObject *self, PyObject *args)
+{
+	Py_buffer text, offset, end;
+	PyObject *words_tuple, *starts_tuple, *kind = NULL, *fn = NULL, *a = NULL, *b = NULL, *names_list = NULL;
+	PyObject *result = NULL;
+	struct dmesg_words words = { 0 }, starts = { 0 };
+	struct dmesg_names names = { 0 };
+	Py_ssize_t count;
+	int failed = 0;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "y*y*y*O!O!", &text, &offset, &end, &PyTuple_Type, &words_tuple, &PyTuple_Type,
+			      &starts_tuple))
+		return NULL;
+	count = offset.len / 8;
+	if (offset.len % 8 || end.len != offset.len) {
+		PyErr_SetString(PyExc_ValueError, "offsets and ends: int64 columns of one length");
+		goto out;
+	}
+	if (words_of(words_tuple, &words) || words_of(starts_tuple, &starts))
+		goto out;
+	names.nslots = dmesg_name_slots((size_t)count);
+	names.at = PyMem_Calloc((size_t)count + 1, sizeof(int64_t));
+	names.len = PyMem_Calloc((size_t)count + 1, sizeof(int64_t));
+	names.slots = PyMem_Calloc(names.nslots, sizeof(int64_t));
+	kind = column(count, 1);
+	fn = column(count, 8);
+	a = column(count, 8);
+	b = column(count, 8);
+	if (!names.at || !names.len || !names.slots) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	if (!kind || !fn || !a || !b)
+		goto out;
+	Py_BEGIN_ALLOW_THREADS
+	failed = dmesg_messages(text.buf, (size_t)text.len, (size_t)count, offset.buf, end.buf, &words, &starts,
+				(uint8_t *)PyByteArray_AS_STRING(kind), int64s(fn), int64s(a), int64s(b), &names);
+	Py_END_ALLOW_THREADS
+	if (failed) {
+		PyErr_SetString(PyExc_ValueError, "a message outside the text");
+		goto out;
+	}
+	names_list = name_list(&text, &names);
+	if (names_list)
+		result = PyTuple_Pack(5, kind, fn, a, b, names_list);
+out:
+	Py_XDECREF(kind);
+	Py_XDECREF(fn);
+	Py_XDECREF(a);
+	Py_XDECREF(b);
+	Py_XDECREF(names_list);
+	PyMem_Free(names.at);
+	PyMem_Free(names.len);
+	PyMem_Free(names.slots);
+	words_free(&words);
+	words_free(&starts);
+	PyBuffer_Release(&text);
+	PyBuffer_Release(&offset);
+	PyBuffer_Release(&end);
+	return result;
+}
+
+static PyObject *holding(PyObject *self, PyObject *args)
+{
+	Py_buffer text, start, end;
+	PyObject *words_tuple, *masks = NULL;
+	struct dmesg_words words = { 0 };
+	Py_ssize_t count;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "y*y*y*O!", &text, &start, &end, &PyTuple_Type, &words_tuple))
+		return NULL;
+	count = start.len / 8;
+	if (start.len % 8 || end.len != start.len || PyTuple_GET_SIZE(words_tuple) > 64) {
+		PyErr_SetString(PyExc_ValueError, "starts and ends: int64 columns of one length; at most 64 words");
+		goto out;
+	}
+	if (words_of(words_tuple, &words))
+		goto out;
+	for (Py_ssize_t i = 0; i < count; i++) {
+		const int64_t from = ((const int64_t *)start.buf)[i], stop = ((const int64_t *)end.buf)[i];
+
+		if (from < 0 || stop > text.len || from > stop) {
+			PyErr_SetString(PyExc_ValueError, "a line outside the text");
+			goto out;
+		}
+	}
+	masks = column(count, 8);
+	if (!masks)
+		goto out;
+	Py_BEGIN_ALLOW_THREADS
+	dmesg_holding(text.buf, (size_t)count, start.buf, end.buf, &words, (uint64_t *)PyByteArray_AS_STRING(masks));
+	Py_END_ALLOW_THREADS
+out:
+	words_free(&words);
+	PyBuffer_Release(&text);
+	PyBuffer_Release(&start);
+	PyBuffer_Release(&end);
+	return masks;
+}
+
+static PyMethodDef methods[] = {
+	{ "lines", lines, METH_VARARGS,
+	  "lines(text) -> (start, end, nbytes, t) int64 columns, or None when the text needs the per-line path" },
+	{ "messages", messages, METH_VARARGS,
+	  "messages(text, offset, end, words, starts) -> (kind uint8, fn, a, b int64 columns, function texts)" },
+	{ "holding", holding, METH_VARARGS,
+	  "holding(text, start, end, words) -> uint64 column: per line, bit k set when it holds words[k]" },
+	{ NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef module = {
+	PyModuleDef_HEAD_INIT, "dmesgscan", "The plain dmesg scanner of sources/dmesg_bulk.py.", -1, methods,
+	NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit_dmesgscan(void)
+{
+	return PyModule_Create(&module);
+}

@@ -1,0 +1,155 @@
+/* dmesg_scan.c under ASan/UBSan: lines and stamps, initcall fields, near misses, the
+ * words, function texts kept once, and texts that end mid-word. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dmesg_scan.h"
+
+static int failures;
+
+#define CHECK(cond)                                                                \
+	do {                                                                       \
+		if (!(cond)) {                                                     \
+			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
+			failures++;                                                \
+		}                                                                  \
+	} while (0)
+
+static void test_count_lines(void)
+{
+	CHECK(dmesg_count_lines((const uint8_t *)"", 0) == 1);
+	CHECK(dmesg_count_lines((const uint8_t *)"a\nb", 3) == 2);
+	CHECK(dmesg_count_lines((const uint8_t *)"a\r\nb\n", 5) == 2);
+	CHECK(dmesg_count_lines((const uint8_t *)"a\tb\n", 4) == 1);
+	CHECK(dmesg_count_lines((const uint8_t *)"a\rb\n", 4) == -1);
+	CHECK(dmesg_count_lines((const uint8_t *)"a\r", 2) == -1);
+	CHECK(dmesg_count_lines((const uint8_t *)"\x1b[0m\n", 5) == -1);
+	CHECK(dmesg_count_lines((const uint8_t *)"\xc3\xa9\n", 3) == -1);
+	CHECK(dmesg_count_lines((const uint8_t *)"\x7f\n", 2) == -1);
+}
+
+static void test_lines(void)
+{
+	/* an exact-size copy, so that ASan sees any read past the text's end */
+	static const char source[] = "[    1.000002] one\r\n[12345.678901] \n[ 1 2 .000000] x\n[    1.00000x] y\nshort";
+	size_t n = strlen(source);
+	uint8_t *text = malloc(n);
+	int64_t start[5], end[5], nbytes[5], t[5];
+
+	memcpy(text, source, n);
+	CHECK(dmesg_count_lines(text, n) == 5);
+	dmesg_lines(text, n, 5, start, end, nbytes, t);
+	CHECK(start[0] == 0 && end[0] == 18 && nbytes[0] == 20 && t[0] == 1000002000);
+	CHECK(start[1] == 20 && end[1] == 35 && t[1] == 12345678901000);
+	CHECK(t[2] == 1020000000000); /* the padding is read as zeros, as the numpy path reads it */
+	CHECK(t[3] == DMESG_NO_TIME);
+	CHECK(end[4] == (int64_t)n && nbytes[4] == 5 && t[4] == DMESG_NO_TIME);
+	free(text);
+}
+
+struct scanned {
+	uint8_t kind;
+	int64_t fn, a, b;
+	char name[64];
+};
+
+/* One message alone in an exact-size buffer. */
+static struct scanned scan(const char *message)
+{
+	static const char *const word_text[] = { "calling  ", "initcall ", " took " };
+	static const size_t word_len[] = { 9, 9, 6 };
+	static const char *const start_text[] = { "Run " };
+	static const size_t start_len[] = { 4 };
+	const struct dmesg_words words = { (const uint8_t *const *)word_text, word_len, 3 };
+	const struct dmesg_words starts = { (const uint8_t *const *)start_text, start_len, 1 };
+	size_t n = strlen(message);
+	uint8_t *text = malloc(n ? n : 1);
+	int64_t offset = 0, end = (int64_t)n, at = 0, len = 0, slots[16] = { 0 };
+	struct dmesg_names names = { &at, &len, 0, slots, dmesg_name_slots(1) };
+	struct scanned out = { 0 };
+
+	memcpy(text, message, n);
+	CHECK(dmesg_messages(text, n, 1, &offset, &end, &words, &starts, &out.kind, &out.fn, &out.a, &out.b,
+			     &names) == 0);
+	if (out.fn >= 0 && len < (int64_t)sizeof(out.name))
+		memcpy(out.name, text + at, (size_t)len);
+	free(text);
+	return out;
+}
+
+static void test_messages(void)
+{
+	struct scanned s = scan("calling  vivid_init+0x0/0x10 [vivid] @ 123");
+
+	CHECK(s.kind == (DMESG_CALL | DMESG_MEANINGFUL) && s.a == 123 && strcmp(s.name, "vivid_init+0x0/0x10 [vivid]") == 0);
+	s = scan("initcall a_init+0x0/0x2c returned -19 after 5 usecs");
+	CHECK(s.kind == (DMESG_RETURN | DMESG_MEANINGFUL) && s.a == -19 && s.b == 5000 && strcmp(s.name, "a_init+0x0/0x2c") == 0);
+	s = scan("initcall b_init returned after 7 msecs");
+	CHECK(s.kind == (DMESG_RETURN | DMESG_MEANINGFUL) && s.a == DMESG_NO_RET_CODE && s.b == 7000000);
+	CHECK(scan("calling  a_init @ 01").kind == DMESG_MEANINGFUL);             /* a leading zero */
+	CHECK(scan("calling  a_init @ 12345678901").kind == DMESG_MEANINGFUL);    /* eleven digits */
+	CHECK(scan("calling   @ 1").kind == DMESG_MEANINGFUL);                    /* no function */
+	CHECK(scan("calling  @ 1").kind == DMESG_MEANINGFUL);
+	CHECK(scan("initcall x returned 0 after 5 secs").kind == DMESG_MEANINGFUL);
+	CHECK(scan("initcall returned 0 after 5 usecs").kind == DMESG_MEANINGFUL);
+	CHECK(scan("initcall x returned - after 5 usecs").kind == DMESG_MEANINGFUL);
+	CHECK(scan("initcall ").kind == DMESG_MEANINGFUL);
+	CHECK(scan("calling").kind == DMESG_OTHER);
+	CHECK(scan("usecs").kind == DMESG_OTHER);
+	CHECK(scan("").kind == DMESG_OTHER);
+	CHECK(scan("quirk_x+0x0/0x60 took 6 usecs").kind == DMESG_MEANINGFUL);
+	CHECK(scan("Run /init as init process").kind == DMESG_MEANINGFUL);
+	CHECK(scan("a Run /init").kind == DMESG_OTHER);
+	CHECK(scan("plain message").kind == DMESG_OTHER && scan("plain message").fn == -1);
+}
+
+static void test_names_kept_once(void)
+{
+	static const char source[] = "calling  f @ 1\ninitcall f returned 0 after 1 usecs\ncalling  g @ 1\n";
+	const struct dmesg_words none = { NULL, NULL, 0 };
+	int64_t offset[3] = { 0, 15, 51 }, end[3] = { 14, 50, 65 }, fn[3], a[3], b[3];
+	int64_t at[3], len[3], slots[16] = { 0 };
+	struct dmesg_names names = { at, len, 0, slots, dmesg_name_slots(3) };
+	uint8_t kind[3];
+
+	CHECK(dmesg_messages((const uint8_t *)source, strlen(source), 3, offset, end, &none, &none, kind, fn, a, b,
+			     &names) == 0);
+	CHECK(kind[0] == DMESG_CALL && kind[1] == DMESG_RETURN && kind[2] == DMESG_CALL);
+	CHECK(fn[0] == 0 && fn[1] == 0 && fn[2] == 1 && names.count == 2);
+	end[2] = 67; /* past the text: nothing read */
+	CHECK(dmesg_messages((const uint8_t *)source, strlen(source), 3, offset, end, &none, &none, kind, fn, a, b,
+			     &names) == -1);
+}
+
+static void test_holding(void)
+{
+	static const char *const word_text[] = { "] a", "] b", "bc" };
+	static const size_t word_len[] = { 3, 3, 2 };
+	const struct dmesg_words words = { (const uint8_t *const *)word_text, word_len, 3 };
+	const char *line = "[1] bc [2] a";
+	const int64_t start[4] = { 0, 0, 5, 0 }, end[4] = { 12, 11, 12, 0 };
+	uint64_t masks[4];
+	uint8_t *text = malloc(12);
+
+	memcpy(text, line, 12);
+	dmesg_holding(text, 4, start, end, &words, masks);
+	CHECK(masks[0] == 7);
+	CHECK(masks[1] == 6); /* "] a" cut by the end */
+	CHECK(masks[2] == 1);
+	CHECK(masks[3] == 0);
+	free(text);
+}
+
+int main(void)
+{
+	test_holding();
+	test_count_lines();
+	test_lines();
+	test_messages();
+	test_names_kept_once();
+	if (failures)
+		return 1;
+	printf("test_dmesg_scan: ok\n");
+	return 0;
+}
