@@ -149,6 +149,26 @@ def test_rt_partitioned_in_an_smp_guest(tmp_path):
         (tmp_path / f"{name}.trace").write_text(traces[name])
 
 
+def test_rt_global_in_an_smp_guest(tmp_path):
+    """The global plugins, one scheduler over both vCPUs: the tasks run on both, jobs
+    migrate and the trace records it; examples/global.toml under global-fp and global-edf.
+    One boot (as the partitioned test's, tsc=reliable, no -icount), timing not asserted."""
+    files = rt_files()
+    _need(*files.values())
+    t = _guest_target("==== rtsched-guest done ====", "env PATH=/rt:/bin RT=/rt SET=global sh /rt/scenarios.sh",
+                      files)
+    t.target.cpus = 2
+    t.target.append += " tsc=reliable"
+    console = _boot(t, tmp_path)
+    done = subprocess.run([sys.executable, str(RT / "tests" / "check_guest.py"), "--global-cpus", "2", console],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:]
+    # Timing is the host's: the traces are kept for `bootlab rt check` by hand.
+    traces = traces_in_console(Path(console).read_text(errors="replace"))
+    for name in ("global_fp", "global_edf"):
+        (tmp_path / f"{name}.trace").write_text(traces[name])
+
+
 @pytest.mark.parametrize("board", BOARDS)
 def test_grabber_in_the_guest(tmp_path, board):
     static = BOARDS[board].grabber
