@@ -260,15 +260,21 @@ def off_cpu(events):
             and int(k["cpu"]) != own[pid]]
 
 
-def judge_smp(c, scenarios):
-    """Placement only: without -icount guest time is the host's, so misses are
-    reported (INFO) and not judged here (docs: rt/README.md)."""
-    for name in ("partitioned_fp", "partitioned_edf"):
+def host_timed_runs(scenarios, names):
+    """(name, events) of the traced runs of a guest without -icount, whose time
+    is the host's: misses are reported (INFO), not judged (rt/README.md)."""
+    for name in names:
         if name not in scenarios:
             continue
         events = parse_trace(scenarios[name][1])
         missed = sorted({k["task"] for _, n, k in events if n == "miss"})
         print(f"INFO {name}: deadline misses by tasks {missed or 'none'}")
+        yield name, events
+
+
+def judge_smp(c, scenarios):
+    """Placement only."""
+    for name, events in host_timed_runs(scenarios, ("partitioned_fp", "partitioned_edf")):
         own = task_cpus(events)
         c.check(len(own) == 5 and len(set(own.values())) > 1,
                 f"{name}: tasks on several CPUs", f"CPUs {sorted(own.values())}")
@@ -293,13 +299,8 @@ def migrations(events):
 
 def judge_global(c, scenarios, cpus):
     """Where the tasks ran, from the kernel's switches, and the migrations the
-    trace records; misses reported, not judged (host time, as judge_smp)."""
-    for name in ("global_fp", "global_edf"):
-        if name not in scenarios:
-            continue
-        events = parse_trace(scenarios[name][1])
-        missed = sorted({k["task"] for _, n, k in events if n == "miss"})
-        print(f"INFO {name}: deadline misses by tasks {missed or 'none'}")
+    trace records."""
+    for name, events in host_timed_runs(scenarios, ("global_fp", "global_edf")):
         pids = {int(k["pid"]) for _, n, k in events if n == "task_create" and "pid" in k}
         used = {int(k["cpu"]) for _, n, k in events if n == "switch" and int(k["next_pid"]) in pids}
         c.check(len(pids) == 5 and used == set(range(cpus)),
