@@ -664,7 +664,15 @@ static long rt_ioctl_wait(struct rt_task *rtt)
 		rt_dispatch(rtt->inst);
 	}
 	raw_spin_unlock_irq(&rt.lock);
-	return err ? err : rt_wait_turn(rtt);
+	if (!err)
+		err = rt_wait_turn(rtt);
+	/*
+	 * A task that had its next job pending may go on with it without a
+	 * switch: the probe saw no start then.
+	 */
+	if (!err)
+		rt_trace_job_start(rtt, READ_ONCE(rtt->id));
+	return err;
 }
 
 static long rt_ioctl_exit(struct rt_task *rtt)
@@ -1085,10 +1093,19 @@ bool rt_job_pending(struct rt_task *rtt, int id, u64 *job)
 	return READ_ONCE(t->running) && READ_ONCE(t->released) > completed;
 }
 
-/* Whether this switch-in is the first one of job; only the probe calls. */
+/*
+ * Whether job has started (on a switch-in, or as its task went on from the
+ * previous one); only the probe and the task itself call, never at once.
+ */
+bool rt_job_started(struct rt_task *rtt, u64 job)
+{
+	return rtt->jobs_started > job;
+}
+
+/* Whether this is the first run of job (which has started from now on). */
 bool rt_job_first_run(struct rt_task *rtt, u64 job)
 {
-	if (rtt->jobs_started > job)
+	if (rt_job_started(rtt, job))
 		return false;
 	rtt->jobs_started = job + 1;
 	return true;
