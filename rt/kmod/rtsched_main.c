@@ -202,11 +202,16 @@ static void rt_emit(void *ctx, const struct rts_event *ev)
 /* rts_emit is called by plugins (hsf-fp's server events). */
 EXPORT_SYMBOL_GPL(rts_emit);
 
-/* Whether rtt may run user code now.  rt.lock held. */
+/*
+ * Whether rtt may run user code now.  rt.lock held (the chosen flags change
+ * under it); detached is set under rt.mutex only.
+ */
 static bool rt_turn(struct rt_task *rtt)
 {
-	return rtt->id == RTS_NONE || rtt->detached ||
-	       rtt->inst->sched->task[rtt->id].chosen;
+	int id = rtt->id;
+
+	return id == RTS_NONE || READ_ONCE(rtt->detached) ||
+	       rtt->inst->sched->task[id].chosen;
 }
 
 /*
