@@ -58,6 +58,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rts_init(&s, rt_policy_named(cfg.plugin), 0, print_event, NULL);
+	if (s.policy->global && cfg.cpus > RTS_MAX_CPUS) {
+		fprintf(stderr, "%s: at most %d CPUs\n", argv[1], RTS_MAX_CPUS);
+		return 2;
+	}
 	if (s.policy->global)
 		s.nr_cpus = cfg.cpus;
 	for (i = 0; i < cfg.nr_servers; i++) {
