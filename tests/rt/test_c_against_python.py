@@ -180,7 +180,7 @@ def admitted(config: Config, tmp: Path) -> bool:
     return done.returncode == 0
 
 
-@pytest.mark.parametrize("name", ["fp", "edf", "table3", "hsf-edf"])
+@pytest.mark.parametrize("name", ["fp", "edf", "table3", "hsf-edf", "global"])
 def test_admission_accepts_the_examples(name, tmp_path):
     path = RT / "examples" / f"{name}.toml"
     assert subprocess.run([str(RTCTL), "check", str(path)], capture_output=True).returncode == 0
