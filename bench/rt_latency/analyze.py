@@ -2,7 +2,8 @@
 """Summarise the rt_latency guest run: release jitter (median, p99, max) of
 the rtsched fp plugin, a plain SCHED_FIFO clock_nanosleep() loop and
 cyclictest, as ratios to the plain loop, and the latency of hsf-fp server
-switches (planned server boundary to the new server's task on the CPU).
+switches (planned server boundary to the new server's task on the CPU);
+for each CPU of a multi-CPU guest (guest-smp.toml) in turn.
 
 Usage: analyze.py CONSOLE_LOG
 """
@@ -66,9 +67,21 @@ def server_switches(events):
     return lat
 
 
-def main():
-    with open(sys.argv[1], errors="replace") as f:
-        lines = f.read().splitlines()
+def per_cpu(lines):
+    """The console cut at each "==== rt_latency begin" marker: {cpu: its lines}
+    (the one-CPU console's single section, without cpu=, is CPU 0)."""
+    parts, cpu = {}, None
+    for line in lines:
+        m = re.search(r"==== rt_latency begin(?: cpu=(\d+))?", line)
+        if m:
+            cpu = int(m.group(1) or 0)
+        if cpu is not None:
+            parts.setdefault(cpu, []).append(line)
+    return parts
+
+
+def report(lines):
+    """Print one CPU's jitter table and server switches; whether fp and fifo ran."""
     body = section(lines, "==== rt_latency begin", "==== rt_latency end")
     rows = {}
     for line in body:
@@ -100,7 +113,20 @@ def main():
                   f"p99 {p99 / base['p99_ns']:.2f}, max {mx / base['max_ns']:.2f}")
     else:
         print("server switch: no samples")
-    return 0 if {"fp", "fifo"} <= rows.keys() else 1
+    return {"fp", "fifo"} <= rows.keys()
+
+
+def main():
+    with open(sys.argv[1], errors="replace") as f:
+        parts = per_cpu(f.read().splitlines())
+    ok = bool(parts)
+    for cpu, lines in sorted(parts.items()):
+        if len(parts) > 1:
+            print(f"== CPU {cpu} (the real-time CPU, rt_cpu={cpu})")
+        ok = report(lines) and ok
+    if not parts:
+        print("no rt_latency section in the console")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -1,26 +1,41 @@
 #!/bin/sh
-# Guest side of the rt_latency benchmark (the application of guest.toml, booted by
-# bench/guest.sh).  A SCHED_OTHER busy loop competes for the
-# CPU throughout, as an application would.
+# Guest side of the rt_latency benchmark (the application of guest.toml or
+# guest-smp.toml, booted by bench/guest.sh).  A SCHED_OTHER busy loop
+# competes for each CPU throughout, as an application would.  Every CPU in
+# turn is the real-time CPU (rtsched's rt_cpu): its section of the console
+# is "==== rt_latency begin cpu=N ====" .. "==== rt_latency end ====", then
+# its traced Table III run.
 PERIOD_US=${PERIOD_US:-2000}
 JOBS=${JOBS:-2000}
 RT=${RT:-/rt}
+CPUS=$(grep -c ^processor /proc/cpuinfo)
 
-sh -c 'while :; do :; done' &
-hog=$!
-insmod "$RT/rtsched.ko"
-insmod "$RT/rtsched_fp.ko"
-echo "==== rt_latency begin ===="
-rt_jitter fp "$PERIOD_US" "$JOBS"
-rmmod rtsched_fp
-rt_jitter fifo "$PERIOD_US" "$JOBS"
-cyclictest -m -p 50 -i "$PERIOD_US" -l "$JOBS" -q -h 20000 2>&1 |
-	sed 's/^/cyclictest /'
-echo "==== rt_latency end ===="
-# Server switches: Table III with its tasks, traced.
-insmod "$RT/rtsched_hsf.ko"
-rtctl run "$RT/table3.toml" >/dev/null
-echo "==== rtsched-trace begin ===="
-rtctl trace
-echo "==== rtsched-trace end ===="
-kill $hog
+hogs=
+cpu=0
+while [ "$cpu" -lt "$CPUS" ]; do
+	taskset -c "$cpu" sh -c 'while :; do :; done' &
+	hogs="$hogs $!"
+	cpu=$((cpu + 1))
+done
+cpu=0
+while [ "$cpu" -lt "$CPUS" ]; do
+	insmod "$RT/rtsched.ko" rt_cpu="$cpu"
+	insmod "$RT/rtsched_fp.ko"
+	echo "==== rt_latency begin cpu=$cpu ===="
+	rt_jitter fp "$PERIOD_US" "$JOBS"
+	rmmod rtsched_fp
+	taskset -c "$cpu" rt_jitter fifo "$PERIOD_US" "$JOBS"
+	cyclictest -m -p 50 -a "$cpu" -i "$PERIOD_US" -l "$JOBS" -q -h 20000 2>&1 |
+		sed 's/^/cyclictest /'
+	echo "==== rt_latency end ===="
+	# Server switches: Table III with its tasks, traced.
+	insmod "$RT/rtsched_hsf.ko"
+	rtctl run "$RT/table3.toml" >/dev/null
+	echo "==== rtsched-trace begin ===="
+	rtctl trace
+	echo "==== rtsched-trace end ===="
+	rmmod rtsched_hsf
+	rmmod rtsched
+	cpu=$((cpu + 1))
+done
+kill $hogs

@@ -17,7 +17,9 @@ void rts_init(struct rts_sched *s, const struct rts_policy *policy,
 	s->start_lead = start_lead;
 	s->epoch = RTS_NEVER;
 	s->active_server = RTS_NONE;
-	s->chosen = RTS_NONE;
+	s->nr_cpus = 1;
+	for (i = 0; i < RTS_MAX_CPUS; i++)
+		s->run[i] = RTS_NONE;
 	s->emit = emit;
 	s->emit_ctx = emit_ctx;
 }
@@ -251,7 +253,7 @@ void rts_share_epoch(struct rts_sched *s, long long epoch, long long now)
 void rts_task_stop(struct rts_sched *s, int id, long long now)
 {
 	struct rts_task *t = &s->task[id];
-	int i;
+	int i, j;
 
 	if (!t->running)
 		return;
@@ -259,8 +261,14 @@ void rts_task_stop(struct rts_sched *s, int id, long long now)
 	/* The task leaves in the middle of its current job: close it in the trace. */
 	rts_emit(s, now, RTS_EV_EXIT, id, t->p.server, t->completed, 0);
 	t->running = 0;
-	if (s->chosen == id)
-		s->chosen = RTS_NONE;
+	if (t->chosen) {
+		t->chosen = 0;
+		/* The others keep their order. */
+		for (i = 0, j = 0; i < s->nr_cpus; i++)
+			if (s->run[i] != id)
+				s->run[j++] = s->run[i];
+		s->run[j] = RTS_NONE;
+	}
 	t->used = t->reserved;
 	if (--s->nr_running)
 		return;
@@ -288,58 +296,75 @@ int rts_clear(struct rts_sched *s)
 	return 0;
 }
 
-/* When the chosen task will have used its budget of this period. */
+/* When the first chosen task will have used its budget of this period. */
 static long long budget_end(const struct rts_sched *s)
 {
 	const struct rts_task *t;
-	long long end;
+	long long end, first = RTS_NEVER;
+	int i;
 
-	if (s->chosen == RTS_NONE)
-		return RTS_NEVER;
-	t = &s->task[s->chosen];
-	if (t->overran || !rts_pending(t))
-		return RTS_NEVER;
-	end = s->chosen_since + t->p.wcet + s->overrun_slack - t->spent;
-	return end > s->now ? end : s->now;
+	for (i = 0; i < s->nr_ids; i++) {
+		t = &s->task[i];
+		if (!t->chosen || t->overran || !rts_pending(t))
+			continue;
+		end = s->chosen_since + t->p.wcet + s->overrun_slack - t->spent;
+		if (end < first)
+			first = end;
+	}
+	return first > s->now ? first : s->now;
 }
 
-/* Charge the chosen task for the time up to t. */
+/* Charge the chosen tasks for the time up to t. */
 static void charge(struct rts_sched *s, long long t)
 {
-	if (s->chosen != RTS_NONE && t > s->chosen_since)
-		s->task[s->chosen].spent += t - s->chosen_since;
-	if (t > s->chosen_since)
-		s->chosen_since = t;
+	int i;
+
+	if (t <= s->chosen_since)
+		return;
+	for (i = 0; i < s->nr_ids; i++)
+		if (s->task[i].chosen)
+			s->task[i].spent += t - s->chosen_since;
+	s->chosen_since = t;
 }
 
-/* The chosen task has used its budget: throttle or flag it. */
+/* Chosen tasks that have used their budget: throttle or flag them. */
 static void enforce(struct rts_sched *s, long long t)
 {
 	struct rts_task *c;
+	int i;
 
-	if (s->chosen == RTS_NONE)
-		return;
-	c = &s->task[s->chosen];
-	if (c->overran || !rts_pending(c) ||
-	    c->spent < c->p.wcet + s->overrun_slack)
-		return;
-	c->overran = 1;
-	rts_emit(s, t, RTS_EV_OVERRUN, s->chosen, c->p.server, c->completed,
-		 c->p.overrun);
+	for (i = 0; i < s->nr_ids; i++) {
+		c = &s->task[i];
+		if (!c->chosen || c->overran || !rts_pending(c) ||
+		    c->spent < c->p.wcet + s->overrun_slack)
+			continue;
+		c->overran = 1;
+		rts_emit(s, t, RTS_EV_OVERRUN, i, c->p.server, c->completed,
+			 c->p.overrun);
+	}
 }
 
 /*
- * The task to run now, by the policy among the tasks not throttled; it is
- * charged for the CPU from now on.  Call after every change (advance,
- * completion, new task or server).
+ * The tasks to run now, by the policy among the tasks not throttled: one,
+ * or under a global policy up to nr_cpus (each task's chosen flag says);
+ * they are charged for the CPU from now on.  Returns the first (RTS_NONE:
+ * none).  Call after every change (advance, completion, new task or
+ * server).
  */
 int rts_choose(struct rts_sched *s)
 {
-	int next = s->policy->pick(s);
+	int i;
 
 	charge(s, s->now);
-	s->chosen = next;
-	return next;
+	for (i = 0; i < s->nr_cpus; i++)
+		if (s->run[i] != RTS_NONE)
+			s->task[s->run[i]].chosen = 0;
+	for (i = 0; i < s->nr_cpus; i++) {
+		s->run[i] = s->policy->pick(s);
+		if (s->run[i] != RTS_NONE)
+			s->task[s->run[i]].chosen = 1;
+	}
+	return s->run[0];
 }
 
 static long long task_next_event(const struct rts_task *t)
@@ -430,14 +455,15 @@ static void release_jobs(struct rts_sched *s, struct rts_task *t, long long at)
 /*
  * Handle one instant t >= s->now.  The order is that of the documented
  * semantics: budget accounting and depletion, replenishment, the
- * completion of job `done` of task `done_id` (if any: a job completing
+ * completion of the current jobs of the n tasks done[] (a job completing
  * at its deadline meets it), deadline misses, releases, then the choice
- * of the active server.  Returns 0, or -RTS_EINVAL if done_id had no
+ * of the active server.  Returns 0, or -RTS_EINVAL if one of them had no
  * pending job.
  */
-static int handle_instant(struct rts_sched *s, long long t, int done_id)
+static int handle_instant(struct rts_sched *s, long long t, const int *done,
+			  int n)
 {
-	struct rts_task *done;
+	struct rts_task *task;
 	int err = 0;
 	int i;
 
@@ -447,12 +473,12 @@ static int handle_instant(struct rts_sched *s, long long t, int done_id)
 		s->policy->account(s, t);
 	charge(s, t);
 	s->now = t;
-	if (done_id != RTS_NONE) {
-		done = &s->task[done_id];
-		if (rts_pending(done)) {
-			done->completed++;
-			rts_emit(s, t, RTS_EV_COMPLETE, done_id, done->p.server,
-				 done->completed - 1, 0);
+	for (i = 0; i < n; i++) {
+		task = &s->task[done[i]];
+		if (rts_pending(task)) {
+			task->completed++;
+			rts_emit(s, t, RTS_EV_COMPLETE, done[i], task->p.server,
+				 task->completed - 1, 0);
 		} else {
 			err = -RTS_EINVAL;
 		}
@@ -475,7 +501,7 @@ static void advance_before(struct rts_sched *s, long long now)
 	long long t;
 
 	while (s->epoch != RTS_NEVER && (t = rts_next_event(s)) < now)
-		handle_instant(s, t, RTS_NONE);
+		handle_instant(s, t, (const int *)0, 0);
 }
 
 /* Process every event up to and including now, in time order. */
@@ -483,7 +509,7 @@ void rts_advance(struct rts_sched *s, long long now)
 {
 	advance_before(s, now);
 	if (s->epoch != RTS_NEVER && rts_next_event(s) <= now) {
-		handle_instant(s, now, RTS_NONE);
+		handle_instant(s, now, (const int *)0, 0);
 	} else if (now > s->now) {
 		if (s->policy->account)
 			s->policy->account(s, now);
@@ -493,16 +519,24 @@ void rts_advance(struct rts_sched *s, long long now)
 }
 
 /*
- * The current job of task id has finished at now: 0, or -RTS_EINVAL if
- * it had none.  The completion is part of the instant now, before the
- * deadline checks of that instant.
+ * The current jobs of the n tasks ids[] (valid ids) have finished at now:
+ * 0, or -RTS_EINVAL if one had none.  The completions are part of the
+ * instant now, before the deadline checks of that instant (jobs on several
+ * CPUs, under a global policy, may end at one instant).
  */
-int rts_complete(struct rts_sched *s, int id, long long now)
+int rts_complete_all(struct rts_sched *s, const int *ids, int n,
+		     long long now)
 {
 	advance_before(s, now);
 	if (s->epoch == RTS_NEVER)
 		return -RTS_EINVAL;
-	return handle_instant(s, now, id);
+	return handle_instant(s, now, ids, n);
+}
+
+/* The current job of task id has finished at now, as rts_complete_all(). */
+int rts_complete(struct rts_sched *s, int id, long long now)
+{
+	return rts_complete_all(s, &id, 1, now);
 }
 
 /*

@@ -14,6 +14,8 @@
 
 #define RTS_MAX_TASKS	256
 #define RTS_MAX_SERVERS	64
+/* CPUs one global scheduler runs jobs on at once. */
+#define RTS_MAX_CPUS	8
 #define RTS_PRIO_MAX	99
 #define RTS_NONE	(-1)
 #define RTS_NEVER	0x7fffffffffffffffLL
@@ -105,6 +107,7 @@ struct rts_task {
 	unsigned long long misses;
 	long long spent;		/* time chosen since its last release */
 	int overran;			/* used its budget in this period */
+	int chosen;			/* among the tasks to run now (rts_choose) */
 	/* Sporadic: the requested next release, RTS_NEVER when none. */
 	long long next_sporadic;
 	long long sporadic_release[RTS_SPORADIC_BACKLOG];	/* by job */
@@ -121,7 +124,9 @@ struct rts_policy {
 	int tasks_by_deadline;
 	/* One scheduler per real-time CPU, each task on one (partitioned). */
 	int per_cpu;
-	/* Task index to run now, or RTS_NONE. */
+	/* One scheduler over all real-time CPUs: its nr_cpus first jobs run. */
+	int global;
+	/* Task index to run now among those not chosen yet, or RTS_NONE. */
 	int (*pick)(const struct rts_sched *s);
 	/* Optional server layer (hierarchical policies). */
 	long long (*next_event)(const struct rts_sched *s);
@@ -142,8 +147,10 @@ struct rts_sched {
 	int nr_running;
 	int nr_ids;		/* 1 + highest task id in use: scan bound */
 	int active_server;	/* hierarchical policies */
-	int chosen;		/* the task on the CPU, by rts_choose() */
-	long long chosen_since;	/* charged to it up to here */
+	int nr_cpus;		/* jobs that run at once: 1, or a global policy's CPUs */
+	/* The tasks chosen by rts_choose(), in the policy's order; RTS_NONE after. */
+	int run[RTS_MAX_CPUS];
+	long long chosen_since;	/* the chosen tasks are charged up to here */
 	long long overrun_slack;	/* budget = wcet + this, per period */
 	rts_emit_fn emit;
 	void *emit_ctx;
@@ -176,6 +183,7 @@ int rts_clear(struct rts_sched *s);
 void rts_advance(struct rts_sched *s, long long now);
 int rts_release(struct rts_sched *s, int id, long long now, const char **why);
 int rts_complete(struct rts_sched *s, int id, long long now);
+int rts_complete_all(struct rts_sched *s, const int *ids, int n, long long now);
 long long rts_next_event(const struct rts_sched *s);
 int rts_free_id(const struct rts_sched *s);
 int rts_choose(struct rts_sched *s);
@@ -207,10 +215,14 @@ static inline long long rts_job_deadline(const struct rts_task *t)
 	return rts_release_time(t, t->completed) + t->p.deadline;
 }
 
-/* May a policy restricted to server (RTS_NONE: any) pick task t? */
+/*
+ * May a policy restricted to server (RTS_NONE: any) pick task t?  Not if
+ * it is chosen already (a global policy picks once per CPU).
+ */
 static inline int rts_candidate(const struct rts_task *t, int server)
 {
-	return rts_eligible(t) && (server == RTS_NONE || t->p.server == server);
+	return rts_eligible(t) && !t->chosen &&
+	       (server == RTS_NONE || t->p.server == server);
 }
 
 /*
@@ -251,6 +263,8 @@ extern const struct rts_policy rts_policy_fp;
 extern const struct rts_policy rts_policy_edf;
 extern const struct rts_policy rts_policy_partitioned_fp;
 extern const struct rts_policy rts_policy_partitioned_edf;
+extern const struct rts_policy rts_policy_global_fp;
+extern const struct rts_policy rts_policy_global_edf;
 /* Hierarchical: [servers by deadline][tasks by deadline]; [0][0] is hsf-fp. */
 extern const struct rts_policy rts_policy_hsf[2][2];
 

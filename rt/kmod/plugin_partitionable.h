@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The whole of a plugin module with a partitioned variant, included by its
- * one source file after it names both policies: RTSCHED_ONE_CPU, and
+ * The whole of a plugin module with multicore variants, included by its
+ * one source file after it names its policies: RTSCHED_ONE_CPU;
  * RTSCHED_PER_CPU, which partitioned=1 registers instead (one scheduler
- * per real-time CPU, see rtsched's rt_cpus).
+ * per real-time CPU, see rtsched's rt_cpus); RTSCHED_GLOBAL, which
+ * global=1 registers (one scheduler over all of them).
  */
 #ifndef RTSCHED_PLUGIN_PARTITIONABLE_H
 #define RTSCHED_PLUGIN_PARTITIONABLE_H
@@ -16,13 +17,24 @@ static bool partitioned;
 module_param(partitioned, bool, 0444);
 MODULE_PARM_DESC(partitioned, "one scheduler per real-time CPU");
 
+static bool global;
+module_param(global, bool, 0444);
+MODULE_PARM_DESC(global, "one scheduler over all real-time CPUs");
+
 static const struct rts_policy *rtsched_plugin_policy(void)
 {
+	if (global)
+		return &RTSCHED_GLOBAL;
 	return partitioned ? &RTSCHED_PER_CPU : &RTSCHED_ONE_CPU;
 }
 
 static int __init rtsched_plugin_init(void)
 {
+	if (partitioned && global) {
+		pr_err("%s: partitioned=1 and global=1 exclude each other\n",
+		       KBUILD_MODNAME);
+		return -EINVAL;
+	}
 	return rtsched_register_plugin(rtsched_plugin_policy());
 }
 module_init(rtsched_plugin_init);

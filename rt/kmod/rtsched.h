@@ -27,14 +27,16 @@ void rtsched_unregister_plugin(const struct rts_policy *policy);
 int rt_trace_init(unsigned int nr_records, int first_cpu, int nr_cpus);
 void rt_trace_exit(void);
 void rt_trace_put(struct rtsched_record *rec);
+struct rt_task;
+void rt_trace_job_start(struct rt_task *rtt, int id);
 ssize_t rt_trace_read(char __user *buf, size_t len);
 u64 rt_trace_lost(void);
 struct tracepoint *rt_tracepoint(const char *name);
 
 /* Core services for the recorder's sched_switch probe. */
-struct rt_task;
 struct rt_task *rt_task_of(struct task_struct *p, int *id, bool by_class);
 bool rt_job_pending(struct rt_task *rtt, int id, u64 *job);
+bool rt_job_started(struct rt_task *rtt, u64 job);
 bool rt_job_first_run(struct rt_task *rtt, u64 job);
 
 #endif /* RTSCHED_H */

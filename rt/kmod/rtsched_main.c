@@ -12,7 +12,10 @@
  *
  * Partitioned plugins get one instance of the policy core, with its own
  * timer and chosen task, per real-time CPU (rt_cpu and the next rt_cpus - 1);
- * each task belongs to one.  The others use the first instance only.
+ * each task belongs to one.  The others use the first instance only; a
+ * global plugin's chooses up to rt_cpus tasks, allowed on every real-time
+ * CPU, and Linux's real-time class gives each of them one (a task may
+ * migrate whenever it was held).
  *
  * Locking: rt.mutex serialises the task set, the plugin and changes of
  * scheduling class; rt.lock (raw: taken in the hard-irq timers, also on
@@ -48,11 +51,11 @@ static int rt_cpu;
 module_param(rt_cpu, int, 0444);
 MODULE_PARM_DESC(rt_cpu, "First real-time CPU (default 0)");
 
-#define RT_MAX_CPUS	8
+#define RT_MAX_CPUS	RTS_MAX_CPUS
 static int rt_cpus = 1;
 module_param(rt_cpus, int, 0444);
 MODULE_PARM_DESC(rt_cpus,
-		 "Real-time CPUs rt_cpu.. for partitioned plugins (1..8, default 1)");
+		 "Real-time CPUs rt_cpu.. for multicore plugins (1..8, default 1)");
 
 static int fifo_prio = 50;
 module_param(fifo_prio, int, 0444);
@@ -108,11 +111,10 @@ struct rt_task {
 	struct rcu_head rcu;
 };
 
-/* The policy core of one real-time CPU. */
+/* The policy core of one real-time CPU (of all of them: global plugins). */
 struct rt_inst {
 	struct rts_sched *sched;
-	int cpu;
-	int chosen;
+	int cpu;			/* the first one for global plugins */
 	struct hrtimer timer;		/* fires on cpu only */
 	call_single_data_t rearm;	/* rearms the timer from cpu */
 };
@@ -122,6 +124,7 @@ static struct {
 	raw_spinlock_t lock;		/* policy cores, chosen, timers */
 	struct rt_inst inst[RT_MAX_CPUS];
 	int nr_inst;			/* used by the plugin: rt_cpus or 1 */
+	struct cpumask cpus;		/* rt_cpu..: a global plugin's tasks' */
 	const struct rts_policy *policy;
 	struct rt_task __rcu *task[RTS_MAX_TASKS];
 	struct tracepoint *process_exit;
@@ -148,8 +151,13 @@ static bool rt_kick(struct rt_task *rtt);
 static void rt_emit(void *ctx, const struct rts_event *ev)
 {
 	struct rt_inst *in = ctx;
+	/*
+	 * A global plugin's job completes on the CPU it ran on, which calls
+	 * (the wait ioctl, interrupts off).
+	 */
 	struct rtsched_record rec = {
-		.time = ev->time, .type = ev->type, .cpu = in->cpu,
+		.time = ev->time, .type = ev->type,
+		.cpu = in->sched->policy->global ? smp_processor_id() : in->cpu,
 		.task = ev->task, .server = ev->server, .job = ev->job,
 		.deadline = ev->value,
 	};
@@ -194,10 +202,16 @@ static void rt_emit(void *ctx, const struct rts_event *ev)
 /* rts_emit is called by plugins (hsf-fp's server events). */
 EXPORT_SYMBOL_GPL(rts_emit);
 
+/*
+ * Whether rtt may run user code now.  rt.lock held (the chosen flags change
+ * under it); detached is set under rt.mutex only.
+ */
 static bool rt_turn(struct rt_task *rtt)
 {
-	return READ_ONCE(rtt->id) == RTS_NONE || READ_ONCE(rtt->detached) ||
-	       READ_ONCE(rtt->inst->chosen) == READ_ONCE(rtt->id);
+	int id = rtt->id;
+
+	return id == RTS_NONE || READ_ONCE(rtt->detached) ||
+	       rtt->inst->sched->task[id].chosen;
 }
 
 /*
@@ -313,24 +327,45 @@ static void rt_rearm_ipi(void *info)
 	module_put(THIS_MODULE);
 }
 
-/* Apply the policy's choice on one CPU. rt.lock held, a plugin loaded. */
+/* Was task id chosen, by the list of those chosen before? */
+static bool rt_was_chosen(const int *prev, int nr, int id)
+{
+	int i;
+
+	for (i = 0; i < nr; i++)
+		if (prev[i] == id)
+			return true;
+	return false;
+}
+
+/*
+ * Apply the policy's choice on one instance: hold the tasks no longer
+ * chosen, wake the newly chosen.  rt.lock held, a plugin loaded.
+ */
 static void rt_dispatch(struct rt_inst *in)
 {
-	int next, prev = in->chosen;
+	struct rts_sched *s = in->sched;
+	int i, id, prev[RTS_MAX_CPUS];
 	struct rt_task *rtt;
 
 	lockdep_assert_held(&rt.lock);
 	if (WARN_ON_ONCE(!rt.policy))
 		return;
-	/* The chosen task is charged for its budget from now. */
-	rts_advance(in->sched, ktime_get_ns());
-	next = rts_choose(in->sched);
-	if (next != prev) {
-		WRITE_ONCE(in->chosen, next);
-		rtt = prev == RTS_NONE ? NULL : rt_task_at(prev);
+	/* The chosen tasks are charged for their budgets from now. */
+	rts_advance(s, ktime_get_ns());
+	memcpy(prev, s->run, sizeof(prev));
+	rts_choose(s);
+	for (i = 0; i < s->nr_cpus; i++) {
+		id = prev[i];
+		rtt = id == RTS_NONE || s->task[id].chosen ? NULL :
+		      rt_task_at(id);
 		if (rtt)
 			rt_gate(rtt);
-		rtt = next == RTS_NONE ? NULL : rt_task_at(next);
+	}
+	for (i = 0; i < s->nr_cpus; i++) {
+		id = s->run[i];
+		rtt = id == RTS_NONE || rt_was_chosen(prev, s->nr_cpus, id) ?
+		      NULL : rt_task_at(id);
 		if (rtt)
 			wake_up_process(rtt->tsk);
 	}
@@ -385,8 +420,6 @@ static bool rt_unlink(struct rt_task *rtt)
 	rts_task_stop(rtt->inst->sched, id, ktime_get_ns());
 	RCU_INIT_POINTER(rt.task[id], NULL);
 	WRITE_ONCE(rtt->id, RTS_NONE);
-	if (rtt->inst->chosen == id)
-		WRITE_ONCE(rtt->inst->chosen, RTS_NONE);
 	rt_dispatch(rtt->inst);
 	return true;
 }
@@ -554,7 +587,8 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	err = rt_save_class(rtt);
 	if (err)
 		goto out;
-	err = set_cpus_allowed_ptr(current, cpumask_of(in->cpu));
+	err = set_cpus_allowed_ptr(current, rt.policy->global ? &rt.cpus :
+					      cpumask_of(in->cpu));
 	if (err)
 		goto out;
 	err = sched_setattr_nocheck(current, &attr);
@@ -635,7 +669,15 @@ static long rt_ioctl_wait(struct rt_task *rtt)
 		rt_dispatch(rtt->inst);
 	}
 	raw_spin_unlock_irq(&rt.lock);
-	return err ? err : rt_wait_turn(rtt);
+	if (!err)
+		err = rt_wait_turn(rtt);
+	/*
+	 * A task that had its next job pending may go on with it without a
+	 * switch: the probe saw no start then.
+	 */
+	if (!err)
+		rt_trace_job_start(rtt, READ_ONCE(rtt->id));
+	return err;
 }
 
 static long rt_ioctl_exit(struct rt_task *rtt)
@@ -809,7 +851,7 @@ static void rt_fill_status(struct rtsched_status *st,
 	if (!rt.policy)
 		return;
 	strscpy(st->plugin, rt.policy->name, sizeof(st->plugin));
-	st->nr_cpus = rt.nr_inst;
+	st->nr_cpus = rt.policy->global ? s->nr_cpus : rt.nr_inst;
 	/* The common start of whichever CPU has one (they share it). */
 	for (i = 0; i < rt.nr_inst; i++)
 		if (rt.inst[i].sched->epoch != RTS_NEVER)
@@ -978,7 +1020,7 @@ int rtsched_register_plugin(const struct rts_policy *policy)
 				 (long long)start_lead_us * 1000, rt_emit, in);
 			in->sched->overrun_slack = (long long)overrun_slack_us *
 						   NSEC_PER_USEC;
-			in->chosen = RTS_NONE;
+			in->sched->nr_cpus = policy->global ? rt_cpus : 1;
 		}
 		memset(rt.server_name, 0, sizeof(rt.server_name));
 		memset(rt.task_name, 0, sizeof(rt.task_name));
@@ -1056,10 +1098,19 @@ bool rt_job_pending(struct rt_task *rtt, int id, u64 *job)
 	return READ_ONCE(t->running) && READ_ONCE(t->released) > completed;
 }
 
-/* Whether this switch-in is the first one of job; only the probe calls. */
+/*
+ * Whether job has started (on a switch-in, or as its task went on from the
+ * previous one); only the probe and the task itself call, never at once.
+ */
+bool rt_job_started(struct rt_task *rtt, u64 job)
+{
+	return rtt->jobs_started > job;
+}
+
+/* Whether this is the first run of job (which has started from now on). */
 bool rt_job_first_run(struct rt_task *rtt, u64 job)
 {
-	if (rtt->jobs_started > job)
+	if (rt_job_started(rtt, job))
 		return false;
 	rtt->jobs_started = job + 1;
 	return true;
@@ -1088,7 +1139,7 @@ static int __init rt_init(void)
 		struct rt_inst *in = &rt.inst[i];
 
 		in->cpu = rt_cpu + i;
-		in->chosen = RTS_NONE;
+		cpumask_set_cpu(in->cpu, &rt.cpus);
 		hrtimer_init(&in->timer, CLOCK_MONOTONIC,
 			     HRTIMER_MODE_ABS_PINNED_HARD);
 		in->timer.function = rt_timer_fn;

@@ -67,11 +67,18 @@ int rt_config_parse(const char *name, const char *text,
  */
 int rt_config_admit(struct rt_config *cfg, char *why, size_t len);
 
-/* One trace record as a line of the text format, without newline; with
- * with_cpu (partitioned plugins) job events and task_create say cpu=.
+/* Which trace lines say cpu=: none (one-CPU plugins), the job events
+ * (global plugins: where each ran), also task_create (partitioned: the
+ * task's CPU).
  */
+enum rt_trace_cpu { RT_TRACE_NO_CPU, RT_TRACE_JOB_CPU, RT_TRACE_TASK_CPU };
+
+/* The cpu= a plugin's trace lines carry; policy may be NULL. */
+enum rt_trace_cpu rt_trace_cpu_of(const struct rts_policy *policy);
+
+/* One trace record as a line of the text format, without newline. */
 int rt_trace_format(char *buf, size_t len, const struct rtsched_record *r,
-		    int with_cpu);
+		    enum rt_trace_cpu with_cpu);
 void rt_trace_header(FILE *out, const char *plugin);
 
 #endif /* RTSCHED_RT_INTERNAL_H */

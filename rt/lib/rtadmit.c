@@ -11,6 +11,11 @@
  *           the tasks without a cpu placed by first-fit or worst-fit
  *           decreasing utilisation, each on a CPU whose test (fp or edf
  *           above) still holds with it; then that test on every CPU
+ *   global-edf
+ *           the density test of Goossens, Funk & Baruah (GFB):
+ *           sum(C/D) <= m - (m - 1) max(C/D), in exact fractions
+ *   global-fp
+ *           the response-time analysis of Bertogna & Cirinei on m CPUs
  *   hsf-*   servers as periodic tasks: by response-time analysis (fp) or
  *           by the demand test and Spuri's response times (edf); the
  *           tasks of each on its periodic supply, the blackout shortened
@@ -489,6 +494,79 @@ static int partitioned_admit(struct rt_config *cfg,
 	return 1;
 }
 
+/* GFB: the sum of the densities plus (m - 1) times the largest <= m. */
+static int gfb_admit(const struct item *set, int n, int m, char *why,
+		     size_t len)
+{
+	__int128 num = 0, den = 1, g;
+	int i, big = 0;
+
+	for (i = 0; i < n; i++) {
+		if ((__int128)set[i].c * set[big].d > (__int128)set[big].c * set[i].d)
+			big = i;
+		g = gcd(den, set[i].d);
+		num = num * (set[i].d / g) + set[i].c * (den / g);
+		den = den / g * set[i].d;
+		if (den > FRACTION_LIMIT)
+			return refuse(why, len, "deadlines too diverse for rtctl's exact GFB test: use bootlab rt analyze");
+		g = gcd(num, den);
+		num /= g;
+		den /= g;
+	}
+	/* num/den + (m - 1) c/d <= m, times den * d. */
+	if (n && num * set[big].d + (__int128)(m - 1) * set[big].c * den >
+		 (__int128)m * den * set[big].d)
+		return refuse(why, len, "density %.3f > %.3f (GFB test on %d CPUs)",
+			      (double)num / (double)den,
+			      m - (m - 1) * (double)set[big].c / set[big].d, m);
+	return 1;
+}
+
+/*
+ * Most execution of task h within any window of l when its jobs end
+ * within r of their release (Bertogna & Cirinei): N C + min(C, l + r - C -
+ * N T), N = (l + r - C) / T.
+ */
+static long long bc_workload(const struct item *h, long long r, long long l)
+{
+	long long jobs = (l + r - h->c) / h->t;
+	long long rest = l + r - h->c - jobs * h->t;
+
+	return jobs * h->c + (rest < h->c ? rest : h->c);
+}
+
+/*
+ * Global fp on m CPUs, set by priority: R_k = C_k + floor(sum over the
+ * higher ones of min(W_i(R_k), R_k - C_k + 1) / m), from R_k = C_k, each
+ * bound within its deadline.
+ */
+static int global_fp_admit(const struct item *set, int n, int m, char *why,
+			   size_t len)
+{
+	static long long bound[RTS_MAX_TASKS];
+	long long r, next, interference, w;
+	int k, i;
+
+	for (k = 0; k < n; k++) {
+		for (r = set[k].c; r <= set[k].d; r = next) {
+			interference = 0;
+			for (i = 0; i < k; i++) {
+				w = bc_workload(&set[i], bound[i], r);
+				interference += w < r - set[k].c + 1 ?
+						w : r - set[k].c + 1;
+			}
+			next = set[k].c + interference / m;
+			if (next == r)
+				break;
+		}
+		if (r > set[k].d)
+			return refuse(why, len, "task %d: worst-case response beyond its deadline %lld us (Bertogna & Cirinei on %d CPUs)",
+				      set[k].id, set[k].d, m);
+		bound[k] = r;
+	}
+	return 1;
+}
+
 int rt_config_admit(struct rt_config *cfg, char *why, size_t len)
 {
 	static struct item set[RTS_MAX_TASKS];
@@ -502,8 +580,12 @@ int rt_config_admit(struct rt_config *cfg, char *why, size_t len)
 		return partitioned_admit(cfg, policy, why, len);
 	for (i = 0; i < cfg->nr_tasks; i++)
 		task_item(&set[i], &cfg->task[i].args);
+	if (policy->global && policy->tasks_by_deadline)
+		return gfb_admit(set, cfg->nr_tasks, cfg->cpus, why, len);
 	if (policy->tasks_by_deadline)
 		return edf_admit(set, cfg->nr_tasks, &whole, "", why, len);
 	qsort(set, cfg->nr_tasks, sizeof(*set), by_priority);
+	if (policy->global)
+		return global_fp_admit(set, cfg->nr_tasks, cfg->cpus, why, len);
 	return fp_admit(set, cfg->nr_tasks, &whole, "task", why, len);
 }

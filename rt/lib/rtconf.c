@@ -76,6 +76,7 @@ const struct rts_policy *rt_policy_named(const char *name)
 	static const struct rts_policy *const all[] = {
 		&rts_policy_fp, &rts_policy_edf,
 		&rts_policy_partitioned_fp, &rts_policy_partitioned_edf,
+		&rts_policy_global_fp, &rts_policy_global_edf,
 		&rts_policy_hsf[0][0], &rts_policy_hsf[0][1],
 		&rts_policy_hsf[1][0], &rts_policy_hsf[1][1],
 	};
@@ -90,7 +91,7 @@ const struct rts_policy *rt_policy_named(const char *name)
 static int __attribute__((format(printf, 2, 3)))
 error_at(const char *where, const char *fmt, ...)
 {
-	char msg[128];
+	char msg[160];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -164,7 +165,7 @@ static int set_string(struct parser *p, enum key key, const char *s)
 	case K_PLUGIN:
 		if (!rt_policy_named(s))
 			return error_at(p->where,
-					"plugin \"%s\": expected fp, edf, hsf-fp, hsf-edf, hsf-fp-edf, hsf-edf-fp, partitioned-fp or partitioned-edf",
+					"plugin \"%s\": expected fp, edf, hsf-fp, hsf-edf, hsf-fp-edf, hsf-edf-fp, partitioned-fp, partitioned-edf, global-fp or global-edf",
 					s);
 		snprintf(p->cfg->plugin, sizeof(p->cfg->plugin), "%s", s);
 		return 0;
@@ -305,6 +306,7 @@ static int finish(struct parser *p)
 	struct rt_config *cfg = p->cfg;
 	const struct rts_policy *policy = rt_policy_named(cfg->plugin);
 	int hsf = policy && policy->has_servers;
+	int multicore = policy && (policy->per_cpu || policy->global);
 	unsigned int scale = p->unit_ms ? 1000 : 1;
 	const char *why;
 	int err, i, j;
@@ -314,15 +316,16 @@ static int finish(struct parser *p)
 		err = missing_keys(TOP, p->top_seen, p->name);
 	if (err)
 		return err;
-	if (policy->per_cpu && !key_seen(p->top_seen, TOP, K_CPUS))
+	if (multicore && !key_seen(p->top_seen, TOP, K_CPUS))
 		return error_at(p->name, "missing key \"cpus\"");
-	if (!policy->per_cpu && (key_seen(p->top_seen, TOP, K_CPUS) ||
-				 key_seen(p->top_seen, TOP, K_ASSIGNMENT)))
-		return error_at(p->name, "\"cpus\" and \"assignment\" are for the partitioned plugins only");
-	if (policy->per_cpu && (cfg->cpus < 1 || cfg->cpus > RT_CONFIG_MAX_CPUS))
+	if (!multicore && key_seen(p->top_seen, TOP, K_CPUS))
+		return error_at(p->name, "\"cpus\" is for the multicore plugins only");
+	if (!policy->per_cpu && key_seen(p->top_seen, TOP, K_ASSIGNMENT))
+		return error_at(p->name, "\"assignment\" is for the partitioned plugins only");
+	if (multicore && (cfg->cpus < 1 || cfg->cpus > RT_CONFIG_MAX_CPUS))
 		return error_at(p->name, "cpus %d: expected 1..%d", cfg->cpus,
 				RT_CONFIG_MAX_CPUS);
-	if (!policy->per_cpu)
+	if (!multicore)
 		cfg->cpus = 1;
 	if (cfg->nr_servers && !hsf)
 		return error_at(cfg->server[0].where,

@@ -139,7 +139,8 @@ static int cmd_load(const char *path, int force)
 			path, cfg.plugin, st.plugin[0] ? st.plugin : "none");
 		return 1;
 	}
-	if (rt_policy_named(cfg.plugin)->per_cpu && (int)st.nr_cpus != cfg.cpus) {
+	if (rt_trace_cpu_of(rt_policy_named(cfg.plugin)) != RT_TRACE_NO_CPU &&
+	    (int)st.nr_cpus != cfg.cpus) {
 		fprintf(stderr, "rtctl load: %s wants %d CPUs but rtsched schedules %u (its rt_cpus)\n",
 			path, cfg.cpus, st.nr_cpus);
 		return 1;
@@ -335,7 +336,7 @@ static int cmd_trace(void)
 	policy = rt_policy_named(st.plugin);
 	for (i = 0; i < n; i++) {
 		rt_trace_format(line, sizeof(line), &rec[i],
-				policy && policy->per_cpu);
+				rt_trace_cpu_of(policy));
 		puts(line);
 	}
 	free(rec);

@@ -38,8 +38,15 @@ void rt_trace_header(FILE *out, const char *plugin)
 	fprintf(out, "# rtsched-trace 1 plugin=%s\n", plugin);
 }
 
+enum rt_trace_cpu rt_trace_cpu_of(const struct rts_policy *policy)
+{
+	if (policy && policy->per_cpu)
+		return RT_TRACE_TASK_CPU;
+	return policy && policy->global ? RT_TRACE_JOB_CPU : RT_TRACE_NO_CPU;
+}
+
 int rt_trace_format(char *buf, size_t len, const struct rtsched_record *r,
-		    int with_cpu)
+		    enum rt_trace_cpu with_cpu)
 {
 	unsigned long long t = r->time;
 	const char *name;
@@ -54,7 +61,7 @@ int rt_trace_format(char *buf, size_t len, const struct rtsched_record *r,
 	case RTS_EV_PREEMPT:
 	case RTS_EV_RESUME:
 	case RTS_EV_COMPLETE:
-		if (!with_cpu)
+		if (with_cpu == RT_TRACE_NO_CPU)
 			break;
 		return snprintf(buf, len, "%llu %s task=%d job=%llu cpu=%u", t,
 				name, r->task, (unsigned long long)r->job,
@@ -70,7 +77,8 @@ int rt_trace_format(char *buf, size_t len, const struct rtsched_record *r,
 				     (long long)r->period,
 				     (long long)r->budget,
 				     (long long)r->deadline, r->prio);
-			if (with_cpu && n >= 0 && (size_t)n < len)
+			if (with_cpu == RT_TRACE_TASK_CPU && n >= 0 &&
+			    (size_t)n < len)
 				n += snprintf(buf + n, len - n, " cpu=%u",
 					      r->cpu);
 			return n;

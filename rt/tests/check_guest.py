@@ -23,6 +23,8 @@ SCENARIOS = ["checks", "fp", "edf", "table3", "overload", "hsf_edf", "overrun",
              "one_step_load", "dmesg"]
 # SET=smp (a multi-CPU guest): the partitioned plugins.
 SMP_SCENARIOS = ["partitioned_fp", "partitioned_edf", "dmesg"]
+# SET=global (a multi-CPU guest): the global plugins.
+GLOBAL_SCENARIOS = ["global_params", "global_fp", "global_edf", "dmesg"]
 KERNEL_TROUBLE = re.compile(
     r"WARNING:|BUG:|Oops|Call Trace|general protection|"
     r"blocked for more than|scheduling while atomic|refcount_t:|"
@@ -258,21 +260,54 @@ def off_cpu(events):
             and int(k["cpu"]) != own[pid]]
 
 
-def judge_smp(c, scenarios):
-    """Placement only: without -icount guest time is the host's, so misses are
-    reported (INFO) and not judged here (docs: rt/README.md)."""
-    for name in ("partitioned_fp", "partitioned_edf"):
+def host_timed_runs(scenarios, names):
+    """(name, events) of the traced runs of a guest without -icount, whose time
+    is the host's: misses are reported (INFO), not judged (rt/README.md)."""
+    for name in names:
         if name not in scenarios:
             continue
         events = parse_trace(scenarios[name][1])
         missed = sorted({k["task"] for _, n, k in events if n == "miss"})
         print(f"INFO {name}: deadline misses by tasks {missed or 'none'}")
+        yield name, events
+
+
+def judge_smp(c, scenarios):
+    """Placement only."""
+    for name, events in host_timed_runs(scenarios, ("partitioned_fp", "partitioned_edf")):
         own = task_cpus(events)
         c.check(len(own) == 5 and len(set(own.values())) > 1,
                 f"{name}: tasks on several CPUs", f"CPUs {sorted(own.values())}")
         wrong = off_cpu(events)
         c.check(not wrong, f"{name}: every task runs on its CPU only",
                 f"{len(wrong)} switches elsewhere" + (f", first {wrong[0]}" if wrong else ""))
+
+
+def migrations(events):
+    """Jobs resumed on another CPU than they last ran on, from the job events
+    (global plugins say cpu= on them): [(time, task, job, from, to)]."""
+    last, moved = {}, []
+    for t, n, k in events:
+        if n not in ("start", "resume") or "cpu" not in k:
+            continue
+        job, cpu = (k["task"], k["job"]), int(k["cpu"])
+        if job in last and last[job] != cpu:
+            moved.append((t, k["task"], k["job"], last[job], cpu))
+        last[job] = cpu
+    return moved
+
+
+def judge_global(c, scenarios, cpus):
+    """Where the tasks ran, from the kernel's switches, and the migrations the
+    trace records."""
+    for name, events in host_timed_runs(scenarios, ("global_fp", "global_edf")):
+        pids = {int(k["pid"]) for _, n, k in events if n == "task_create" and "pid" in k}
+        used = {int(k["cpu"]) for _, n, k in events if n == "switch" and int(k["next_pid"]) in pids}
+        c.check(len(pids) == 5 and used == set(range(cpus)),
+                f"{name}: the tasks run on every real-time CPU and only there", f"CPUs {sorted(used)}")
+        moved = migrations(events)
+        c.check(bool(moved), f"{name}: preempted jobs resume on another CPU (migrations recorded)",
+                f"{len(moved)} migrations" + (f", first {moved[0]}" if moved else ""))
 
 
 def main():
@@ -282,6 +317,8 @@ def main():
                     help="timer and switch slack allowed per check (us)")
     ap.add_argument("--smp", action="store_true",
                     help="the console of SET=smp (partitioned plugins, several CPUs)")
+    ap.add_argument("--global-cpus", type=int, metavar="N",
+                    help="the console of SET=global (global plugins) on N CPUs")
     args = ap.parse_args()
     tol = args.tolerance_us * 1000
     with open(args.log, errors="replace") as f:
@@ -289,12 +326,16 @@ def main():
     scenarios = parse_scenarios(text)
     c = Checker()
     c.check("==== rtsched-guest done ====" in text, "guest finished")
-    for name in SMP_SCENARIOS if args.smp else SCENARIOS:
+    expected = SMP_SCENARIOS if args.smp else GLOBAL_SCENARIOS if args.global_cpus else SCENARIOS
+    for name in expected:
         c.scenario_rc(scenarios, name)
     if args.smp:
         judge_smp(c, scenarios)
+    if args.global_cpus:
+        judge_global(c, scenarios, args.global_cpus)
 
     for name, what in (("checks", "bad requests refused, unprivileged callers get EPERM"),
+                       ("global_params", "a plugin is not partitioned and global at once"),
                        ("one_step_load", "rtctl load --module: modules and configuration in one program")):
         if name in scenarios:
             lines = scenarios[name][1]

@@ -2,7 +2,7 @@
 import io
 from contextlib import redirect_stdout
 
-from check_guest import Checker, parse_scenarios, parse_trace
+from check_guest import Checker, migrations, parse_scenarios, parse_trace
 
 MS = 1_000_000
 
@@ -94,3 +94,19 @@ def test_a_task_off_its_cpu_is_caught_only_while_registered():
         "==== rtsched-trace end ====",
     ])
     assert off_cpu(events) == [(30, 100, 0)]
+
+
+def test_migrations_are_resumptions_elsewhere():
+    """From a global-fp guest trace (2 vCPUs): job 1 of task 2 started on CPU 0 and resumed on
+    CPU 1 (a migration); job 0 of task 4 resumed where it ran."""
+    events = parse_trace([
+        "==== rtsched-trace begin ====",
+        "3288253593 start task=2 job=1 cpu=0",
+        "3318197867 preempt task=2 job=1 cpu=0",
+        "3318197867 start task=4 job=0 cpu=1",
+        "3319099444 preempt task=4 job=0 cpu=1",
+        "3325067645 resume task=2 job=1 cpu=1",
+        "3326000000 resume task=4 job=0 cpu=1",
+        "==== rtsched-trace end ====",
+    ])
+    assert migrations(events) == [(3325067645, "2", "1", 0, 1)]

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bootlab.rt.config import HIERARCHICAL, Config, Server, Task
+from bootlab.rt.config import HIERARCHICAL, Config, Server, Task, load_config
 from bootlab.rt.schedulability import analyze
 from bootlab.rt.simulate import ExecOverride, hyperperiod_ns, simulate
 from bootlab.rt.trace import parse_trace
@@ -40,7 +40,9 @@ def c_programs():
 def to_toml(config: Config) -> str:
     lines = [f'plugin = "{config.plugin}"', 'unit = "us"']
     if config.multicore:
-        lines += [f"cpus = {config.cpus}", f'assignment = "{config.assignment}"']
+        lines.append(f"cpus = {config.cpus}")
+    if config.multicore == "partitioned":
+        lines.append(f'assignment = "{config.assignment}"')
     for s in config.servers:
         lines += ["[[server]]", f"id = {s.id}", f"period = {s.period}", f"budget = {s.budget}",
                   f"priority = {s.priority}"]
@@ -131,6 +133,16 @@ def test_a_spinning_task_is_throttled_alike(tmp_path):
     assert_same(config, tmp_path, spin=0)
 
 
+@st.composite
+def global_configs(draw) -> Config:
+    """Global fp or edf on 2 to 4 CPUs, with up to 6 tasks: more tasks than CPUs often."""
+    more = draw(tasks())
+    taken = {t.id for t in more}
+    extra = tuple(t for t in draw(tasks()) if t.id not in taken)
+    return Config(draw(st.sampled_from(("global-fp", "global-edf"))), "us", (), more + extra,
+                  cpus=draw(st.integers(2, 4)))
+
+
 @settings(max_examples=300, deadline=None)
 @given(configs(), st.data())
 def test_core_and_simulator_agree(config, data):
@@ -139,13 +151,36 @@ def test_core_and_simulator_agree(config, data):
         assert_same(config, Path(tmp), spin)
 
 
+@settings(max_examples=300, deadline=None)
+@given(global_configs(), st.data())
+def test_global_core_and_simulator_agree(config, data):
+    """One run queue over the CPUs: the same jobs run, on the same CPUs (migrations
+    included: job events carry cpu=), with the same budget enforcement."""
+    spin = data.draw(st.none() | st.sampled_from([t.id for t in config.tasks]))
+    with tempfile.TemporaryDirectory() as tmp:
+        assert_same(config, Path(tmp), spin)
+
+
+def test_global_example_migrates_alike(tmp_path):
+    config = load_config(RT / "examples" / "global.toml")
+    until = hyperperiod_ns(config)
+    core = core_events(config, until, tmp_path)
+    cpus_of_job: dict[tuple[int, int], set[int]] = {}
+    for _, name, fields in core:
+        fields = dict(fields)
+        if name in ("start", "resume"):
+            cpus_of_job.setdefault((fields["task"], fields["job"]), set()).add(fields["cpu"])
+    assert any(len(cpus) > 1 for cpus in cpus_of_job.values())
+    assert_same(config, tmp_path)
+
+
 def admitted(config: Config, tmp: Path) -> bool:
     done = subprocess.run([str(RTCTL), "check", str(written(config, tmp))], capture_output=True, text=True)
     assert done.returncode in (0, 1), done.stderr
     return done.returncode == 0
 
 
-@pytest.mark.parametrize("name", ["fp", "edf", "table3", "hsf-edf"])
+@pytest.mark.parametrize("name", ["fp", "edf", "table3", "hsf-edf", "global"])
 def test_admission_accepts_the_examples(name, tmp_path):
     path = RT / "examples" / f"{name}.toml"
     assert subprocess.run([str(RTCTL), "check", str(path)], capture_output=True).returncode == 0
@@ -194,6 +229,14 @@ def test_partitioned_placement_and_verdict_are_the_analysis(config):
     placed = {int(task): int(cpu) for task, cpu in re.findall(r"^task (\d+) cpu (\d+)$", done.stdout, re.M)}
     assert placed == result.placement.cpu_of
     assert (done.returncode == 0) == result.schedulable
+
+
+@settings(max_examples=400, deadline=None)
+@given(global_configs())
+def test_global_admission_is_the_analysis_verdict(config):
+    """GFB for global-edf, Bertogna & Cirinei for global-fp, as bootlab rt analyze."""
+    with tempfile.TemporaryDirectory() as tmp:
+        assert admitted(config, Path(tmp)) == analyze(config).schedulable
 
 
 @settings(max_examples=400, deadline=None)

@@ -172,3 +172,6 @@ def test_cpu_time_from_switches_on_several_cpus():
     ]) + "\n")
     stats = {s.task: s for s in task_stats(Schedule.from_trace(trace))}
     assert stats[1].on_cpu == 3_000_000
+    # The Gantt chart draws each CPU's switches in a row of its own.
+    svg = gantt_svg(Schedule.from_trace(trace))
+    assert "CPU 0 (sched_switch)" in svg and "CPU 1 (sched_switch)" in svg and "CPU (sched_switch)" not in svg

@@ -201,6 +201,34 @@ if [ "${SET:-}" = smp ]; then
 	exit 0
 fi
 
+# SET=global: the global plugins, one scheduler over every CPU of a
+# multi-CPU guest (slack as in scenario_partitioned).
+scenario_global() {
+	insmod "$RT/rtsched.ko" rt_cpus="$(grep -c ^processor /proc/cpuinfo)" \
+		overrun_slack_us=4000
+	begin global_params
+	if insmod "$RT/rtsched_fp.ko" partitioned=1 global=1 2>/dev/null; then
+		echo "FAIL partitioned=1 global=1 refused"; unplugin fp; rc=1
+	else
+		echo "PASS partitioned=1 global=1 refused"; rc=0
+	fi
+	end global_params $rc
+	plugin fp global=1
+	run_config global_fp "$RT/global.toml"
+	unplugin fp
+	plugin edf global=1
+	sed -e 's/"global-fp"/"global-edf"/' "$RT/global.toml" > /tmp/edf.toml
+	run_config global_edf /tmp/edf.toml
+	unplugin edf
+	rmmod rtsched
+}
+if [ "${SET:-}" = global ]; then
+	scenario_global
+	scenario_dmesg
+	echo "==== rtsched-guest done ===="
+	exit 0
+fi
+
 insmod "$RT/rtsched.ko" || echo "insmod rtsched.ko failed"
 scenario_checks
 

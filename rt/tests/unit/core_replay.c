@@ -4,7 +4,8 @@
  * executor for a configuration (every job takes exactly its wcet, but task
  * SPIN_ID never completes one; common start at 0, no overrun slack) and
  * print its events before UNTIL_NS as trace lines, so that the Python
- * tests can compare them with the simulator's (with enforcement).
+ * tests can compare them with the simulator's (with enforcement).  Under
+ * a global policy the executor plays cfg.cpus CPUs and job events say which.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,10 @@
 #include "rt.h"
 #include "rt_internal.h"
 
+static struct rts_sched s;
+static struct cpu c;
+static long long until;
+
 static void print_event(void *ctx, const struct rts_event *ev)
 {
 	struct rtsched_record rec = {
@@ -21,25 +26,24 @@ static void print_event(void *ctx, const struct rts_event *ev)
 		.server = ev->server, .job = ev->job, .deadline = ev->value,
 		.budget = ev->value,
 	};
-	const long long *until = ctx;
 	char line[256];
 
-	if (ev->time >= *until || ev->type == RTS_EV_SERVER_CREATE ||
+	(void)ctx;
+	if (ev->time >= until || ev->type == RTS_EV_SERVER_CREATE ||
 	    ev->type == RTS_EV_TASK_CREATE)
 		return;
-	rt_trace_format(line, sizeof(line), &rec, 0);
+	if (ev->task != RTS_NONE)
+		rec.cpu = cpu_of(&s, &c, ev->task);
+	rt_trace_format(line, sizeof(line), &rec, rt_trace_cpu_of(s.policy));
 	puts(line);
 }
 
 int main(int argc, char **argv)
 {
 	static struct rt_config cfg;
-	static struct rts_sched s;
-	static struct cpu c;
 	struct rts_server_params sp;
 	struct rts_task_params tp;
 	const char *why = NULL;
-	long long until;
 	int i;
 
 	if (argc != 3 && argc != 4) {
@@ -53,7 +57,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", rt_last_error());
 		return 2;
 	}
-	rts_init(&s, rt_policy_named(cfg.plugin), 0, print_event, &until);
+	rts_init(&s, rt_policy_named(cfg.plugin), 0, print_event, NULL);
+	if (s.policy->global && cfg.cpus > RTS_MAX_CPUS) {
+		fprintf(stderr, "%s: at most %d CPUs\n", argv[1], RTS_MAX_CPUS);
+		return 2;
+	}
+	if (s.policy->global)
+		s.nr_cpus = cfg.cpus;
 	for (i = 0; i < cfg.nr_servers; i++) {
 		rt_server_params(&sp, &cfg.server[i].args);
 		if (rts_server_add(&s, &sp, 0, &why))

@@ -18,9 +18,13 @@ struct cpu {
 	long long ran_server[RTS_MAX_SERVERS];
 	/* With job_events, emit start/preempt/resume as the recorder does. */
 	int job_events;
-	int on_cpu;			/* task on the CPU + 1; 0: none */
-	unsigned long long on_cpu_job;
+	/* Per CPU (one but under a global policy): its task + 1 (0: none). */
+	int on_cpu[RTS_MAX_CPUS];
+	unsigned long long on_cpu_job[RTS_MAX_CPUS];
 	unsigned long long started[RTS_MAX_TASKS];	/* jobs started */
+	/* The CPU (+ 1) a task's job last_job ran on: where it resumes. */
+	int last_cpu[RTS_MAX_TASKS];
+	unsigned long long last_job[RTS_MAX_TASKS];
 };
 
 static inline long long min_time(long long a, long long b)
@@ -28,53 +32,133 @@ static inline long long min_time(long long a, long long b)
 	return a < b ? a : b;
 }
 
-/* The job events of a switch from c->on_cpu to task run, at s->now. */
-static inline void job_switch(struct rts_sched *s, struct cpu *c, int run)
+/* The job task id is on: its oldest uncompleted one. */
+static inline unsigned long long current_job(const struct rts_sched *s, int id)
 {
-	unsigned long long job = run == RTS_NONE ? 0 : s->task[run].completed;
-	int prev = c->on_cpu - 1;
-
-	if (prev == run && (run == RTS_NONE || job == c->on_cpu_job))
-		return;
-	if (prev != RTS_NONE && s->task[prev].completed <= c->on_cpu_job)
-		rts_emit(s, s->now, RTS_EV_PREEMPT, prev, s->task[prev].p.server,
-			 c->on_cpu_job, 0);
-	if (run != RTS_NONE) {
-		rts_emit(s, s->now, c->started[run] > job ? RTS_EV_RESUME :
-			 RTS_EV_START, run, s->task[run].p.server, job, 0);
-		c->started[run] = job + 1;
-	}
-	c->on_cpu = run + 1;
-	c->on_cpu_job = job;
+	return s->task[id].completed;
 }
 
-/* Run the schedule from the current time to until. */
+/* Does CPU k hold the current job of task id? */
+static inline int holds(const struct rts_sched *s, const struct cpu *c, int k,
+			int id)
+{
+	return c->on_cpu[k] == id + 1 &&
+	       c->on_cpu_job[k] == current_job(s, id);
+}
+
+/*
+ * The CPU of each chosen task, as Linux's real-time class places them and
+ * the simulator says: a job that keeps running keeps its CPU; the others,
+ * in the policy's order, take the CPU their job last ran on if it is free,
+ * else the lowest free one.
+ */
+static inline void place(const struct rts_sched *s, const struct cpu *c,
+			 int *on)
+{
+	int i, k, id;
+
+	for (k = 0; k < s->nr_cpus; k++)
+		on[k] = RTS_NONE;
+	for (i = 0; i < s->nr_cpus && s->run[i] != RTS_NONE; i++)
+		for (k = 0; k < s->nr_cpus; k++)
+			if (holds(s, c, k, s->run[i]))
+				on[k] = s->run[i];
+	for (i = 0; i < s->nr_cpus && (id = s->run[i]) != RTS_NONE; i++) {
+		for (k = 0; k < s->nr_cpus && on[k] != id; k++)
+			;
+		if (k < s->nr_cpus)
+			continue;
+		k = c->last_cpu[id] - 1;
+		if (k < 0 || c->last_job[id] != current_job(s, id) ||
+		    on[k] != RTS_NONE)
+			for (k = 0; on[k] != RTS_NONE; k++)
+				;
+		on[k] = id;
+	}
+}
+
+/*
+ * The job events of the switches to on[] (a task per CPU), at s->now.  A
+ * job's CPU is in c->on_cpu when its event is emitted (cpu_of()).
+ */
+static inline void job_switch(struct rts_sched *s, struct cpu *c, const int *on)
+{
+	unsigned long long job;
+	int k, prev;
+
+	/* Preemptions first: a job may start on the CPU another one left. */
+	for (k = 0; k < s->nr_cpus; k++) {
+		prev = c->on_cpu[k] - 1;
+		if (prev == RTS_NONE || (prev == on[k] && holds(s, c, k, prev)))
+			continue;
+		if (s->task[prev].completed <= c->on_cpu_job[k])
+			rts_emit(s, s->now, RTS_EV_PREEMPT, prev,
+				 s->task[prev].p.server, c->on_cpu_job[k], 0);
+		c->on_cpu[k] = 0;
+	}
+	for (k = 0; k < s->nr_cpus; k++) {
+		if (on[k] == RTS_NONE || c->on_cpu[k])
+			continue;
+		job = current_job(s, on[k]);
+		c->on_cpu[k] = on[k] + 1;
+		c->on_cpu_job[k] = job;
+		c->last_cpu[on[k]] = k + 1;
+		c->last_job[on[k]] = job;
+		rts_emit(s, s->now, c->started[on[k]] > job ? RTS_EV_RESUME :
+			 RTS_EV_START, on[k], s->task[on[k]].p.server, job, 0);
+		c->started[on[k]] = job + 1;
+	}
+}
+
+/* The CPU task id is on, or 0. */
+static inline int cpu_of(const struct rts_sched *s, const struct cpu *c, int id)
+{
+	int k;
+
+	for (k = 0; k < s->nr_cpus; k++)
+		if (c->on_cpu[k] == id + 1)
+			return k;
+	return 0;
+}
+
+/*
+ * Run the schedule from the current time to until: the chosen tasks run
+ * (one per CPU), each job for its wcet (or forever, spinning).
+ */
 static inline void execute(struct rts_sched *s, struct cpu *c, long long until)
 {
-	while (s->now < until) {
-		int run = rts_choose(s);
-		long long step = min_time(rts_next_event(s), until) - s->now;
-		struct rts_task *t;
+	int on[RTS_MAX_CPUS], done[RTS_MAX_CPUS];
+	int i, n, run;
 
+	while (s->now < until) {
+		long long step;
+
+		rts_choose(s);
+		step = min_time(rts_next_event(s), until) - s->now;
+		place(s, c, on);
 		if (c->job_events)
-			job_switch(s, c, run);
-		if (run == RTS_NONE) {
-			rts_advance(s, s->now + step);
-			continue;
+			job_switch(s, c, on);
+		for (i = 0; i < s->nr_cpus && (run = s->run[i]) != RTS_NONE; i++) {
+			if (c->left[run] == 0)
+				c->left[run] = s->task[run].p.wcet;
+			if (!c->spin[run])
+				step = min_time(step, c->left[run]);
 		}
-		t = &s->task[run];
-		if (c->left[run] == 0)
-			c->left[run] = t->p.wcet;
-		if (!c->spin[run])
-			step = min_time(step, c->left[run]);
-		c->ran_task[run] += step;
-		if (t->p.server != RTS_NONE)
-			c->ran_server[t->p.server] += step;
-		if (!c->spin[run])
+		for (i = 0, n = 0; i < s->nr_cpus && (run = s->run[i]) != RTS_NONE; i++) {
+			struct rts_task *t = &s->task[run];
+
+			c->ran_task[run] += step;
+			if (t->p.server != RTS_NONE)
+				c->ran_server[t->p.server] += step;
+			if (c->spin[run])
+				continue;
 			c->left[run] -= step;
-		/* A job that ends now completes before now's deadline checks. */
-		if (!c->spin[run] && c->left[run] == 0)
-			rts_complete(s, run, s->now + step);
+			if (c->left[run] == 0)
+				done[n++] = run;
+		}
+		/* Jobs that end now complete before now's deadline checks. */
+		if (n)
+			rts_complete_all(s, done, n, s->now + step);
 		else
 			rts_advance(s, s->now + step);
 	}

@@ -125,7 +125,7 @@ static void test_errors(void)
 	expect_error("plugin = \"fp\"\nfoo = 1\n",
 		     "bad.toml:2: unknown key \"foo\"");
 	expect_error("plugin = \"rr\"\n",
-		     "bad.toml:1: plugin \"rr\": expected fp, edf, hsf-fp, hsf-edf, hsf-fp-edf, hsf-edf-fp, partitioned-fp or partitioned-edf");
+		     "bad.toml:1: plugin \"rr\": expected fp, edf, hsf-fp, hsf-edf, hsf-fp-edf, hsf-edf-fp, partitioned-fp, partitioned-edf, global-fp or global-edf");
 	expect_error("unit = \"ms\"\n", "bad.toml: missing key \"plugin\"");
 	expect_error("plugin = \"fp\"\nunit = \"s\"\n",
 		     "bad.toml:2: unit \"s\": expected \"us\" or \"ms\"");
@@ -166,7 +166,13 @@ static void test_errors(void)
 	expect_error("plugin = \"partitioned-fp\"\n" TASK,
 		     "bad.toml: missing key \"cpus\"");
 	expect_error("plugin = \"fp\"\ncpus = 2\n" TASK,
-		     "bad.toml: \"cpus\" and \"assignment\" are for the partitioned plugins only");
+		     "bad.toml: \"cpus\" is for the multicore plugins only");
+	expect_error("plugin = \"global-fp\"\n" TASK,
+		     "bad.toml: missing key \"cpus\"");
+	expect_error("plugin = \"global-edf\"\ncpus = 2\nassignment = \"worst-fit\"\n" TASK,
+		     "bad.toml: \"assignment\" is for the partitioned plugins only");
+	expect_error("plugin = \"global-fp\"\ncpus = 2\n" TASK "cpu = 0\n",
+		     "bad.toml:3: \"cpu\" is for the partitioned plugins only");
 	expect_error("plugin = \"partitioned-edf\"\ncpus = 2\n" TASK "cpu = 2\n",
 		     "bad.toml:3: cpu 2: expected 0..1");
 	expect_error("plugin = \"fp\"\n" TASK "cpu = 0\n",

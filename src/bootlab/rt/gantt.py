@@ -77,13 +77,15 @@ def gantt_rows(schedule: Schedule) -> list[Row]:
         for cpu in sorted({g.cpu for g in schedule.segments}):
             ordered.append(Row(f"CPU {cpu}", [Bar(g.start, g.end, color[g.owner], f"{schedule.task_label(g.owner)} job {g.job}")
                                               for g in schedule.segments if g.cpu == cpu]))
-    if schedule.cpu:
-        cpu = Row("CPU (sched_switch)")
+    # The kernel's view: a row per CPU when the switches come from several.
+    cpus = sorted({piece.cpu for piece in schedule.cpu if piece.cpu is not None})
+    for cpu in cpus if len(cpus) > 1 else ([None] if schedule.cpu else []):
+        row = Row("CPU (sched_switch)" if cpu is None else f"CPU {cpu} (sched_switch)")
         for piece in schedule.cpu:
-            if piece.pid != 0:
+            if piece.pid != 0 and (cpu is None or piece.cpu == cpu):
                 shade = color.get(piece.task, OTHER_COLOR)
-                cpu.bars.append(Bar(piece.start, piece.end, shade, f"{piece.comm or 'pid'} {piece.pid}"))
-        ordered.append(cpu)
+                row.bars.append(Bar(piece.start, piece.end, shade, f"{piece.comm or 'pid'} {piece.pid}"))
+        ordered.append(row)
     return ordered
 
 

@@ -86,6 +86,7 @@ class CpuSlice:
     pid: int
     comm: str
     task: int | None
+    cpu: int | None = None      # the switch's cpu=
 
 
 @dataclass
@@ -281,12 +282,12 @@ class _Builder:
         by_cpu: dict[object, list[Event]] = {}
         for e in self.switches:   # each CPU's switches follow each other
             by_cpu.setdefault(e.fields.get("cpu"), []).append(e)
-        for switches in by_cpu.values():
+        for on, switches in by_cpu.items():
             for this, following in zip(switches, switches[1:] + [None]):
                 stop = following.time if following is not None else end
                 pid = this["next_pid"]
                 s.cpu.append(CpuSlice(this.time, max(stop, this.time), pid, str(this.fields.get("next_comm", "")),
-                                      pids.get(pid)))
+                                      pids.get(pid), on if isinstance(on, int) else None))
         s.cpu.sort(key=lambda piece: piece.start)
         return s
 
