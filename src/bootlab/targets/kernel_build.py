@@ -342,9 +342,9 @@ def _install(tree: Path, out: Path, home: Path, digest: str) -> BuiltKernel:
 
 # -- explaining a failure -----------------------------------------------------------------------
 
-def explain_failure(lines: list[str], tree: Path, config: dict[str, str], log: Path) -> str:
+def explain_failure(lines: list[str], tree: Path, config: dict[str, str], log: Path, what: str = "the kernel") -> str:
     """What failed, in which file, and the options that put that file in the build."""
-    message = [f"the kernel build failed (full log: {log})"]
+    message = [f"{what} build failed (full log: {log})"]
     errors = [m for m in map(_COMPILE_ERROR.match, lines) if m]
     targets = [m.group("target") for m in map(_MAKE_ERROR.match, lines) if m]
     missing = [m for m in map(_NO_RULE.search, lines) if m]
