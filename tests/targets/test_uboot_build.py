@@ -13,6 +13,8 @@ import pytest
 
 from bootlab.analysis import analyze
 from bootlab.cli import main
+from bootlab.lab import candidates
+from bootlab.lab.patch import apply
 from bootlab.sourcemap import read_toml
 from bootlab.targets import arm64_board, kinds, strategy, uboot_build, uboot_images
 from bootlab.targets.description import TargetError
@@ -80,6 +82,27 @@ def _board(uboot: dict, saved: dict) -> arm64_board.Arm64Board:
     data["bootloader"] = {**data["bootloader"], "saved_env": {"bootcmd": "run bootlab_boot",
                                                              **arm64_board.STATIC_NETWORK, **saved}}
     return kinds.from_dict(data, base=SHIPPED.parent)
+
+
+def test_the_optimizers_uboot_candidates_compose():
+    """uboot-silent, then uboot-trim on the board that took it, or both at once (a pool):
+    both sets of options stay."""
+    board = _board({}, {})
+    board.target.firmware = "/usr/lib/u-boot/qemu_arm64/u-boot.bin"  # Debian's, as shipped
+    first = {c.name: c for c in candidates.uboot_config(board)}
+    assert set(first) == {"uboot-silent", "uboot-trim"}
+    silent = kinds.from_dict(apply(board.to_dict(), first["uboot-silent"].patch), base=SHIPPED.parent)
+    assert silent.target.firmware == "built" and silent.bootloader.saved_env["silent"] == "1"
+    trim = {c.name: c for c in candidates.uboot_config(silent)}["uboot-trim"]
+    both = kinds.from_dict(apply(silent.to_dict(), trim.patch), base=SHIPPED.parent)
+    assert both.target.uboot.options == {"SILENT_CONSOLE": "y", "SILENT_U_BOOT_ONLY": "y",
+                                         **uboot_build.UNUSED["qemu_arm64"]}
+    assert candidates.uboot_config(both) == []
+    pooled = apply(apply(board.to_dict(), first["uboot-silent"].patch), first["uboot-trim"].patch)
+    assert pooled["arm64"]["uboot"]["options"] == both.target.uboot.options
+    # A board bootlab stops at the prompt cannot be silent: it needs U-Boot's prompt.
+    board.bootloader.stop_autoboot = True
+    assert [c.name for c in candidates.uboot_config(board)] == ["uboot-trim"]
 
 
 @pytest.fixture(scope="module")
