@@ -75,6 +75,16 @@ def test_the_cli_refuses_a_setting_that_is_not_option_equals_value(capsys):
     assert "--set SILENT_CONSOLE: not OPTION=VALUE" in capsys.readouterr().err
 
 
+def test_the_cli_names_a_fragment_it_cannot_read_and_exits_2(tmp_path, capsys):
+    assert main(["uboot", "build", "--fragment", str(tmp_path / "missing.config")]) == 2
+    assert f"bootlab uboot: {tmp_path / 'missing.config'}: No such file or directory" in capsys.readouterr().err
+
+
+def test_the_cli_names_an_option_kconfig_refuses_and_exits_1(capsys):
+    assert main(["uboot", "build", "--set", "NVME=n"]) == 1
+    assert "options.NVME: CONFIG_NVME=n requested, olddefconfig left it y" in capsys.readouterr().err
+
+
 def _board(uboot: dict, saved: dict) -> arm64_board.Arm64Board:
     """The board as Debian ships it, booting a built U-Boot with a direct boot command saved."""
     data, _ = read_toml(str(SHIPPED))

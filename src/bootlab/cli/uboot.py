@@ -44,6 +44,10 @@ def options(settings: list[str]) -> dict[str, str]:
 
 def build(args: argparse.Namespace) -> int:
     cfg = uboot_build.UBootConfig(args.board, list(args.fragment), options(args.set))
+    try:
+        cfg.requests()  # an unreadable fragment or a bad line: the input's fault, before any download
+    except BuildError as err:
+        raise UsageError(str(err)) from None
     failure = ""
     with build_progress("building U-Boot") as progress:
         try:
