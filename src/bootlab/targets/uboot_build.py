@@ -153,7 +153,12 @@ def source_tree() -> Path:
         dsc = _fetch(f"{SOURCE}_{v.split(':')[-1]}.dsc", files)
         for name in checksums(dsc):
             _fetch(name, files)
-        verify(dsc)
+        try:
+            verify(dsc)
+        except BuildError:
+            for name in checksums(dsc):  # downloaded again next time, not trusted as they are
+                (files / name).unlink(missing_ok=True)
+            raise
         shutil.rmtree(tree, ignore_errors=True)
         # dpkg-source unpacks the .orig tarball, the debian/ one, and applies the quilt series.
         run(["dpkg-source", "--no-copy", "-x", str(dsc), str(tree)])
