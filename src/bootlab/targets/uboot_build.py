@@ -242,6 +242,8 @@ def build(cfg: UBootConfig, progress: Progress | None = None) -> Outcome:
             finally:
                 if (out / "build.log").exists():
                     shutil.move(str(out / "build.log"), home / "build.log")
+                if not (out / "u-boot.bin").exists():  # failed or interrupted: only the log is kept
+                    shutil.rmtree(out, ignore_errors=True)
             seconds = time.monotonic() - started
             shutil.copyfile(out / "u-boot.bin", home / "u-boot.bin")
             shutil.copyfile(out / ".config", home / "config")
