@@ -14,7 +14,7 @@ import pytest
 
 from bootlab.cli import main
 from bootlab.lab.store import Store
-from bootlab.targets import kernel_build, packages
+from bootlab.targets import kconfig, kernel_build, packages
 from bootlab.targets.reference import TargetError, load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +31,7 @@ def test_small_configuration_keeps_every_requested_option(tree, tmp_path):
     config = kernel_build.read_config(tmp_path / ".config")
     requests = cfg.requests()
     assert {r.name for r in requests} >= {"CONFIG_SERIAL_8250_CONSOLE", "CONFIG_BLK_DEV_INITRD", "CONFIG_PRINTK_TIME"}
-    assert kernel_build.not_kept(requests, config) == []
+    assert kconfig.not_kept(requests, config) == []
     # tinyconfig underneath: no modules, the kernel's own xz compression, 64-bit.
     assert "CONFIG_MODULES" not in config and config["CONFIG_KERNEL_XZ"] == "y" and config["CONFIG_64BIT"] == "y"
 

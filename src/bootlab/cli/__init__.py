@@ -31,6 +31,7 @@ VERBS = (
     "optimize",
     "advise",
     "kernel",
+    "uboot",
 )
 
 # Verbs that only read the run store: they never make one (a missing store is an error).

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import contextmanager
 from dataclasses import asdict
+from typing import Callable, Iterator
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -27,6 +29,21 @@ def register(sub) -> None:
     b.set_defaults(func=build)
 
 
+@contextmanager
+def build_progress(title: str) -> Iterator[Callable[[int, int | None, str], None]]:
+    """A progress bar on stderr for a Kbuild build; yields the callback the build calls."""
+    with Progress(TextColumn(title), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[last]}"), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("build", total=None, last="")
+
+        def progress(steps: int, expected: int | None, line: str) -> None:
+            # The estimate is the last build of the same kind: never let the bar overflow.
+            total = max(expected, steps + 1) if expected else None
+            bar.update(task, completed=steps, total=total, last=line[:60])
+
+        yield progress
+
+
 def build(args: argparse.Namespace) -> int:
     try:
         target = load(args.target)
@@ -35,17 +52,8 @@ def build(args: argparse.Namespace) -> int:
     if target.target.kernel != "built":
         raise UsageError(f"{args.target}: target.kernel is {target.target.kernel!r}, a packaged kernel: "
                          'nothing to build (kernel = "built" and a [kconfig] table name one to build)')
-    console = Console(stderr=True)
-    with Progress(TextColumn("building the kernel"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[last]}"), console=console, transient=True) as bar:
-        task = bar.add_task("build", total=None, last="")
-        failure = ""
-
-        def progress(steps: int, expected: int | None, line: str) -> None:
-            # The estimate is the last build from the same base: never let the bar overflow.
-            total = max(expected, steps + 1) if expected else None
-            bar.update(task, completed=steps, total=total, last=line[:60])
-
+    failure = ""
+    with build_progress("building the kernel") as progress:
         try:
             outcome = kernel_build.build(target.kernel_config(), progress)
         except kernel_build.KernelBuildError as err:

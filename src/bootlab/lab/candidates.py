@@ -22,8 +22,8 @@ from ..advice import Finding
 from ..advice.drivers import SLOW_INITCALL_NS, is_builtin
 from ..render.fmt import span
 from ..sources import bootlab_capture
-from ..targets import rootfs
-from ..targets.arm64_board import FIT_BOOT_COMMAND, STATIC_NETWORK, Arm64Board
+from ..targets import rootfs, uboot_build
+from ..targets.arm64_board import BUILT, FIT_BOOT_COMMAND, STATIC_NETWORK, Arm64Board
 from ..targets.reference import Target
 from ..timeline import Boot, Kind
 from .patch import arg_name, kernel_args
@@ -200,7 +200,31 @@ def arm64(t: Arm64Board, facts: Facts) -> list[Candidate]:
         ("skip them only where that check is not a requirement (not in FIPS mode)",))
     add(k.memory > 128, "ram-128M", "128 MiB of RAM: less memory for the kernel to initialise",
         {"arm64": {"memory": 128}}, ("on a board, mem= does this",))
-    return out + initramfs_levers(t.initramfs)
+    return out + uboot_config(t) + initramfs_levers(t.initramfs)
+
+
+def uboot_config(t: Arm64Board) -> list[Candidate]:
+    """The levers Debian's U-Boot lacks, in a U-Boot built from its source with Kconfig
+    options (uboot_build.py): a silent console, and leaving out what the board does not use.
+    Their options add to those already chosen (patch.py merges arm64.uboot)."""
+    k, loader = t.target, t.bootloader
+    chosen = k.uboot.options if k.firmware == BUILT else {}
+    out: list[Candidate] = []
+    add = _adder(out)
+
+    def built(options: dict[str, str]) -> dict:
+        return {"firmware": BUILT, "uboot": {"options": options}}
+
+    # Silent from power-on needs `silent` in the saved environment: bootlab types nothing.
+    add(not loader.stop_autoboot and chosen.get("SILENT_CONSOLE") != "y", "uboot-silent",
+        "U-Boot built with a silent console (SILENT_CONSOLE, silent=1 saved): nothing printed before the kernel",
+        {"arm64": built({"SILENT_CONSOLE": "y", "SILENT_U_BOOT_ONLY": "y"}), "bootloader": {"saved_env": {"silent": "1"}}},
+        ("a board that stops in U-Boot shows nothing on its console: unset silent at the prompt to see it",))
+    unused = uboot_build.UNUSED.get(k.uboot.board, {})
+    add(any(chosen.get(name) != value for name, value in unused.items()), "uboot-trim",
+        f"U-Boot built without what the board does not use ({', '.join(n for n, v in unused.items() if v == 'n')})",
+        {"arm64": built(unused)}, ("the board no longer boots from USB, SCSI, NVMe or through EFI",))
+    return out
 
 
 # -- userspace: the systemd device's levers (a [rootfs] table; targets/rootfs.py) ----------

@@ -9,7 +9,7 @@ argument where it stands (`console=ttyS0,921600` replaces `console=ttyS0,115200`
 second `lpj=` replaces the first), except list-valued ones, whose lists are joined
 (`initcall_blacklist=a` then `initcall_blacklist=b` give `initcall_blacklist=a,b`).  Tables
 of named settings merge the same way: `kconfig.options` (one option from one patch, another
-from the next), `bootloader.env` and `bootloader.saved_env`.
+from the next), `bootloader.env`, `bootloader.saved_env` and `arm64.uboot` (its options).
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ import re
 
 # Arguments whose value is a comma-separated list that patches add to.
 LIST_ARGS = ("initcall_blacklist", "module_blacklist")
-# Tables of named settings that patches add to (a setting named again is replaced).
-MERGED = (("kconfig", "options"), ("bootloader", "env"), ("bootloader", "saved_env"), ("rootfs", "app_unit"))
+# Tables of named settings that patches add to (a setting named again is replaced); a table
+# inside one is merged the same way (arm64.uboot's options).
+MERGED = (("kconfig", "options"), ("bootloader", "env"), ("bootloader", "saved_env"), ("rootfs", "app_unit"),
+          ("arm64", "uboot"))
 # Lists that patches add to (a unit masked by one patch stays masked by the next).
 JOINED = (("rootfs", "mask"),)
 # A kernel argument: a run of non-blanks, where double quotes may protect blanks.
@@ -74,7 +76,7 @@ def apply(description: dict, patch: dict) -> dict:
         for key, value in values.items():
             below = out[section].get(key)
             if (section, key) in MERGED and isinstance(value, dict) and isinstance(below, dict):
-                out[section][key] = {**below, **copy.deepcopy(value)}
+                out[section][key] = _merged_table(below, value)
             elif (section, key) in JOINED and isinstance(value, list) and isinstance(below, list):
                 out[section][key] = below + [v for v in value if v not in below]
             elif key != "append":
@@ -85,6 +87,14 @@ def apply(description: dict, patch: dict) -> dict:
                     str(out[section].get("cmdline", "")), str(out[section].get("append", "")), values["append"])
             else:
                 out[section]["append"] = values["append"]
+    return out
+
+
+def _merged_table(below: dict, value: dict) -> dict:
+    out = dict(below)
+    for key, item in value.items():
+        old = out.get(key)
+        out[key] = _merged_table(old, item) if isinstance(old, dict) and isinstance(item, dict) else copy.deepcopy(item)
     return out
 
 

@@ -17,8 +17,14 @@ console (the [bootloader] table).
     icount = ""                 # QEMU -icount, e.g. "shift=0,sleep=off" for a deterministic guest clock
     memory = 1024               # MiB
     cpus = 1
-    firmware = "/usr/lib/u-boot/qemu_arm64/u-boot.bin"
+    firmware = "/usr/lib/u-boot/qemu_arm64/u-boot.bin"   # or "built": U-Boot built from Debian's
+                                # source with the [arm64.uboot] table's configuration (uboot_build.py)
     console_baud = 115200       # the host drains the serial port at this speed; 0 = unthrottled
+
+    [arm64.uboot]               # with firmware = "built"
+    board = "qemu_arm64"        # the defconfig
+    fragments = []              # files of CONFIG_ lines, merged in order
+    options = {}                # {SILENT_CONSOLE = "y"}: applied last (the bootstage report is always on)
 
     [initramfs]                 # as the reference device's (reference.py), built for arm64
     [boot]                      # ready, silence, deadline (reference.py)
@@ -56,8 +62,9 @@ from pathlib import Path
 
 import tomli_w
 
-from . import initramfs, packages, qemu, reference, uboot, uboot_images
+from . import initramfs, packages, qemu, reference, uboot, uboot_build, uboot_images
 from .description import TargetError, section
+from .kconfig import BuildError
 
 FLAVOURS = ("generic", "cloud")
 IMAGES = ("Image", "Image.gz")
@@ -85,6 +92,16 @@ KERNEL_ADDR = "0x40400000"  # U-Boot's kernel_addr_r: where a FIT image's kernel
 INFLATE = {"kernel_comp_addr_r": "0x42800000", "kernel_comp_size": "0x2400000", "ramdisk_addr_r": "0x45000000"}
 
 
+BUILT = "built"  # arm64.firmware naming a U-Boot bootlab builds
+
+
+@dataclass
+class UBootSection:
+    board: str = "qemu_arm64"
+    fragments: list[str] = field(default_factory=list)
+    options: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass
 class BoardSection:
     kernel: str = "generic"
@@ -99,6 +116,7 @@ class BoardSection:
     cpus: int = 1
     firmware: str = "/usr/lib/u-boot/qemu_arm64/u-boot.bin"
     console_baud: int = 115200
+    uboot: UBootSection = field(default_factory=UBootSection, metadata={"key": False})  # read by from_dict
 
 
 @dataclass
@@ -127,12 +145,30 @@ class Arm64Board:
     def host_files(self) -> dict[str, str]:
         return reference.absolute_files(self.initramfs.files, self.base)
 
+    def uboot_config(self) -> uboot_build.UBootConfig:
+        """The [arm64.uboot] table with each fragment's path made absolute, as host_files()."""
+        u = self.target.uboot
+        fragments = [(self.base / f).resolve() if self.base is not None else Path(f) for f in u.fragments]
+        return uboot_build.UBootConfig(u.board, fragments, dict(u.options))
+
+    def firmware(self) -> Path:
+        """U-Boot's binary: the packaged one, or the built one (built unless the cache has it)."""
+        if self.target.firmware != BUILT:
+            return Path(self.target.firmware)
+        try:
+            return uboot_build.build(self.uboot_config()).firmware
+        except BuildError as err:
+            raise TargetError(f"arm64.firmware = \"built\": {err}") from None
+
     def to_toml(self) -> str:
         return tomli_w.dumps(self.to_dict())
 
     def to_dict(self) -> dict:
         loader = {"bootloader": self.bootloader.to_dict()} if self.bootloader is not None else {}
-        return {"name": self.name, "arm64": asdict(self.target), "initramfs": asdict(self.initramfs),
+        board = asdict(self.target)
+        if self.target.firmware != BUILT:  # the table is read only for a built U-Boot
+            del board["uboot"]
+        return {"name": self.name, "arm64": board, "initramfs": asdict(self.initramfs),
                 "boot": asdict(self.boot), **loader}
 
     def validate(self, where=lambda *path: "") -> None:
@@ -147,6 +183,8 @@ class Arm64Board:
             (1 <= t.cpus <= 64, "cpus", "cpus must be 1..64"),
             (t.console_baud >= 0, "console_baud", "console_baud must be 0 (unthrottled) or a speed"),
             (self.bootloader is not None, "bootloader", "the board boots through U-Boot: [bootloader] is required"),
+            (t.firmware != BUILT or t.uboot.board in uboot_build.BOARDS, "uboot",
+             f"uboot.board must be one of {', '.join(uboot_build.BOARDS)}"),
         ]
         for ok, key, message in checks:
             if not ok:
@@ -162,9 +200,17 @@ def from_dict(data: dict, where=lambda *path: "") -> Arm64Board:
     for key in data:
         if key not in ("name",) + KEYS:
             raise TargetError(f"{where(key)}{key}: unknown key (known: name, {', '.join(KEYS)})")
+    table = data.get("arm64", {})
+    built = table.get("uboot") if isinstance(table, dict) else None  # a table of its own, read below
+    target = section(BoardSection, {k: v for k, v in table.items() if k != "uboot"} if built is not None else table,
+                     "arm64", where)
+    if built is not None:
+        if target.firmware != BUILT:
+            raise TargetError(f"{where('arm64', 'uboot')}[arm64.uboot] is read only with arm64.firmware = \"built\"")
+        target.uboot = section(UBootSection, built, "arm64.uboot", lambda *path: where("arm64", "uboot", *path[1:]))
     board = Arm64Board(
         name=str(data.get("name", "board-arm64")),
-        target=section(BoardSection, data.get("arm64", {}), "arm64", where),
+        target=target,
         initramfs=section(reference.InitramfsSection, data.get("initramfs", {}), "initramfs", where),
         boot=section(reference.BootSection, data.get("boot", {}), "boot", where),
         bootloader=uboot.from_dict(data["bootloader"], where) if "bootloader" in data else None,
@@ -181,6 +227,7 @@ class Built(qemu.QemuBootable):
     kernel: packages.Kernel
     tftp: Path
     flash: Path | None  # the second flash bank holding the saved environment; None: blank
+    firmware: Path  # U-Boot's binary (-bios)
     initrd_size: int
     initrd_compressed: int
     digest: str
@@ -210,7 +257,7 @@ class Built(qemu.QemuBootable):
         flash = (["-drive", f"if=pflash,unit=1,format=raw,readonly=on,file={self.flash}"] if self.flash else [])
         icount = ["-icount", t.icount] if t.icount else []
         return ["qemu-system-aarch64", "-machine", "virt", "-cpu", t.cpu, "-accel", t.accel,
-                "-m", str(t.memory), "-smp", str(t.cpus), "-nographic", "-no-reboot", "-bios", t.firmware, *flash, *icount,
+                "-m", str(t.memory), "-smp", str(t.cpus), "-nographic", "-no-reboot", "-bios", str(self.firmware), *flash, *icount,
                 "-netdev", f"user,id=net0,tftp={self.tftp}", "-device", "virtio-net-pci,netdev=net0"]
 
     def describe(self) -> dict:
@@ -226,10 +273,11 @@ def script(board: Arm64Board) -> str:
     return "\n".join(sets + [board.bootloader.boot_command])
 
 
-def saved_environment(board: Arm64Board) -> dict[str, str]:
-    """What the flash holds: U-Boot's default environment, the board's variables, the boot
-    command as `bootlab_boot`, and the saved variables over them."""
-    default = uboot_images.default_environment(Path(board.target.firmware))
+def saved_environment(board: Arm64Board, firmware: Path | None = None) -> dict[str, str]:
+    """What the flash holds: the firmware's default environment (the board's, unless given),
+    the board's variables, the boot command as `bootlab_boot`, and the saved variables over
+    them."""
+    default = uboot_images.default_environment(firmware or board.firmware())
     return {**default, **board.variables(), "bootlab_boot": board.bootloader.boot_command,
             **board.bootloader.saved_env}
 
@@ -238,6 +286,7 @@ def build(board: Arm64Board, fetch: bool = True) -> Built:
     """Fetch the arm64 kernel, build the arm64 initramfs, fill the TFTP directory and write
     the flash, each named by its content, so an unchanged board reuses them."""
     t = board.target
+    firmware = board.firmware()
     try:
         k = packages.kernel(t.kernel, fetch=fetch, arch="arm64")
     except packages.PackageError as err:
@@ -268,7 +317,7 @@ def build(board: Arm64Board, fetch: bool = True) -> Built:
             shutil.rmtree(work, ignore_errors=True)
     flash = None
     if board.bootloader.saved_env:
-        env = saved_environment(board)
+        env = saved_environment(board, firmware)
         flash = out / f"flash-arm64-{_digest(env)}.img"
         if not flash.exists():
             fd, name = tempfile.mkstemp(prefix=flash.name + ".", dir=out)
@@ -278,8 +327,8 @@ def build(board: Arm64Board, fetch: bool = True) -> Built:
             with open(work, "r+b") as fh:
                 fh.truncate(FLASH_BANK)  # QEMU wants the whole bank; U-Boot reads only the environment
             work.replace(flash)
-    digest = _digest([board.to_dict(), k.release, initrd.name])
-    return Built(board, k, tftp, flash, size, initrd.stat().st_size, digest)
+    digest = _digest([board.to_dict(), k.release, initrd.name, str(firmware)])
+    return Built(board, k, tftp, flash, firmware, size, initrd.stat().st_size, digest)
 
 
 def _digest(what) -> str:

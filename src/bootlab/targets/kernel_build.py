@@ -17,21 +17,18 @@ change is not compiled again.  The source tarball is unpacked once into the cach
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import time
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 from . import packages
+from .kconfig import (BuildError, Failed, Locked, Progress, Request, complete, config_digest, read_config, requests,
+                      run, stream)
 
 SOURCE_PACKAGE = "linux-source-6.1"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
@@ -41,28 +38,16 @@ ARCH = "x86_64"
 # configuration, so ccache can reuse init/version.o too.
 BUILD_ENV = {"KBUILD_BUILD_TIMESTAMP": "2024-01-01", "KBUILD_BUILD_USER": "bootlab",
              "KBUILD_BUILD_HOST": "bootlab"}
-_OPTION = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
-_UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
-# Kbuild's quiet output: one line per step ("  CC      init/main.o").
-_STEP = re.compile(r"^  [A-Z][A-Z0-9_]{1,11} +\S")
 # gcc's "file.c:12:3: error: ..." and the assembler's "file.S:5: Error: ...".
 _COMPILE_ERROR = re.compile(r"^(?P<file>[^\s:]+\.[chS]):(?P<line>\d+):(?:\d+:)? (?:fatal )?(?:error|Error): "
                             r"(?P<message>.*)$")
+INLINE_TABLE = "[kconfig]"  # where a target's inline options are (requests' origin)
 _NO_RULE = re.compile(r"No rule to make target '(?P<missing>[^']+)', needed by '(?P<target>[^']+)'")
 _MAKE_ERROR = re.compile(r"^make\[\d+\]: \*\*\* \[\S+:\d+: (?P<target>[^\]]+)\] Error \d+")
 
 
-class KernelBuildError(Exception):
-    pass
-
-
-@dataclass(frozen=True)
-class Request:
-    """One requested option: its name, the value asked for ("n" for `is not set`) and where."""
-
-    name: str
-    value: str
-    origin: str  # "file:line"
+# The kernel's callers' name for the shared build error (kconfig.py).
+KernelBuildError = BuildError
 
 
 @dataclass
@@ -75,14 +60,7 @@ class KernelConfig:
 
     def requests(self) -> list[Request]:
         """Every option the fragments and inline options ask for, the last word winning."""
-        found: dict[str, Request] = {}
-        for path in self.fragments:
-            for name, value, line in read_fragment(path):
-                found[name] = Request(name, value, f"{path}:{line}")
-        for key, value in self.options.items():
-            name = key if key.startswith("CONFIG_") else f"CONFIG_{key}"
-            found[name] = Request(name, _normalized(value), f"[kconfig] options.{key}")
-        return list(found.values())
+        return requests(self.fragments, self.options, INLINE_TABLE)
 
 
 @dataclass(frozen=True)
@@ -95,45 +73,6 @@ class BuiltKernel(packages.Kernel):
     @property
     def release(self) -> str:
         return self.kernel_release
-
-
-def read_fragment(path: Path) -> Iterator[tuple[str, str, int]]:
-    """(CONFIG_NAME, value, line) for each option a fragment sets or unsets."""
-    try:
-        text = Path(path).read_text()
-    except OSError as err:
-        raise KernelBuildError(f"{path}: {err.strerror}") from None
-    for n, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        m = _OPTION.match(line)
-        if m:
-            yield m.group(1), m.group(2), n
-            continue
-        m = _UNSET.match(line)
-        if m:
-            yield m.group(1), "n", n
-        elif line and not line.startswith("#"):
-            raise KernelBuildError(f"{path}:{n}: not a Kconfig line (CONFIG_NAME=value or # CONFIG_NAME is not set)")
-
-
-def _normalized(value) -> str:
-    if isinstance(value, bool):
-        return "y" if value else "n"
-    if isinstance(value, int):
-        return str(value)
-    text = str(value)
-    return text if text in ("y", "m", "n") or re.fullmatch(r"-?\d+|0x[0-9a-fA-F]+", text) or text.startswith('"') \
-        else json.dumps(text)
-
-
-def read_config(path: Path) -> dict[str, str]:
-    """A .config as {CONFIG_NAME: value}; options that are not set are left out."""
-    values = {}
-    for line in path.read_text().splitlines():
-        m = _OPTION.match(line)
-        if m:
-            values[m.group(1)] = m.group(2)
-    return values
 
 
 @dataclass
@@ -191,30 +130,7 @@ def against_debian(config: Path, base: str) -> tuple[str, Difference]:
     return flavour, difference(read_config(debian), read_config(config))
 
 
-def not_kept(requests: list[Request], config: dict[str, str]) -> list[str]:
-    """The requests the resulting configuration does not honour, one message each."""
-    lost = []
-    for r in requests:
-        got = config.get(r.name, "n")
-        if got != r.value:
-            shown = "not set" if got == "n" else got
-            lost.append(f"{r.origin}: {r.name}={r.value} requested, olddefconfig left it {shown} "
-                        "(an unmet dependency, or another choice won)")
-    return lost
-
-
 # -- the source ---------------------------------------------------------------------------------
-
-def _run(args: list[str], cwd: Path | None = None, env: dict | None = None) -> str:
-    try:
-        done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, check=False,
-                              env={**os.environ, **(env or {})})
-    except FileNotFoundError:
-        raise KernelBuildError(f"{args[0]} is not installed (run make setup)") from None
-    if done.returncode != 0:
-        raise KernelBuildError(f"{' '.join(args)} failed:\n{(done.stdout + done.stderr).strip()[-1500:]}")
-    return done.stdout
-
 
 def kernels_dir() -> Path:
     path = packages.cache_dir() / "kernels"
@@ -226,7 +142,7 @@ def source_version() -> str:
     """The installed linux-source-6.1 package's version (6.1.192-2)."""
     if not SOURCE_TARBALL.exists():
         raise KernelBuildError(f"{SOURCE_TARBALL} not found: install {SOURCE_PACKAGE} (run make setup)")
-    return _run(["dpkg-query", "-W", "-f=${Version}", SOURCE_PACKAGE]).strip()
+    return run(["dpkg-query", "-W", "-f=${Version}", SOURCE_PACKAGE]).strip()
 
 
 def packaged_version(k: packages.Kernel) -> str | None:
@@ -243,34 +159,18 @@ def source_tree() -> Path:
     if (tree / ".complete").exists():
         return tree
     tree.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(tree.parent / f"{version}.lock"):
+    with Locked(tree.parent / f"{version}.lock"):
         if (tree / ".complete").exists():
             return tree
         tmp = Path(tempfile.mkdtemp(dir=tree.parent, prefix=".unpack-"))
         try:
-            _run(["tar", "-xJf", str(SOURCE_TARBALL), "-C", str(tmp), "--strip-components=1"])
+            run(["tar", "-xJf", str(SOURCE_TARBALL), "-C", str(tmp), "--strip-components=1"])
             (tmp / ".complete").touch()
             shutil.rmtree(tree, ignore_errors=True)
             tmp.rename(tree)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return tree
-
-
-class _locked:
-    """An exclusive lock on a file: two builds of one configuration wait for each other."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __enter__(self):
-        self.fh = open(self.path, "w")
-        fcntl.flock(self.fh, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        fcntl.flock(self.fh, fcntl.LOCK_UN)
-        self.fh.close()
 
 
 # -- configuring --------------------------------------------------------------------------------
@@ -293,9 +193,9 @@ def configure(cfg: KernelConfig, tree: Path, out: Path, abi: str | None = None) 
     if shutil.which("ccache") is None:
         raise KernelBuildError("ccache is not installed (run make setup)")
     warnings = []
-    requests = cfg.requests()  # a fragment's bad line is reported before make runs
+    wanted = cfg.requests()  # a fragment's bad line is reported before make runs
     if cfg.base == "tinyconfig":
-        _run(_make(tree, out, "tinyconfig"), env=_ccache_env())
+        run(_make(tree, out, "tinyconfig"), env=_ccache_env())
     elif cfg.base in packages.FLAVOURS:
         try:
             k = packages.kernel(cfg.base, abi=abi)
@@ -308,19 +208,8 @@ def configure(cfg: KernelConfig, tree: Path, out: Path, abi: str | None = None) 
         shutil.copyfile(k.config, out / ".config")
     else:
         raise KernelBuildError(f"unknown kernel base {cfg.base!r}: one of {', '.join(BASES)}")
-    merged = [str(Path(p).resolve()) for p in cfg.fragments]
-    if cfg.options:
-        inline = out / "bootlab-options.config"
-        inline.write_text("".join(f"{r.name}={r.value}\n" if r.value != "n" else f"# {r.name} is not set\n"
-                                  for r in requests if r.origin.startswith("[kconfig]")))
-        merged.append(str(inline))
-    if merged:
-        _run([str(tree / "scripts" / "kconfig" / "merge_config.sh"), "-m", "-O", str(out), str(out / ".config"),
-              *merged], cwd=out)
-    _run(_make(tree, out, "olddefconfig"), env=_ccache_env())
-    lost = not_kept(requests, read_config(out / ".config"))
-    if lost:
-        raise KernelBuildError("the configuration does not keep what was asked:\n  " + "\n  ".join(lost))
+    complete(tree, out, cfg.fragments, wanted, INLINE_TABLE, lambda *targets: _make(tree, out, *targets),
+             _ccache_env())
     return warnings
 
 
@@ -337,10 +226,6 @@ def refusal(cfg: KernelConfig) -> str | None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def config_digest(config: Path, version: str) -> str:
-    return hashlib.sha256(version.encode() + b"\0" + config.read_bytes()).hexdigest()[:16]
-
-
 # -- building -----------------------------------------------------------------------------------
 
 @dataclass
@@ -349,9 +234,6 @@ class Outcome:
     built: bool  # False: the cache had it
     seconds: float
     warnings: list[str]
-
-
-Progress = Callable[[int, int | None, str], None]  # (steps done, steps expected or None, line)
 
 
 def build(cfg: KernelConfig, progress: Progress | None = None, abi: str | None = None) -> Outcome:
@@ -364,7 +246,7 @@ def build(cfg: KernelConfig, progress: Progress | None = None, abi: str | None =
         warnings = configure(cfg, tree, staging, abi)
         digest = config_digest(staging / ".config", version)
         home = root / digest
-        with _locked(root / f"{digest}.lock"):
+        with Locked(root / f"{digest}.lock"):
             done = _installed(home, digest)
             if done is not None:
                 return Outcome(done, False, 0.0, warnings)
@@ -432,29 +314,10 @@ def _compile(tree: Path, out: Path, base: str, digest: str, progress: Progress |
     config = read_config(out / ".config")
     targets = ["bzImage"] + (["modules"] if config.get("CONFIG_MODULES") == "y" else [])
     argv = _make(tree, out, *targets, extra=[f"-j{os.cpu_count() or 1}", _localversion(digest)])
-    expected = _expected_steps(base)
-    tail: deque[str] = deque(maxlen=4000)
-    steps = 0
-    with open(out / "build.log", "w") as log:
-        try:
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    errors="replace", env={**os.environ, **_ccache_env()})
-        except FileNotFoundError:
-            raise KernelBuildError("make is not installed (run make setup)") from None
-        try:
-            for line in proc.stdout:
-                log.write(line)
-                tail.append(line.rstrip("\n"))
-                if _STEP.match(line):
-                    steps += 1
-                    if progress:
-                        progress(steps, expected, line.strip())
-        finally:
-            if proc.poll() is None:  # interrupted: no make left behind
-                proc.terminate()
-            proc.wait()
-    if proc.returncode != 0:
-        raise KernelBuildError(explain_failure(list(tail), tree, config, out / "build.log"))
+    try:
+        steps, _ = stream(argv, out / "build.log", _ccache_env(), progress, _expected_steps(base))
+    except Failed as err:
+        raise KernelBuildError(explain_failure(err.lines, tree, config, out / "build.log")) from None
     return steps
 
 
@@ -466,7 +329,7 @@ def _install(tree: Path, out: Path, home: Path, digest: str) -> BuiltKernel:
     shutil.copyfile(out / ".config", boot / f"config-{release}")
     modules = home / "lib" / "modules" / release
     if read_config(out / ".config").get("CONFIG_MODULES") == "y":
-        _run(_make(tree, out, "modules_install", extra=[f"INSTALL_MOD_PATH={home}", "INSTALL_MOD_STRIP=1",
+        run(_make(tree, out, "modules_install", extra=[f"INSTALL_MOD_PATH={home}", "INSTALL_MOD_STRIP=1",
                                                          _localversion(digest)]), env=_ccache_env())
         for link in ("build", "source"):  # point into the build directory, which is not kept
             (modules / link).unlink(missing_ok=True)
@@ -479,9 +342,9 @@ def _install(tree: Path, out: Path, home: Path, digest: str) -> BuiltKernel:
 
 # -- explaining a failure -----------------------------------------------------------------------
 
-def explain_failure(lines: list[str], tree: Path, config: dict[str, str], log: Path) -> str:
+def explain_failure(lines: list[str], tree: Path, config: dict[str, str], log: Path, what: str = "the kernel") -> str:
     """What failed, in which file, and the options that put that file in the build."""
-    message = [f"the kernel build failed (full log: {log})"]
+    message = [f"{what} build failed (full log: {log})"]
     errors = [m for m in map(_COMPILE_ERROR.match, lines) if m]
     targets = [m.group("target") for m in map(_MAKE_ERROR.match, lines) if m]
     missing = [m for m in map(_NO_RULE.search, lines) if m]
