@@ -15,7 +15,8 @@ from bootlab.lab.patch import apply
 from bootlab.lab.reports import optimize_data, optimize_html, optimize_text
 from bootlab.lab.waterfall import build, png, section, text
 from bootlab.sources import read
-from bootlab.targets import kinds
+from bootlab.lab.store import Store
+from bootlab.targets import kinds, packages
 from bootlab.targets.reference import Target, load
 from bootlab.timeline import Boot, Clock, Event, Kind
 
@@ -406,3 +407,17 @@ def test_the_final_target_file_of_a_built_kernel_names_its_fragments_absolutely(
     (tmp_path / "final.toml").write_text(final_target_file(small, "final"))
     moved = load(str(tmp_path / "final.toml"))
     assert moved.kernel_config().fragments == small.kernel_config().fragments
+
+
+def test_a_kernel_flavour_without_the_devices_modules_is_refused_unbooted():
+    """Debian's -cloud kernel has no vivid: the camera cannot boot on it, so the candidate is
+    refused with the reason instead of failing two boots."""
+    packages.kernel("cloud")  # in the cache, as a campaign would have it
+    camera = load(str(Path(__file__).resolve().parents[2] / "demo" / "camera.toml"))
+    found = {c.name: c for c in for_target(camera, Facts())}
+    assert found["cloud-kernel"].refused == "module 'vivid' is not in 6.1.0-56-cloud-amd64".replace(
+        "6.1.0-56", packages.kernel("cloud").abi)
+    assert found["quiet"].refused is None
+    _, not_applicable = Optimizer(Store(":memory:"), camera, "x").applicable([found["cloud-kernel"]], camera)
+    assert not_applicable[0][1].startswith("not applicable: module 'vivid' is not in")
+    assert next(c for c in for_target(Target(), Facts()) if c.name == "cloud-kernel").refused is None

@@ -22,7 +22,7 @@ from ..advice import Finding
 from ..advice.drivers import SLOW_INITCALL_NS, is_builtin
 from ..render.fmt import span
 from ..sources import bootlab_capture
-from ..targets import rootfs, uboot_build
+from ..targets import packages, rootfs, uboot_build
 from ..targets.arm64_board import BUILT, FIT_BOOT_COMMAND, STATIC_NETWORK, Arm64Board
 from ..targets.reference import Target
 from ..timeline import Boot, Kind
@@ -81,6 +81,7 @@ class Candidate:
     patch: dict
     origin: str = "built-in"  # or "advice: RULE"
     notes: list[str] = field(default_factory=list)
+    refused: str | None = None  # known not to boot, without booting it: why (never screened)
 
 
 def _console_arg(t: Target) -> str | None:
@@ -95,8 +96,32 @@ def _adder(out: list[Candidate]):
 
 
 def for_target(t, facts: Facts) -> list[Candidate]:
-    """The built-in candidates for the kind of target `t` is."""
-    return arm64(t, facts) if isinstance(t, Arm64Board) else builtin(t, facts)
+    """The built-in candidates for the kind of target `t` is.  One that switches to another
+    Debian kernel flavour is refused when that kernel lacks a module the device loads (the
+    -cloud kernels have no vivid): two failed boots saved, and the reason said."""
+    out = arm64(t, facts) if isinstance(t, Arm64Board) else builtin(t, facts)
+    arch = "arm64" if isinstance(t, Arm64Board) else "amd64"
+    loaded = t.initramfs.modules + t.initramfs.modules_after + (t.rootfs.modules if getattr(t, "rootfs", None) else [])
+    for c in out:
+        flavour = next((v["kernel"] for v in c.patch.values() if isinstance(v, dict)
+                        and v.get("kernel") in packages.FLAVOURS), None)
+        if flavour is not None:
+            c.refused = missing_module(flavour, arch, [m.split()[0] for m in loaded])
+    return out
+
+
+def missing_module(flavour: str, arch: str, modules: list[str]) -> str | None:
+    """Why Debian's `flavour` kernel cannot load `modules`; None when it can, or when its
+    package is not in the cache (the boot will tell)."""
+    try:
+        kernel = packages.kernel(flavour, fetch=False, arch=arch)
+    except packages.PackageError:
+        return None
+    try:
+        packages.load_order(kernel, modules)
+    except packages.PackageError as err:
+        return str(err)
+    return None
 
 
 def builtin(t: Target, facts: Facts) -> list[Candidate]:

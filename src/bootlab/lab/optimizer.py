@@ -312,6 +312,9 @@ class Optimizer:
             if key in seen or _named(c.name, self.skip) or (self.only is not None and not _named(c.name, self.only)):
                 continue
             seen.add(key)
+            if c.refused:
+                bad.append((c, f"not applicable: {c.refused}"))
+                continue
             try:
                 t = _target(apply(on.to_dict(), c.patch), on.base)
             except TargetError as err:
