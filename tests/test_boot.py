@@ -271,3 +271,13 @@ def test_host_facts_are_resolved_where_it_boots_and_a_foreign_rate_is_caught(tmp
     assert f"tsc_early_khz={foreign}" in warning and "tsc_early_khz=host" in warning
     # The alignment follows the measured rate: a printk second is 0.886 s of the host's.
     assert abs((printk.ref(2_000_000_000) - printk.ref(1_000_000_000)) / 1e9 - printk.rate.rate) < 1e-3
+
+
+def test_the_ready_line_is_never_placed_after_it_arrived():
+    """A real capture (make test, 2026-11-23) whose ready line's printk stamp, mapped onto the
+    host's clock, came 22 µs after the line's own bytes reached the host: the line was
+    printed no later than it arrived, so ready is its arrival."""
+    capture = Path(__file__).resolve().parent / "data" / "real" / "ready-mapped-after-arrival.capture.gz"
+    a = analyze(read([str(capture)]))
+    assert a.phases.end.at == 7_069_155_305  # the console copy's arrival
+    assert "placed at its arrival: its printk stamp, mapped, came 22 µs later" in a.phases.end.evidence
