@@ -421,3 +421,15 @@ def test_a_kernel_flavour_without_the_devices_modules_is_refused_unbooted():
     _, not_applicable = Optimizer(Store(":memory:"), camera, "x").applicable([found["cloud-kernel"]], camera)
     assert not_applicable[0][1].startswith("not applicable: module 'vivid' is not in")
     assert next(c for c in for_target(Target(), Facts()) if c.name == "cloud-kernel").refused is None
+
+
+def test_the_final_target_file_of_the_arm_board_names_its_uboot_fragments_absolutely(tmp_path):
+    """The board's own relative paths (a built U-Boot's fragments) stand elsewhere too."""
+    data = kinds.load(str(SHIPPED_ARM)).to_dict()
+    data["arm64"].update(firmware="built", uboot={"board": "qemu_arm64", "fragments": ["silent.config"],
+                                                  "options": {}})
+    board = kinds.from_dict(data, base=SHIPPED_ARM.parent)
+    (tmp_path / "final.toml").write_text(final_target_file(board, "final"))
+    moved = kinds.load(str(tmp_path / "final.toml"))
+    assert moved.uboot_config().fragments == [SHIPPED_ARM.parent.resolve() / "silent.config"]
+    assert moved.host_files() == board.host_files()

@@ -52,16 +52,20 @@ def _board(patch: dict) -> arm64_board.Arm64Board:
     return kinds.from_dict(data, base=DEMO.parent)
 
 
+def _booted(built, capture: Path) -> bytes:
+    """Boot the built board to ready, capturing to `capture`; the capture's bytes."""
+    result = strategy.boot(built, str(capture))
+    assert result.status == "ok", result.reason
+    return capture.read_bytes()
+
+
 @pytest.mark.qemu
 @needs_qemu
 @needs_grabber
 @pytest.mark.parametrize("image", ["Image", "Image.gz"])
 def test_the_board_boots_through_uboot_to_the_first_frame(tmp_path, image):
     board = _board({"arm64": {"image": image}})
-    capture = tmp_path / "arm64.capture"
-    result = strategy.boot(arm64_board.build(board), str(capture))
-    assert result.status == "ok", result.reason
-    text = capture.read_bytes()
+    text = _booted(arm64_board.build(board), tmp_path / "arm64.capture")
     assert text.index(b"Hit any key to stop autoboot") < text.index(b"sent ' '")
     assert b"Starting kernel" in text and b"BOOTLAB READY" in text
     assert b"Bytes transferred" in text
@@ -74,9 +78,7 @@ def test_one_fit_image_holds_the_kernel_and_the_initramfs(tmp_path):
     board = _board({"arm64": {"fit": True}, "bootloader": {"boot_command": arm64_board.FIT_BOOT_COMMAND}})
     built = arm64_board.build(board)
     assert sorted(p.name for p in built.tftp.iterdir()) == ["boot.itb", "boot.scr.uimg"]
-    result = strategy.boot(built, str(tmp_path / "fit.capture"))
-    assert result.status == "ok", result.reason
-    text = (tmp_path / "fit.capture").read_bytes()
+    text = _booted(built, tmp_path / "fit.capture")
     assert b"Filename 'boot.itb'" in text and b"Trying 'ramdisk-1' ramdisk subimage" in text
     assert b"BOOTLAB READY" in text
 
@@ -226,10 +228,7 @@ def test_typed_variables_need_the_dialogue(tmp_path):
 @needs_grabber
 def test_the_board_as_debian_ships_it_boots_its_default_environment(tmp_path):
     board = kinds.load(str(SHIPPED))
-    capture = tmp_path / "shipped.capture"
-    result = strategy.boot(arm64_board.build(board), str(capture))
-    assert result.status == "ok", result.reason
-    text = capture.read_bytes()
+    text = _booted(arm64_board.build(board), tmp_path / "shipped.capture")
     assert b"bad CRC, using default environment" in text and b"Hit any key to stop autoboot:  2" in text
     assert b"sent '" not in text  # nothing typed
     assert b"DHCP client bound" in text and b"Filename 'boot.scr.uimg'" in text and b"BOOTLAB READY" in text
@@ -241,11 +240,8 @@ def test_the_board_as_debian_ships_it_boots_its_default_environment(tmp_path):
 def test_a_saved_environment_boots_directly_without_the_countdown(tmp_path):
     saved = {"bootdelay": "0", "bootcmd": "run bootlab_boot", **arm64_board.STATIC_NETWORK}
     board = _board({"bootloader": {"stop_autoboot": False, "env": {}, "saved_env": saved}})
-    capture = tmp_path / "saved.capture"
     built = arm64_board.build(board)
-    result = strategy.boot(built, str(capture))
-    assert result.status == "ok", result.reason
-    text = capture.read_bytes()
+    text = _booted(built, tmp_path / "saved.capture")
     assert b"Loading Environment from Flash... OK" in text and b"Hit any key to stop autoboot:  0" in text
     assert b"DHCP" not in text and b"boot.scr.uimg" not in text and b"BOOTLAB READY" in text
     assert built.flash.stat().st_size == arm64_board.FLASH_BANK
@@ -263,5 +259,4 @@ def test_a_gzipped_kernel_boots_on_a_128_mib_board(tmp_path):
     """booti inflates below the ramdisk, not where U-Boot relocated itself to the top of a
     small board's RAM (found when the optimizer combined image-gz with ram-128M)."""
     board = _board({"arm64": {"image": "Image.gz", "memory": 128}})
-    result = strategy.boot(arm64_board.build(board), str(tmp_path / "small.capture"))
-    assert result.status == "ok", result.reason
+    _booted(arm64_board.build(board), tmp_path / "small.capture")

@@ -559,22 +559,9 @@ class Optimizer:
                              "that causes it (soak the cumulative configurations of waterfall.toml) before using it")
 
 
-def _standalone(t, name: str):
-    """A copy that stands without its target file: every relative file path in it (the
-    initramfs's and the root filesystem's files, Kconfig fragments) made absolute."""
-    out = _target(t.to_dict(), t.base)
-    out.name = name
-    out.initramfs.files = t.host_files()
-    if getattr(out, "rootfs", None) is not None:
-        out.rootfs.files = t.host_files(t.rootfs.files)
-    if getattr(out, "kconfig", None) is not None:
-        out.kconfig.fragments = [str(f) for f in t.kernel_config().fragments]
-    return out
-
-
 def final_target_file(t: Target, name: str) -> str:
     """The result as a target file anyone can boot."""
-    return _standalone(t, name).to_toml()
+    return t.standalone(name).to_toml()
 
 
 def waterfall_campaign(out: Outcome, runs: int) -> str:
@@ -585,7 +572,7 @@ def waterfall_campaign(out: Outcome, runs: int) -> str:
     def patch(before: dict, after: dict) -> dict:
         return {k: v for k, v in changes(before, after).items() if k != "name"}
 
-    base = _standalone(out.baseline, "baseline").to_dict()
+    base = out.baseline.standalone("baseline").to_dict()
     data = {"name": f"{out.name}-waterfall", "runs": runs,
             "description": f"the waterfall of optimization {out.name}: the baseline, then each kept change added"}
     if kinds.kind_of(base).marker is None:

@@ -60,8 +60,6 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import tomli_w
-
 from . import initramfs, packages, qemu, reference, uboot, uboot_build, uboot_images
 from .description import TargetError, section
 from .kconfig import BuildError
@@ -120,7 +118,7 @@ class BoardSection:
 
 
 @dataclass
-class Arm64Board:
+class Arm64Board(reference.QemuDescription):
     """The board's description: [arm64], [initramfs], [boot], [bootloader].  The [arm64]
     table is `target`, as the reference device's [target]: the QEMU parts read it there."""
 
@@ -131,9 +129,6 @@ class Arm64Board:
     bootloader: uboot.UBoot | None = None
     base: Path | None = field(default=None, compare=False)
 
-    def cmdline(self) -> str:
-        return " ".join(p for p in (self.target.cmdline, self.target.append) if p).strip()
-
     def variables(self) -> dict[str, str]:
         """What the board sets before its boot command runs (typed, saved or in the script)."""
         t = self.target
@@ -142,14 +137,13 @@ class Arm64Board:
         inflate = INFLATE if t.image == "Image.gz" else {}
         return {"bootargs": self.cmdline(), "bootfile": t.image, **inflate}
 
-    def host_files(self) -> dict[str, str]:
-        return reference.absolute_files(self.initramfs.files, self.base)
-
     def uboot_config(self) -> uboot_build.UBootConfig:
         """The [arm64.uboot] table with each fragment's path made absolute, as host_files()."""
         u = self.target.uboot
-        fragments = [(self.base / f).resolve() if self.base is not None else Path(f) for f in u.fragments]
-        return uboot_build.UBootConfig(u.board, fragments, dict(u.options))
+        return uboot_build.UBootConfig(u.board, reference.absolute_paths(u.fragments, self.base), dict(u.options))
+
+    def _absolute(self, out: "Arm64Board") -> None:
+        out.target.uboot.fragments = [str(f) for f in reference.absolute_paths(self.target.uboot.fragments, self.base)]
 
     def firmware(self) -> Path:
         """U-Boot's binary: the packaged one, or the built one (built unless the cache has it)."""
@@ -159,9 +153,6 @@ class Arm64Board:
             return uboot_build.build(self.uboot_config()).firmware
         except BuildError as err:
             raise TargetError(f"arm64.firmware = \"built\": {err}") from None
-
-    def to_toml(self) -> str:
-        return tomli_w.dumps(self.to_dict())
 
     def to_dict(self) -> dict:
         loader = {"bootloader": self.bootloader.to_dict()} if self.bootloader is not None else {}

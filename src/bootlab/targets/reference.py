@@ -114,8 +114,36 @@ class BootSection:
     deadline: float = 120.0
 
 
+class QemuDescription:
+    """What the descriptions of the targets bootlab builds share (the reference device, the
+    ARM64 board): a table `target` with the kernel's `cmdline` and `append`, an [initramfs]
+    table whose files are named relative to `base`, the target file's directory."""
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(self.to_dict())
+
+    def cmdline(self) -> str:
+        return " ".join(p for p in (self.target.cmdline, self.target.append) if p).strip()
+
+    def host_files(self, files: dict[str, str] | None = None) -> dict[str, str]:
+        """initramfs.files (or `files`) with each host path made absolute."""
+        return absolute_files(self.initramfs.files if files is None else files, self.base)
+
+    def standalone(self, name: str):
+        """A copy that stands without its target file, named `name`: every relative file path
+        in it made absolute (see _absolute())."""
+        out = copy.deepcopy(self)
+        out.name = name
+        out.initramfs.files = self.host_files()
+        self._absolute(out)
+        return out
+
+    def _absolute(self, out) -> None:
+        """Make the kind's own relative paths in `out` absolute (beyond the initramfs's)."""
+
+
 @dataclass
-class Target:
+class Target(QemuDescription):
     """The reference device's description (the tables above)."""
 
     name: str = "reference"
@@ -135,20 +163,15 @@ class Target:
         return {"name": self.name, "target": asdict(self.target), "initramfs": asdict(self.initramfs),
                 "boot": asdict(self.boot), **built, **loader, **root}
 
-    def to_toml(self) -> str:
-        return tomli_w.dumps(self.to_dict())
-
-    def cmdline(self) -> str:
-        return " ".join(p for p in (self.target.cmdline, self.target.append) if p).strip()
-
-    def host_files(self, files: dict[str, str] | None = None) -> dict[str, str]:
-        """initramfs.files (or `files`) with each host path made absolute."""
-        return absolute_files(self.initramfs.files if files is None else files, self.base)
-
     def kernel_config(self) -> kernel_build.KernelConfig:
         """The [kconfig] table with each fragment's path made absolute, as host_files()."""
-        fragments = [(self.base / f).resolve() if self.base is not None else Path(f) for f in self.kconfig.fragments]
-        return kernel_build.KernelConfig(self.kconfig.base, fragments, dict(self.kconfig.options))
+        return kernel_build.KernelConfig(self.kconfig.base, absolute_paths(self.kconfig.fragments, self.base),
+                                         dict(self.kconfig.options))
+
+    def _absolute(self, out: "Target") -> None:
+        if out.rootfs is not None:
+            out.rootfs.files = self.host_files(self.rootfs.files)
+        out.kconfig.fragments = [str(f) for f in absolute_paths(self.kconfig.fragments, self.base)]
 
     def validate(self, where=lambda *path: "") -> None:
         t = self.target
@@ -191,6 +214,11 @@ def absolute_files(files: dict[str, str], base: Path | None) -> dict[str, str]:
     relative to the target file's directory)."""
     return {inside: str(base / host) if base is not None and not Path(host).is_absolute() else host
             for inside, host in files.items()}
+
+
+def absolute_paths(paths: list[str], base: Path | None) -> list[Path]:
+    """Host paths made absolute (relative ones are relative to the target file's directory)."""
+    return [(base / p).resolve() if base is not None else Path(p) for p in paths]
 
 
 def check_initramfs(i: InitramfsSection, b: BootSection, where=lambda *path: "") -> None:
