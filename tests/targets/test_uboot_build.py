@@ -21,6 +21,8 @@ from bootlab.targets.description import TargetError
 from bootlab.targets.kconfig import BuildError
 from bootlab.sources import read
 
+from . import captured
+
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "demo" / "board-arm64-shipped.toml"
 GRABBER = ROOT / "apps" / "grabber" / "build" / "arm64" / "static" / "grabber"
@@ -153,7 +155,7 @@ def test_a_built_uboot_prints_its_bootstage_report_and_the_timeline_reads_it(tmp
     board = _board({"options": LEVERS}, {})
     result = strategy.boot(arm64_board.build(board), str(tmp_path / "bootstage.capture"))
     assert result.status == "ok", result.reason
-    text = (tmp_path / "bootstage.capture").read_bytes()
+    text = captured.console(tmp_path / "bootstage.capture")
     assert b"Timer summary in microseconds" in text and b"stop autoboot:  0" in text  # no countdown
     assert b"usb" not in text.lower().split(b"starting kernel")[0]  # nothing of USB probed
     a = analyze(read([str(tmp_path / "bootstage.capture")]))
@@ -170,6 +172,6 @@ def test_a_silent_uboot_prints_nothing_before_the_kernel(tmp_path, built):
     board = _board({"options": LEVERS}, {"silent": "1"})
     result = strategy.boot(arm64_board.build(board), str(tmp_path / "silent.capture"))
     assert result.status == "ok", result.reason
-    text = (tmp_path / "silent.capture").read_bytes()
+    text = captured.console(tmp_path / "silent.capture")
     assert b"U-Boot" not in text and b"Timer summary" not in text
     assert b"Booting Linux" in text and b"BOOTLAB READY" in text
