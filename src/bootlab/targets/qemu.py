@@ -67,6 +67,11 @@ class QemuBootable:
     def baud(self) -> int | None:
         return self.target.target.console_baud or None
 
+    @property
+    def after_ready(self) -> float:
+        """Seconds to keep reading after ready; the guest powers off when done (EOF)."""
+        return AFTER_READY
+
     def command(self) -> list[str]:
         return self.qemu_argv()
 
@@ -98,7 +103,7 @@ def parts(built: Built, capture_path: str) -> Parts:
         return why + (f": {stderr.splitlines()[-1]}" if stderr else "")
 
     return Parts(console=PacedSource(proc, baud) if baud else proc, power=proc, bootloader=loader,
-                 stop=session.Stop(ready=re.compile(t.boot.ready.encode()), after_ready=AFTER_READY,
+                 stop=session.Stop(ready=re.compile(t.boot.ready.encode()), after_ready=built.after_ready,
                                    silence=t.boot.silence, deadline=t.boot.deadline),
                  meta={"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"), "zero": "power-on",
                        "baud": baud or None, "target": t.name, "cmdline": built.cmdline, "digest": built.digest},

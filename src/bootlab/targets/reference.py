@@ -319,6 +319,12 @@ class Built(qemu.QemuBootable):
             argv += ["-drive", drive if self.target.rootfs.writable else drive + ",readonly=on"]
         return argv
 
+    @property
+    def after_ready(self) -> float:
+        if self.disk is not None and self.target.rootfs.analyze:
+            return rootfs.AFTER_READY  # systemd's view is printed after ready
+        return super().after_ready
+
     def bootloader(self) -> uboot.UBoot | None:
         """U-Boot's dialogue with firmware = "u-boot": the [bootloader] table, by default the
         reference device's boot command; `bootargs` is the target's command line unless the

@@ -39,7 +39,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import packages, qemu
+from . import packages
 
 # filesystem -> (the kernel's name for it, the modules that mount it, whether it can be
 # written); the modules include the checksums each asks for as a soft dependency (modules.softdep).
@@ -60,7 +60,12 @@ APP_INIT = "/usr/local/sbin/bootlab-app-init"  # init= the application (init = "
 JOURNAL = ("auto", "volatile", "persistent", "none")
 # Seconds the guest waits for the boot to finish after ready: what the host reads after ready
 # less the time the outputs take to print under TCG (about 4 s) and poweroff.
-ANALYZE_WAIT = int(qemu.AFTER_READY) - 6
+# After ready the guest waits for the boot to finish, prints systemd's view and powers off,
+# which ends the capture.  On a loaded host (TCG shares the CPUs) that took more than the 15 s
+# the camera device's kernel log needs (qemu.AFTER_READY): the systemd device reads up to a
+# minute, of which the wait for the boot to finish is bounded at ANALYZE_WAIT.
+AFTER_READY = 60.0
+ANALYZE_WAIT = 30
 
 
 class RootfsError(Exception):
@@ -171,9 +176,10 @@ def _unit(sections: dict[str, dict[str, str | list[str]]]) -> str:
 def analyze_script(app_unit: str = APP_UNIT) -> str:
     """Run after ready: wait for the boot to finish, then print systemd's view between markers.
     Collected first and printed in one write, so a login prompt or the application's last
-    words do not land inside an output.  The wait is bounded: the host reads for a while
-    after ready (qemu.AFTER_READY), and a boot whose application started early may still be
-    busy then: its units so far are better than nothing (`time` then says it is not done)."""
+    words do not land inside an output.  The wait is bounded (ANALYZE_WAIT): a boot whose
+    application started early may still be busy then: its units so far are better than
+    nothing (`time` then says it is not done).  The host reads for AFTER_READY after ready
+    (reference.Built.after_ready)."""
     from ..sources.systemd_analyze import ANALYZE_COMMANDS, marker
 
     lines = ["#!/bin/sh", f"timeout {ANALYZE_WAIT} systemctl is-system-running --wait > /dev/null 2>&1", "{"]
