@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import glob
+import gzip
+from pathlib import Path
 
 import pytest
 
@@ -91,3 +93,36 @@ def test_bootstage_report_in_a_capture_is_on_the_capture_clock(fixture_path):
     assert boot.at(stages["reset"]) == heading - 1495 * MS
     a = analyze(boot)
     assert a.phases.total == 2410220 * US  # the last line, as without the report
+
+
+REAL = Path(__file__).resolve().parent / "data" / "real"
+
+
+def test_a_silent_uboots_stages_are_read_from_the_device_tree():
+    """A real capture of the ARM board with a silent U-Boot built with BOOTSTAGE_FDT: nothing
+    of U-Boot on the console, its records printed by the init after ready from
+    /sys/firmware/devicetree/base/bootstage.  The stages are read, ordered by their marks,
+    and placed before the kernel (start_kernel taken as the kernel's time zero)."""
+    boot = read([str(REAL / "uboot-arm64-silent-bootstage-fdt.capture.gz")])
+    stages = {ev.name: ev for ev in boot.events if ev.kind == Kind.STAGE}
+    assert {"board_init_r", "tftp_start", "tftp_done", "bootm_start", "start_kernel"} <= set(stages)
+    # Each stage runs from the mark before it to its own (its cell, in µs): the first from reset.
+    line = gzip.decompress((REAL / "uboot-arm64-silent-bootstage-fdt.capture.gz").read_bytes()).split(b"\n")[
+        stages["board_init_r"].line - 1]
+    assert stages["board_init_r"].t == 0 and stages["board_init_r"].dur == int(line.split()[5], 16) * US
+    assert stages["tftp_start"].t + stages["tftp_start"].dur < stages["tftp_done"].t
+    assert set(boot.meta["bootstage_accumulated"]) == {"dm_r", "dm_f"}
+    assert "start_kernel taken as the kernel's time zero" in boot.clocks["bootloader"].evidence
+    a = analyze(boot)
+    assert [s.name for s in a.phases.spans][:3] == ["firmware", "bootloader", "kernel load/decompress"]
+    assert a.phases.boundaries["bootloader.start"].evidence.endswith("(bootstage reset (device tree))")
+    assert boot.at_end(stages["start_kernel"]) == a.phases.boundaries["kernel.start"].at
+
+
+def test_the_device_trees_stages_do_not_double_a_printed_report():
+    """The same board with U-Boot's report on the console too: the report is read (it is
+    on the host's clock) and the device tree's copy of the same records is not added."""
+    boot = read([str(REAL / "uboot-arm64-bootstage-both.capture.gz")])
+    names = [ev.name for ev in boot.events if ev.kind == Kind.STAGE and ev.name == "start_kernel"]
+    assert names == ["start_kernel"]
+    assert "bootstage report printed at start_kernel" in boot.clocks["bootloader"].evidence

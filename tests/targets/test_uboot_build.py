@@ -20,6 +20,7 @@ from bootlab.targets import arm64_board, kinds, strategy, uboot_build, uboot_ima
 from bootlab.targets.description import TargetError
 from bootlab.targets.kconfig import BuildError
 from bootlab.sources import read
+from bootlab.timeline import Kind
 
 from . import captured
 
@@ -139,7 +140,7 @@ def built() -> uboot_build.Outcome:
 
 def test_the_built_configuration_is_debians_with_the_levers(built):
     diff = uboot_build.against_debian(built.config, "qemu_arm64")
-    assert {"BOOTSTAGE", "BOOTSTAGE_REPORT", "SILENT_CONSOLE", "SILENT_U_BOOT_ONLY"} <= set(diff.added)
+    assert {"BOOTSTAGE", "BOOTSTAGE_REPORT", "BOOTSTAGE_FDT", "SILENT_CONSOLE", "SILENT_U_BOOT_ONLY"} <= set(diff.added)
     assert {"USB", "SCSI", "NVME", "EFI_LOADER"} <= set(diff.removed)
     assert "BOOTDELAY: 2 -> 0" in diff.changed
     assert uboot_images.default_environment(built.firmware)["bootdelay"] == "0"
@@ -175,3 +176,13 @@ def test_a_silent_uboot_prints_nothing_before_the_kernel(tmp_path, built):
     text = captured.console(tmp_path / "silent.capture")
     assert b"U-Boot" not in text and b"Timer summary" not in text
     assert b"Booting Linux" in text and b"BOOTLAB READY" in text
+    # Its stages are still seen: U-Boot stored them in the device tree it handed the kernel,
+    # and the init printed them after ready.
+    boot = read([str(tmp_path / "silent.capture")])
+    stages = {ev.name: ev for ev in boot.of_kind(Kind.STAGE)}
+    assert {"board_init_r", "tftp_start", "tftp_done", "bootm_start", "start_kernel"} <= set(stages)
+    assert "dm_r" in boot.meta["bootstage_accumulated"]
+    a = analyze(boot)
+    assert [s.name for s in a.phases.spans][:2] == ["firmware", "bootloader"]
+    # The loading over TFTP, from U-Boot's own marks, ends before the kernel starts.
+    assert boot.at(stages["tftp_done"]) < a.phases.boundaries["kernel.start"].at

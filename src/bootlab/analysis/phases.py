@@ -299,7 +299,7 @@ def _bootloader_start(boot: Boot, power_on: int | None, notes: list[str]) -> tup
     emulated timer): its banner, seen by the host, starts the phase instead."""
     earliest, ev = _first(boot, Mark.BOOTLOADER_START)
     if power_on is None or earliest is None or earliest >= power_on:
-        return earliest, _evidence(ev, "bootloader banner")
+        return earliest, _evidence(ev, (ev.attrs or {}).get("note", "bootloader banner") if ev else "")
     at, after = _first(boot, Mark.BOOTLOADER_START, after=power_on)
     notes.append(f"the bootloader's own timer puts its start at {earliest / 1e9:.6f} s, before power-on "
                  f"({_evidence(ev, 'bootstage reset')}): it ran fast against the host's clock, so its step durations "

@@ -175,7 +175,7 @@ class Interpreter:
             self.replay = True
         elif text.startswith(DMESG_DUMP_END):
             self.replay = False
-        elif self.analyze.feed(text, lineno):
+        elif self.analyze.feed(text, lineno) or self.bootstage.feed_fdt(text, lineno):
             return
         self.user.patterns_seen(clock or Clock.HOST, t, text, lineno)
         if self.untimed_kernel is None and not self.in_kernel and kernel_messages.is_banner(text):

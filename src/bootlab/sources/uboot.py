@@ -34,6 +34,12 @@ NUMBER = r"\d{1,3}(?:,\d{3})+|\d+"
 RECORD = re.compile(rf"^\s*(?P<mark>{NUMBER})(?:\s+(?P<elapsed>{NUMBER}))?(?:\s+(?P<stage>\S.*?))?\s*$")
 ACCUMULATED = re.compile(r"^\s*Accumulated time:")
 ACC_RECORD = re.compile(rf"^\s*(?P<mark>{NUMBER})(?:\s+(?P<stage>\S.*?))?\s*$")
+# The records U-Boot stores in the device tree it hands the kernel (CONFIG_BOOTSTAGE_FDT: a
+# `bootstage` node, one child per record with `name` and a `mark` or `accum` cell in µs), as
+# bootlab's init prints them after ready from /sys/firmware/devicetree/base/bootstage
+# (initramfs.BOOTSTAGE_DUMP): a silent U-Boot prints no report, and this is how its stages
+# are still seen.
+FDT_RECORD = re.compile(r"^bootlab-bootstage (?P<id>\d+) (?P<kind>mark|accum) (?P<cell>[0-9a-f]{8}) ?(?P<name>.*)$")
 VENDOR_STAMP = re.compile(r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{1,3})\] ?(?P<msg>.*)$")
 SPL_BANNER = re.compile(r"^U-Boot SPL (?P<version>\S+)")
 BANNER = re.compile(r"^U-Boot (?P<version>\d{4}\.\d\d\S*)")
@@ -82,6 +88,7 @@ class BootstageReader:
         self.previous_mark: int | None = None
         self.heading: int | None = None  # line of the first report's heading: where the bootloader's timer starts
         self.printed: tuple[str, int, int] | None = None  # (clock, time, line) of the summary being read
+        self.fdt: list[tuple[int, str, int, str]] = []  # (line, kind, µs, name) from the device tree
 
     def feed(self, text: str, lineno: int, clock: str | None = None, t: int | None = None) -> bool:
         """True when the line belongs to a report (clock and t: when the line was printed, if known)."""
@@ -129,6 +136,39 @@ class BootstageReader:
                                  f"{self.file}:{heading} (bootstage report printed at start_kernel)")
         return True
 
+    def feed_fdt(self, text: str, lineno: int) -> bool:
+        """True when the line is a record of the device tree's bootstage node (FDT_RECORD)."""
+        m = FDT_RECORD.match(text)
+        if m is None:
+            return False
+        self.fdt.append((lineno, m.group("kind"), int(m.group("cell"), 16), m.group("name") or f"id {m.group('id')}"))
+        return True
+
+    def _device_tree(self) -> None:
+        """The device tree's records, when the console printed no report (a silent U-Boot; a
+        printed report holds the same records).  Nothing on the console ties U-Boot's timer
+        to the host then: its start_kernel mark is taken as the kernel's time zero, which
+        comes a little later (the kernel's first instructions run before its clock)."""
+        if self.records:
+            return
+        previous = 0
+        for lineno, kind, us, name in sorted(self.fdt, key=lambda r: (r[1] != "mark", r[2])):
+            t = us * NS_PER_US
+            if kind == "accum":
+                self.boot.meta.setdefault("bootstage_accumulated", {})[name] = t
+                continue
+            self.boot.add(Event(Kind.STAGE, name, Clock.BOOTLOADER, previous, t - previous, self.file, lineno,
+                                "bootstage"))
+            previous = t
+            if name == "start_kernel":
+                self.boot.add(Event(Kind.MARKER, Mark.KERNEL_LOAD, Clock.BOOTLOADER, t, None, self.file, lineno))
+                self.boot.anchor(Clock.BOOTLOADER, t, Clock.PRINTK, 0,
+                                 f"{self.file}:{lineno} (bootstage in the device tree: start_kernel taken as the "
+                                 "kernel's time zero, which comes a little later)")
+        first = min(lineno for lineno, *_ in self.fdt)
+        self.boot.add(Event(Kind.MARKER, Mark.BOOTLOADER_START, Clock.BOOTLOADER, 0, None, self.file, first,
+                            attrs={"note": "bootstage reset (device tree)"}))
+
     def _start(self, mode: str, lineno: int) -> None:
         self.mode, self.rows = mode, 0
         if mode == "summary":
@@ -137,6 +177,8 @@ class BootstageReader:
                 self.heading = lineno
 
     def close(self) -> None:
+        if self.fdt:
+            self._device_tree()
         if self.heading is not None and self.records:
             self.boot.add(Event(Kind.MARKER, Mark.BOOTLOADER_START, Clock.BOOTLOADER, 0, None, self.file,
                                 self.heading, attrs={"note": "bootstage reset"}))

@@ -172,6 +172,14 @@ def _module_lines(order: list[tuple[str, str]], release: str, params: dict[str, 
     return lines
 
 
+# U-Boot's bootstage records in the device tree it handed the kernel (CONFIG_BOOTSTAGE_FDT),
+# one line each as sources/uboot.py's FDT_RECORD reads them; the cells are big-endian u32.
+BOOTSTAGE_NODE = "/sys/firmware/devicetree/base/bootstage"
+BOOTSTAGE_DUMP = (f"for n in {BOOTSTAGE_NODE}/*; do for k in mark accum; do [ -f $n/$k ] && "
+                  "echo \"bootlab-bootstage ${n##*/} $k $(od -An -tx1 $n/$k | tr -d ' \\n') "
+                  "$(tr -d '\\000' < $n/name)\"; done; done 2>/dev/null")
+
+
 def _app_lines(spec: InitramfsSpec, after: list[str]) -> list[str]:
     lines = [_mark("app.start")]
     if spec.app_prints_ready:
@@ -183,6 +191,7 @@ def _app_lines(spec: InitramfsSpec, after: list[str]) -> list[str]:
     lines += spec.after
     if spec.dmesg:
         lines += [f'echo "{DMESG_DUMP_BEGIN}"', "dmesg", f'echo "{DMESG_DUMP_END}"']
+    lines.append(BOOTSTAGE_DUMP)
     # Clock probes (sources/console.py), at every log level, with the console idle; the
     # half seconds also let the console drain: poweroff -f does not wait for it.
     lines += ["echo 8 > /proc/sys/kernel/printk",

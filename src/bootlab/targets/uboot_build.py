@@ -39,8 +39,10 @@ POOLS = ("https://deb.debian.org/debian/pool/main/u/u-boot/",
 BOARDS = {"qemu_arm64": "aarch64-linux-gnu-"}  # defconfig -> cross compiler prefix
 SHIPPED_CONFIGS = Path("/usr/share/doc/u-boot-qemu/configs")  # the .config of each board Debian built
 TABLE = "[arm64.uboot]"  # where a board's inline options are (the requests' origin)
-# What every built U-Boot has: its bootstage report printed at booti (a record, not a lever).
-DEFAULT_OPTIONS = {"BOOTSTAGE": "y", "BOOTSTAGE_REPORT": "y"}
+# What every built U-Boot has: its bootstage report printed at booti and stored in the
+# device tree the kernel gets (read back after ready, also when the console is silent):
+# records, not levers.
+DEFAULT_OPTIONS = {"BOOTSTAGE": "y", "BOOTSTAGE_REPORT": "y", "BOOTSTAGE_FDT": "y"}
 # What each board's U-Boot probes or carries that a board booting from the network does not
 # use: USB, SCSI/AHCI, NVMe and the EFI loader (NVME_PCI and AHCI select what they drive,
 # so they go too).  The board keeps PCI and virtio for its network card.
