@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bootlab.cli import main
-from bootlab.targets import arm64_board, kconfig, kernel_build, kinds, strategy
+from bootlab.targets import arm64_board, kconfig, kernel_build, kinds, packages, strategy
 from bootlab.targets.description import TargetError
 
 from . import captured
@@ -50,6 +50,25 @@ def test_the_boards_small_configuration_keeps_every_requested_option(tree, tmp_p
     assert kconfig.not_kept(cfg.requests(), config) == []
     assert config["CONFIG_SERIAL_AMBA_PL011_CONSOLE"] == "y" and config["CONFIG_MODULES"] == "y"
     assert config["CONFIG_VIDEO_VIVID"] == "m"
+
+
+@needs_cross_compiler
+def test_the_packaged_arm64_configuration_is_a_base(tree, tmp_path):
+    try:
+        k = packages.kernel("cloud", fetch=False, arch="arm64")
+    except packages.PackageError:
+        pytest.skip("the packaged arm64 kernels are not fetched (bootlab target fetch --arch arm64)")
+    cfg = kernel_build.KernelConfig("cloud", arch="arm64")
+    assert kernel_build.configure(cfg, tree, tmp_path) == []
+    shipped, built = kernel_build.read_config(k.config), kernel_build.read_config(tmp_path / ".config")
+    assert built["CONFIG_ARM64"] == "y" and len(built) > 2000
+    # Only what Debian's packaging sets outside Kconfig differs (as for amd64's).
+    packaging = {"CC_VERSION_TEXT", "BUILD_SALT", "SYSTEM_TRUSTED_KEYS", "MODULE_SIG_ALL", "MODULE_SIG_KEY"}
+    changed = {name for name in shipped.keys() | built.keys() if shipped.get(name) != built.get(name)}
+    assert changed <= {f"CONFIG_{name}" for name in packaging}, changed
+    # Compared with Debian's own arm64 configuration (amd64's would differ in hundreds).
+    flavour, diff = kernel_build.against_debian(tmp_path / ".config", "cloud", "arm64")
+    assert flavour == "cloud" and set(diff.removed + diff.added) <= packaging
 
 
 def test_an_unknown_architecture_is_refused_before_make_runs(tree, tmp_path):
