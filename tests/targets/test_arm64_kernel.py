@@ -79,6 +79,21 @@ def test_an_unknown_architecture_is_refused_before_make_runs(tree, tmp_path):
         kernel_build.configure(kernel_build.KernelConfig("tinyconfig", arch="riscv64"), tree, tmp_path)
 
 
+def test_a_builds_time_is_estimated_from_the_last_build_for_the_same_architecture(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOOTLAB_CACHE", str(tmp_path))
+    kernels = kernel_build.kernels_dir()
+    # What two builds recorded (kernel.json as build() writes it; x86 builds from before
+    # there were two architectures have no "arch").
+    for digest, meta in (("a" * 16, {"base": "tinyconfig", "release": "x", "seconds": 320.0, "steps": 900}),
+                         ("b" * 16, {"base": "tinyconfig", "arch": "arm64", "release": "y", "seconds": 768.3,
+                                     "steps": 1114})):
+        (kernels / digest).mkdir()
+        (kernels / digest / "kernel.json").write_text(json.dumps(meta))
+    assert kernel_build.last_build_seconds("tinyconfig") == 320.0
+    assert kernel_build.last_build_seconds("tinyconfig", "arm64") == 768.3
+    assert kernel_build.last_build_seconds("cloud", "arm64") == kernel_build.FIRST_BUILD_SECONDS["cloud"]
+
+
 def _board_file(tmp_path: Path, arm64: str, kconfig_table: str) -> str:
     path = tmp_path / "b.toml"
     path.write_text(f'[arm64]\n{arm64}\n\n[kconfig]\n{kconfig_table}\n\n[bootloader]\nboot_command = "boot"\n')
