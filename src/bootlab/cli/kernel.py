@@ -1,5 +1,6 @@
 """`bootlab kernel build TARGET.toml`: build the kernel a target names (target.kernel =
-"built" and its [kconfig] table) from Debian's source, or find it in the cache."""
+"built", or arm64.kernel on the ARM64 board, and its [kconfig] table) from Debian's source,
+or find it in the cache."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from typing import Callable, Iterator
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..targets import kernel_build
-from ..targets.reference import TargetError, load
+from ..targets import kernel_build, kinds
+from ..targets.description import TargetError
 from . import UsageError
 
 
@@ -23,7 +24,8 @@ def register(sub) -> None:
     verbs = p.add_subparsers(dest="action", metavar="ACTION")
     verbs.required = True
     b = verbs.add_parser("build", help="build (or find in the cache) the kernel a target file names")
-    b.add_argument("target", metavar="TARGET.toml", help='a target file with kernel = "built" and a [kconfig] table')
+    b.add_argument("target", metavar="TARGET.toml",
+                   help='a reference device or ARM64 board file with kernel = "built" and a [kconfig] table')
     b.add_argument("--format", "-f", choices=("text", "json"), default="text")
     b.add_argument("-v", "--verbose", action="store_true", help="list every option that differs from Debian's")
     b.set_defaults(func=build)
@@ -46,11 +48,14 @@ def build_progress(title: str) -> Iterator[Callable[[int, int | None, str], None
 
 def build(args: argparse.Namespace) -> int:
     try:
-        target = load(args.target)
+        target = kinds.load(args.target)
     except TargetError as err:
         raise UsageError(str(err)) from None
+    if not hasattr(target, "kernel_config"):  # a board on the desk: its kernel is its own
+        raise UsageError(f"{args.target}: bootlab builds the kernels of the reference device and the ARM64 board "
+                         "only: this target's kernel is its own")
     if target.target.kernel != "built":
-        raise UsageError(f"{args.target}: target.kernel is {target.target.kernel!r}, a packaged kernel: "
+        raise UsageError(f"{args.target}: the kernel is {target.target.kernel!r}, a packaged kernel: "
                          'nothing to build (kernel = "built" and a [kconfig] table name one to build)')
     failure = ""
     with build_progress("building the kernel") as progress:
@@ -63,7 +68,7 @@ def build(args: argparse.Namespace) -> int:
         return 1
     k = outcome.kernel
     try:
-        flavour, diff = kernel_build.against_debian(k.config, target.kconfig.base)
+        flavour, diff = kernel_build.against_debian(k.config, target.kconfig.base, k.arch)
     except kernel_build.KernelBuildError as err:
         raise UsageError(str(err)) from None
     for warning in outcome.warnings:

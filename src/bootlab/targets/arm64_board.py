@@ -5,7 +5,8 @@ QEMU's user network serves, after bootlab stopped autoboot and set the environme
 console (the [bootloader] table).
 
     [arm64]
-    kernel = "generic"          # Debian arm64 kernel flavour: generic or cloud
+    kernel = "generic"          # Debian arm64 kernel flavour: generic or cloud; or built (the
+                                # [kconfig] table: cross-built from Debian's source, kernel_build.py)
     image = "Image"             # Image (uncompressed, as Debian ships it) or Image.gz (gzipped
                                 # here: U-Boot's booti inflates it)
     fit = false                 # one FIT image (boot.itb: the kernel and the initramfs, made by
@@ -26,6 +27,9 @@ console (the [bootloader] table).
     fragments = []              # files of CONFIG_ lines, merged in order
     options = {}                # {SILENT_CONSOLE = "y"}: applied last (the bootstage report is always on)
 
+    [kconfig]                   # with kernel = "built": as the reference device's (reference.py),
+                                # for arm64 (base tinyconfig, or the packaged arm64 generic or cloud
+                                # kernel's configuration; kernel/fragments/small-arm64.config)
     [initramfs]                 # as the reference device's (reference.py), built for arm64
     [boot]                      # ready, silence, deadline (reference.py)
     [bootloader]                # uboot.py
@@ -60,7 +64,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import initramfs, packages, qemu, reference, uboot, uboot_build, uboot_images
+from . import initramfs, kernel_build, packages, qemu, reference, uboot, uboot_build, uboot_images
 from .description import TargetError, section
 from .kconfig import BuildError
 
@@ -90,7 +94,8 @@ KERNEL_ADDR = "0x40400000"  # U-Boot's kernel_addr_r: where a FIT image's kernel
 INFLATE = {"kernel_comp_addr_r": "0x42800000", "kernel_comp_size": "0x2400000", "ramdisk_addr_r": "0x45000000"}
 
 
-BUILT = "built"  # arm64.firmware naming a U-Boot bootlab builds
+BUILT = "built"  # arm64.firmware naming a U-Boot bootlab builds, arm64.kernel a kernel it builds
+ARCH = "arm64"  # Debian's name for the board's architecture (its packages, its cross-built kernel)
 
 
 @dataclass
@@ -127,6 +132,7 @@ class Arm64Board(reference.QemuDescription):
     initramfs: reference.InitramfsSection = field(default_factory=reference.InitramfsSection)
     boot: reference.BootSection = field(default_factory=reference.BootSection)
     bootloader: uboot.UBoot | None = None
+    kconfig: reference.KconfigSection = field(default_factory=reference.KconfigSection)  # with kernel = "built"
     base: Path | None = field(default=None, compare=False)
 
     def variables(self) -> dict[str, str]:
@@ -142,8 +148,13 @@ class Arm64Board(reference.QemuDescription):
         u = self.target.uboot
         return uboot_build.UBootConfig(u.board, reference.absolute_paths(u.fragments, self.base), dict(u.options))
 
+    def kernel_config(self) -> kernel_build.KernelConfig:
+        """The [kconfig] table for the board's architecture, each fragment's path made absolute."""
+        return reference.kernel_config(self.kconfig, self.base, ARCH)
+
     def _absolute(self, out: "Arm64Board") -> None:
         out.target.uboot.fragments = [str(f) for f in reference.absolute_paths(self.target.uboot.fragments, self.base)]
+        out.kconfig.fragments = [str(f) for f in reference.absolute_paths(self.kconfig.fragments, self.base)]
 
     def firmware(self) -> Path:
         """U-Boot's binary: the packaged one, or the built one (built unless the cache has it)."""
@@ -159,13 +170,14 @@ class Arm64Board(reference.QemuDescription):
         board = asdict(self.target)
         if self.target.firmware != BUILT:  # the table is read only for a built U-Boot
             del board["uboot"]
+        built = {"kconfig": asdict(self.kconfig)} if self.target.kernel == BUILT else {}
         return {"name": self.name, "arm64": board, "initramfs": asdict(self.initramfs),
-                "boot": asdict(self.boot), **loader}
+                "boot": asdict(self.boot), **built, **loader}
 
     def validate(self, where=lambda *path: "") -> None:
         t = self.target
         checks = [
-            (t.kernel in FLAVOURS, "kernel", f"kernel must be one of {', '.join(FLAVOURS)}"),
+            (t.kernel in FLAVOURS + (BUILT,), "kernel", f"kernel must be one of {', '.join(FLAVOURS)} or {BUILT}"),
             (t.image in IMAGES, "image", f"image must be one of {', '.join(IMAGES)}"),
             (t.accel.split(",")[0] == "tcg", "accel", "accel must be tcg (with options: \"tcg,tb-size=256\")"),
             (32 <= t.memory <= 65536, "memory", "memory must be 32..65536 MiB"),
@@ -180,11 +192,12 @@ class Arm64Board(reference.QemuDescription):
         for ok, key, message in checks:
             if not ok:
                 raise TargetError(f"{where('arm64', key)}arm64.{key}: {message}")
+        reference.check_kconfig(self.kconfig, where)
         reference.check_initramfs(self.initramfs, self.boot, where)
 
 
 # The board's tables (as a campaign may hold them); a description also has its name.
-KEYS = ("arm64", "initramfs", "boot", "bootloader")
+KEYS = ("arm64", "initramfs", "boot", "bootloader", "kconfig")
 
 
 def from_dict(data: dict, where=lambda *path: "") -> Arm64Board:
@@ -205,8 +218,11 @@ def from_dict(data: dict, where=lambda *path: "") -> Arm64Board:
         initramfs=section(reference.InitramfsSection, data.get("initramfs", {}), "initramfs", where),
         boot=section(reference.BootSection, data.get("boot", {}), "boot", where),
         bootloader=uboot.from_dict(data["bootloader"], where) if "bootloader" in data else None,
+        kconfig=section(reference.KconfigSection, data.get("kconfig", {}), "kconfig", where),
     )
     board.validate(where)
+    if "kconfig" in data and target.kernel != BUILT:
+        raise TargetError(f"{where('kconfig')}[kconfig] is read only with arm64.kernel = \"{BUILT}\"")
     return board
 
 
@@ -279,8 +295,11 @@ def build(board: Arm64Board, fetch: bool = True) -> Built:
     t = board.target
     firmware = board.firmware()
     try:
-        k = packages.kernel(t.kernel, fetch=fetch, arch="arm64")
-    except packages.PackageError as err:
+        if t.kernel == BUILT:  # cross-built, unless the cache has its configuration
+            k = kernel_build.build(board.kernel_config()).kernel
+        else:
+            k = packages.kernel(t.kernel, fetch=fetch, arch=ARCH)
+    except (packages.PackageError, kernel_build.KernelBuildError) as err:
         raise TargetError(str(err)) from None
     out = packages.cache_dir() / "artifacts"
     initrd, size = reference.build_initramfs(board.initramfs, k, board.host_files())

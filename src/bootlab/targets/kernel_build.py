@@ -33,7 +33,23 @@ from .kconfig import (BuildError, Failed, Locked, Progress, Request, complete, c
 SOURCE_PACKAGE = "linux-source-6.1"
 SOURCE_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
 BASES = ("tinyconfig", "generic", "cloud")
-ARCH = "x86_64"
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """How Kbuild builds a kernel for one of Debian's architectures (packages.ARCHITECTURES)."""
+
+    kbuild: str  # make's ARCH=
+    cross_compile: str  # make's CROSS_COMPILE= ("" on the host's own architecture)
+    image: str  # the boot image's make target
+    built_image: str  # where make puts it, in the build directory
+
+
+# The x86 reference device's kernel is built by the host's gcc; the ARM64 board's by Debian's
+# cross compiler (gcc-aarch64-linux-gnu), as its U-Boot (uboot_build.py).  Debian ships the
+# arm64 kernel as the uncompressed Image: so does bootlab (the board gzips it if asked).
+ARCHITECTURES = {"amd64": Architecture("x86_64", "", "bzImage", "arch/x86/boot/bzImage"),
+                 "arm64": Architecture("arm64", "aarch64-linux-gnu-", "Image", "arch/arm64/boot/Image")}
 # Fixed build stamps: the kernel's version banner is the same in every build of a
 # configuration, so ccache can reuse init/version.o too.
 BUILD_ENV = {"KBUILD_BUILD_TIMESTAMP": "2024-01-01", "KBUILD_BUILD_USER": "bootlab",
@@ -57,6 +73,7 @@ class KernelConfig:
     base: str = "tinyconfig"
     fragments: list[Path] = field(default_factory=list)
     options: dict[str, str] = field(default_factory=dict)  # {"KERNEL_LZ4": "y"}, applied last
+    arch: str = "amd64"  # Debian's name (ARCHITECTURES); the .config names it too (CONFIG_ARM64)
 
     def requests(self) -> list[Request]:
         """Every option the fragments and inline options ask for, the last word winning."""
@@ -119,12 +136,12 @@ def difference(before: dict[str, str], after: dict[str, str]) -> Difference:
     return d
 
 
-def against_debian(config: Path, base: str) -> tuple[str, Difference]:
+def against_debian(config: Path, base: str, arch: str = "amd64") -> tuple[str, Difference]:
     """A built configuration against Debian's own (the packaged kernel of its base, generic
-    for tinyconfig): the flavour compared with and the difference."""
+    for tinyconfig, of the same architecture): the flavour compared with and the difference."""
     flavour = base if base in packages.FLAVOURS else "generic"
     try:
-        debian = packages.kernel(flavour, fetch=False).config
+        debian = packages.kernel(flavour, fetch=False, arch=arch).config
     except packages.PackageError as err:
         raise KernelBuildError(f"Debian's {flavour} configuration is not at hand: {err}") from None
     return flavour, difference(read_config(debian), read_config(config))
@@ -175,9 +192,11 @@ def source_tree() -> Path:
 
 # -- configuring --------------------------------------------------------------------------------
 
-def _make(tree: Path, out: Path, *targets: str, extra: list[str] | None = None) -> list[str]:
-    return ["make", "-C", str(tree), f"O={out}", f"ARCH={ARCH}", "CC=ccache gcc", "HOSTCC=ccache gcc",
-            *(extra or []), *targets]
+def _make(tree: Path, out: Path, arch: str, *targets: str, extra: list[str] | None = None) -> list[str]:
+    a = ARCHITECTURES[arch]
+    cross = [f"CROSS_COMPILE={a.cross_compile}"] if a.cross_compile else []
+    return ["make", "-C", str(tree), f"O={out}", f"ARCH={a.kbuild}", *cross, f"CC=ccache {a.cross_compile}gcc",
+            "HOSTCC=ccache gcc", *(extra or []), *targets]
 
 
 def _ccache_env() -> dict[str, str]:
@@ -192,13 +211,18 @@ def configure(cfg: KernelConfig, tree: Path, out: Path, abi: str | None = None) 
     Raises KernelBuildError naming every requested option olddefconfig did not keep."""
     if shutil.which("ccache") is None:
         raise KernelBuildError("ccache is not installed (run make setup)")
+    if cfg.arch not in ARCHITECTURES:
+        raise KernelBuildError(f"unknown kernel architecture {cfg.arch!r}: one of {', '.join(ARCHITECTURES)}")
+    compiler = ARCHITECTURES[cfg.arch].cross_compile + "gcc"
+    if shutil.which(compiler) is None:
+        raise KernelBuildError(f"{compiler} is not installed (run make setup)")
     warnings = []
     wanted = cfg.requests()  # a fragment's bad line is reported before make runs
     if cfg.base == "tinyconfig":
-        run(_make(tree, out, "tinyconfig"), env=_ccache_env())
+        run(_make(tree, out, cfg.arch, "tinyconfig"), env=_ccache_env())
     elif cfg.base in packages.FLAVOURS:
         try:
-            k = packages.kernel(cfg.base, abi=abi)
+            k = packages.kernel(cfg.base, abi=abi, arch=cfg.arch)
         except packages.PackageError as err:
             raise KernelBuildError(str(err)) from None
         shipped = packaged_version(k)
@@ -208,7 +232,7 @@ def configure(cfg: KernelConfig, tree: Path, out: Path, abi: str | None = None) 
         shutil.copyfile(k.config, out / ".config")
     else:
         raise KernelBuildError(f"unknown kernel base {cfg.base!r}: one of {', '.join(BASES)}")
-    complete(tree, out, cfg.fragments, wanted, INLINE_TABLE, lambda *targets: _make(tree, out, *targets),
+    complete(tree, out, cfg.fragments, wanted, INLINE_TABLE, lambda *targets: _make(tree, out, cfg.arch, *targets),
              _ccache_env())
     return warnings
 
@@ -255,11 +279,11 @@ def build(cfg: KernelConfig, progress: Progress | None = None, abi: str | None =
             out = home / "build"
             staging.rename(out)
             started = time.monotonic()
-            steps = _compile(tree, out, cfg.base, digest, progress)
-            kernel = _install(tree, out, home, digest)
+            steps = _compile(tree, out, cfg, digest, progress)
+            kernel = _install(tree, out, home, cfg.arch, digest)
             seconds = time.monotonic() - started
-            meta = {"base": cfg.base, "release": kernel.release, "source": version, "seconds": round(seconds, 1),
-                    "steps": steps}
+            meta = {"base": cfg.base, "arch": cfg.arch, "release": kernel.release, "source": version,
+                    "seconds": round(seconds, 1), "steps": steps}
             (home / "kernel.json").write_text(json.dumps(meta, indent=1) + "\n")
             # The objects are in ccache: the build directory is not kept (gigabytes for
             # Debian's configurations), only its log.
@@ -274,23 +298,22 @@ def _installed(home: Path, digest: str) -> BuiltKernel | None:
     meta = home / "kernel.json"
     if not meta.exists():
         return None
-    release = json.loads(meta.read_text())["release"]
-    return BuiltKernel(abi=release, flavour="built", root=home, kernel_release=release, digest=digest)
+    data = json.loads(meta.read_text())
+    release = data["release"]
+    return BuiltKernel(abi=release, flavour="built", root=home, arch=data.get("arch", "amd64"),
+                       kernel_release=release, digest=digest)
 
 
-def _last_build(base: str) -> dict:
-    """What the last build from the same base recorded (kernel.json), or nothing."""
+def _last_build(base: str, arch: str) -> dict:
+    """What the last build from the same base for the same architecture recorded
+    (kernel.json; builds from before there were two architectures are amd64's), or nothing."""
     best = None
     for meta in kernels_dir().glob("*/kernel.json"):
         data = json.loads(meta.read_text())
-        if data.get("base") == base and (best is None or meta.stat().st_mtime > best[0]):
+        if (data.get("base"), data.get("arch", "amd64")) == (base, arch) and (best is None
+                                                                              or meta.stat().st_mtime > best[0]):
             best = (meta.stat().st_mtime, data)
     return best[1] if best else {}
-
-
-def _expected_steps(base: str) -> int | None:
-    """Steps of the last build from the same base: the progress bar's estimate."""
-    return _last_build(base).get("steps")
 
 
 # A build from a base never built here: what these 2 cores took (small: ~5 min; Debian's
@@ -298,10 +321,10 @@ def _expected_steps(base: str) -> int | None:
 FIRST_BUILD_SECONDS = {"tinyconfig": 300.0, "generic": 3600.0, "cloud": 2400.0}
 
 
-def last_build_seconds(base: str) -> float:
+def last_build_seconds(base: str, arch: str = "amd64") -> float:
     """How long a build from `base` takes here: the last one's time (a rebuild with ccache
     after one option changed is shorter), else a first build's."""
-    return float(_last_build(base).get("seconds") or FIRST_BUILD_SECONDS.get(base, 3600.0))
+    return float(_last_build(base, arch).get("seconds") or FIRST_BUILD_SECONDS.get(base, 3600.0))
 
 
 def _localversion(digest: str) -> str:
@@ -309,27 +332,29 @@ def _localversion(digest: str) -> str:
     return f"LOCALVERSION=-bootlab-{digest[:8]}"
 
 
-def _compile(tree: Path, out: Path, base: str, digest: str, progress: Progress | None) -> int:
+def _compile(tree: Path, out: Path, cfg: KernelConfig, digest: str, progress: Progress | None) -> int:
     """Build the image (and the modules); returns the number of Kbuild steps."""
     config = read_config(out / ".config")
-    targets = ["bzImage"] + (["modules"] if config.get("CONFIG_MODULES") == "y" else [])
-    argv = _make(tree, out, *targets, extra=[f"-j{os.cpu_count() or 1}", _localversion(digest)])
+    targets = [ARCHITECTURES[cfg.arch].image] + (["modules"] if config.get("CONFIG_MODULES") == "y" else [])
+    argv = _make(tree, out, cfg.arch, *targets, extra=[f"-j{os.cpu_count() or 1}", _localversion(digest)])
+    # The last build of the same kind: the progress bar's estimate.
+    expected = _last_build(cfg.base, cfg.arch).get("steps")
     try:
-        steps, _ = stream(argv, out / "build.log", _ccache_env(), progress, _expected_steps(base))
+        steps, _ = stream(argv, out / "build.log", _ccache_env(), progress, expected)
     except Failed as err:
         raise KernelBuildError(explain_failure(err.lines, tree, config, out / "build.log")) from None
     return steps
 
 
-def _install(tree: Path, out: Path, home: Path, digest: str) -> BuiltKernel:
+def _install(tree: Path, out: Path, home: Path, arch: str, digest: str) -> BuiltKernel:
     release = (out / "include" / "config" / "kernel.release").read_text().strip()
     boot = home / "boot"
     boot.mkdir()
-    shutil.copyfile(out / "arch" / "x86" / "boot" / "bzImage", boot / f"vmlinuz-{release}")
+    shutil.copyfile(out / ARCHITECTURES[arch].built_image, boot / f"vmlinuz-{release}")
     shutil.copyfile(out / ".config", boot / f"config-{release}")
     modules = home / "lib" / "modules" / release
     if read_config(out / ".config").get("CONFIG_MODULES") == "y":
-        run(_make(tree, out, "modules_install", extra=[f"INSTALL_MOD_PATH={home}", "INSTALL_MOD_STRIP=1",
+        run(_make(tree, out, arch, "modules_install", extra=[f"INSTALL_MOD_PATH={home}", "INSTALL_MOD_STRIP=1",
                                                          _localversion(digest)]), env=_ccache_env())
         for link in ("build", "source"):  # point into the build directory, which is not kept
             (modules / link).unlink(missing_ok=True)
@@ -337,7 +362,7 @@ def _install(tree: Path, out: Path, home: Path, digest: str) -> BuiltKernel:
         modules.mkdir(parents=True)
         (modules / "modules.dep").write_text("")
         (modules / "modules.builtin").write_text("")
-    return BuiltKernel(abi=release, flavour="built", root=home, kernel_release=release, digest=digest)
+    return BuiltKernel(abi=release, flavour="built", root=home, arch=arch, kernel_release=release, digest=digest)
 
 
 # -- explaining a failure -----------------------------------------------------------------------

@@ -165,8 +165,7 @@ class Target(QemuDescription):
 
     def kernel_config(self) -> kernel_build.KernelConfig:
         """The [kconfig] table with each fragment's path made absolute, as host_files()."""
-        return kernel_build.KernelConfig(self.kconfig.base, absolute_paths(self.kconfig.fragments, self.base),
-                                         dict(self.kconfig.options))
+        return kernel_config(self.kconfig, self.base)
 
     def _absolute(self, out: "Target") -> None:
         if out.rootfs is not None:
@@ -178,8 +177,6 @@ class Target(QemuDescription):
         checks = [
             (t.kernel in packages.FLAVOURS or t.kernel == "built", ("target", "kernel"),
              f"kernel must be one of {', '.join(packages.FLAVOURS)} or built"),
-            (self.kconfig.base in kernel_build.BASES, ("kconfig", "base"),
-             f"base must be one of {', '.join(kernel_build.BASES)}"),
             (t.image in IMAGES, ("target", "image"), f"image must be one of {', '.join(IMAGES)}"),
             (t.firmware in FIRMWARE, ("target", "firmware"), f"firmware must be one of {', '.join(FIRMWARE)}"),
             (t.firmware != "u-boot" or t.machine != "microvm", ("target", "firmware"),
@@ -203,6 +200,7 @@ class Target(QemuDescription):
             if not ok:
                 raise TargetError(f"{where(*path)}{'.'.join(path)}: {message}")
         uboot.refuse_saved_env(self.bootloader, "Debian's U-Boot for qemu-x86 keeps no environment", where)
+        check_kconfig(self.kconfig, where)
         check_initramfs(self.initramfs, self.boot, where)
 
 
@@ -219,6 +217,17 @@ def absolute_files(files: dict[str, str], base: Path | None) -> dict[str, str]:
 def absolute_paths(paths: list[str], base: Path | None) -> list[Path]:
     """Host paths made absolute (relative ones are relative to the target file's directory)."""
     return [(base / p).resolve() if base is not None else Path(p) for p in paths]
+
+
+def kernel_config(k: KconfigSection, base: Path | None, arch: str = "amd64") -> kernel_build.KernelConfig:
+    """A [kconfig] table (which the ARM64 board shares) for an architecture, each fragment's
+    path made absolute."""
+    return kernel_build.KernelConfig(k.base, absolute_paths(k.fragments, base), dict(k.options), arch)
+
+
+def check_kconfig(k: KconfigSection, where=lambda *path: "") -> None:
+    if k.base not in kernel_build.BASES:
+        raise TargetError(f"{where('kconfig', 'base')}kconfig.base: base must be one of {', '.join(kernel_build.BASES)}")
 
 
 def check_initramfs(i: InitramfsSection, b: BootSection, where=lambda *path: "") -> None:

@@ -1,0 +1,152 @@
+"""The ARM64 board's kernel cross-built from Debian's linux-source-6.1 (ARCH=arm64, Debian's
+gcc-aarch64-linux-gnu): configured through Kconfig only, cached by its .config (which names
+the architecture), and booted by the board's U-Boot over TFTP to the camera's first frame.
+
+The configuration tests run the kernel's own tinyconfig, merge_config.sh and olddefconfig
+on the real source tree (seconds); the boot test cross-builds the small kernel (minutes the
+first time, then cached) and boots it in QEMU."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bootlab.cli import main
+from bootlab.targets import arm64_board, kconfig, kernel_build, kinds, packages, strategy
+from bootlab.targets.description import TargetError
+
+from . import captured
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILT = ROOT / "demo" / "board-arm64-built.toml"
+GRABBER = ROOT / "apps" / "grabber" / "build" / "arm64" / "static" / "grabber"
+ARM64_IMAGE_MAGIC = b"ARM\x64"  # at offset 56 of an arm64 Image's header (booti checks it)
+needs_cross_compiler = pytest.mark.skipif(not shutil.which("aarch64-linux-gnu-gcc"),
+                                          reason="needs gcc-aarch64-linux-gnu (make setup)")
+
+
+@needs_cross_compiler
+def test_the_architecture_is_in_the_configuration_and_so_in_the_cache_key(tree, tmp_path):
+    digests = {}
+    for arch in ("amd64", "arm64"):
+        out = tmp_path / arch
+        out.mkdir()
+        kernel_build.configure(kernel_build.KernelConfig("tinyconfig", arch=arch), tree, out)
+        config = kernel_build.read_config(out / ".config")
+        assert ("CONFIG_ARM64" in config) == (arch == "arm64") and ("CONFIG_X86_64" in config) == (arch == "amd64")
+        digests[arch] = kconfig.config_digest(out / ".config", kernel_build.source_version())
+    assert digests["amd64"] != digests["arm64"]
+
+
+@needs_cross_compiler
+def test_the_boards_small_configuration_keeps_every_requested_option(tree, tmp_path):
+    cfg = kinds.load(str(BUILT)).kernel_config()
+    assert cfg.arch == "arm64" and [f.name for f in cfg.fragments] == ["small-arm64.config", "camera.config"]
+    assert kernel_build.configure(cfg, tree, tmp_path) == []
+    config = kernel_build.read_config(tmp_path / ".config")
+    assert kconfig.not_kept(cfg.requests(), config) == []
+    assert config["CONFIG_SERIAL_AMBA_PL011_CONSOLE"] == "y" and config["CONFIG_MODULES"] == "y"
+    assert config["CONFIG_VIDEO_VIVID"] == "m"
+
+
+@needs_cross_compiler
+def test_the_packaged_arm64_configuration_is_a_base(tree, tmp_path):
+    try:
+        k = packages.kernel("cloud", fetch=False, arch="arm64")
+    except packages.PackageError:
+        pytest.skip("the packaged arm64 kernels are not fetched (bootlab target fetch --arch arm64)")
+    cfg = kernel_build.KernelConfig("cloud", arch="arm64")
+    assert kernel_build.configure(cfg, tree, tmp_path) == []
+    shipped, built = kernel_build.read_config(k.config), kernel_build.read_config(tmp_path / ".config")
+    assert built["CONFIG_ARM64"] == "y" and len(built) > 2000
+    # Besides what Debian's packaging sets outside Kconfig (as for amd64's), the 32-bit
+    # programs' vDSO: Kconfig offers it only with a 32-bit ARM compiler (CROSS_COMPILE_COMPAT),
+    # which Debian's build had and this host does not.
+    packaging = {"CC_VERSION_TEXT", "BUILD_SALT", "SYSTEM_TRUSTED_KEYS", "MODULE_SIG_ALL", "MODULE_SIG_KEY",
+                 "COMPAT_VDSO", "GENERIC_COMPAT_VDSO", "THUMB2_COMPAT_VDSO"}
+    changed = {name for name in shipped.keys() | built.keys() if shipped.get(name) != built.get(name)}
+    assert changed <= {f"CONFIG_{name}" for name in packaging}, changed
+    # Compared with Debian's own arm64 configuration (amd64's would differ in hundreds).
+    flavour, diff = kernel_build.against_debian(tmp_path / ".config", "cloud", "arm64")
+    assert flavour == "cloud" and set(diff.removed + diff.added) <= packaging
+
+
+def test_an_unknown_architecture_is_refused_before_make_runs(tree, tmp_path):
+    with pytest.raises(kernel_build.KernelBuildError, match="unknown kernel architecture 'riscv64': one of amd64, arm64"):
+        kernel_build.configure(kernel_build.KernelConfig("tinyconfig", arch="riscv64"), tree, tmp_path)
+
+
+def test_a_builds_time_is_estimated_from_the_last_build_for_the_same_architecture(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOOTLAB_CACHE", str(tmp_path))
+    kernels = kernel_build.kernels_dir()
+    # What two builds recorded (kernel.json as build() writes it; x86 builds from before
+    # there were two architectures have no "arch").
+    for digest, meta in (("a" * 16, {"base": "tinyconfig", "release": "x", "seconds": 320.0, "steps": 900}),
+                         ("b" * 16, {"base": "tinyconfig", "arch": "arm64", "release": "y", "seconds": 768.3,
+                                     "steps": 1114})):
+        (kernels / digest).mkdir()
+        (kernels / digest / "kernel.json").write_text(json.dumps(meta))
+    assert kernel_build.last_build_seconds("tinyconfig") == 320.0
+    assert kernel_build.last_build_seconds("tinyconfig", "arm64") == 768.3
+    assert kernel_build.last_build_seconds("cloud", "arm64") == kernel_build.FIRST_BUILD_SECONDS["cloud"]
+
+
+def _board_file(tmp_path: Path, arm64: str, kconfig_table: str) -> str:
+    path = tmp_path / "b.toml"
+    path.write_text(f'[arm64]\n{arm64}\n\n[kconfig]\n{kconfig_table}\n\n[bootloader]\nboot_command = "boot"\n')
+    return str(path)
+
+
+@pytest.mark.parametrize("arm64, table, message", [
+    ('kernel = "generic"', 'base = "tinyconfig"', r'b.toml:4: \[kconfig\] is read only with arm64.kernel = "built"'),
+    ('kernel = "built"', 'base = "defconfig"', r"b.toml:5: kconfig.base: base must be one of tinyconfig, generic, cloud"),
+    ('kernel = "built"', 'fragments = "small.config"', r"b.toml:5: kconfig.fragments: expected list"),
+    ('kernel = "rt"', 'base = "tinyconfig"', r"b.toml:2: arm64.kernel: kernel must be one of generic, cloud or built"),
+])
+def test_the_boards_kconfig_table_is_checked_with_file_and_line(tmp_path, arm64, table, message):
+    with pytest.raises(TargetError, match=message):
+        kinds.load(_board_file(tmp_path, arm64, table))
+
+
+def test_the_built_kernels_configuration_is_part_of_the_boards_description():
+    board = kinds.load(str(BUILT))
+    assert board.to_dict()["kconfig"]["fragments"] == ["../kernel/fragments/small-arm64.config",
+                                                       "../kernel/fragments/camera.config"]
+    assert all(Path(f).is_absolute() for f in board.standalone("copy").to_dict()["kconfig"]["fragments"])
+    # A packaged kernel's description has no [kconfig] table.
+    assert "kconfig" not in kinds.load(str(ROOT / "demo" / "board-arm64.toml")).to_dict()
+
+
+def test_kernel_build_refuses_a_packaged_kernel_and_a_board_it_cannot_build(tmp_path, capsys):
+    assert main(["kernel", "build", str(ROOT / "demo" / "board-arm64.toml")]) == 2
+    assert "the kernel is 'generic', a packaged kernel: nothing to build" in capsys.readouterr().err
+    desk = tmp_path / "desk.toml"
+    desk.write_text('[board]\ndevice = "/dev/ttyUSB0"\npower_cycle = "true"\nready = "READY"\n')
+    assert main(["kernel", "build", str(desk)]) == 2
+    assert "builds the kernels of the reference device and the ARM64 board only" in capsys.readouterr().err
+
+
+@pytest.mark.qemu
+@needs_cross_compiler
+@pytest.mark.skipif(not kernel_build.SOURCE_TARBALL.exists(), reason="linux-source-6.1 is not installed (make setup)")
+@pytest.mark.skipif(not GRABBER.exists(), reason="needs the arm64 grabber (make build)")
+def test_the_cross_built_kernel_boots_the_board_to_the_first_frame(tmp_path, capsys):
+    assert main(["kernel", "build", str(BUILT), "-f", "json"]) == 0
+    built = json.loads(capsys.readouterr().out)
+    image = Path(built["image"])
+    assert built["release"].startswith("6.1.192-bootlab-") and image.read_bytes()[56:60] == ARM64_IMAGE_MAGIC
+    # Installed like an unpacked package: the modules with their dependency list.
+    modules = image.parent.parent / "lib" / "modules" / built["release"]
+    assert "vivid.ko" in (modules / "modules.dep").read_text()
+    # The board builds it again from its description: the cache has it, nothing is compiled.
+    board = arm64_board.build(kinds.load(str(BUILT)))
+    assert board.kernel.release == built["release"] and board.kernel.image == image
+    capture = tmp_path / "built.capture"
+    result = strategy.boot(board, str(capture))
+    assert result.status == "ok", result.reason
+    console = captured.console(capture)
+    assert b"Bytes transferred" in console and f"Linux version {built['release']}".encode() in console
+    assert b"BOOTLAB READY" in console  # the grabber prints it at its first frame
