@@ -96,8 +96,11 @@ def test_masks_from_two_patches_add_up():
 
 def test_a_rootfs_table_with_a_mistake_names_its_file_and_line(tmp_path):
     bad = tmp_path / "bad.toml"
-    bad.write_text('name = "x"\n[rootfs]\nfilesystem = "jffs2"\n')
+    bad.write_text('name = "x"\n[rootfs]\nfilesystem = "yaffs2"\n')
     with pytest.raises(TargetError, match=r"bad.toml:3.*rootfs.filesystem: filesystem must be one of ext4"):
+        reference.load(str(bad))
+    bad.write_text('name = "x"\n[rootfs]\nfilesystem = "ubifs"\nflash_mib = 4096\n')
+    with pytest.raises(TargetError, match=r"bad.toml:4.*rootfs.flash_mib: flash_mib must be 1..2048"):
         reference.load(str(bad))
     bad.write_text('name = "x"\n[initramfs]\napp = "grabber"\n[rootfs]\n')
     with pytest.raises(TargetError, match=r"initramfs.app: with a \[rootfs\] table"):
@@ -114,6 +117,27 @@ def test_the_guest_scripts_and_units():
     assert f"critical-chain {rootfs.APP_UNIT}" in script
     assert r.kernel_modules() == ["virtio_pci", "virtio_blk", "crc32c_generic", "ext4"]
     assert not rootfs.RootfsSection(filesystem="squashfs-xz").writable
+
+
+def test_a_flash_root_is_programmed_attached_and_mounted_from_the_emulated_nand():
+    # The seed's 470 MiB partition: the 512 MiB chip, its first 3760 erase blocks as mtd0.
+    r = rootfs.RootfsSection(filesystem="ubifs", flash_mib=470)
+    assert r.kernel_modules()[2] == "nandsim id_bytes=0x20,0xac,0x00,0x15 parts=3760"
+    assert r.device == "ubi0:rootfs" and r.writable and not r.disk_writable
+    assert list(r.flash_steps()) == ["flash-program", "ubi-attach"]
+    assert set(r.flash_programs()) == {"/usr/sbin/ubiformat", "/usr/sbin/ubiattach"}
+    assert "parts" not in rootfs.RootfsSection(filesystem="jffs2", flash_mib=256).nandsim()
+    kernel = packages.kernel("generic", fetch=False)
+    files = rootfs.overlay(rootfs.RootfsSection(filesystem="jffs2"), kernel, {})
+    assert files["/etc/fstab"][0] == b"mtd0 / jffs2 rw 0 0\n"  # no fsck on flash
+    spec = initramfs.InitramfsSpec(kernel, init="switch-root", steps=r.flash_steps(),
+                                   root=f"{r.device} ubifs ro /sbin/init")
+    script = initramfs.init_files(spec, [], [])["init"]
+    # No wait for a block device that a flash root never is; the steps come before the mount.
+    assert "wait_block ubi0:rootfs" not in script
+    assert script.index("ubiformat /dev/mtd0") < script.index("ubiattach") < script.index("mount -t ubifs")
+    assert rootfs.RootfsSection(filesystem="squashfs-ubi").device == "/dev/ubiblock0_0"
+    assert not rootfs.RootfsSection().flash_steps() and not rootfs.RootfsSection().flash_programs()
 
 
 def test_the_switch_root_initramfs_mounts_the_root_and_hands_over():

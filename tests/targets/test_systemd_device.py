@@ -14,7 +14,7 @@ from bootlab.cli import main
 from bootlab.lab.boots import read_run
 from bootlab.lab.candidates import facts_from, off_chain
 from bootlab.lab.store import Store
-from bootlab.sources import Patterns
+from bootlab.sources import Patterns, bootlab_capture
 from bootlab.targets import rootfs
 from bootlab.timeline import Kind
 
@@ -72,3 +72,28 @@ def test_a_masked_unit_the_application_needed_is_a_failed_run(tmp_path, capsys):
     run = store.get(1)
     assert run.status == "timeout" and run.reason.startswith("killed: silence"), (run.status, run.reason)
     assert "ready" not in run.metrics and "at:ready" not in run.metrics
+
+
+def _flash_boot(tmp_path: Path, capsys, filesystem: str) -> tuple[dict[str, float], bytes]:
+    """A boot of the demo device with its root on the emulated NAND, on the smallest flash
+    that holds the image (the 128 MiB chip): its metrics and console text."""
+    _db, store = _boot(tmp_path, capsys, **{'filesystem = "ext4"': f'filesystem = "{filesystem}"\nflash_mib = 128'})
+    run = store.get(1)
+    assert run.status == "ok", run.reason
+    # The virtio disk only carries the image the flash is programmed from.
+    assert run.target["disk_path"].endswith(f".{filesystem}") and "readonly=on" in " ".join(run.command)
+    return run.metrics, bootlab_capture.console_bytes(store.capture(1))
+
+
+def test_a_ubifs_root_on_emulated_nand_boots_to_ready(tmp_path, capsys):
+    metrics, console = _flash_boot(tmp_path, capsys, "ubifs")
+    # Programming the flash is a step of its own, apart from the attach and the mount the seed measured.
+    assert {"step:flash-program", "step:ubi-attach", "step:mount-root"} <= set(metrics)
+    assert b"ubi0: attaching mtd0" in console and b'UBIFS (ubi0:0): UBIFS: mounted UBI device 0, volume 0, name "rootfs"' in console
+    assert b"NAND 128MiB" in console
+
+
+def test_a_jffs2_root_on_emulated_nand_boots_to_ready(tmp_path, capsys):
+    metrics, console = _flash_boot(tmp_path, capsys, "jffs2")
+    assert {"step:flash-program", "step:mount-root"} <= set(metrics) and "step:ubi-attach" not in metrics
+    assert b"jffs2: version 2.2. (NAND)" in console and b"NAND 128MiB" in console

@@ -225,7 +225,7 @@ def init_files(spec: InitramfsSpec, order: list[tuple[str, str]], after: list[tu
     after_lines = _module_lines(after, release, params, insmod=True)
     header = ["#!/bin/sh", "export PATH=/bin:/sbin:/usr/bin:/usr/sbin"]
     if spec.init == "switch-root":
-        return {"init": "\n".join(header + mounts + modules + _switch_root(spec.root)) + "\n"}
+        return {"init": "\n".join(header + SWITCH_ROOT_FUNCTIONS + mounts + modules + _switch_root(spec.root)) + "\n"}
     if spec.init == "script":
         return {"init": "\n".join(header + mounts + modules + _app_lines(spec, after_lines)) + "\n"}
     if spec.init != "rc":
@@ -243,15 +243,24 @@ def init_files(spec: InitramfsSpec, order: list[tuple[str, str]], after: list[tu
             "etc/inittab": inittab}
 
 
+# The switch-root init's helpers, for its steps too (a flash root's, rootfs.flash_steps):
+# wait for a block device, which appears when its driver has probed it; stop the boot with
+# the reason and the kernel's last words.
+SWITCH_ROOT_FUNCTIONS = [
+    'wait_block() { i=0; while [ ! -b "$1" ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done; }',
+    'stop() { echo "bootlab: $1"; dmesg | tail; poweroff -f; }',
+]
+
+
 def _switch_root(root: str) -> list[str]:
     try:
         device, fstype, options, init = root.split()
     except ValueError:
         raise InitramfsError(f"root must be 'DEVICE FSTYPE OPTIONS INIT', not {root!r}") from None
-    # The device appears when its driver has probed it; the kernel's log says why when it never does.
-    return [_mark("mount-root.start"), "mkdir -p /newroot",
-            f"i=0; while [ ! -b {device} ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done",
-            f"mount -t {fstype} -o {options} {device} /newroot || {{ echo 'bootlab: cannot mount {device}'; dmesg | tail; poweroff -f; }}",
+    # A flash root (ubi0:rootfs, mtd0) is no block device: its steps made it ready.
+    wait = [f"wait_block {device}"] if device.startswith("/dev/") else []
+    return [_mark("mount-root.start"), "mkdir -p /newroot", *wait,
+            f"mount -t {fstype} -o {options} {device} /newroot || stop 'cannot mount {device}'",
             _mark("mount-root.end"),
             "mount --move /dev /newroot/dev", "umount /proc /sys",
             f"exec switch_root /newroot {init}"]

@@ -325,7 +325,7 @@ class Built(qemu.QemuBootable):
         if self.disk is not None:
             # snapshot: the guest's writes go to a temporary file, every boot starts from the same image
             drive = f"file={self.disk},if=virtio,format=raw,snapshot=on"
-            argv += ["-drive", drive if self.target.rootfs.writable else drive + ",readonly=on"]
+            argv += ["-drive", drive if self.target.rootfs.disk_writable else drive + ",readonly=on"]
         return argv
 
     @property
@@ -379,11 +379,12 @@ def build(target: Target, fetch: bool = True) -> Built:
         # Mounted read-only first: systemd checks it (fsck) and remounts it as fstab says.
         mount = "rw" if r.writable and r.init == "app" else "ro"
         init = rootfs.APP_INIT if r.init == "app" else "/sbin/init"
-        spec = initramfs.InitramfsSpec(k, compression=i.compression, init="switch-root",
-                                       modules=r.kernel_modules(), root=f"/dev/vda {r.fstype} {mount} {init}")
         try:
+            spec = initramfs.InitramfsSpec(k, compression=i.compression, init="switch-root",
+                                           modules=r.kernel_modules(), steps=r.flash_steps(),
+                                           files=r.flash_programs(), root=f"{r.device} {r.fstype} {mount} {init}")
             initrd, size = initramfs.build(spec, out)
-        except (initramfs.InitramfsError, packages.PackageError) as err:
+        except (initramfs.InitramfsError, packages.PackageError, rootfs.RootfsError) as err:
             raise TargetError(str(err)) from None
     else:
         initrd, size = build_initramfs(i, k, target.host_files())

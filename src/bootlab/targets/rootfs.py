@@ -6,9 +6,11 @@
     variant = "minbase"         # mmdebstrap's variant
     packages = ["systemd", "systemd-sysv", "udev", "kmod"]
     filesystem = "ext4"         # ext4, ext2, btrfs, f2fs, erofs (erofs-lz4, -lz4hc),
-                                # squashfs (squashfs-gzip, -xz, -lz4, -lzo, -zstd)
+                                # squashfs (squashfs-gzip, -xz, -lz4, -lzo, -zstd);
+                                # on emulated NAND: ubifs, jffs2, squashfs-ubi (squashfs on a UBI volume)
+    flash_mib = 256             # the NAND partition the flash filesystems live on (MiB)
     read_only = false           # the root mounted read-only (squashfs and erofs always are)
-    fsck = true                 # systemd checks the root before remounting it (fstab pass 1)
+    fsck = true                 # systemd checks the root before remounting it (fstab pass 1; not on flash)
     init = "systemd"            # systemd, or app: the application as PID 1 (init= a script that starts it)
     app = "true"                # the application's command line; it prints the ready line itself
     modules = []                # loaded by the application's unit before it starts ("name param=value")
@@ -25,6 +27,12 @@ Neither needs root: without it mmdebstrap builds in a user namespace (--mode=uns
 image is made inside one too (mmdebstrap --unshare-helper), so the files keep their owners.
 The kernel's virtio and filesystem drivers are modules in Debian's kernels: the initramfs
 (initramfs.py, the switch-root init) loads them, mounts this image and hands over to /sbin/init.
+
+The flash filesystems live on the kernel's NAND simulator (nandsim, in RAM: empty at every
+power-on).  Their image is what a factory would program (mtd-utils: mkfs.ubifs and ubinize,
+or mkfs.jffs2, for nandsim's geometry); it travels on the virtio disk, and the initramfs
+programs it into the flash (a timed step of its own, `flash-program`, which a board does not
+pay at boot), attaches UBI (`ubi-attach`) and mounts the root from the flash.
 """
 
 from __future__ import annotations
@@ -52,6 +60,12 @@ FILESYSTEMS = {
     **{name: ("erofs", (_CRC32C, "erofs"), False) for name in ("erofs", "erofs-lz4", "erofs-lz4hc")},
     **{f"squashfs-{c}" if c != "squashfs" else "squashfs": ("squashfs", ("squashfs",), False)
        for c in ("squashfs", "gzip", "xz", "lz4", "lzo", "zstd")},
+    # On the NAND simulator (FLASH): UBI with UBIFS on it, JFFS2 on the bare partition, and
+    # squashfs on a UBI volume read through ubiblock (squashfs cannot handle NAND itself).
+    # UBIFS sets up every compressor it knows when it loads: Debian builds zstd's as a module.
+    "ubifs": ("ubifs", ("ubi", "zstd", "ubifs"), True),
+    "jffs2": ("jffs2", ("jffs2",), True),
+    "squashfs-ubi": ("squashfs", ("ubi", "squashfs"), False),
 }
 DISK_MODULES = ["virtio_pci", "virtio_blk"]
 APP_UNIT = "bootlab-app.service"
@@ -68,6 +82,21 @@ AFTER_READY = 60.0
 ANALYZE_WAIT = 30
 
 
+# The emulated NAND: large-page SLC as nandsim builds it from its ID bytes (maker 0x20; the
+# fourth byte 0x15 says 2 KiB pages, 64 bytes of OOB, 128 KiB erase blocks).  The second
+# byte is the chip's size; the root lives on the first partition (mtd0), flash_mib long.
+FLASH = {"ubifs", "jffs2", "squashfs-ubi"}
+NAND_CHIPS = {128: 0xA1, 256: 0xAA, 512: 0xAC, 1024: 0xA3, 2048: 0xA5}  # MiB -> device ID byte
+NAND_PAGE, NAND_SUBPAGE, NAND_ERASE_BLOCK = 2048, 512, 128 * 1024
+# UBI's EC header in the first sub-page, its VID header in the second: data from the second page.
+UBI_LEB = NAND_ERASE_BLOCK - NAND_PAGE
+UBI_VOLUME = "rootfs"
+# What the initramfs runs to program the flash and attach UBI (Debian's mtd-utils: busybox
+# has none of them); each brings its shared libraries.
+FLASH_PROGRAMS = {"ubifs": ("ubiformat", "ubiattach"), "jffs2": ("flash_erase", "nandwrite"),
+                  "squashfs-ubi": ("ubiformat", "ubiattach", "ubiblock")}
+
+
 class RootfsError(Exception):
     pass
 
@@ -79,6 +108,7 @@ class RootfsSection:
     variant: str = "minbase"
     packages: list[str] = field(default_factory=lambda: ["systemd", "systemd-sysv", "udev", "kmod"])
     filesystem: str = "ext4"
+    flash_mib: int = 256
     read_only: bool = False
     fsck: bool = True
     init: str = "systemd"
@@ -94,6 +124,8 @@ class RootfsSection:
         """(key, message) for each value that cannot be built."""
         checks = [
             (self.filesystem in FILESYSTEMS, "filesystem", f"filesystem must be one of {', '.join(FILESYSTEMS)}"),
+            (isinstance(self.flash_mib, int) and 1 <= self.flash_mib <= max(NAND_CHIPS), "flash_mib",
+             f"flash_mib must be 1..{max(NAND_CHIPS)} (MiB of emulated NAND)"),
             (self.init in ("systemd", "app"), "init", "init must be systemd or app"),
             (self.journal in JOURNAL, "journal", f"journal must be one of {', '.join(JOURNAL)}"),
             (APP_UNIT not in self.mask, "mask", f"{APP_UNIT} is the application: it cannot be masked"),
@@ -109,9 +141,70 @@ class RootfsSection:
     def writable(self) -> bool:
         return FILESYSTEMS[self.filesystem][2] and not self.read_only
 
+    @property
+    def on_flash(self) -> bool:
+        return self.filesystem in FLASH
+
+    @property
+    def disk_writable(self) -> bool:
+        """Whether the guest writes to the virtio disk: a flash root's disk is only the image
+        the flash is programmed from."""
+        return self.writable and not self.on_flash
+
+    @property
+    def device(self) -> str:
+        """What the root is mounted from (and fstab names)."""
+        if self.filesystem == "ubifs":
+            return f"ubi0:{UBI_VOLUME}"
+        if self.filesystem == "jffs2":
+            return "mtd0"
+        if self.filesystem == "squashfs-ubi":
+            return "/dev/ubiblock0_0"
+        return "/dev/vda"
+
+    def nandsim(self) -> str:
+        """nandsim with its parameters: the smallest chip that holds flash_mib, partitioned
+        (in erase blocks) so that mtd0 is flash_mib long."""
+        chip = min(size for size in NAND_CHIPS if size >= self.flash_mib)
+        spec = f"nandsim id_bytes=0x20,{NAND_CHIPS[chip]:#04x},0x00,0x15"
+        blocks = self.flash_mib * (1 << 20) // NAND_ERASE_BLOCK
+        return spec if chip == self.flash_mib else f"{spec} parts={blocks}"
+
     def kernel_modules(self) -> list[str]:
         """What the initramfs loads to mount this root."""
-        return DISK_MODULES + list(FILESYSTEMS[self.filesystem][1])
+        flash = [self.nandsim()] if self.on_flash else []
+        return DISK_MODULES + flash + list(FILESYSTEMS[self.filesystem][1])
+
+    def flash_steps(self) -> dict[str, str]:
+        """The initramfs's timed steps before it mounts a flash root: programming the NAND from
+        the image on the virtio disk, then attaching UBI (its scan is what a board pays at
+        every boot).  `wait_block` and `stop` are the switch-root init's (initramfs.py)."""
+        if not self.on_flash:
+            return {}
+        if self.filesystem == "jffs2":
+            # Erased with JFFS2's clean markers (in the OOB on NAND), then the image's pages.
+            return {"flash-program": "wait_block /dev/vda && flash_erase -q -j /dev/mtd0 0 0 && "
+                                     "nandwrite -q -p /dev/mtd0 - < /dev/vda || stop 'cannot program the flash'"}
+        # ubiformat keeps the erase counters and formats the blocks beyond the image.
+        steps = {"flash-program": "wait_block /dev/vda && ubiformat /dev/mtd0 -y -q -f - "
+                                  "-S $(($(cat /sys/block/vda/size) * 512)) < /dev/vda || stop 'cannot program the flash'",
+                 "ubi-attach": "ubiattach -m 0 -d 0 || stop 'cannot attach UBI'"}
+        if self.filesystem == "squashfs-ubi":
+            steps["ubiblock"] = "ubiblock -c /dev/ubi0_0 || stop 'cannot create the UBI block device'"
+        return steps
+
+    def flash_programs(self) -> dict[str, str]:
+        """mtd-utils' programs the initramfs needs for flash_steps(): {path inside: path on the host}."""
+        if not self.on_flash:
+            return {}
+        found = {}
+        for name in FLASH_PROGRAMS[self.filesystem]:
+            host = shutil.which(name, path="/usr/sbin:/sbin:/usr/bin")
+            if host is None:
+                raise RootfsError(f"{name} is not installed (package mtd-utils; run make setup): "
+                                  f"the initramfs programs the {self.filesystem} flash with it")
+            found[f"/usr/sbin/{name}"] = host
+        return found
 
 
 def _digest(*parts) -> str:
@@ -127,7 +220,8 @@ def _namespace() -> list[str]:
 # The tool that makes each filesystem, and the Debian package that has it (scripts/setup installs them).
 MKFS = {"ext4": ("mkfs.ext4", "e2fsprogs"), "ext2": ("mkfs.ext2", "e2fsprogs"), "btrfs": ("mkfs.btrfs", "btrfs-progs"),
         "f2fs": ("sload.f2fs", "f2fs-tools"), "erofs": ("mkfs.erofs", "erofs-utils"),
-        "squashfs": ("mksquashfs", "squashfs-tools")}
+        "squashfs": ("mksquashfs", "squashfs-tools"), "ubifs": ("mkfs.ubifs", "mtd-utils"),
+        "jffs2": ("mkfs.jffs2", "mtd-utils")}
 
 
 def _need(tool: str, package: str, what: str) -> None:
@@ -236,8 +330,8 @@ def overlay(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str
     if r.journal != "auto":
         files["/etc/systemd/journald.conf.d/bootlab.conf"] = (f"[Journal]\nStorage={r.journal}\n".encode(), 0o644)
     options = "rw" if r.writable else "ro"
-    passno = 1 if r.fsck and r.writable else 0
-    files["/etc/fstab"] = (f"/dev/vda / {r.fstype} {options} 0 {passno}\n".encode(), 0o644)
+    passno = 1 if r.fsck and r.writable and not r.on_flash else 0  # no fsck for UBIFS or JFFS2
+    files["/etc/fstab"] = (f"{r.device} / {r.fstype} {options} 0 {passno}\n".encode(), 0o644)
     files["/etc/hostname"] = (b"bootlab\n", 0o644)
     # init= the application: mounts, its modules, then the application; no service manager.
     app_init = ["#!/bin/sh", "mount -t proc proc /proc", "mount -t sysfs sys /sys",
@@ -259,6 +353,25 @@ def _mkfs(r: RootfsSection, tree: str, image: str) -> list[str]:
         return size + f"mkfs.btrfs -q -L root --rootdir {q(tree)} {q(image)}"
     if fs == "f2fs":
         return size + f"mkfs.f2fs -q -l root {q(image)} && sload.f2fs -f {q(tree)} {q(image)} > /dev/null"
+    if fs == "jffs2":
+        # No clean markers in the image: on NAND they live in the OOB (flash_erase -j writes them).
+        return (f"mkfs.jffs2 -n -e {NAND_ERASE_BLOCK} -p -d {q(tree)} -o {q(image)} && "
+                + _fits(r, image))
+    if fs in ("ubifs", "squashfs-ubi"):
+        volume = f"{image}.volume"
+        if fs == "ubifs":
+            # The volume grows to the partition at the first attach (autoresize) and UBIFS with
+            # it at the first mount, up to the partition's erase blocks (-c).
+            make = f"mkfs.ubifs -m {NAND_PAGE} -e {UBI_LEB} -c {_erase_blocks(r)} -d {q(tree)} -o {q(volume)}"
+            flags = "vol_flags=autoresize\n"
+        else:
+            make = f"mksquashfs {q(tree)} {q(volume)} -noappend -quiet -no-progress"
+            flags = ""
+        ini = (f"[{UBI_VOLUME}]\nmode=ubi\nimage={volume}\nvol_id=0\nvol_type=dynamic\n"
+               f"vol_name={UBI_VOLUME}\n{flags}")
+        return (f"{make} && printf %s {q(ini)} > {q(image)}.ini && "
+                f"ubinize -o {q(image)} -m {NAND_PAGE} -p {NAND_ERASE_BLOCK} -s {NAND_SUBPAGE} {q(image)}.ini && "
+                f"rm {q(volume)} {q(image)}.ini && " + _fits(r, image))
     kind, _, compression = fs.partition("-")
     if kind == "erofs":
         return f"mkfs.erofs --quiet {'-z' + compression if compression else ''} {q(image)} {q(tree)}"
@@ -266,15 +379,33 @@ def _mkfs(r: RootfsSection, tree: str, image: str) -> list[str]:
     return f"mksquashfs {q(tree)} {q(image)} -comp {compression} -noappend -quiet -no-progress"
 
 
+def _erase_blocks(r: RootfsSection) -> int:
+    return r.flash_mib * (1 << 20) // NAND_ERASE_BLOCK
+
+
+def _fits(r: RootfsSection, image: str) -> str:
+    """A shell test that the flash image fits in the partition (UBI keeps some blocks for
+    itself: the attach says so if they are missing)."""
+    limit = _erase_blocks(r) * NAND_ERASE_BLOCK
+    return (f'size=$(stat -c %s {shlex.quote(image)}); [ "$size" -le {limit} ] || '
+            f'{{ echo "the {r.filesystem} image ($((size >> 20)) MiB) does not fit in rootfs.flash_mib = {r.flash_mib}" >&2; '
+            'exit 1; }')
+
+
 def image(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str]) -> Path:
     """The disk image (raw), built once per content: the Debian tree, bootlab's files, the filesystem."""
     _need(*MKFS[r.filesystem.partition("-")[0]], f"a {r.filesystem} root filesystem")
+    if r.filesystem in ("ubifs", "squashfs-ubi"):
+        _need("ubinize", "mtd-utils", f"a {r.filesystem} root filesystem")
     tree = debian_tree(r)
     files = overlay(r, kernel, host_files)
     content = hashlib.sha256()
     for path, (data, mode) in sorted(files.items()):
         content.update(f"{path}\0{mode}\0".encode() + (data if isinstance(data, bytes) else data.encode()))
-    key = _digest(tree.name, asdict(r), content.hexdigest())
+    table = asdict(r)
+    if not r.on_flash:
+        del table["flash_mib"]  # no part of a block device's image: the cached ones stay valid
+    key = _digest(tree.name, table, content.hexdigest())
     out = packages.cache_dir() / "rootfs" / f"root-{key}.{r.filesystem}"
     if out.exists():
         return out
