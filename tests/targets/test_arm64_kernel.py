@@ -11,11 +11,14 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from bootlab.cli import main
-from bootlab.targets import arm64_board, kconfig, kernel_build, kinds, packages, strategy
+from bootlab.lab import candidates, optimizer
+from bootlab.lab.patch import apply
+from bootlab.targets import arm64_board, kconfig, kernel_build, kernel_trim, kinds, packages, strategy
 from bootlab.targets.description import TargetError
 
 from . import captured
@@ -150,3 +153,22 @@ def test_the_cross_built_kernel_boots_the_board_to_the_first_frame(tmp_path, cap
     console = captured.console(capture)
     assert b"Bytes transferred" in console and f"Linux version {built['release']}".encode() in console
     assert b"BOOTLAB READY" in console  # the grabber prints it at its first frame
+
+
+@needs_cross_compiler
+def test_the_optimizers_kernel_candidates_apply_to_the_boards_built_kernel(tree, tmp_path):
+    """The optimizer's configuration candidates take the board's own [kconfig] table: its
+    allocator, and the option behind a slow initcall; an arm64 Image decompresses nothing
+    itself, so no compression candidate; a rebuild is budgeted at an arm64 build's time."""
+    board = kinds.load(str(BUILT))
+    kernel_build.configure(board.kernel_config(), tree, tmp_path)
+    config = kernel_build.read_config(tmp_path / ".config")
+    origin = kernel_trim.Origin("vivid_init", "drivers/media/test-drivers/vivid/vivid-core.c", ("VIDEO_VIVID",))
+    found = {c.name: c for c in candidates.kernel_config(board, config, [(origin, 30_000_000)])}
+    assert not [name for name in found if name.startswith("kernel-") and name[7:].upper() in
+                candidates.KERNEL_COMPRESSIONS]
+    assert "kernel-slub" in found or "kernel-slab" in found
+    patched = kinds.from_dict(apply(board.to_dict(), found["kconfig-no-VIDEO_VIVID"].patch), base=BUILT.parent)
+    assert patched.kernel_config().options == {"VIDEO_VIVID": "n"} and patched.kernel_config().arch == "arm64"
+    variants = [SimpleNamespace(spec=board), SimpleNamespace(spec=patched)]
+    assert optimizer._rebuilds(variants) == kernel_build.last_build_seconds("tinyconfig", "arm64")

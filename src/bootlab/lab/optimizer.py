@@ -183,12 +183,12 @@ def _named(name: str, patterns) -> bool:
 
 def _rebuilds(variants: list[campaigns.Variant]) -> float:
     """Seconds of kernel builds the variants may need: one per configuration of a built
-    kernel other than the first variant's, at what the last build from its base took (an
-    overestimate when the cache has some)."""
+    kernel other than the first variant's, at what the last build from its base for its
+    architecture took (an overestimate when the cache has some)."""
     configs = {json.dumps(v.spec.to_dict().get("kconfig"), sort_keys=True): v.spec for v in variants[1:]
                if getattr(v.spec, "target", None) is not None and v.spec.target.kernel == "built"
                and v.spec.to_dict().get("kconfig") != variants[0].spec.to_dict().get("kconfig")}
-    return sum(kernel_build.last_build_seconds(t.kconfig.base) for t in configs.values())
+    return sum(kernel_build.last_build_seconds(t.kconfig.base, t.kernel_config().arch) for t in configs.values())
 
 
 def _same(a: Target, b: Target) -> bool:
