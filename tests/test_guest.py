@@ -2,7 +2,9 @@
 grabber's (apps/grabber/tests/guest), judged on the host by their own checkers, on each
 board: the x86 reference device (QEMU given the kernel and initramfs) and the ARM64 board
 (U-Boot loads them over TFTP), the same files in the initramfs, built for each by `make
-build` (done by `make test`)."""
+build` (done by `make test`).  On x86 also on the camera device's own kernel, built from
+Debian's source (demo/camera-built.toml's [kconfig]; cached by its .config), with the
+scheduler's modules built against it here."""
 
 from __future__ import annotations
 
@@ -18,12 +20,13 @@ from bootlab.cli import main
 from bootlab.rt.schedule import Schedule
 from bootlab.rt.trace import parse_trace, traces_in_console
 from bootlab.sources import bootlab_capture
-from bootlab.targets import arm64_board, kinds, reference, strategy
+from bootlab.targets import arm64_board, kernel_build, kinds, reference, strategy
 
 pytestmark = pytest.mark.qemu
 ROOT = Path(__file__).resolve().parent.parent
 RT = ROOT / "rt"
 GRABBER = ROOT / "apps" / "grabber"
+CAMERA_BUILT = ROOT / "demo" / "camera-built.toml"
 
 
 def _need(*paths: Path) -> None:
@@ -47,9 +50,11 @@ class Board:
 
 
 BOARDS = {
-    # The modules for the -rt kernel are built by `make -C rt modules-rt`.
+    # The modules for the -rt kernel are built by `make -C rt modules-rt`, those for the
+    # built kernel by `make -C rt modules-built` (use_built_kernel).
     "x86": Board(reference.Target, reference.build, RT / "build",
-                 {"generic": RT / "kmod", "rt": RT / "build" / "kmod-rt" / "kmod"}, GRABBER / "build" / "static",
+                 {"generic": RT / "kmod", "rt": RT / "build" / "kmod-rt" / "kmod",
+                  "built": RT / "build" / "kmod-built" / "kmod"}, GRABBER / "build" / "static",
                  "shift=0,sleep=off"),
     # The demo board keeps its U-Boot dialogue and TFTP directory; its initramfs is replaced.
     # Its CPU counts 4 ns an instruction (250 MIPS, a board's speed): TCG ran the scenarios'
@@ -84,6 +89,18 @@ def _guest_target(ready: str, app: str, files: dict[str, Path], modules: list[st
     return t
 
 
+def use_built_kernel(t: reference.Target) -> None:
+    """Boot t on the camera device's kernel: built from Debian's source unless the cache
+    has its configuration, then the scheduler's modules built against its headers."""
+    camera = reference.load(str(CAMERA_BUILT))
+    t.target.kernel = "built"
+    t.kconfig, t.base = camera.kconfig, camera.base
+    headers = kernel_build.build(camera.kernel_config()).kernel.headers
+    done = subprocess.run(["make", "-C", str(RT), "modules-built", f"KDIR_BUILT={headers}"], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+
+
 def rt_files(kernel: str = "generic", board: str = "x86") -> dict[str, Path]:
     built = BOARDS[board]
     files = {f"/rt/{p.name}": p for p in sorted(built.modules[kernel].glob("*.ko"))}
@@ -98,14 +115,19 @@ def rt_files(kernel: str = "generic", board: str = "x86") -> dict[str, Path]:
 
 # Debian's -rt kernel (PREEMPT_RT) is the one the reference device ships for real-time work:
 # sleeping spinlocks there turn a wrong lock in the timer path into a splat in the kernel log.
-# The ARM64 board runs them once, on its generic kernel.
-@pytest.mark.parametrize("board,kernel", [("x86", "generic"), ("x86", "rt"), ("arm64", "generic")])
+# The ARM64 board runs them once, on its generic kernel.  The camera device's own kernel
+# (built) must run them too: it is one someone could ship.
+@pytest.mark.parametrize("board,kernel", [("x86", "generic"), ("x86", "rt"), ("arm64", "generic"), ("x86", "built")])
 def test_rt_scenarios_in_the_guest(tmp_path, board, kernel):
+    t = _guest_target("==== rtsched-guest done ====", "env PATH=/rt:/bin RT=/rt CYCLES=100 sh /rt/scenarios.sh",
+                      {}, board=board)
+    if kernel == "built":
+        use_built_kernel(t)
+    else:
+        t.target.kernel = kernel
     files = rt_files(kernel, board)
     _need(*files.values())
-    t = _guest_target("==== rtsched-guest done ====", "env PATH=/rt:/bin RT=/rt CYCLES=100 sh /rt/scenarios.sh",
-                      files, board=board)
-    t.target.kernel = kernel
+    t.initramfs.files = {inside: str(host) for inside, host in files.items()}
     t.target.icount = BOARDS[board].icount
     console = _boot(t, tmp_path, board)
     done = subprocess.run([sys.executable, str(RT / "tests" / "check_guest.py"), console], capture_output=True,
@@ -174,14 +196,17 @@ def test_rt_global_in_an_smp_guest(tmp_path):
         assert not schedule.anomalies, schedule.anomalies[:3]
 
 
-@pytest.mark.parametrize("board", BOARDS)
-def test_grabber_in_the_guest(tmp_path, board):
+@pytest.mark.parametrize("board,kernel", [("x86", "generic"), ("arm64", "generic"), ("x86", "built")],
+                         ids=["x86", "arm64", "x86-built"])
+def test_grabber_in_the_guest(tmp_path, board, kernel):
     static = BOARDS[board].grabber
     files = {f"/bin/{name}": static / name for name in ("grabber", "framestat", "v4l2-button")}
     files["/grabber-guest-test.sh"] = GRABBER / "tests" / "guest" / "grabber-guest-test.sh"
     _need(*files.values())
     t = _guest_target("@@ grabber-test end", "sh /grabber-guest-test.sh", files,
                       ["vivid n_devs=4 node_types=0x1,0x1,0x1,0x1"], board)
+    if kernel == "built":
+        use_built_kernel(t)
     t.initramfs.app = "sh -c 'mount -t tmpfs tmp /tmp && sh /grabber-guest-test.sh'"
     console = _boot(t, tmp_path, board)
     done = subprocess.run([sys.executable, str(GRABBER / "tests" / "guest_log_check.py"), console],

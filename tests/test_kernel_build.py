@@ -8,6 +8,8 @@ first time, then cached) and boots it to the ready marker in QEMU.
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from bootlab.targets.reference import TargetError, load
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ROOT / "demo" / "kernel-small.toml"
 SMALL_FRAGMENT = ROOT / "kernel" / "fragments" / "small-x86_64.config"
+CAMERA = ROOT / "demo" / "camera-built.toml"
 
 needs_source = pytest.mark.skipif(not kernel_build.SOURCE_TARBALL.exists(),
                                    reason="linux-source-6.1 is not installed (make setup)")
@@ -162,3 +165,43 @@ def test_small_kernel_builds_once_and_boots_to_ready(tmp_path, capsys):
     assert run.status == "ok", run.reason
     assert run.target["target"]["kernel"] == "built" and run.target["kconfig"]["base"] == "tinyconfig"
     assert f"Linux version {first['release']}".encode() in store.capture(1)
+
+
+@needs_source
+def test_out_of_tree_modules_build_against_a_built_kernels_kept_headers(tmp_path, capsys):
+    # The camera device's kernel (modules, built once and cached by its .config): the
+    # scheduler's modules, copied out of the worktree, build against what the cache kept of
+    # the build directory, for that kernel's release.
+    assert main(["kernel", "build", str(CAMERA), "--print-headers-dir"]) == 0
+    headers = Path(capsys.readouterr().out.strip())
+    k = kernel_build.build(load(str(CAMERA)).kernel_config()).kernel
+    assert headers == k.headers and (k.modules / "build").resolve() == headers.resolve()
+    assert not (k.modules / "source").exists()  # the build directory it pointed into is gone
+    for part in ("kmod", "core", "include"):
+        shutil.copytree(ROOT / "rt" / part, tmp_path / part,
+                        ignore=shutil.ignore_patterns("*.o", "*.ko", "*.mod*", ".*", "Module.symvers", "modules.order"))
+    done = subprocess.run(["make", "-C", str(tmp_path / "kmod"), f"KDIR={headers}"], capture_output=True, text=True)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    assert "WARNING" not in done.stdout + done.stderr  # modpost found every symbol in Module.symvers
+    vermagic = subprocess.run(["modinfo", "-F", "vermagic", str(tmp_path / "kmod" / "rtsched.ko")],
+                              capture_output=True, text=True, check=True).stdout
+    assert vermagic.split()[0] == k.release
+
+
+@needs_source
+def test_a_kernel_without_modules_has_no_headers_to_print(capsys):
+    assert main(["kernel", "build", str(SMALL), "--print-headers-dir"]) == 2
+    assert "no loadable modules (CONFIG_MODULES)" in capsys.readouterr().err
+
+
+def test_a_cached_kernel_with_modules_but_no_headers_is_built_again(tmp_path):
+    # A kernel cached before the headers were kept cannot build out-of-tree modules: the
+    # cache does not count it as built (build() then compiles it again, from ccache).
+    release = "6.1.192-bootlab-0123abcd"
+    (tmp_path / "boot").mkdir()
+    (tmp_path / "boot" / f"config-{release}").write_text("CONFIG_MODULES=y\n")
+    (tmp_path / "kernel.json").write_text(json.dumps({"release": release}))
+    assert kernel_build._installed(tmp_path, "0123abcd") is None
+    (tmp_path / "headers").mkdir()
+    (tmp_path / "headers" / "Module.symvers").write_text("")
+    assert kernel_build._installed(tmp_path, "0123abcd").release == release

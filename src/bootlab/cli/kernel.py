@@ -28,6 +28,9 @@ def register(sub) -> None:
                    help='a reference device or ARM64 board file with kernel = "built" and a [kconfig] table')
     b.add_argument("--format", "-f", choices=("text", "json"), default="text")
     b.add_argument("-v", "--verbose", action="store_true", help="list every option that differs from Debian's")
+    b.add_argument("--print-headers-dir", action="store_true",
+                   help="only print the headers tree out-of-tree modules build against (make -C rt modules-built "
+                        "KDIR_BUILT=...), building the kernel first if needed")
     b.set_defaults(func=build)
 
 
@@ -67,15 +70,22 @@ def build(args: argparse.Namespace) -> int:
         print(f"bootlab kernel build: {args.target}: {failure}", file=sys.stderr)
         return 1
     k = outcome.kernel
+    for warning in outcome.warnings:
+        print(f"bootlab kernel build: warning: {warning}", file=sys.stderr)
+    if args.print_headers_dir:
+        if not k.headers.is_dir():
+            raise UsageError(f"{args.target}: the kernel has no loadable modules (CONFIG_MODULES): no headers to build "
+                             "modules against")
+        print(k.headers)
+        return 0
     try:
         flavour, diff = kernel_build.against_debian(k.config, target.kconfig.base, k.arch)
     except kernel_build.KernelBuildError as err:
         raise UsageError(str(err)) from None
-    for warning in outcome.warnings:
-        print(f"bootlab kernel build: warning: {warning}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps({"release": k.release, "config_digest": k.digest, "image": str(k.image),
                           "config": str(k.config), "image_size": k.image.stat().st_size, "built": outcome.built,
+                          "headers": str(k.headers) if k.headers.is_dir() else None,
                           "seconds": round(outcome.seconds, 1), "warnings": outcome.warnings,
                           "against_debian": {"flavour": flavour, **asdict(diff)}}, indent=1))
         return 0

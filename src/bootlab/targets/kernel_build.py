@@ -91,6 +91,11 @@ class BuiltKernel(packages.Kernel):
     def release(self) -> str:
         return self.kernel_release
 
+    @property
+    def headers(self) -> Path:
+        """What out-of-tree modules build against (KDIR), as lib/modules/RELEASE/build."""
+        return self.root / "headers"
+
 
 @dataclass
 class Difference:
@@ -300,8 +305,11 @@ def _installed(home: Path, digest: str) -> BuiltKernel | None:
         return None
     data = json.loads(meta.read_text())
     release = data["release"]
-    return BuiltKernel(abi=release, flavour="built", root=home, arch=data.get("arch", "amd64"),
-                       kernel_release=release, digest=digest)
+    kernel = BuiltKernel(abi=release, flavour="built", root=home, arch=data.get("arch", "amd64"),
+                         kernel_release=release, digest=digest)
+    if read_config(kernel.config).get("CONFIG_MODULES") == "y" and not (kernel.headers / "Module.symvers").exists():
+        return None  # built before the headers were kept: rebuilt (from ccache) to keep them
+    return kernel
 
 
 def _last_build(base: str, arch: str) -> dict:
@@ -356,13 +364,33 @@ def _install(tree: Path, out: Path, home: Path, arch: str, digest: str) -> Built
     if read_config(out / ".config").get("CONFIG_MODULES") == "y":
         run(_make(tree, out, arch, "modules_install", extra=[f"INSTALL_MOD_PATH={home}", "INSTALL_MOD_STRIP=1",
                                                          _localversion(digest)]), env=_ccache_env())
-        for link in ("build", "source"):  # point into the build directory, which is not kept
-            (modules / link).unlink(missing_ok=True)
+        (modules / "source").unlink(missing_ok=True)  # points into the build directory, which is not kept
+        _keep_headers(out, home / "headers")
+        (modules / "build").unlink(missing_ok=True)
+        (modules / "build").symlink_to(Path("..", "..", "..", "headers"))
     else:
         modules.mkdir(parents=True)
         (modules / "modules.dep").write_text("")
         (modules / "modules.builtin").write_text("")
     return BuiltKernel(abi=release, flavour="built", root=home, arch=arch, kernel_release=release, digest=digest)
+
+
+# What an out-of-tree module build (make -C KDIR M=...) needs of the build directory, as
+# Debian's linux-headers packages keep it: the configuration, the generated headers, the
+# host tools (fixdep, modpost, objtool) and the exported symbols.  The kept Makefile
+# includes the unpacked source's, which stays in the cache.
+_HEADERS = (".config", "Makefile", "Module.symvers", "include", "scripts", "tools/objtool/objtool")
+
+
+def _keep_headers(out: Path, headers: Path) -> None:
+    for name in [*_HEADERS, *(str(p.relative_to(out)) for p in out.glob("arch/*/include/generated"))]:
+        source = out / name
+        if source.is_dir():
+            shutil.copytree(source, headers / name, symlinks=True,
+                            ignore=shutil.ignore_patterns("*.o", ".*.cmd"))
+        elif source.exists():
+            (headers / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, headers / name)
 
 
 # -- explaining a failure -----------------------------------------------------------------------
