@@ -19,7 +19,7 @@ from bootlab.cli import main
 from bootlab.lab.boots import boot_and_store
 from bootlab.lab.stats import summarize
 from bootlab.lab.store import Store
-from bootlab.sources import read
+from bootlab.sources import bootlab_capture, read
 from bootlab.targets import host_facts, qemu, strategy
 from bootlab.targets.reference import Target, TargetError, build
 from bootlab.timeline import Clock, Mark, Phase
@@ -316,3 +316,20 @@ def test_a_mark_sharing_a_line_with_firmware_output_keeps_its_own_arrival():
     a = analyze(read([str(REAL / "mark-after-firmware-on-one-line.capture.gz")]))
     assert abs(a.phases.boundaries["app.start"].at - 12_883_101_989) < 1_000_000
     assert not [n for n in a.phases.notes if "comes before the previous boundary" in n]
+
+
+@pytest.mark.parametrize("init", ["script", "rc"])
+def test_a_step_that_fails_stops_the_boot_and_says_which(tmp_path, init):
+    """A timed step that fails (here a module that is not there; in an optimizer run, the
+    real-time scheduler's module refused by a kernel rebuilt under it) leaves a device that is
+    not the one described: the boot stops there and is a failed run naming the step, never
+    a boot that reaches ready without it."""
+    t = Target()
+    t.initramfs.init = init
+    t.initramfs.steps = {"scheduler": "insmod /rt/missing.ko && echo went-on-after-the-step"}
+    capture = tmp_path / "step.capture"
+    result = strategy.boot(build(t), str(capture))
+    assert result.status == "failed", result
+    assert result.reason.startswith("bootlab: stopped: step scheduler failed (exit "), result.reason
+    text = bootlab_capture.console_bytes(capture.read_bytes())
+    assert b"BOOTLAB READY" not in text and b"went-on-after-the-step" not in text

@@ -25,6 +25,7 @@ class Stop:
     deadline: float | None = None  # stop this long after t0 (grabserial -e)
     inline: re.Pattern | None = None  # report when first seen, even mid-line (grabserial -i)
     stop_at_inline: bool = False  # and stop there (waiting for a prompt)
+    failure: re.Pattern | None = None  # a line that says the boot failed (kept, reading goes on)
 
 
 @dataclass
@@ -37,6 +38,7 @@ class Result:
     inline_ns: int | None = None
     inline_line: bytes = b""  # the line (so far) the inline pattern was seen in
     gaps: list[tuple[int, int]] = field(default_factory=list)
+    failure: str = ""  # the first whole line the failure pattern matched
 
 
 def run(source: Source, writers: list, t0: int, stop: Stop, reconnect: bool = False, on_data=None) -> Result:
@@ -107,6 +109,8 @@ def run(source: Source, writers: list, t0: int, stop: Stop, reconnect: bool = Fa
                     elif stop.after_ready is not None:
                         ready_deadline = t0 + t + int(stop.after_ready * 1e9)
                 if piece.endswith(b"\n"):
+                    if stop.failure is not None and not result.failure and stop.failure.search(text):
+                        result.failure = text.decode("utf-8", "replace").strip()
                     result.lines += 1
                     line.clear()
             if done:

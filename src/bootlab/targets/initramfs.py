@@ -148,6 +148,20 @@ def _announce(text: str) -> str:
     return f'echo "<6>{text}" > /dev/kmsg; [ "$BOOTLAB_LOUD" ] || echo "{text}"'
 
 
+# Every shell init can stop the boot: a step that failed (a module that does not load, a
+# flash that cannot be programmed) leaves a device that is not the one described, so the
+# boot ends there with the reason and the kernel's last words, and is recorded as failed
+# with that line (qemu.parts: Stop.failure) rather than reaching ready without its step.
+STOPPED = "bootlab: stopped: "
+STOP_FUNCTION = f'stop() {{ echo "{STOPPED}$1"; dmesg | tail; poweroff -f; }}'
+
+
+def _step(name: str, command: str) -> list[str]:
+    """A timed step; its failure stops the boot (its status is the last command's)."""
+    return [_mark(f"{name}.start"), f"{{ {command}\n}} || stop \"step {name} failed (exit $?)\"",
+            _mark(f"{name}.end")]
+
+
 def _mark(name: str) -> str:
     # A marker seen in both clocks links them (sources/userspace.link_marks).
     return _announce(f"bootlab-mark: {name}")
@@ -221,9 +235,9 @@ def init_files(spec: InitramfsSpec, order: list[tuple[str, str]], after: list[tu
     module_lines = _module_lines(order, release, params, insmod=True)
     modules = ([_mark("modules.start")] + module_lines + [_mark("modules.end")]) if order else []
     for name, command in spec.steps.items():
-        modules += [_mark(f"{name}.start"), command, _mark(f"{name}.end")]
+        modules += _step(name, command)
     after_lines = _module_lines(after, release, params, insmod=True)
-    header = ["#!/bin/sh", "export PATH=/bin:/sbin:/usr/bin:/usr/sbin"]
+    header = ["#!/bin/sh", "export PATH=/bin:/sbin:/usr/bin:/usr/sbin", STOP_FUNCTION]
     if spec.init == "switch-root":
         return {"init": "\n".join(header + SWITCH_ROOT_FUNCTIONS + mounts + modules + _switch_root(spec.root)) + "\n"}
     if spec.init == "script":
@@ -243,12 +257,10 @@ def init_files(spec: InitramfsSpec, order: list[tuple[str, str]], after: list[tu
             "etc/inittab": inittab}
 
 
-# The switch-root init's helpers, for its steps too (a flash root's, rootfs.flash_steps):
-# wait for a block device, which appears when its driver has probed it; stop the boot with
-# the reason and the kernel's last words.
+# The switch-root init's helper, for its steps too (a flash root's, rootfs.flash_steps):
+# wait for a block device, which appears when its driver has probed it.
 SWITCH_ROOT_FUNCTIONS = [
     'wait_block() { i=0; while [ ! -b "$1" ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done; }',
-    'stop() { echo "bootlab: $1"; dmesg | tail; poweroff -f; }',
 ]
 
 

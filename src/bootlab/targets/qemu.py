@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from ..capture import priority, session
 from ..capture.pacing import PacedSource
 from ..capture.process import ProcessSource
+from . import initramfs
 from .description import TargetError
 from .strategy import Parts
 
@@ -104,7 +105,8 @@ def parts(built: Built, capture_path: str) -> Parts:
 
     return Parts(console=PacedSource(proc, baud) if baud else proc, power=proc, bootloader=loader,
                  stop=session.Stop(ready=re.compile(t.boot.ready.encode()), after_ready=built.after_ready,
-                                   silence=t.boot.silence, deadline=t.boot.deadline),
+                                   silence=t.boot.silence, deadline=t.boot.deadline,
+                                   failure=re.compile(re.escape(initramfs.STOPPED).encode())),
                  meta={"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"), "zero": "power-on",
                        "baud": baud or None, "target": t.name, "cmdline": built.cmdline, "digest": built.digest},
                  ended=ended)

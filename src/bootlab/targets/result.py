@@ -21,6 +21,8 @@ def classify(result: session.Result, deadline: float, ended: str) -> tuple[str, 
     stopped before the ready marker ended."""
     if result.ready_line_ns is not None:
         return "ok", "ready"
+    if result.failure:  # the device said why (a step of its init failed)
+        return "failed", result.failure
     if result.reason in ("silence", "deadline"):
         return "timeout", f"killed: {result.reason} ({result.detail or deadline})"
     if result.reason == "interrupted":
