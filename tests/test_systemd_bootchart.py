@@ -15,6 +15,7 @@ from bootlab.render import render
 from bootlab.sources import NotALog, read
 from bootlab.sources.detect import detect
 from bootlab.sources.systemd_analyze import ConsoleOutputs, marker
+from bootlab.targets import rootfs
 from bootlab.timeline import Boot, Kind, Mark
 
 REAL = Path(__file__).parent / "data" / "real" / "systemd-bootchart.svg.gz"
@@ -161,3 +162,13 @@ def test_a_real_svg_from_the_systemd_device(tmp_path):
     assert "grabber" in procs and procs["grabber"].t > procs["systemd"].t
     assert boot.meta["kernel_version"].endswith("-amd64")
     assert boot.series["cpu busy %"][1] and not [d for d in boot.diagnostics if d.severity == "error"]
+
+
+def test_the_bootchart_key_installs_it_starts_it_as_init_and_prints_its_svg():
+    r = rootfs.RootfsSection(bootchart=True)
+    assert "systemd-bootchart" in r.all_packages and r.init_path == rootfs.BOOTCHART and not r.problems()
+    assert rootfs.RootfsSection().all_packages == sorted(rootfs.RootfsSection().packages)  # the stock tree's cache key
+    script = rootfs.analyze_script(bootchart=True)
+    assert 'kill -HUP "$pid"' in script and marker("bootchart", "begin") in script
+    assert marker("bootchart", "begin") not in rootfs.analyze_script()
+    assert [key for key, _ in rootfs.RootfsSection(bootchart=True, analyze=False).problems()] == ["bootchart"]
