@@ -7,14 +7,14 @@ numbers behind it in comments, so it reads back:
     <!-- hz="25.000000" n="500" -->              sampling rate and sample count
     <!-- x="100.000000" y="20.000000" -->        scale: x graph units per second
     <!-- rel="0" f="1" -->                       relative times, filtered processes
-    <text ...>System: Linux 6.1.0-13-amd64 #1 SMP ... x86_64</text>
-    <text ...>Log start time: 0.712s</text>      (the monotonic clock when logging began)
     <!-- CPU utilization graph -->              rect.cpu / rect.wait per sample, height
     <!-- IO utilization graph - in -->          rect.bi / rect.bo, relative to the peak,
                                                  whose "N.NNmb/sec" label gives the scale
     <!-- Process graph -->
     <!-- systemd [1] ppid=0 runtime=123.456ms -->
       <rect class="ps" x="71.2" y="0" width="412.0" height="20.0" />
+    <text ...>System: Linux 6.1.0-13-amd64 #1 SMP ... x86_64</text>    the title, drawn last
+    <text ...>Log start time: 0.712s</text>      (the monotonic clock when logging began)
 
 A graph x is time_to_graph(t - graph_start): seconds times the x scale, where graph_start
 is the kernel's boot (the monotonic clock's zero, i.e. the printk clock), or with rel=1 the
@@ -62,6 +62,7 @@ class _Reader:
         self.options: dict[str, str] = {}
         self.log_start: float | None = None
         self.section = ""
+        self.in_header = True
         self.overall = True  # in a CPU graph: the overall one (not a per-CPU one)
         self.bars: dict[str, list[tuple[int, float]]] = {}  # series -> (t, fraction of the graph)
         self.peaks: dict[str, float] = {}  # IO series -> its peak in KiB/s
@@ -74,7 +75,11 @@ class _Reader:
         return round((x / self.scale_x + offset) * NS_PER_S)
 
     def header(self, lineno: int, text: str) -> None:
-        if text.startswith("<!--") and '="' in text:
+        """The options (comments before the first graph) and the title's texts (written
+        after the graphs: svg_do draws the title last)."""
+        if _SECTION.match(text):
+            self.in_header = False
+        if self.in_header and text.startswith("<!--") and '="' in text:
             self.options.update(_OPTION.findall(text))
             return
         m = _TEXT.match(text)
@@ -125,8 +130,8 @@ class _Reader:
             self.section = m.group("name")
             return
         if not self.section:
-            self.header(lineno, text)
-        elif self.section == "Process graph":
+            return
+        if self.section == "Process graph":
             self.process_line(lineno, text)
         elif text.startswith("<text "):
             if "CPU[" in text:
@@ -207,6 +212,8 @@ def parse(boot: Boot, path: str, data: bytes) -> None:
     lines = list(split(data))
     if not any(SIGNATURE in line.text for line in [line for line in lines if line.text.strip()][:20]):
         raise _unreadable(path, 1, f"not a systemd-bootchart SVG (no {SIGNATURE!r} comment at its start)")
+    for line in lines:  # the header, whose title stands at the end
+        reader.header(line.lineno, line.text.strip())
     for line in lines:
         reader.line(line.lineno, line.text.strip())
     last = lines[-1].lineno if lines else 0
