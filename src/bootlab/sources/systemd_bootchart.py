@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 
+from . import bootchart
 from ..timeline import NS_PER_S, Boot, Clock, Event, Kind, Mark, SourceInfo
 from .lines import split
 
@@ -66,6 +67,7 @@ class _Reader:
         self.overall = True  # in a CPU graph: the overall one (not a per-CPU one)
         self.bars: dict[str, list[tuple[int, float]]] = {}  # series -> (t, fraction of the graph)
         self.peaks: dict[str, float] = {}  # IO series -> its peak in KiB/s
+        self.spans: list[Event] = []
         self.processes = self.filtered = 0
         self.pending: tuple[int, re.Match] | None = None  # a process comment waiting for its rect
 
@@ -174,15 +176,32 @@ class _Reader:
             first, m = self.pending
             self.pending = None
             pid = int(m.group("pid"))
-            self.boot.add(Event(Kind.PROCESS, m.group("name"), Clock.PRINTK, self.seconds(float(rect.group("x"))),
+            self.spans.append(Event(Kind.PROCESS, m.group("name"), Clock.PRINTK, self.seconds(float(rect.group("x"))),
                                 round(float(rect.group("w")) / self.scale_x * NS_PER_S), self.path, first,
                                 f"pid {pid}", attrs={"pid": pid, "ppid": int(m.group("ppid")),
                                                      "cpu_ms": round(float(m.group("ms")))}))
-            self.processes += 1
             if pid == 1:
                 self.boot.add(Event(Kind.MARKER, Mark.USERSPACE_START, Clock.PRINTK,
                                     self.seconds(float(rect.group("x"))), None, self.path, first,
                                     attrs={"text": f"PID 1 ({m.group('name')}) first sampled"}))
+
+    def add_processes(self) -> None:
+        """The spans, less the long-lived kernel threads (as the bootchart reader leaves them out)."""
+        if not self.spans:
+            return
+        first, last = min(ev.t for ev in self.spans), max(ev.end for ev in self.spans)
+        last -= round(NS_PER_S / float(self.options.get("hz") or 25) / 2)  # the graph's rounding: within a sample
+        hidden = 0
+        for ev in self.spans:
+            life = {"ppid": ev.attrs["ppid"], "start": ev.t, "last": ev.end, "memory": True}
+            if bootchart.long_lived_kernel_thread(ev.attrs["pid"], life, first, last):
+                hidden += 1
+            else:
+                self.boot.add(ev)
+        self.processes = len(self.spans) - hidden
+        if hidden:
+            self.boot.warn(self.path, 0, f"{hidden} long-lived kernel threads (kthreadd and its children alive to "
+                                         "the end, for most of the chart) are left out, as for bootchart's logs")
 
     def close_process(self) -> None:
         """A process comment with no rect after it: filtered out by systemd-bootchart."""
@@ -200,6 +219,7 @@ class _Reader:
                 self.boot.warn(self.path, 0, f"{name}: no peak label, the series is left out")
                 continue
             self.boot.series.setdefault(name, (Clock.PRINTK, []))[1].extend((t, v * full) for t, v in bars)
+        self.add_processes()
         if self.filtered:
             self.boot.warn(self.path, 0, f"{self.filtered} processes filtered out by systemd-bootchart "
                                          "(one sample or no CPU time) have no times: left out")
