@@ -16,7 +16,7 @@ from bootlab.lab.candidates import facts_from, off_chain
 from bootlab.lab.store import Store
 from bootlab.sources import Patterns, bootlab_capture
 from bootlab.targets import rootfs
-from bootlab.timeline import Kind
+from bootlab.timeline import Kind, Mark
 
 DEMO = Path(__file__).resolve().parents[2] / "demo" / "systemd.toml"
 pytestmark = [pytest.mark.qemu,
@@ -97,3 +97,20 @@ def test_a_jffs2_root_on_emulated_nand_boots_to_ready(tmp_path, capsys):
     metrics, console = _flash_boot(tmp_path, capsys, "jffs2")
     assert {"step:flash-program", "step:mount-root"} <= set(metrics) and "step:ubi-attach" not in metrics
     assert b"jffs2: version 2.2. (NAND)" in console and b"NAND 128MiB" in console
+
+
+def test_bootchart_on_prints_systemd_bootcharts_svg_which_is_stored_and_read_back(tmp_path, capsys):
+    # systemd-bootchart is init (it forks systemd as PID 1) and samples /proc until the guest,
+    # after ready and the wait for the boot to finish, stops it and prints its SVG.
+    db, store = _boot(tmp_path, capsys, **{'filesystem = "ext4"': 'filesystem = "ext4"\nbootchart = true'})
+    run = store.get(1)
+    assert run.status == "ok", run.reason
+    boot = read_run(store, run, Patterns.from_options(run.target["boot"]["ready"]))
+    assert boot.meta["systemd_bootchart_svg"].lstrip().startswith("<?xml")
+    processes = {ev.name: ev for ev in boot.of_kind(Kind.PROCESS)}
+    assert processes["grabber"].attrs["ppid"] == 1 and "systemd-journal" in processes  # PID 1 under systemd
+    # On the printk clock, aligned with the console: the grabber runs before ready.
+    grabber, ready = processes["grabber"], boot.marks(Mark.READY)[-1]
+    assert boot.to_ref(grabber.clock, grabber.t) < boot.to_ref(ready.clock, ready.t)
+    assert main(["show", "1", "--db", db]) == 0
+    assert "Longest-lived processes (bootchart):" in capsys.readouterr().out

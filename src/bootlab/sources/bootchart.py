@@ -197,7 +197,7 @@ def _processes(boot: Boot, file: str, data: bytes) -> int:
             proc["memory"] |= vsize > 0
     hidden = 0
     for pid, proc in procs.items():
-        if _long_lived_kernel_thread(pid, proc, first_sample, last_sample):
+        if long_lived_kernel_thread(pid, proc, first_sample, last_sample):
             hidden += 1
             continue
         boot.add(Event(Kind.PROCESS, proc["comm"], Clock.PRINTK, proc["start"], max(0, proc["last"] - proc["start"]),
@@ -212,7 +212,7 @@ def _processes(boot: Boot, file: str, data: bytes) -> int:
     return len(procs) - hidden
 
 
-def _long_lived_kernel_thread(pid: int, proc: dict, first_sample: int, last_sample: int) -> bool:
+def long_lived_kernel_thread(pid: int, proc: dict, first_sample: int, last_sample: int) -> bool:
     kernel = pid == KTHREADD or proc["ppid"] == KTHREADD or (pid != 1 and not proc["memory"])
     chart = last_sample - first_sample
     return kernel and proc["last"] >= last_sample and proc["last"] - proc["start"] >= LONG_LIVED * chart

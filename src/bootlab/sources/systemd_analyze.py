@@ -258,6 +258,11 @@ class ConsoleOutputs:
 
     def _parse(self) -> None:
         variant = _VARIANT.get(self.name)
+        if self.name == "bootchart":  # systemd-bootchart's SVG, printed the same way
+            from . import systemd_bootchart
+
+            systemd_bootchart.parse_printed(self.boot, self.file, self.first, self.lines)
+            return
         if variant is None:
             self.boot.warn(self.file, self.first, f"systemd-analyze {self.name}: not an output bootlab reads")
             return

@@ -378,11 +378,10 @@ def build(target: Target, fetch: bool = True) -> Built:
             raise TargetError(str(err)) from None
         # Mounted read-only first: systemd checks it (fsck) and remounts it as fstab says.
         mount = "rw" if r.writable and r.init == "app" else "ro"
-        init = rootfs.APP_INIT if r.init == "app" else "/sbin/init"
         try:
             spec = initramfs.InitramfsSpec(k, compression=i.compression, init="switch-root",
                                            modules=r.kernel_modules(), steps=r.flash_steps(),
-                                           files=r.flash_programs(), root=f"{r.device} {r.fstype} {mount} {init}")
+                                           files=r.flash_programs(), root=f"{r.device} {r.fstype} {mount} {r.init_path}")
             initrd, size = initramfs.build(spec, out)
         except (initramfs.InitramfsError, packages.PackageError, rootfs.RootfsError) as err:
             raise TargetError(str(err)) from None

@@ -19,6 +19,8 @@
     app_unit = {}               # extra [Unit] settings of bootlab-app.service, e.g. {DefaultDependencies = "no"}
     journal = "auto"            # journald Storage= (auto, volatile, persistent, none)
     analyze = true              # after ready, print systemd-analyze's view on the console (sources/systemd_analyze.py)
+    bootchart = false           # systemd-bootchart as init (it starts systemd); its SVG printed after ready
+                                # (sources/systemd_bootchart.py); needs analyze
 
 Two steps, each cached by content under ~/.cache/bootlab/rootfs: the Debian tree as
 mmdebstrap's tarball (suite, mirror, variant, packages), then the disk image made from it with
@@ -80,6 +82,12 @@ JOURNAL = ("auto", "volatile", "persistent", "none")
 # minute, of which the wait for the boot to finish is bounded at ANALYZE_WAIT.
 AFTER_READY = 60.0
 ANALYZE_WAIT = 30
+# systemd-bootchart (rootfs.bootchart): init= it, it forks systemd as PID 1 and samples /proc
+# until SIGHUP (sent after the wait for the boot to finish) or its sample count runs out, which
+# is set past the whole read after ready, so the chart always covers ready and the wait.
+BOOTCHART = "/usr/lib/systemd/systemd-bootchart"
+BOOTCHART_HZ = 25  # its default: a sample every 40 ms
+BOOTCHART_SAMPLES = BOOTCHART_HZ * 180  # 3 min: under TCG, ready plus AFTER_READY with room
 
 
 # The emulated NAND: large-page SLC as nandsim builds it from its ID bytes (maker 0x20; the
@@ -119,6 +127,7 @@ class RootfsSection:
     app_unit: dict[str, str] = field(default_factory=dict)
     journal: str = "auto"
     analyze: bool = True
+    bootchart: bool = False
 
     def problems(self) -> list[tuple[str, str]]:
         """(key, message) for each value that cannot be built."""
@@ -130,8 +139,22 @@ class RootfsSection:
             (self.journal in JOURNAL, "journal", f"journal must be one of {', '.join(JOURNAL)}"),
             (APP_UNIT not in self.mask, "mask", f"{APP_UNIT} is the application: it cannot be masked"),
             (all(p and not p.startswith("-") for p in self.packages), "packages", "package names only"),
+            (not self.bootchart or (self.analyze and self.init == "systemd"), "bootchart",
+             "bootchart needs analyze = true (it prints the SVG) and init = \"systemd\""),
         ]
         return [(key, message) for ok, key, message in checks if not ok]
+
+    @property
+    def init_path(self) -> str:
+        """What the initramfs hands over to on the root."""
+        if self.init == "app":
+            return APP_INIT
+        return BOOTCHART if self.bootchart else "/sbin/init"
+
+    @property
+    def all_packages(self) -> list[str]:
+        """What mmdebstrap installs: the packages, and what the keys above ask for."""
+        return sorted(set(self.packages) | ({"systemd-bootchart"} if self.bootchart else set()))
 
     @property
     def fstype(self) -> str:
@@ -238,14 +261,14 @@ def _run(cmd: list[str], what: str) -> None:
 
 def debian_tree(r: RootfsSection) -> Path:
     """mmdebstrap's tarball of the Debian tree, built once per (suite, mirror, variant, packages)."""
-    key = _digest(r.suite, r.mirror, r.variant, sorted(set(r.packages)))
+    key = _digest(r.suite, r.mirror, r.variant, r.all_packages)
     out = packages.cache_dir() / "rootfs" / f"debian-{r.suite}-{key}.tar"
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp.tar")
     cmd = ["mmdebstrap", "--quiet", f"--variant={r.variant}", "--mode=auto", "--format=tar",
-           f"--include={','.join(sorted(set(r.packages)))}",
+           f"--include={','.join(r.all_packages)}",
            # no documentation or apt lists: they are not booted
            "--dpkgopt=path-exclude=/usr/share/{doc,man,info,locale}/*",
            "--customize-hook=rm -rf \"$1\"/var/lib/apt/lists/*",
@@ -267,7 +290,7 @@ def _unit(sections: dict[str, dict[str, str | list[str]]]) -> str:
     return "\n".join(out)
 
 
-def analyze_script(app_unit: str = APP_UNIT) -> str:
+def analyze_script(app_unit: str = APP_UNIT, bootchart: bool = False) -> str:
     """Run after ready: wait for the boot to finish, then print systemd's view between markers.
     Collected first and printed in one write, so a login prompt or the application's last
     words do not land inside an output.  The wait is bounded (ANALYZE_WAIT): a boot whose
@@ -281,6 +304,13 @@ def analyze_script(app_unit: str = APP_UNIT) -> str:
         command = command.replace("{unit}", app_unit)
         lines += [f"echo '{marker(name, 'begin')}'", f"systemd-analyze --no-pager {command} 2>&1",
                   f"echo '{marker(name, 'end')}'"]
+    if bootchart:
+        # SIGHUP ends the sampling; it then writes the SVG (one, in /run/log) and exits (bounded wait).
+        lines += ["for dir in /proc/[0-9]*; do",
+                  "  [ \"$(cat \"$dir/comm\" 2>/dev/null)\" = systemd-bootcha ] && pid=${dir#/proc/}", "done",
+                  "kill -HUP \"$pid\"", "for i in $(seq 100); do [ -d \"/proc/$pid\" ] || break; sleep 0.2; done",
+                  f"echo '{marker('bootchart', 'begin')}'", "cat /run/log/bootchart-*.svg",
+                  f"echo '{marker('bootchart', 'end')}'"]
     lines += ["} > /run/bootlab-analyze", "cat /run/bootlab-analyze", "systemctl --no-block poweroff"]
     return "\n".join(lines) + "\n"
 
@@ -314,7 +344,7 @@ def overlay(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str
         _unit({"Unit": unit, "Service": service, "Install": {"WantedBy": "multi-user.target"}}).encode(), 0o644)
     files[f"/etc/systemd/system/multi-user.target.wants/{APP_UNIT}"] = (f"/etc/systemd/system/{APP_UNIT}", 0)
     if r.analyze:
-        files["/usr/local/sbin/bootlab-analyze"] = (analyze_script().encode(), 0o755)
+        files["/usr/local/sbin/bootlab-analyze"] = (analyze_script(bootchart=r.bootchart).encode(), 0o755)
         analyze = {"Unit": {"Description": "systemd's view of the boot, after ready (bootlab)",
                             "After": APP_UNIT},
                    "Service": {"Type": "simple", "ExecStart": "/usr/local/sbin/bootlab-analyze",
@@ -325,6 +355,10 @@ def overlay(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str
         files[f"/etc/systemd/system/{ANALYZE_UNIT}"] = (_unit(analyze).encode(), 0o644)
         files[f"/etc/systemd/system/multi-user.target.wants/{ANALYZE_UNIT}"] = (
             f"/etc/systemd/system/{ANALYZE_UNIT}", 0)
+    if r.bootchart:
+        files["/etc/systemd/bootchart.conf"] = (
+            f"[Bootchart]\nSamples={BOOTCHART_SAMPLES}\nFrequency={BOOTCHART_HZ}\nRelative=no\n"
+            f"Filter=yes\nInit=/lib/systemd/systemd\n".encode(), 0o644)
     for unit_name in r.mask:
         files[f"/etc/systemd/system/{unit_name}"] = ("/dev/null", 0)
     if r.journal != "auto":
