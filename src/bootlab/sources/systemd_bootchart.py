@@ -24,6 +24,7 @@ filtered out (one sample, or no CPU time): it has no times and is only counted.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from . import bootchart
@@ -63,6 +64,7 @@ class _Reader:
         self.options: dict[str, str] = {}
         self.log_start: float | None = None
         self.section = ""
+        self.section_lines: dict[str, int] = {}  # each graph's first line: where its warnings point
         self.in_header = True
         self.overall = True  # in a CPU graph: the overall one (not a per-CPU one)
         self.bars: dict[str, list[tuple[int, float]]] = {}  # series -> (t, fraction of the graph)
@@ -130,6 +132,7 @@ class _Reader:
                 self.start(lineno)
             self.close_process()
             self.section = m.group("name")
+            self.section_lines.setdefault(self.section, lineno)
             return
         if not self.section:
             return
@@ -200,7 +203,7 @@ class _Reader:
                 self.boot.add(ev)
         self.processes = len(self.spans) - hidden
         if hidden:
-            self.boot.warn(self.path, 0, f"{hidden} long-lived kernel threads (kthreadd and its children alive to "
+            self.boot.warn(self.path, self.section_lines["Process graph"], f"{hidden} long-lived kernel threads (kthreadd and its children alive to "
                                          "the end, for most of the chart) are left out, as for bootchart's logs")
 
     def close_process(self) -> None:
@@ -213,15 +216,17 @@ class _Reader:
         self.close_process()
         if not self.section:
             raise _unreadable(self.path, last_line, "no graph in the SVG: truncated before its process graph")
+        graph_of = {name: graph for (graph, _cls), name in _SERIES.items()}
         for name, bars in self.bars.items():
             full = 100.0 if name.startswith("cpu") else self.peaks.get(name)
             if full is None:
-                self.boot.warn(self.path, 0, f"{name}: no peak label, the series is left out")
+                self.boot.warn(self.path, self.section_lines[graph_of[name]],
+                               f"{name}: no peak label, the series is left out")
                 continue
             self.boot.series.setdefault(name, (Clock.PRINTK, []))[1].extend((t, v * full) for t, v in bars)
         self.add_processes()
         if self.filtered:
-            self.boot.warn(self.path, 0, f"{self.filtered} processes filtered out by systemd-bootchart "
+            self.boot.warn(self.path, self.section_lines.get("Process graph", last_line), f"{self.filtered} processes filtered out by systemd-bootchart "
                                          "(one sample or no CPU time) have no times: left out")
         if not self.processes:
             self.boot.warn(self.path, last_line, "no process in the SVG")
@@ -230,7 +235,7 @@ class _Reader:
 def parse(boot: Boot, path: str, data: bytes) -> None:
     reader = _Reader(boot, path)
     lines = list(split(data))
-    if not any(SIGNATURE in line.text for line in [line for line in lines if line.text.strip()][:20]):
+    if not sniff(list(itertools.islice((line.text for line in lines if line.text.strip()), 20))):
         raise _unreadable(path, 1, f"not a systemd-bootchart SVG (no {SIGNATURE!r} comment at its start)")
     for line in lines:  # the header, whose title stands at the end
         reader.header(line.lineno, line.text.strip())

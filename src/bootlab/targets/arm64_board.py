@@ -154,7 +154,6 @@ class Arm64Board(reference.QemuDescription):
 
     def _absolute(self, out: "Arm64Board") -> None:
         out.target.uboot.fragments = [str(f) for f in reference.absolute_paths(self.target.uboot.fragments, self.base)]
-        out.kconfig.fragments = [str(f) for f in reference.absolute_paths(self.kconfig.fragments, self.base)]
 
     def firmware(self) -> Path:
         """U-Boot's binary: the packaged one, or the built one (built unless the cache has it)."""

@@ -117,7 +117,8 @@ class BootSection:
 class QemuDescription:
     """What the descriptions of the targets bootlab builds share (the reference device, the
     ARM64 board): a table `target` with the kernel's `cmdline` and `append`, an [initramfs]
-    table whose files are named relative to `base`, the target file's directory."""
+    table whose files and a [kconfig] table whose fragments are named relative to `base`,
+    the target file's directory."""
 
     def to_toml(self) -> str:
         return tomli_w.dumps(self.to_dict())
@@ -135,11 +136,13 @@ class QemuDescription:
         out = copy.deepcopy(self)
         out.name = name
         out.initramfs.files = self.host_files()
+        out.kconfig.fragments = [str(f) for f in absolute_paths(self.kconfig.fragments, self.base)]
         self._absolute(out)
         return out
 
     def _absolute(self, out) -> None:
-        """Make the kind's own relative paths in `out` absolute (beyond the initramfs's)."""
+        """Make the kind's own relative paths in `out` absolute (beyond the initramfs's and
+        the [kconfig] table's)."""
 
 
 @dataclass
@@ -170,7 +173,6 @@ class Target(QemuDescription):
     def _absolute(self, out: "Target") -> None:
         if out.rootfs is not None:
             out.rootfs.files = self.host_files(self.rootfs.files)
-        out.kconfig.fragments = [str(f) for f in absolute_paths(self.kconfig.fragments, self.base)]
 
     def validate(self, where=lambda *path: "") -> None:
         t = self.target

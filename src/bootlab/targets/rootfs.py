@@ -74,8 +74,6 @@ APP_UNIT = "bootlab-app.service"
 ANALYZE_UNIT = "bootlab-analyze.service"
 APP_INIT = "/usr/local/sbin/bootlab-app-init"  # init= the application (init = "app")
 JOURNAL = ("auto", "volatile", "persistent", "none")
-# Seconds the guest waits for the boot to finish after ready: what the host reads after ready
-# less the time the outputs take to print under TCG (about 4 s) and poweroff.
 # After ready the guest waits for the boot to finish, prints systemd's view and powers off,
 # which ends the capture.  On a loaded host (TCG shares the CPUs) that took more than the 15 s
 # the camera device's kernel log needs (qemu.AFTER_READY): the systemd device reads up to a
@@ -201,19 +199,20 @@ class RootfsSection:
     def flash_steps(self) -> dict[str, str]:
         """The initramfs's timed steps before it mounts a flash root: programming the NAND from
         the image on the virtio disk, then attaching UBI (its scan is what a board pays at
-        every boot).  `wait_block` and `stop` are the switch-root init's (initramfs.py)."""
+        every boot).  `wait_block` is the switch-root init's (initramfs.py); a step that fails
+        stops the boot, naming itself, as every step does."""
         if not self.on_flash:
             return {}
         if self.filesystem == "jffs2":
             # Erased with JFFS2's clean markers (in the OOB on NAND), then the image's pages.
             return {"flash-program": "wait_block /dev/vda && flash_erase -q -j /dev/mtd0 0 0 && "
-                                     "nandwrite -q -p /dev/mtd0 - < /dev/vda || stop 'cannot program the flash'"}
+                                     "nandwrite -q -p /dev/mtd0 - < /dev/vda"}
         # ubiformat keeps the erase counters and formats the blocks beyond the image.
         steps = {"flash-program": "wait_block /dev/vda && ubiformat /dev/mtd0 -y -q -f - "
-                                  "-S $(($(cat /sys/block/vda/size) * 512)) < /dev/vda || stop 'cannot program the flash'",
-                 "ubi-attach": "ubiattach -m 0 -d 0 || stop 'cannot attach UBI'"}
+                                  "-S $(($(cat /sys/block/vda/size) * 512)) < /dev/vda",
+                 "ubi-attach": "ubiattach -m 0 -d 0"}
         if self.filesystem == "squashfs-ubi":
-            steps["ubiblock"] = "ubiblock -c /dev/ubi0_0 || stop 'cannot create the UBI block device'"
+            steps["ubiblock"] = "ubiblock -c /dev/ubi0_0"
         return steps
 
     def flash_programs(self) -> dict[str, str]:
