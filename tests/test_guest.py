@@ -4,7 +4,7 @@ board: the x86 reference device (QEMU given the kernel and initramfs) and the AR
 (U-Boot loads them over TFTP), the same files in the initramfs, built for each by `make
 build` (done by `make test`).  On x86 also on the camera device's own kernel, built from
 Debian's source (demo/camera-built.toml's [kconfig]; cached by its .config), with the
-scheduler's modules built against it here."""
+scheduler's modules built against it as the camera device builds them ([initramfs] kbuild)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from bootlab.cli import main
 from bootlab.rt.schedule import Schedule
 from bootlab.rt.trace import parse_trace, traces_in_console
 from bootlab.sources import bootlab_capture
-from bootlab.targets import arm64_board, kernel_build, kinds, reference, strategy
+from bootlab.targets import arm64_board, kinds, reference, strategy
 
 pytestmark = pytest.mark.qemu
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,10 +51,9 @@ class Board:
 
 BOARDS = {
     # The modules for the -rt kernel are built by `make -C rt modules-rt`, those for the
-    # built kernel by `make -C rt modules-built` (use_built_kernel).
+    # built kernel by the target itself ([initramfs] kbuild: use_built_kernel).
     "x86": Board(reference.Target, reference.build, RT / "build",
-                 {"generic": RT / "kmod", "rt": RT / "build" / "kmod-rt" / "kmod",
-                  "built": RT / "build" / "kmod-built" / "kmod"}, GRABBER / "build" / "static",
+                 {"generic": RT / "kmod", "rt": RT / "build" / "kmod-rt" / "kmod"}, GRABBER / "build" / "static",
                  "shift=0,sleep=off"),
     # The demo board keeps its U-Boot dialogue and TFTP directory; its initramfs is replaced.
     # Its CPU counts 4 ns an instruction (250 MIPS, a board's speed): TCG ran the scenarios'
@@ -90,21 +89,23 @@ def _guest_target(ready: str, app: str, files: dict[str, Path], modules: list[st
 
 
 def use_built_kernel(t: reference.Target) -> None:
-    """Boot t on the camera device's kernel: built from Debian's source unless the cache
-    has its configuration, then the scheduler's modules built against its headers."""
+    """Boot t on the camera device's kernel (built from Debian's source unless the cache
+    has its configuration), with the scheduler's modules built against it as the camera
+    device has them ([initramfs] kbuild)."""
     camera = reference.load(str(CAMERA_BUILT))
     t.target.kernel = "built"
     t.kconfig, t.base = camera.kconfig, camera.base
-    headers = kernel_build.build(camera.kernel_config()).kernel.headers
-    done = subprocess.run(["make", "-C", str(RT), "modules-built", f"KDIR_BUILT={headers}"], capture_output=True,
-                          text=True)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    t.initramfs.kbuild = dict(camera.initramfs.kbuild)
 
 
 def rt_files(kernel: str = "generic", board: str = "x86") -> dict[str, Path]:
+    """The scheduler's programs, examples and scenarios, and its modules for `kernel` unless
+    the target builds them itself (the built kernel)."""
     built = BOARDS[board]
-    files = {f"/rt/{p.name}": p for p in sorted(built.modules[kernel].glob("*.ko"))}
-    assert files, f"no modules for the {kernel} kernel in {built.modules[kernel]} (make build)"
+    files = {}
+    if kernel in built.modules:
+        files = {f"/rt/{p.name}": p for p in sorted(built.modules[kernel].glob("*.ko"))}
+        assert files, f"no modules for the {kernel} kernel in {built.modules[kernel]} (make build)"
     files.update({f"/rt/{name}": built.programs / name for name in ("rtctl", "rt_periodic", "rt_checks", "rt_dropcap")})
     files.update({f"/rt/{p.name}": p for p in sorted((RT / "examples").glob("*.toml"))})
     files["/rt/scenarios.sh"] = RT / "tests" / "guest" / "scenarios.sh"

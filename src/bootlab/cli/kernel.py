@@ -29,8 +29,8 @@ def register(sub) -> None:
     b.add_argument("--format", "-f", choices=("text", "json"), default="text")
     b.add_argument("-v", "--verbose", action="store_true", help="list every option that differs from Debian's")
     b.add_argument("--print-headers-dir", action="store_true",
-                   help="only print the headers tree out-of-tree modules build against (make -C rt modules-built "
-                        "KDIR_BUILT=...), building the kernel first if needed")
+                   help="only print the headers tree out-of-tree modules build against (make -C DIR M=...; a "
+                        "target's [initramfs] kbuild does it itself), building the kernel first if needed")
     b.set_defaults(func=build)
 
 

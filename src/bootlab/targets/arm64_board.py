@@ -301,7 +301,8 @@ def build(board: Arm64Board, fetch: bool = True) -> Built:
     except (packages.PackageError, kernel_build.KernelBuildError) as err:
         raise TargetError(str(err)) from None
     out = packages.cache_dir() / "artifacts"
-    initrd, size = reference.build_initramfs(board.initramfs, k, board.host_files())
+    initrd, size = reference.build_initramfs(board.initramfs, k, board.host_files(),
+                                               board.host_files(board.initramfs.kbuild))
     commands = script(board)
     tftp = out / f"tftp-arm64-{_digest([k.release, t.image, t.fit, initrd.name, commands])}"
     if not (tftp / BOOT_SCRIPT).exists():

@@ -25,6 +25,8 @@ artifacts built from it (kernel image, initramfs, QEMU command line).
     app = "true"                # the application (a shell command); init prints the marker after it
     app_prints_ready = false    # whether the app prints the ready marker itself
     files = {}                  # {"/path/in/image" = "path/on/host"}, relative to the target file
+    kbuild = {}                 # {"/dir/in/image" = "Kbuild directory on the host"}: out-of-tree
+                                # modules built against the target's kernel (kbuild.py), into that dir
     steps = {}                  # {name = "shell command"}: timed steps before the app (rc, script)
     after = []                  # shell commands after the ready marker (not timed)
     dmesg = false               # print the kernel log after ready (for initcall_debug)
@@ -55,6 +57,7 @@ import tomli_w
 
 from ..sourcemap import FileError, read_toml
 from . import host_facts, initramfs, kernel_build, kernel_image, packages, qemu, rootfs, uboot
+from . import kbuild as kbuild_modules
 from .description import TargetError, section
 
 # U-Boot: the 32-bit build (u-boot-qemu's qemu-x86).  The 64-bit one (qemu-x86_64) loads a
@@ -95,6 +98,7 @@ class InitramfsSection:
     app: str = "true"
     app_prints_ready: bool = False
     files: dict[str, str] = field(default_factory=dict)
+    kbuild: dict[str, str] = field(default_factory=dict)
     steps: dict[str, str] = field(default_factory=dict)
     after: list[str] = field(default_factory=list)
     dmesg: bool = False
@@ -136,6 +140,7 @@ class QemuDescription:
         out = copy.deepcopy(self)
         out.name = name
         out.initramfs.files = self.host_files()
+        out.initramfs.kbuild = self.host_files(self.initramfs.kbuild)
         out.kconfig.fragments = [str(f) for f in absolute_paths(self.kconfig.fragments, self.base)]
         self._absolute(out)
         return out
@@ -246,8 +251,11 @@ def check_initramfs(i: InitramfsSection, b: BootSection, where=lambda *path: "")
             raise TargetError(f"{where(*path)}{'.'.join(path)}: {message}")
 
 
-def build_initramfs(i: InitramfsSection, k: packages.Kernel, files: dict[str, str]) -> tuple[Path, int]:
-    """The [initramfs] table built for a kernel (and its architecture), into the cache."""
+def build_initramfs(i: InitramfsSection, k: packages.Kernel, files: dict[str, str],
+                    kbuild: dict[str, str]) -> tuple[Path, int]:
+    """The [initramfs] table built for a kernel (and its architecture), into the cache; `files`
+    and the Kbuild directories `kbuild` with absolute host paths (host_files())."""
+    files = {**files, **kbuild_modules.files(k, kbuild)}
     spec = initramfs.InitramfsSpec(k, compression=i.compression, init=i.init, modules=list(i.modules),
                                    modules_after=list(i.modules_after), app=i.app,
                                    app_prints_ready=i.app_prints_ready, files=files, steps=dict(i.steps),
@@ -388,7 +396,7 @@ def build(target: Target, fetch: bool = True) -> Built:
         except (initramfs.InitramfsError, packages.PackageError, rootfs.RootfsError) as err:
             raise TargetError(str(err)) from None
     else:
-        initrd, size = build_initramfs(i, k, target.host_files())
+        initrd, size = build_initramfs(i, k, target.host_files(), target.host_files(i.kbuild))
     try:
         cmdline = host_facts.resolve(target.cmdline(), k.config)
     except host_facts.HostFactError as err:
