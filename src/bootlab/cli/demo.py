@@ -121,7 +121,7 @@ def scheduler_section(capture: bytes | None, target) -> Section | None:
     tasks = task_stats(schedule, analysis)
     print(f"  deadline misses: {sum(t.misses for t in tasks)}")
     broken = violations(tasks, server_stats(schedule, analysis))
-    cause = likely_cause(capture_meta(capture))
+    cause = likely_cause(capture_meta(capture), trace, loaded)
     for v in broken:
         print(f"  VIOLATION: {v}")
     if broken and cause:
