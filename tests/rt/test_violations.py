@@ -76,11 +76,7 @@ def test_demo_prints_and_highlights_it(tmp_path, capsys):
                + ["==== rtsched-trace end ====", "==== rtsched-scenario table3 end ===="])
     capture = boot + b"".join(record(9_000_000_000 + i, "|", line.encode()) for i, line in enumerate(printed))
 
-    class Target:
-        def host_files(self):
-            return {"/rt/table3.toml": str(CONFIG)}
-
-    section = scheduler_section(capture, Target())
+    section = scheduler_section(capture, {"/rt/table3.toml": str(CONFIG)}, "run 1, QEMU TCG without -icount")
     out = capsys.readouterr().out
     assert "deadline misses: 0" in out and "VIOLATION: control: worst response 12.719 ms" in out
     assert "likely cause: the guest ran under QEMU without -icount" in out

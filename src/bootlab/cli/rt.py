@@ -169,7 +169,7 @@ def _show_trace(args: argparse.Namespace) -> int:
     if args.perfetto:
         from ..rt.perfetto import perfetto_json
         _write(args.perfetto, perfetto_json(schedule))
-    cause = _cause(args.capture)
+    cause = _cause(args.capture, trace, config if args.config else None)
     if args.html:
         _write(args.html, report.html_page(trace, schedule, analysis, cause))
     if args.format == "json":
@@ -179,14 +179,14 @@ def _show_trace(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cause(capture: str | None) -> str | None:
+def _cause(capture: str | None, trace, config) -> str | None:
     from ..rt.check import capture_meta, likely_cause
     from ..sources.detect import NotALog, maybe_gunzip
 
     if capture is None:
         return None
     try:
-        return likely_cause(capture_meta(maybe_gunzip(capture, Path(capture).read_bytes())))
+        return likely_cause(capture_meta(maybe_gunzip(capture, Path(capture).read_bytes())), trace, config)
     except OSError as err:
         raise UsageError(f"cannot read {capture}: {err.strerror or err}") from None
     except NotALog as err:
@@ -199,7 +199,8 @@ def _check(args: argparse.Namespace) -> int:
     if args.tolerance_us < 0:
         raise UsageError("--tolerance-us must not be negative")
     config = _config(args.config)
-    result = check(config, _load_trace(args.trace), args.tolerance_us * NS_PER["us"])
+    trace = _load_trace(args.trace)
+    result = check(config, trace, args.tolerance_us * NS_PER["us"])
     for note in result.notes:
         print(f"note: {note}")
     summary = (f"{result.jobs_checked} jobs, {result.periods_checked} server periods, "
@@ -209,7 +210,7 @@ def _check(args: argparse.Namespace) -> int:
         return 0
     first, others = result.violations[0], result.violations[1:]
     print(f"FAILED: {first.explain(result.origin)}")
-    cause = _cause(args.capture)
+    cause = _cause(args.capture, trace, config)
     if args.all:
         for violation in others:
             print(f"also: {violation.explain(result.origin)}")
