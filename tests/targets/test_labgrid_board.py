@@ -13,8 +13,10 @@ import tomli_w
 from bootlab.cli import main
 from bootlab.lab.store import Store
 from bootlab.sourcemap import read_toml
+from bootlab.sources.bootlab_capture import console_bytes
 from bootlab.targets import arm64_board
 from bootlab.targets.reference import Target, build
+
 
 pytestmark = pytest.mark.qemu
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,11 +71,10 @@ def test_a_labgrid_board_that_never_gets_ready_is_a_timeout_and_a_bad_environmen
     assert "missing.yaml" in runs["nowhere"].reason
 
 
-def test_the_arm_board_through_labgrid_and_its_bootloader(tmp_path):
+def _arm_environment(tmp_path, uboot_driver: str = "") -> arm64_board.Arm64Board:
     """The ARM64 reference board as a lab would describe it: labgrid's QEMUDriver powers it
     and is its console (QEMU's virt machine, Debian's U-Boot as its firmware, the board's
-    TFTP directory on QEMU's user network); bootlab's U-Boot driver stops autoboot on that
-    console, sets the board's variables and boots it over TFTP."""
+    TFTP directory on QEMU's user network), `uboot_driver` any more drivers."""
     board = arm64_board.from_dict({**read_toml(str(ARM_DEMO))[0], "initramfs": {
         **read_toml(str(ARM_DEMO))[0]["initramfs"], "files": {"/bin/grabber": str(ARM_GRABBER)}}})
     built = arm64_board.build(board)
@@ -88,19 +89,70 @@ def test_the_arm_board_through_labgrid_and_its_bootloader(tmp_path):
         bios: uboot
         extra_args: "-accel tcg -no-reboot -netdev user,id=net0,tftp={built.tftp} -device virtio-net-pci,netdev=net0"
         display: none
-tools:
+{uboot_driver}tools:
   qemu: /usr/bin/qemu-system-aarch64
 images:
   uboot: {board.target.firmware}
 """)
-    loader = {**board.bootloader.to_dict(), "env": {**board.variables(), **board.bootloader.env}}
+    return board
+
+
+def _boot_arm(tmp_path, board: arm64_board.Arm64Board, **loader_keys):
+    loader = {**board.bootloader.to_dict(), "env": {**board.variables(), **board.bootloader.env}, **loader_keys}
     (tmp_path / "board.toml").write_text(tomli_w.dumps({"labgrid": {"env": "env.yaml", "ready": "BOOTLAB READY",
                                                                     "deadline": 180.0}, "bootloader": loader}))
     db = str(tmp_path / "runs.db")
-    assert main(["boot", "--target", str(tmp_path / "board.toml"), "--db", db]) == 0
+    main(["boot", "--target", str(tmp_path / "board.toml"), "--db", db])
     run = Store(db).runs()[0]
-    assert run.status == "ok", run.reason
     capture = Store(db).capture(run.id)
+    return run, console_bytes(capture), capture
+
+
+def test_the_arm_board_through_labgrid_and_its_bootloader(tmp_path):
+    """bootlab's U-Boot driver stops autoboot on labgrid's console, sets the board's
+    variables and boots it over TFTP."""
+    run, text, capture = _boot_arm(tmp_path, _arm_environment(tmp_path))
+    assert run.status == "ok", run.reason
     assert b'"source": "labgrid"' in capture.split(b"\n", 1)[0]
-    assert b"Hit any key to stop autoboot" in capture and b"sent 'setenv bootfile Image" in capture
-    assert b"Bytes transferred" in capture and b"BOOTLAB READY" in capture
+    assert b"Hit any key to stop autoboot" in text and b"sent 'setenv bootfile Image" in capture
+    assert b"Bytes transferred" in text and b"BOOTLAB READY" in text
+
+
+UBOOT_DRIVER = """      UBootDriver:
+        prompt: "=> "
+        boot_timeout: 20
+"""
+
+
+def test_the_arm_board_through_labgrids_own_uboot_driver(tmp_path):
+    """With driver = "labgrid" the environment's UBootDriver stops autoboot, sets the board's
+    variables (each checked by its exit status) and boots it; every byte U-Boot printed
+    while labgrid read the console is in the capture, in order, and the run is timed from
+    power-on like any other."""
+    run, text, capture = _boot_arm(tmp_path, _arm_environment(tmp_path, UBOOT_DRIVER), driver="labgrid")
+    assert run.status == "ok", run.reason
+    assert b"! labgrid UBootDriver: stop autoboot" in capture and b"! labgrid UBootDriver: setenv bootfile" in capture
+    at = [text.index(words) for words in (b"U-Boot 20", b"Hit any key to stop autoboot", b"setenv bootfile",
+                                          b"Bytes transferred", b"Starting kernel", b"Linux version", b"BOOTLAB READY")]
+    assert at == sorted(at)
+    assert 0 < run.metrics["at:ready"]
+
+
+def test_labgrids_uboot_driver_failing_a_command_names_the_step(tmp_path):
+    board = _arm_environment(tmp_path, UBOOT_DRIVER)
+    run, text, capture = _boot_arm(tmp_path, board, driver="labgrid", boot_command="tftpboot ${kernel_addr_r} "
+                                   "missing-file && booti ${kernel_addr_r}")
+    assert run.status == "failed" and run.reason.startswith("bootloader: boot: `tftpboot"), run.reason
+    assert "did not start a kernel" in run.reason and b"missing-file" in text
+
+
+@pytest.mark.parametrize("kind", ["board", "arm64"])
+def test_labgrids_uboot_driver_needs_a_labgrid_environment(tmp_path, kind):
+    from bootlab.targets import kinds
+    from bootlab.targets.description import TargetError
+
+    data = read_toml(str(ARM_DEMO))[0] if kind == "arm64" else {"board": {"device": "/dev/ttyUSB0", "ready": "x", "power_cycle": "true"}}
+    data["bootloader"] = {**data.get("bootloader", {}), "driver": "labgrid"}
+    (tmp_path / "t.toml").write_text(tomli_w.dumps(data))
+    with pytest.raises(TargetError, match="bootloader.driver: labgrid's UBootDriver is reached through a labgrid"):
+        kinds.load(str(tmp_path / "t.toml"))

@@ -77,6 +77,14 @@ class LabgridSource(Source):
                 return b""
             raise SourceLost(f"{self.name}: {err}") from None
 
+    def uboot(self):
+        """The environment's UBootDriver (bound to this console; labgrid_uboot.py)."""
+        self._bind()
+        try:
+            return self.target.get_driver("UBootDriver", activate=False)
+        except Exception as err:
+            raise SourceLost(f"{self.env_file}: {err}") from None
+
     def write(self, data: bytes) -> None:
         try:
             self.console.write(data)

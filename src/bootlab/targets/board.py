@@ -41,6 +41,7 @@ class BoardDescription:
     keys, `TABLE`, its own checks and its console and power (labgrid_board.py)."""
 
     TABLE = ""  # the description's own table ([board], [labgrid])
+    BOOTLOADER_DRIVERS = ("bootlab",)  # who may talk to its U-Boot (uboot.DRIVERS)
     prepare: str = ""
     ready: str = ""
     silence: float = 30.0
@@ -93,7 +94,7 @@ class BoardDescription:
         board = section(cls, data.get(cls.TABLE, {}), cls.TABLE, where)
         board.validate(where)
         if "bootloader" in data:
-            board.bootloader = uboot.from_dict(data["bootloader"], where)
+            board.bootloader = uboot.from_dict(data["bootloader"], where, cls.BOOTLOADER_DRIVERS)
             uboot.refuse_saved_env(board.bootloader, "bootlab cannot write a board's storage before power-on: "
                                    "save the environment on the board (setenv, saveenv) or set it on the console "
                                    "(env with stop_autoboot = true)", where)

@@ -10,7 +10,9 @@ bootlab's sequence boots it (strategy.py), U-Boot on its console if [bootloader]
     silence = 30
     deadline = 120
 
-    [bootloader]                    # optional: U-Boot on the console (uboot.py)
+    [bootloader]                    # optional: U-Boot on the console (uboot.py), talked to
+                                    # by bootlab, or by the environment's own UBootDriver with
+                                    # driver = "labgrid" (labgrid_uboot.py)
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from ..capture.labgrid_console import LabgridSource
 from .board import BoardDescription
+from .labgrid_uboot import LabgridUBoot
 from .strategy import Parts
 
 KEYS = ("labgrid", "bootloader")
@@ -28,6 +31,7 @@ KEYS = ("labgrid", "bootloader")
 @dataclass
 class LabgridBoard(BoardDescription):
     TABLE = "labgrid"
+    BOOTLOADER_DRIVERS = ("bootlab", "labgrid")
     env: str = ""
     role: str = "main"
     # The description's directory (the environment file is relative to it).
@@ -45,9 +49,13 @@ class LabgridBoard(BoardDescription):
         return [c for c in (self.prepare, f"labgrid {self.env_path()} {self.role}") if c]
 
     def parts(self, capture_path: str) -> Parts:
-        """labgrid's console driver is the console, its power driver the power switch."""
+        """labgrid's console driver is the console, its power driver the power switch, and
+        its UBootDriver the bootloader when [bootloader] driver = "labgrid"."""
         board = LabgridSource(self.env_path(), self.role)
-        return self.sequence_parts(board, board)
+        parts = self.sequence_parts(board, board)
+        if self.bootloader is not None and self.bootloader.driver == "labgrid":
+            parts.bootloader = LabgridUBoot(board, self.bootloader)
+        return parts
 
 
 from_dict = LabgridBoard.from_dict

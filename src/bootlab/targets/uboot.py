@@ -9,6 +9,8 @@ autoboot, set the environment, run the boot command, and let the kernel's consol
     prompt = "=> "
     timeout = 30              # seconds each step may take
     saved_env = {}            # the environment in the board's storage at power-on
+    driver = "bootlab"        # who talks to U-Boot: bootlab (below), or labgrid's UBootDriver
+                              # of a [labgrid] environment (labgrid_uboot.py)
 
 With stop_autoboot = false nothing is typed: U-Boot runs its own bootcmd, as the board
 ships.  What it then finds is the kind's business: the ARM64 board writes `saved_env` into
@@ -37,6 +39,7 @@ REFUSED = re.compile(rb"## Error|Unknown command|Command '[^']*' failed|usage:|U
                      rb"Bad Linux ARM64 Image|Error: |error: |not found|\bERROR\b|Retry count exceeded|"
                      rb"TFTP error")
 KINDS = ("u-boot",)
+DRIVERS = ("bootlab", "labgrid")
 
 
 @dataclass
@@ -48,6 +51,7 @@ class UBoot:
     prompt: str = "=> "
     timeout: float = 30.0
     saved_env: dict[str, str] = field(default_factory=dict)
+    driver: str = "bootlab"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -56,6 +60,9 @@ class UBoot:
         checks = [
             (self.kind in KINDS, "kind", f"kind must be one of {', '.join(KINDS)}"),
             (self.timeout > 0, "timeout", "timeout must be positive"),
+            (self.driver in DRIVERS, "driver", f"driver must be one of {', '.join(DRIVERS)}"),
+            (self.driver != "labgrid" or self.stop_autoboot, "stop_autoboot",
+             "labgrid's UBootDriver always stops autoboot: stop_autoboot = false needs driver = \"bootlab\""),
             (bool(self.prompt), "prompt", "the prompt is required (U-Boot's is \"=> \")"),
             (self.stop_autoboot or not self.env, "stop_autoboot",
              "env is typed at the prompt: with stop_autoboot = false it must be empty (U-Boot then boots "
@@ -80,7 +87,7 @@ class UBoot:
         """Type the boot command; the prompt coming back before the handover means it failed
         (a missing file, a bad image).  Loading may take long (TFTP): the boot's own
         silence and deadline bound it."""
-        seen = _Recorder(link)
+        seen = Recorder(link)
         link.send(self.boot_command + "\r")
         outcome = re.compile(b"(?P<handover>" + HANDOVER + b")|(?P<prompt>^" + re.escape(self.prompt.encode()) + b")")
         match = link.expect(outcome, float("inf"), "bootloader: boot", "the handover to the kernel")
@@ -92,7 +99,7 @@ class UBoot:
 
     def _command(self, link: Link, command: str, step: str) -> None:
         """Type a command, wait for the next prompt, and fail the step if U-Boot refused it."""
-        seen = _Recorder(link)
+        seen = Recorder(link)
         link.send(command + "\r")
         link.expect(self.prompt, self.timeout, step, f"the prompt {self.prompt!r}")
         refused = REFUSED.search(seen.text())
@@ -120,7 +127,7 @@ def quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-class _Recorder:
+class Recorder:
     """What the console prints between a command and the next prompt (to spot an error)."""
 
     def __init__(self, link: Link):
@@ -146,8 +153,11 @@ class _Recorder:
         self.link.writers.remove(self)
 
 
-def from_dict(data: dict, where=lambda *path: "") -> UBoot:
-    """The [bootloader] table; errors name the key and line."""
+def from_dict(data: dict, where=lambda *path: "", drivers: tuple[str, ...] = ("bootlab",)) -> UBoot:
+    """The [bootloader] table, for a kind that offers `drivers`; errors name the key and line."""
     loader = section(UBoot, data, "bootloader", where)
     loader.validate(where)
+    if loader.driver not in drivers:
+        raise TargetError(f"{where('bootloader', 'driver')}bootloader.driver: labgrid's UBootDriver is reached "
+                          "through a labgrid environment: a [labgrid] description")
     return loader

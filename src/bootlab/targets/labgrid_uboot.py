@@ -1,0 +1,103 @@
+"""U-Boot through labgrid's own UBootDriver, for a board in a labgrid environment whose
+target has one (`[bootloader] driver = "labgrid"`): labgrid stops autoboot and reaches the
+prompt as the environment configures it (its prompt, autoboot, interrupt, password and
+init_commands), runs each `setenv` of [bootloader] env and checks its exit status, and
+sends the boot command; then bootlab's sequence reads the kernel's console as for any
+board.
+
+labgrid reads the console itself meanwhile (pexpect over the console driver), so what it
+reads is handed to the capture as it arrives, stamped on the boot's clock like every other
+byte: nothing U-Boot prints is missing from the capture.  What labgrid types through pexpect
+is marked there as an event (the key that interrupts autoboot is written past it, unmarked).  Power stays the environment's
+power driver switched by bootlab, not labgrid's UBootStrategy: a strategy's transition
+power-cycles inside itself, and time zero is the instant power is applied.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..capture.labgrid_console import LabgridSource
+from ..capture.source import SourceLost
+from .link import Link
+from .protocols import StepFailed
+from .uboot import REFUSED, Recorder, UBoot, quoted
+
+
+class _Recorded:
+    """The console as labgrid's pexpect sees it: what it reads goes to the boot's writers as
+    it arrives, what it sends is marked there, as bootlab's own driver marks what it types."""
+
+    def __init__(self, console, link: Link):
+        self.console = console
+        self.link = link
+
+    def read(self, size=1, timeout=0.0, max_size=None) -> bytes:
+        data = self.console.read(size=size, timeout=timeout, max_size=max_size)
+        if data:
+            t = time.monotonic_ns() - self.link.t0
+            for w in self.link.writers:
+                w.chunk(t, data)
+        return data
+
+    def write(self, data: bytes):
+        t = time.monotonic_ns() - self.link.t0
+        for w in self.link.writers:
+            w.event(t, f"sent {data.decode(errors='replace')!r}")
+        return self.console.write(data)
+
+
+class LabgridUBoot:
+    def __init__(self, board: LabgridSource, loader: UBoot):
+        self.board = board
+        self.loader = loader
+
+    def run(self, link: Link) -> None:
+        driver = self.board.uboot()
+        console = driver.console
+        # labgrid's drivers read and write the console through its pexpect spawn
+        # (ConsoleExpectMixin._expect, PtxExpect.driver).
+        console._expect.driver = _Recorded(console, link)
+        try:
+            self._step(link, "bootloader: stop autoboot", "labgrid UBootDriver: stop autoboot",
+                       lambda: self.board.target.activate(driver))
+            for name, value in self.loader.env.items():
+                command = f"setenv {name} {quoted(value)}"
+                self._step(link, f"bootloader: setenv {name}", f"labgrid UBootDriver: {command}",
+                           lambda c=command: driver.run_check(c, timeout=int(self.loader.timeout)))
+            if self.loader.boot_command:
+                driver.boot_command = self.loader.boot_command
+            self._boot(link, driver)
+        finally:
+            console._expect.driver = console
+
+    def _boot(self, link: Link, driver) -> None:
+        """The boot command, and labgrid's wait for the kernel's banner; when it does not
+        come, what U-Boot said against the command (a missing file, a bad image)."""
+        seen = Recorder(link)
+        try:
+            self._step(link, "bootloader: boot", f"labgrid UBootDriver: {driver.boot_command}", driver.boot)
+            self._step(link, "bootloader: boot", "labgrid UBootDriver: await the kernel", driver.await_boot)
+        except StepFailed as failed:
+            refused = REFUSED.search(seen.text())
+            if refused is None:
+                raise
+            raise StepFailed("bootloader: boot", f"`{driver.boot_command}` did not start a kernel: "
+                                                 f"{seen.line_of(refused.group())}") from None
+        seen.detach()
+
+    def _step(self, link: Link, step: str, event: str, action) -> None:
+        """One of labgrid's steps, marked in the capture; any error of labgrid's (a timeout,
+        a command's exit status) fails the boot at `step`."""
+        t = time.monotonic_ns() - link.t0
+        for w in link.writers:
+            w.event(t, event)
+        try:
+            action()
+        except KeyboardInterrupt:
+            raise
+        except SourceLost as err:
+            raise StepFailed(step, str(err)) from None
+        except Exception as err:  # labgrid's TIMEOUT, ExecutionError, binding errors
+            detail = (str(err).strip() or "no detail").splitlines()[0]  # pexpect adds its buffer's dump
+            raise StepFailed(step, f"{type(err).__name__}: {detail}") from None
