@@ -255,12 +255,12 @@ def build_initramfs(i: InitramfsSection, k: packages.Kernel, files: dict[str, st
                     kbuild: dict[str, str]) -> tuple[Path, int]:
     """The [initramfs] table built for a kernel (and its architecture), into the cache; `files`
     and the Kbuild directories `kbuild` with absolute host paths (host_files())."""
-    files = {**files, **kbuild_modules.files(k, kbuild)}
-    spec = initramfs.InitramfsSpec(k, compression=i.compression, init=i.init, modules=list(i.modules),
-                                   modules_after=list(i.modules_after), app=i.app,
-                                   app_prints_ready=i.app_prints_ready, files=files, steps=dict(i.steps),
-                                   after=list(i.after), dmesg=i.dmesg)
     try:
+        files = {**files, **kbuild_modules.files(k, kbuild)}  # Debian's headers may need fetching
+        spec = initramfs.InitramfsSpec(k, compression=i.compression, init=i.init, modules=list(i.modules),
+                                       modules_after=list(i.modules_after), app=i.app,
+                                       app_prints_ready=i.app_prints_ready, files=files, steps=dict(i.steps),
+                                       after=list(i.after), dmesg=i.dmesg)
         return initramfs.build(spec, packages.cache_dir() / "artifacts")
     except (initramfs.InitramfsError, packages.PackageError) as err:
         raise TargetError(str(err)) from None
