@@ -8,20 +8,19 @@ board.
 labgrid reads the console itself meanwhile (pexpect over the console driver), so what it
 reads is handed to the capture as it arrives, stamped on the boot's clock like every other
 byte: nothing U-Boot prints is missing from the capture.  What labgrid types through pexpect
-is marked there as an event (the key that interrupts autoboot is written past it, unmarked).  Power stays the environment's
-power driver switched by bootlab, not labgrid's UBootStrategy: a strategy's transition
-power-cycles inside itself, and time zero is the instant power is applied.
+is marked there as an event (the key that interrupts autoboot is written past it,
+unmarked).  Power stays the environment's power driver switched by bootlab, not labgrid's
+UBootStrategy: a strategy's transition power-cycles inside itself, and time zero is the
+instant power is applied.
 """
 
 from __future__ import annotations
-
-import time
 
 from ..capture.labgrid_console import LabgridSource
 from ..capture.source import SourceLost
 from .link import Link
 from .protocols import StepFailed
-from .uboot import REFUSED, Recorder, UBoot, quoted
+from .uboot import Recorder, UBoot, quoted
 
 
 class _Recorded:
@@ -35,15 +34,11 @@ class _Recorded:
     def read(self, size=1, timeout=0.0, max_size=None) -> bytes:
         data = self.console.read(size=size, timeout=timeout, max_size=max_size)
         if data:
-            t = time.monotonic_ns() - self.link.t0
-            for w in self.link.writers:
-                w.chunk(t, data)
+            self.link.record(data)
         return data
 
     def write(self, data: bytes):
-        t = time.monotonic_ns() - self.link.t0
-        for w in self.link.writers:
-            w.event(t, f"sent {data.decode(errors='replace')!r}")
+        self.link.mark(f"sent {data.decode(errors='replace')!r}")
         return self.console.write(data)
 
 
@@ -78,20 +73,17 @@ class LabgridUBoot:
         try:
             self._step(link, "bootloader: boot", f"labgrid UBootDriver: {driver.boot_command}", driver.boot)
             self._step(link, "bootloader: boot", "labgrid UBootDriver: await the kernel", driver.await_boot)
-        except StepFailed as failed:
-            refused = REFUSED.search(seen.text())
+        except StepFailed:
+            refused = seen.refusal()
             if refused is None:
                 raise
-            raise StepFailed("bootloader: boot", f"`{driver.boot_command}` did not start a kernel: "
-                                                 f"{seen.line_of(refused.group())}") from None
+            raise StepFailed("bootloader: boot", f"`{driver.boot_command}` did not start a kernel: {refused}") from None
         seen.detach()
 
     def _step(self, link: Link, step: str, event: str, action) -> None:
         """One of labgrid's steps, marked in the capture; any error of labgrid's (a timeout,
         a command's exit status) fails the boot at `step`."""
-        t = time.monotonic_ns() - link.t0
-        for w in link.writers:
-            w.event(t, event)
+        link.mark(event)
         try:
             action()
         except KeyboardInterrupt:

@@ -42,11 +42,21 @@ class Link:
             raise StepFailed(step, f"waiting for {what or repr(pattern.pattern.decode(errors='replace'))}: {why}")
         return pattern.search(result.inline_line)
 
-    def send(self, text: str) -> None:
-        """Type `text` on the console (an event in the capture says what and when)."""
+    def mark(self, text: str) -> None:
+        """An event in the capture, now: what was done to the device, and when."""
         t = time.monotonic_ns() - self.t0
         for w in self.writers:
-            w.event(t, f"sent {text!r}")
+            w.event(t, text)
+
+    def record(self, data: bytes) -> None:
+        """Console bytes someone else read (labgrid's driver), into the capture as they arrive."""
+        t = time.monotonic_ns() - self.t0
+        for w in self.writers:
+            w.chunk(t, data)
+
+    def send(self, text: str) -> None:
+        """Type `text` on the console (an event in the capture says what and when)."""
+        self.mark(f"sent {text!r}")
         try:
             self.console.write(text.encode())
         except OSError as err:

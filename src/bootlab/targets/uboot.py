@@ -92,9 +92,8 @@ class UBoot:
         outcome = re.compile(b"(?P<handover>" + HANDOVER + b")|(?P<prompt>^" + re.escape(self.prompt.encode()) + b")")
         match = link.expect(outcome, float("inf"), "bootloader: boot", "the handover to the kernel")
         if match.group("prompt"):
-            refused = REFUSED.search(seen.text())
-            said = seen.line_of(refused.group()) if refused else "U-Boot returned to its prompt"
-            raise StepFailed("bootloader: boot", f"`{self.boot_command}` did not start a kernel: {said}")
+            raise StepFailed("bootloader: boot", f"`{self.boot_command}` did not start a kernel: "
+                                                 f"{seen.refusal() or 'U-Boot returned to its prompt'}")
         seen.detach()
 
     def _command(self, link: Link, command: str, step: str) -> None:
@@ -102,9 +101,9 @@ class UBoot:
         seen = Recorder(link)
         link.send(command + "\r")
         link.expect(self.prompt, self.timeout, step, f"the prompt {self.prompt!r}")
-        refused = REFUSED.search(seen.text())
+        refused = seen.refusal()
         if refused:
-            raise StepFailed(step, f"U-Boot refused `{command}`: {seen.line_of(refused.group())}")
+            raise StepFailed(step, f"U-Boot refused `{command}`: {refused}")
         seen.detach()
 
 
@@ -145,9 +144,13 @@ class Recorder:
         """What U-Boot printed after echoing the command."""
         return bytes(self.data[self.data.find(b"\n") + 1:])
 
-    def line_of(self, words: bytes) -> str:
-        """The line of the output that holds `words`."""
-        return next(line for line in self.text().splitlines() if words in line).decode(errors="replace").strip()
+    def refusal(self) -> str | None:
+        """The line in which U-Boot said it refused or failed a command (REFUSED), if any."""
+        refused = REFUSED.search(self.text())
+        if refused is None:
+            return None
+        line = next(line for line in self.text().splitlines() if refused.group() in line)
+        return line.decode(errors="replace").strip()
 
     def detach(self) -> None:
         self.link.writers.remove(self)
