@@ -272,6 +272,9 @@ def test_host_facts_are_resolved_where_it_boots_and_a_foreign_rate_is_caught(tmp
     assert abs(printk.rate.rate - 0.886) < 0.01, printk.rate
     warning = next(d.message for d in boot.diagnostics if "clock ran at" in d.message)
     assert f"tsc_early_khz={foreign}" in warning and "tsc_early_khz=host" in warning
+    # 0.886 host seconds per printk second: the printk clock ran 1.13 times as fast, and its
+    # durations are 12.9% long
+    assert f"ran at {1 / printk.rate.rate:.4f} times" in warning and f"{1 / printk.rate.rate - 1:.1%} long" in warning
     # The alignment follows the measured rate: a printk second is 0.886 s of the host's.
     assert abs((printk.ref(2_000_000_000) - printk.ref(1_000_000_000)) / 1e9 - printk.rate.rate) < 1e-3
 

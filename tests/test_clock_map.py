@@ -1,5 +1,6 @@
 """The map between two clocks: the envelope of what a later clock saw, the rate from probes,
-composition and inverse; on a real capture, the printk clock's early slowness."""
+composition and inverse; on a real capture, the printk clock's early slowness; a guest
+clock that keeps no rate (QEMU's -icount)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bootlab.clock_map import ClockMap, envelope, rate_of, steady
+from bootlab.analysis import analyze
+from bootlab.clock_map import ClockMap, arrival, envelope, rate_of, steady
 from bootlab.sources import read
 from bootlab.timeline import Clock
 
@@ -72,3 +74,31 @@ def test_one_probe_seen_late_does_not_tilt_the_rate():
     probes = [(t * MS, 4000 * MS + t * MS) for t in (5000, 5500, 6000, 6500)]
     probes[1] = (probes[1][0], probes[1][1] + 5 * MS)
     assert abs(rate_of(probes).rate - 1) < 1e-3
+
+
+@given(st.lists(st.tuples(st.integers(0, 10**10), st.integers(0, 10**10)), min_size=1, max_size=50))
+def test_a_clock_that_keeps_no_rate_is_placed_at_its_earliest_later_sighting(samples):
+    m = arrival(samples)
+    for x, _ in samples:
+        assert m(x) == min(y for x2, y in samples if x2 >= x)  # printed before it, or anything after, was seen
+    xs = sorted({x for x, _ in samples})
+    assert all(m(a) <= m(b) for a, b in zip(xs, xs[1:]))
+
+
+def test_an_icount_guest_is_timed_where_its_lines_were_seen():
+    """A real boot of the camera device under QEMU's -icount shift=0,sleep=off (the demo's
+    scheduler check): the guest's clock counts instructions, running about 5x slower than the
+    host's while it booted and 60x faster over its idle time after ready.  The probe lines
+    after ready measured the idle speed, and a steady line at that speed put ready at 7.345 s,
+    12.6 s before its line reached the host ("console backlog"), with 31 ms of initcalls; the
+    guest's clock is now placed where its lines were seen, and a warning says why."""
+    boot = read([str(REAL / "icount-camera.capture.gz")])
+    printk = boot.clocks[Clock.PRINTK]
+    assert printk.at_sightings and printk.rate is None
+    warning = next(d.message for d in boot.diagnostics if "-icount shift=0,sleep=off" in d.message)
+    assert "keeps no rate" in warning and "guest time" in warning
+    assert not [d for d in boot.diagnostics if "clock ran at" in d.message]
+    a = analyze(boot)
+    assert abs(a.phases.end.at - 19_991_454_884) < 1 * MS  # the ready line's arrival
+    assert a.console.ready_line_at is None or a.console.ready_line_at - a.phases.end.at < 10 * MS
+    assert 4_000 * MS < a.phases.boundaries["userspace.start"].at - a.phases.boundaries["kernel.start"].at

@@ -15,6 +15,11 @@ as they happen, spanning RATE_SPAN or more (the reference device prints four aft
 ready).  A rate off by more than RATE_TOLERANCE means the clock ran at the wrong speed
 throughout (a TSC rate from another host): the map is then the line of that slope.
 Outside the knots a clock runs at its own nominal speed (slope 1).
+
+A clock that keeps no rate against the seeing one (a guest under QEMU's -icount counts
+executed instructions: slow while it computes, jumping over its idle time with sleep=off)
+admits only the bound every sighting gives: each time is mapped to the earliest sighting at
+or after it (`arrival`).
 """
 
 from __future__ import annotations
@@ -126,6 +131,20 @@ def rate_of(probes: list[tuple[int, int]]) -> Rate | None:
     middle = len(slopes) // 2
     slope = slopes[middle] if len(slopes) % 2 else (slopes[middle - 1] + slopes[middle]) / 2
     return Rate(slope, points[0][0], points[-1][0], len(points))
+
+
+def arrival(samples: list[tuple[int, int]]) -> ClockMap:
+    """A clock whose speed against the seeing one is unknown and changes: every event
+    happened no later than the earliest sighting of it or of anything after it, and that
+    bound is all there is (an upper bound; linear between sightings)."""
+    points = _earliest(samples)
+    knots: list[tuple[int, int]] = []
+    for x, y in reversed(points):
+        if knots and y >= knots[-1][1]:
+            y = knots[-1][1]  # seen after a later line: bounded by that line's sighting
+        knots.append((x, y))
+    knots.reverse()
+    return ClockMap(tuple(x for x, _ in knots), tuple(y for _, y in knots))
 
 
 def steady(samples: list[tuple[int, int]], rate: float) -> ClockMap:

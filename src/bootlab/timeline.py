@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Iterable, Iterator
 
-from .clock_map import RATE_TOLERANCE, ClockMap, Rate, envelope, rate_of, steady
+from .clock_map import RATE_TOLERANCE, ClockMap, Rate, arrival, envelope, rate_of, steady
 
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
@@ -417,13 +417,17 @@ class Anchors:
     def rate(self) -> Rate | None:
         return rate_of(self.probes) if self.observed else None
 
-    def relation(self) -> ClockMap:
+    def relation(self, keeps_no_rate: bool = False) -> ClockMap:
         """t_b as a function of t_a: the envelope of what b saw promptly (a line behind a
         backlog, such as a loud boot's last one, says only that it came later), a steady
-        line when the probes say a ran at the wrong speed throughout, or the mean offset."""
+        line when the probes say a ran at the wrong speed throughout, or the mean offset.
+        A clock known to keep no rate (`keeps_no_rate`: a guest's clock counting
+        instructions) is placed at its sightings, the only bound it admits."""
         assert self.best is not None
         if not self.observed:
             return ClockMap.offset(self.total // self.count)
+        if keeps_no_rate:
+            return arrival(self.samples)
         rate = self.rate()
         if rate is not None and rate.rate < 1 - RATE_TOLERANCE:
             # a clock that ran fast throughout: the envelope (which lets a clock run slow
@@ -441,6 +445,7 @@ class ClockInfo:
     evidence: str = ""
     anchors: int = 0
     rate: Rate | None = None  # measured against the clock it was anchored to (observed anchors)
+    at_sightings: bool = False  # it keeps no rate: placed where it was seen (clock_map.arrival)
 
     @property
     def offset(self) -> int:
@@ -573,16 +578,21 @@ class Boot:
         self.reference = present[0]
         self.clocks[self.reference] = ClockInfo(ClockMap.offset(0), "reference")
         frontier = [self.reference]
+        # The guest's clocks against the host's, when the guest's count its instructions
+        # (QEMU's -icount): what its lines' arrival bounds, no rate (see clock_map.arrival).
+        virtual = self.meta.get("virtual_clock")
         while frontier:
             known = frontier.pop(0)
             for (a, b), anchors in self.anchors.items():
+                keeps_no_rate = bool(virtual) and anchors.observed
+                rate = None if keeps_no_rate else anchors.rate()
                 if a == known and b not in self.clocks:
                     # t_b = h(t_a), ref = M_a(t_a)  =>  M_b = M_a after h's inverse
-                    mapped = anchors.relation().inverse().then(self.clocks[a].map)
-                    self.clocks[b] = ClockInfo(mapped, "anchors", anchors.evidence, anchors.count, anchors.rate())
+                    mapped = anchors.relation(keeps_no_rate).inverse().then(self.clocks[a].map)
+                    self.clocks[b] = ClockInfo(mapped, "anchors", anchors.evidence, anchors.count, rate, keeps_no_rate)
                 elif b == known and a not in self.clocks:
-                    mapped = anchors.relation().then(self.clocks[b].map)
-                    self.clocks[a] = ClockInfo(mapped, "anchors", anchors.evidence, anchors.count, anchors.rate())
+                    mapped = anchors.relation(keeps_no_rate).then(self.clocks[b].map)
+                    self.clocks[a] = ClockInfo(mapped, "anchors", anchors.evidence, anchors.count, rate, keeps_no_rate)
                 else:
                     continue
                 frontier.append(b if a == known else a)
@@ -604,6 +614,9 @@ class Boot:
                 )
             )
         for (a, b), anchors in self.anchors.items():
+            if virtual and anchors.observed:
+                self.diagnostics.append(Diagnostic("<alignment>", 0, _no_rate_warning(a, b, anchors, virtual)))
+                continue
             rate = anchors.rate()
             if rate is not None and abs(rate.rate - 1) > RATE_TOLERANCE:
                 self.diagnostics.append(Diagnostic("<alignment>", 0, _rate_warning(a, b, rate, self.meta)))
@@ -799,8 +812,29 @@ def _rate_warning(a: str, b: str, rate: Rate, meta: dict) -> str:
     else:
         cause = ("the kernel calibrated its clock wrong (its TSC rate, or a wrong clock-frequency in the device "
                  "tree)")
-    return (f"the {a} clock ran at {rate.rate:.4f} times the {b} clock's speed (from {rate.probes} probe lines "
-            f"over {(rate.end - rate.start) / NS_PER_S:.2f} s of its own time), more than "
-            f"{RATE_TOLERANCE:.1%} off: its durations are {abs(rate.rate - 1):.1%} "
+    # rate is the seeing clock's ns per own ns: the own clock's speed is its inverse
+    return (f"the {a} clock ran at {1 / rate.rate:.4f} times the {b} clock's speed (from {rate.probes} probe "
+            f"lines over {(rate.end - rate.start) / NS_PER_S:.2f} s of its own time), more than "
+            f"{RATE_TOLERANCE:.1%} off: its durations are {abs(1 / rate.rate - 1):.1%} "
             f"{'short' if rate.rate > 1 else 'long'}; times are aligned "
             f"{'at the measured rate' if rate.rate < 1 else 'along what the host saw'}. Likely cause: {cause}")
+
+
+SPEED_WINDOW = 250_000_000  # ns of either clock a speed is read over, at least
+
+
+def _no_rate_warning(a: str, b: str, anchors: Anchors, virtual: str) -> str:
+    """A guest clock that counts instructions: how far from the host's its speed went, and
+    what its times mean here."""
+    m = arrival(anchors.samples)
+    speeds = []
+    x0, y0 = m.xs[0], m.ys[0]
+    for x, y in zip(m.xs, m.ys):
+        if max(x - x0, y - y0) >= SPEED_WINDOW:
+            speeds.append((x - x0) / max(y - y0, 1))
+            x0, y0 = x, y
+    measured = (f" (read over stretches of {SPEED_WINDOW / NS_PER_S:.2f} s, from the lines' arrival: between "
+                f"{min(speeds):.3g} and {max(speeds):.3g} times the {b} clock's speed)") if speeds else ""
+    return (f"the guest ran with QEMU's {virtual}: its {a} clock counts executed instructions, not time, and keeps no "
+            f"rate against the {b} clock{measured}. Its events are placed when their lines reached the host "
+            f"(upper bounds); durations the kernel measured itself (initcalls, probes, its steps) are guest time")

@@ -66,7 +66,7 @@ def document(a: Analysis, events: bool = False) -> dict:
         "sources": [{"file": s.file, "format": s.format, "lines": s.lines} for s in boot.sources],
         "reference_clock": boot.reference,
         "clocks": [{"name": str(name), "offset_ns": info.offset, "method": info.method, "anchors": info.anchors,
-                    "evidence": info.evidence, "knots": len(info.map.xs),
+                    "evidence": info.evidence, "knots": len(info.map.xs), "at_sightings": info.at_sightings,
                     "rate": None if info.rate is None else {"rate": info.rate.rate, "start_ns": info.rate.start,
                                                             "end_ns": info.rate.end, "probes": info.rate.probes}}
                    for name, info in boot.clocks.items()],

@@ -111,7 +111,9 @@ def render(a: Analysis) -> str:
         out.append("Clocks:")
         for name, info in boot.clocks.items():
             extra = f", {info.anchors} anchors, best {info.evidence}" if info.method == "anchors" else ""
-            if len(info.map.xs) > 1:
+            if info.at_sightings:
+                extra += f", keeps no rate: placed where its lines were seen ({len(info.map.xs)} sightings)"
+            elif len(info.map.xs) > 1:
                 extra += f", along the envelope of {len(info.map.xs)} earliest sightings"
             if info.rate is not None:
                 extra += (f", rate {info.rate.rate:.5f} (from {info.rate.probes} probe lines over "

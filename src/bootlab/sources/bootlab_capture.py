@@ -152,6 +152,15 @@ def console_bytes(data: bytes) -> bytes:
     return bytes(out)
 
 
+def _icount(argv) -> str | None:
+    """`-icount ARGS` when the capture's QEMU ran with it: the guest's clocks then count its
+    instructions (timeline.Boot.align places them where they were seen)."""
+    if not isinstance(argv, list) or "-icount" not in argv:
+        return None
+    at = argv.index("-icount")
+    return " ".join(str(a) for a in argv[at:at + 2])
+
+
 def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
     first = data.split(b"\n", 1)[0]
     try:
@@ -165,6 +174,9 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
             boot.meta.setdefault(f"capture_{key}", meta[key])
     if meta.get("baud"):
         boot.meta.setdefault("console_baud", meta["baud"])
+    icount = _icount(meta.get("argv"))
+    if icount is not None:
+        boot.meta.setdefault("virtual_clock", icount)
     log = ConsoleLog(file, Clock.HOST, printed=True)
     interp = Interpreter(boot, file, patterns, log)
     pending: list[Segment] = []
