@@ -279,6 +279,26 @@ def test_host_facts_are_resolved_where_it_boots_and_a_foreign_rate_is_caught(tmp
     assert abs((printk.ref(2_000_000_000) - printk.ref(1_000_000_000)) / 1e9 - printk.rate.rate) < 1e-3
 
 
+def test_an_icount_guest_is_not_paced_and_is_timed_where_its_lines_were_seen(tmp_path):
+    """Under -icount the guest's clock counts instructions: the host does not drain its
+    console at the baud rate (a UART drained on the host's clock made the guest's console
+    writer give up waiting and write over QEMU's FIFO: 64-154 bytes lost per boot of the
+    camera), and its events are placed where their lines reached the host."""
+    t = _microvm("quiet")
+    t.target.icount = "shift=0,sleep=off"
+    built = build(t)
+    assert built.baud is None
+    result = strategy.boot(built, str(tmp_path / "icount.capture"))
+    assert result.status == "ok", result.reason
+    header = json.loads(Path(result.capture).read_bytes().split(b"\n", 1)[0][len(bootlab_capture.MAGIC):])
+    assert header["baud"] is None and "paced_baud" not in header and "-icount" in header["argv"]
+    boot = read([result.capture])
+    assert boot.clocks[Clock.PRINTK].at_sightings
+    assert any("QEMU's -icount shift=0,sleep=off" in d.message for d in boot.diagnostics)
+    a = analyze(boot)
+    assert a.console.ready_line_at is None or a.console.ready_line_at - a.phases.end.at < 10_000_000
+
+
 def test_the_ready_line_is_never_placed_after_it_arrived():
     """A real capture (make test, 2026-11-23) whose ready line's printk stamp, mapped onto the
     host's clock, came 22 µs after the line's own bytes reached the host: the line was

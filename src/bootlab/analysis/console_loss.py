@@ -10,6 +10,10 @@ subsequence of it) is a damaged line, and the difference in length is the bytes 
 printed log goes through the same console, so it can be the damaged one: the shorter of
 the two is what lost bytes.
 
+A program that logs a line to the kernel and also writes it to the console itself (the
+reference application's ready line, bootlab's markers) puts it there twice: the kernel's
+copy with its stamp, and its own without; its own is not a record that lost its stamp.
+
 The console prints a subset of the records (its log level filters some) in the ring
 buffer's order, so records are looked for from the last one matched onwards.  Console
 lines printed before the oldest record still in the ring buffer cannot be checked.
@@ -104,6 +108,10 @@ def console_loss(log: ConsoleLog) -> ConsoleLoss | None:
     for k, text in enumerate(records):
         where.setdefault(text, []).append(k)
     oldest = next((stamp_ns(m) for m in map(PRINTK_AT_START.match, records) if m), None)
+    # the records the console printed intact, by what they say without their stamps: a
+    # line saying the same without a stamp is the logging program's own copy
+    printed = {log.text[i] for i in console}
+    own_copies = {text[m.end():] for text in records if text in printed and (m := PRINTK_AT_START.match(text))}
     result = ConsoleLoss(log.file)
     last = 0  # the record after the last one matched
     for i in console:
@@ -112,6 +120,8 @@ def console_loss(log: ConsoleLog) -> ConsoleLoss | None:
         if exact:
             last = exact[0] + 1
             result.checked += 1
+            continue
+        if text in own_copies:
             continue
         for k in range(last, min(last + WINDOW, len(records))):
             found = _compare(text, records, k)

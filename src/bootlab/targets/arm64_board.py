@@ -16,6 +16,7 @@ console (the [bootloader] table).
     cpu = "cortex-a57"          # QEMU -cpu
     accel = "tcg"               # QEMU -accel (TCG options: "tcg,tb-size=256" ...)
     icount = ""                 # QEMU -icount, e.g. "shift=0,sleep=off" for a deterministic guest clock
+                                # (its console is then not drained at console_baud: see qemu.py)
     memory = 1024               # MiB
     cpus = 1
     firmware = "/usr/lib/u-boot/qemu_arm64/u-boot.bin"   # or "built": U-Boot built from Debian's

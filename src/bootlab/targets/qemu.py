@@ -66,7 +66,12 @@ class QemuBootable:
 
     @property
     def baud(self) -> int | None:
-        return self.target.target.console_baud or None
+        """The speed the host drains the console at; None (not paced) under -icount: the
+        guest's clock then counts instructions, and a UART drained on the host's clock would
+        make the guest's timing follow the host's (its console writer, waiting for the
+        transmitter on its own clock, gave up and wrote over QEMU's FIFO: bytes lost)."""
+        t = self.target.target
+        return None if t.icount else (t.console_baud or None)
 
     @property
     def after_ready(self) -> float:
@@ -92,7 +97,7 @@ def parts(built: Built, capture_path: str) -> Parts:
         ok, why = kvm_usable(str(built.image))
         if not ok:
             raise TargetError(f"KVM refused: {why}; use accel = \"tcg\"")
-    baud = t.target.console_baud
+    baud = built.baud
     stderr_path = capture_path + ".stderr"
     loader = built.bootloader()
     proc = ProcessSource(built.qemu_argv(), small_buffer=bool(baud), stderr_path=stderr_path,

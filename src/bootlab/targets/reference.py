@@ -14,6 +14,7 @@ artifacts built from it (kernel image, initramfs, QEMU command line).
                                 # tsc_early_khz=host and lpj=host: the booting host's own values
     console_baud = 115200       # the host drains the serial port at this speed; 0 = unthrottled
     icount = ""                 # QEMU -icount, e.g. "shift=4,sleep=off" for a deterministic guest clock
+                                # (its console is then not drained at console_baud: see qemu.py)
 
     [initramfs]
     compression = "gzip"        # gzip, lz4, lzo, xz, zstd, lzma, bzip2, none
