@@ -39,7 +39,7 @@ def _boot(tmp_path: Path, capsys, **replace: str) -> tuple[str, Store]:
 
 
 def test_the_debian_device_boots_to_ready_and_show_reads_systemds_view_back(tmp_path, capsys):
-    db, store = _boot(tmp_path, capsys)
+    db, store = _boot(tmp_path, capsys, **{'filesystem = "ext4"': 'filesystem = "ext4"\nplot = true'})
     run = store.get(1)
     assert run.status == "ok", run.reason
     assert Path(run.target["disk_path"]).exists() and run.target["rootfs"]["filesystem"] == "ext4"
@@ -50,6 +50,10 @@ def test_the_debian_device_boots_to_ready_and_show_reads_systemds_view_back(tmp_
     units = boot.of_kind(Kind.UNIT)
     assert any(ev.name == rootfs.APP_UNIT and (ev.attrs or {}).get("critical_chain") for ev in units)
     assert any((ev.attrs or {}).get("source") == "blame" for ev in units)
+    # systemd-analyze plot's SVG: every unit's activation timed, and systemd's generators
+    plotted = {ev.name: ev for ev in units if (ev.attrs or {}).get("source") == "plot"}
+    assert boot.meta["systemd_plot_svg"].startswith("<?xml") and rootfs.APP_UNIT in plotted
+    assert plotted["(generators)"].dur > 0 and plotted[rootfs.APP_UNIT].t > plotted["(generators)"].t
     facts = facts_from(boot)
     assert rootfs.APP_UNIT in facts.chain and off_chain(facts, [])
     assert main(["show", "1", "--db", db]) == 0

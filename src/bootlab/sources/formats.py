@@ -16,7 +16,7 @@ from typing import Callable
 
 from ..timeline import Boot
 from . import (bootchart, bootlab_capture, console, ftrace, grabserial, journal_json, journal_short, printk,
-               systemd_analyze, systemd_bootchart, uboot)
+               systemd_analyze, systemd_bootchart, systemd_plot, uboot)
 from .lines import clean, decode, looks_binary
 from .userspace import Patterns
 
@@ -106,6 +106,8 @@ TABLE: tuple[InputFormat, ...] = (
                 0.5, lambda boot, i: bootchart.parse(boot, i.path, i.data), bytes_level=True, directory=True),
     InputFormat(systemd_bootchart.FORMAT, lambda s: systemd_bootchart.sniff(s.lines), 0.5,
                 lambda boot, i: systemd_bootchart.parse(boot, i.path, i.data)),
+    InputFormat(systemd_plot.FORMAT, lambda s: systemd_plot.sniff(s.lines), 0.5,
+                lambda boot, i: systemd_plot.parse(boot, i.path, i.data)),
     InputFormat(bootlab_capture.FORMAT, lambda s: bootlab_capture.sniff(s.data), 0.5,
                 lambda boot, i: bootlab_capture.parse(boot, i.path, i.data, i.patterns), bytes_level=True, boots=True),
     InputFormat(grabserial.FORMAT, lambda s: grabserial.sniff(s.lines), 0.5,

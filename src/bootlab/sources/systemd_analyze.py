@@ -30,6 +30,8 @@ USERSPACE_START = "systemd.kernel-done"
 # between its markers on the console: (name, systemd-analyze arguments; {unit} = the app's).
 # Not `plot --json`: bookworm's systemd (252) has --json only for security and inspect-elf.
 ANALYZE_COMMANDS = (("time", "time"), ("blame", "blame"), ("critical-chain", "critical-chain {unit}"))
+# and when asked (rootfs.plot): the plot, an SVG (systemd_plot.py reads it)
+PLOT_COMMAND = ("plot", "plot")
 
 
 def marker(name: str, edge: str) -> str:
@@ -155,14 +157,7 @@ def parse(boot: Boot, file: str, data: bytes, variant: str) -> None:
             if not text.strip():
                 continue
             if variant == "systemd-time":
-                if read_time(boot, file, text, line.lineno):
-                    count += 1
-                    continue
-                m = REACHED.match(text)
-                if m:
-                    t = span_ns(m.group("span"))
-                    boot.add(Event(Kind.UNIT, m.group("unit"), Clock.USERSPACE, t, None, file, line.lineno, m.group("unit"),
-                                   attrs={"reached": True}))
+                if read_time_output(boot, file, text, line.lineno):
                     count += 1
                     continue
             elif variant == "systemd-blame":
@@ -184,6 +179,18 @@ def parse(boot: Boot, file: str, data: bytes, variant: str) -> None:
     if not count:
         boot.warn(file, 0, f"no {variant} records found")
     boot.sources.append(SourceInfo(file, variant, len(lines), count))
+
+
+def read_time_output(boot: Boot, file: str, text: str, lineno: int) -> bool:
+    """A line of `systemd-analyze time`'s output (also the plot's title): `Startup finished
+    in ...`, or when the default target was reached."""
+    if read_time(boot, file, text, lineno):
+        return True
+    m = REACHED.match(text)
+    if m:
+        boot.add(Event(Kind.UNIT, m.group("unit"), Clock.USERSPACE, span_ns(m.group("span")), None, file, lineno,
+                       m.group("unit"), attrs={"reached": True}))
+    return m is not None
 
 
 def _chain_unit(boot: Boot, file: str, lineno: int, m: re.Match) -> None:
@@ -258,10 +265,8 @@ class ConsoleOutputs:
 
     def _parse(self) -> None:
         variant = _VARIANT.get(self.name)
-        if self.name == "bootchart":  # systemd-bootchart's SVG, printed the same way
-            from . import systemd_bootchart
-
-            systemd_bootchart.parse_printed(self.boot, self.file, self.first, self.lines)
+        if self.name in ("bootchart", "plot"):  # an SVG: systemd-bootchart's, or systemd-analyze plot's
+            self._svg()
             return
         if variant is None:
             self.boot.warn(self.file, self.first, f"systemd-analyze {self.name}: not an output bootlab reads")
@@ -270,3 +275,17 @@ class ConsoleOutputs:
         self.boot.meta.setdefault("systemd_analyze", {})[self.name] = text
         # Blank lines ahead keep the console's numbering in what parse() reports.
         parse(self.boot, self.file, b"\n" * self.first + text.encode(), variant)
+
+    def _svg(self) -> None:
+        """An SVG printed on the console: read with the console's line numbers and kept in
+        boot.meta; an unreadable one is a warning, not the end of the console's reading."""
+        from . import systemd_bootchart, systemd_plot
+        from .detect import NotALog  # here: detect imports the format table, which imports this module
+
+        reader = systemd_bootchart if self.name == "bootchart" else systemd_plot
+        text = "\n".join(self.lines) + "\n"
+        self.boot.meta[f"systemd_{self.name}_svg"] = text
+        try:
+            reader.parse(self.boot, self.file, b"\n" * self.first + text.encode())
+        except NotALog as err:
+            self.boot.warn(self.file, err.line or self.first, f"{reader.FORMAT} SVG: {str(err).split(': ', 1)[-1]}")

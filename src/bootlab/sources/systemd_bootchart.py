@@ -246,17 +246,3 @@ def parse(boot: Boot, path: str, data: bytes) -> None:
         boot.warn(path, last, "the SVG ends without </svg>: truncated, read up to here")
     reader.finish(last)
     boot.sources.append(SourceInfo(path, FORMAT, len(lines), reader.processes))
-
-
-def parse_printed(boot: Boot, file: str, first: int, lines: list[str]) -> None:
-    """The SVG as the guest printed it on a console after the begin marker on line `first`:
-    read with the console's line numbers; an unreadable one is a warning, not the end of
-    the console's reading."""
-    from .detect import NotALog  # here: see _unreadable
-
-    text = "\n".join(lines) + "\n"
-    boot.meta["systemd_bootchart_svg"] = text
-    try:
-        parse(boot, file, b"\n" * first + text.encode())
-    except NotALog as err:
-        boot.warn(file, err.line or first, f"systemd-bootchart SVG: {str(err).split(': ', 1)[-1]}")

@@ -21,6 +21,8 @@
     analyze = true              # after ready, print systemd-analyze's view on the console (sources/systemd_analyze.py)
     bootchart = false           # systemd-bootchart as init (it starts systemd); its SVG printed after ready
                                 # (sources/systemd_bootchart.py); needs analyze
+    plot = false                # systemd-analyze plot's SVG printed after ready too (sources/systemd_plot.py:
+                                # every unit's activation; 60-100 kB, seconds of console); needs analyze
 
 Two steps, each cached by content under ~/.cache/bootlab/rootfs: the Debian tree as
 mmdebstrap's tarball (suite, mirror, variant, packages), then the disk image made from it with
@@ -126,6 +128,7 @@ class RootfsSection:
     journal: str = "auto"
     analyze: bool = True
     bootchart: bool = False
+    plot: bool = False
 
     def problems(self) -> list[tuple[str, str]]:
         """(key, message) for each value that cannot be built."""
@@ -139,6 +142,8 @@ class RootfsSection:
             (all(p and not p.startswith("-") for p in self.packages), "packages", "package names only"),
             (not self.bootchart or (self.analyze and self.init == "systemd"), "bootchart",
              "bootchart needs analyze = true (it prints the SVG) and init = \"systemd\""),
+            (not self.plot or (self.analyze and self.init == "systemd"), "plot",
+             "plot needs analyze = true (it prints the SVG) and init = \"systemd\""),
         ]
         return [(key, message) for ok, key, message in checks if not ok]
 
@@ -289,17 +294,17 @@ def _unit(sections: dict[str, dict[str, str | list[str]]]) -> str:
     return "\n".join(out)
 
 
-def analyze_script(app_unit: str = APP_UNIT, bootchart: bool = False) -> str:
+def analyze_script(app_unit: str = APP_UNIT, bootchart: bool = False, plot: bool = False) -> str:
     """Run after ready: wait for the boot to finish, then print systemd's view between markers.
     Collected first and printed in one write, so a login prompt or the application's last
     words do not land inside an output.  The wait is bounded (ANALYZE_WAIT): a boot whose
     application started early may still be busy then: its units so far are better than
     nothing (`time` then says it is not done).  The host reads for AFTER_READY after ready
     (reference.Built.after_ready)."""
-    from ..sources.systemd_analyze import ANALYZE_COMMANDS, marker
+    from ..sources.systemd_analyze import ANALYZE_COMMANDS, PLOT_COMMAND, marker
 
     lines = ["#!/bin/sh", f"timeout {ANALYZE_WAIT} systemctl is-system-running --wait > /dev/null 2>&1", "{"]
-    for name, command in ANALYZE_COMMANDS:
+    for name, command in ANALYZE_COMMANDS + ((PLOT_COMMAND,) if plot else ()):
         command = command.replace("{unit}", app_unit)
         lines += [f"echo '{marker(name, 'begin')}'", f"systemd-analyze --no-pager {command} 2>&1",
                   f"echo '{marker(name, 'end')}'"]
@@ -343,7 +348,7 @@ def overlay(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str
         _unit({"Unit": unit, "Service": service, "Install": {"WantedBy": "multi-user.target"}}).encode(), 0o644)
     files[f"/etc/systemd/system/multi-user.target.wants/{APP_UNIT}"] = (f"/etc/systemd/system/{APP_UNIT}", 0)
     if r.analyze:
-        files["/usr/local/sbin/bootlab-analyze"] = (analyze_script(bootchart=r.bootchart).encode(), 0o755)
+        files["/usr/local/sbin/bootlab-analyze"] = (analyze_script(bootchart=r.bootchart, plot=r.plot).encode(), 0o755)
         analyze = {"Unit": {"Description": "systemd's view of the boot, after ready (bootlab)",
                             "After": APP_UNIT},
                    "Service": {"Type": "simple", "ExecStart": "/usr/local/sbin/bootlab-analyze",
