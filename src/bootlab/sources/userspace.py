@@ -15,14 +15,19 @@ from ..timeline import Boot, Clock, Event, Kind, Mark
 from . import kernel_messages as km
 from . import systemd_analyze
 
-STATUS = re.compile(r"^\[\s*(?P<status>OK|FAILED|TIME|DEPEND|SKIP|\*+\s*)\s*\] (?P<verb>Started|Finished|Reached target|Mounted|Listening on|Created slice|Activated swap|Failed to start|Stopped|Found device|Timed out waiting for|Dependency failed for|Condition check resulted in)? ?(?P<what>.*?)\.?\s*$")
+STATUS = re.compile(r"^\[\s*(?P<status>OK|FAILED|TIME|DEPEND|SKIP|\*+\s*)\s*\] (?P<verb>Started|Finished|Reached target|Mounted|Listening on|Created slice|Activated swap|Failed to start|Stopped target|Stopped|Found device|Timed out waiting for|Dependency failed for|Condition check resulted in)? ?(?P<what>.*?)\.?\s*$")
 STARTING = re.compile(r"^\s+(?:Starting|Mounting|Activating swap|Listening on) (?P<what>.*?)\.{0,3}\s*$")
 SYSTEMD_MSG = re.compile(r"^systemd\[1\]: (?P<verb>Starting|Started|Finished|Reached target|Mounting|Mounted|Listening on|Failed to start|Startup finished in|Queued start job for default target) ?(?P<what>.*?)\.{0,3}\s*$")
 BOOTLAB_MARK = re.compile(r"bootlab-mark: (?P<name>[\w.\-]+)(?P<rest>.*)$")
 # What feed() looks for first: anything else it leaves alone.
 WORDS = ("bootlab-mark: ",)
 STARTS = ("systemd[1]: ", "[", " ")
-_UNIT_NAME = re.compile(r"^(?P<unit>[\w@.\\\-:]+\.(?:service|target|mount|socket|device|slice|swap|path|timer|scope|automount)) - ")
+UNIT = r"[\w@.\\\-:]+\.(?:service|target|mount|socket|device|slice|swap|path|timer|scope|automount)"
+_UNIT_NAME = re.compile(rf"^(?P<unit>{UNIT}) - ")
+# systemd's status lines shorten what does not fit the console's width with an ellipsis in the
+# middle (`system-seria… - Slice /system/serial-getty`, `integrityse…Local Integrity ...`):
+# the name is the full one the logs gave elsewhere that starts and ends the same way.
+ELLIPSIS = "\u2026"
 
 # systemd in the kernel log: its first message (systemd has just started) and the switch
 # from the initrd to the real root (the systemd whose clock systemd-analyze reports starts
@@ -154,35 +159,69 @@ class UserspaceReader:
         if verb == "Startup finished in":  # systemd's own figures: read as systemd-analyze time prints them
             systemd_analyze.read_time(self.boot, self.file, f"Startup finished in {what}", lineno)
             return
-        m = _UNIT_NAME.match(what)
-        unit = m.group("unit") if m else what
+        unit = self._unit(what)
         key = what
         if verb in ("Starting", "Mounting"):
             self.starting[key] = (clock, t, lineno)
             return
         begun = self.starting.pop(key, None)
-        attrs = {"status": status, "verb": verb}
+        attrs = {"status": status, "verb": verb, "text": what}
         if begun and begun[0] == clock and begun[1] is not None and t is not None:
             start, dur = begun[1], t - begun[1]
         else:
             start, dur = t, None
         self.boot.add(Event(Kind.UNIT, unit, clock, start, dur, self.file, lineno, unit, attrs=attrs))
 
+    @staticmethod
+    def _unit(what: str) -> str:
+        """The unit's name in what a status line says of it (`NAME - Description`, or the
+        description alone, as older systemd prints)."""
+        m = _UNIT_NAME.match(what)
+        return m.group("unit") if m else what
+
     def close(self) -> None:
         for what, (clock, t, lineno) in self.starting.items():
-            m = _UNIT_NAME.match(what)
-            unit = m.group("unit") if m else what
-            self.boot.add(
-                Event(Kind.UNIT, unit, clock, t, None, self.file, lineno, unit, attrs={"status": "started, never finished"})
-            )
+            unit = self._unit(what)
+            self.boot.add(Event(Kind.UNIT, unit, clock, t, None, self.file, lineno, unit,
+                                attrs={"status": "started, never finished", "text": what}))
         self.starting.clear()
+
+
+def resolve_shortened(boot: Boot) -> None:
+    """Units a status line named with an ellipsis, made whole from what the logs give in
+    full (systemd[1]'s `NAME - Description` lines, the names in blame and the plot): the
+    units whose whole line starts and ends as the shortened one does; else whose name
+    starts and ends as its name part does; else whose name starts so (the ellipsis may have
+    eaten the ` - `, or a damaged console a byte after it).  Made whole where exactly one
+    fits; else left as printed, marked `shortened`."""
+    units = boot.of_kind(Kind.UNIT)
+    lines: dict[str, set[str]] = {}  # what a line said in full -> the units it named
+    for ev in units:
+        if re.fullmatch(UNIT, ev.name):
+            lines.setdefault((ev.attrs or {}).get("text") or ev.name, set()).add(ev.name)
+    names = set().union(*lines.values()) if lines else set()
+    for ev in units:
+        if ELLIPSIS not in ev.name:
+            continue
+        head, _, tail = ((ev.attrs or {}).get("text") or ev.name).partition(ELLIPSIS)
+        name_tail = tail.partition(" - ")[0] if " - " in tail else ""
+        tiers = ({n for text, named in lines.items() if text.startswith(head) and text.endswith(tail) for n in named},
+                 {n for n in names if n.startswith(head) and n.endswith(name_tail)},
+                 {n for n in names if n.startswith(head)})
+        fits = next((tier for tier in tiers if tier), set())
+        if len(fits) == 1:
+            ev.name = ev.track = fits.pop()
+        else:
+            ev.attrs = {**(ev.attrs or {}), "shortened": True}
 
 
 def link_marks(boot: Boot) -> None:
     """bootlab's markers are written to the kernel log and then to the console: the same
     instant on the printk clock and the host clock.  Each such pair is an anchor.  A pair
     NAME.start / NAME.end on one clock is a step of the boot (loading the scheduler...).
-    Then systemd-analyze's clock is placed by what the logs say (link_userspace)."""
+    Then systemd-analyze's clock is placed by what the logs say (link_userspace), by the
+    units they name: those a status line shortened are given their full names first."""
+    resolve_shortened(boot)
     seen: dict[str, dict[str, list]] = {}
     for ev in boot.of_kind(Kind.MARKER):
         if ev.t is not None and (ev.attrs or {}).get("bootlab"):
