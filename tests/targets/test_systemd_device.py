@@ -61,11 +61,15 @@ def test_the_debian_device_boots_to_ready_and_show_reads_systemds_view_back(tmp_
     assert "Userspace critical chain" in out and "Slowest units:" in out and rootfs.APP_UNIT in out
 
 
-def test_a_read_only_filesystem_variant_boots(tmp_path, capsys):
-    _db, store = _boot(tmp_path, capsys, **{'filesystem = "ext4"': 'filesystem = "erofs"'})
+def test_a_read_only_filesystem_variant_without_generators_boots(tmp_path, capsys):
+    _db, store = _boot(tmp_path, capsys, **{'filesystem = "ext4"': 'filesystem = "erofs"\ngenerators = false'})
     run = store.get(1)
     assert run.status == "ok", run.reason
     assert run.target["disk_path"].endswith(".erofs") and "readonly=on" in " ".join(run.command)
+    # The getty generator did not run: no getty for the serial console was made.
+    boot = read_run(store, run, Patterns.from_options(run.target["boot"]["ready"]))
+    units = {ev.name for ev in boot.of_kind(Kind.UNIT)}
+    assert rootfs.APP_UNIT in units and "serial-getty@ttyS0.service" not in units
 
 
 def test_a_masked_unit_the_application_needed_is_a_failed_run(tmp_path, capsys):

@@ -271,7 +271,7 @@ def off_chain(facts: Facts, masked: list[str]) -> list[tuple[str, int]]:
 
 def userspace(t: Target, facts: Facts) -> list[Candidate]:
     """Masking what the application does not wait for, the application's unit started early,
-    a volatile journal, no status lines, the application as PID 1, and the root filesystem.
+    systemd's generators off, a volatile journal, no status lines, the application as PID 1, and the root filesystem.
     A unit masked that the application needed stops the boot short of ready: that boot
     fails and the candidate is not kept."""
     r = t.rootfs
@@ -292,6 +292,12 @@ def userspace(t: Target, facts: Facts) -> list[Candidate]:
         out.append(Candidate("app-early", "DefaultDependencies=no for the application's unit: it starts without "
                                           "waiting for sysinit.target and basic.target",
                              {"rootfs": {"app_unit": {"DefaultDependencies": "no"}}}))
+    if r.generators:
+        out.append(Candidate("no-generators", "systemd's generators masked: none runs before the units load (they "
+                                              "make units from fstab, the console, GPT partitions, SysV scripts ...)",
+                             {"rootfs": {"generators": False}},
+                             notes=["a unit a generator would have made is not there: fstab's mounts other than "
+                                    "the root, a getty on the console; a boot that needed one fails and is not kept"]))
     if r.journal != "volatile":
         out.append(Candidate("journal-volatile", "journald Storage=volatile: the journal kept in RAM, never flushed "
                                                  "to the disk", {"rootfs": {"journal": "volatile"}}))

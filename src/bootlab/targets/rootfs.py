@@ -16,6 +16,7 @@
     modules = []                # loaded by the application's unit before it starts ("name param=value")
     files = {}                  # {"/path/in/root" = "path/on/host"}, relative to the target file
     mask = []                   # units masked (linked to /dev/null)
+    generators = true           # false: systemd's generators masked (none runs before the units load)
     app_unit = {}               # extra [Unit] settings of bootlab-app.service, e.g. {DefaultDependencies = "no"}
     journal = "auto"            # journald Storage= (auto, volatile, persistent, none)
     analyze = true              # after ready, print systemd-analyze's view on the console (sources/systemd_analyze.py)
@@ -124,6 +125,7 @@ class RootfsSection:
     modules: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
     mask: list[str] = field(default_factory=list)
+    generators: bool = True
     app_unit: dict[str, str] = field(default_factory=dict)
     journal: str = "auto"
     analyze: bool = True
@@ -379,6 +381,15 @@ def overlay(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str
     return files
 
 
+def _mask_generators(tree: str) -> str:
+    """The shell commands that mask every generator the Debian tree has: a link to /dev/null
+    of the same name in /etc/systemd/system-generators (systemd.generator(7))."""
+    q = shlex.quote
+    own, masks = f"{tree}/usr/lib/systemd/system-generators", f"{tree}/etc/systemd/system-generators"
+    return (f"mkdir -p {q(masks)}; for g in {q(own)}/*; do "
+            f'if [ -e "$g" ]; then ln -sf /dev/null {q(masks)}/"${{g##*/}}"; fi; done; ')
+
+
 def _mkfs(r: RootfsSection, tree: str, image: str) -> list[str]:
     """The shell command that makes the image from the tree (inside the namespace)."""
     fs = r.filesystem
@@ -469,6 +480,7 @@ def image(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str])
         script = (f"set -e; trap 'rm -rf {q(str(root))}' EXIT; mkdir {q(str(root))}; "
                   f"tar -C {q(str(root))} --exclude='./dev/*' -xf {q(str(tree))}; "
                   f"tar -C {q(str(added))} --owner=0 --group=0 -cf - . | tar -C {q(str(root))} --keep-directory-symlink -xf -; "
+                  + ("" if r.generators else _mask_generators(str(root)))
                   + _mkfs(r, str(root), str(built)) + f"; chmod a+r {q(str(built))}")
         _run(_namespace() + ["sh", "-c", script], f"making the {r.filesystem} root filesystem image")
         # The image leaves the namespace: make it the user's on the host.
