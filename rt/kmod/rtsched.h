@@ -25,6 +25,7 @@ void rtsched_unregister_plugin(const struct rts_policy *policy);
 
 /* Recorder (rtsched_trace.c), used by the core. */
 int rt_trace_init(unsigned int nr_records, int first_cpu, int nr_cpus);
+int rt_trace_start(void);
 void rt_trace_exit(void);
 void rt_trace_put(struct rtsched_record *rec);
 struct rt_task;
