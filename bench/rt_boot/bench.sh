@@ -16,7 +16,8 @@ LOADER_PHASES="kernel_read_file_from_fd elf_validity_cache_copy layout_and_alloc
 	unwind_module_init apply_alternatives apply_retpolines apply_returns
 	apply_paravirt apply_ibt_endbr alternatives_smp_module_add
 	jump_label_module_notify static_call_module_notify tracepoint_module_notify
-	add_sect_attrs add_notes_attrs module_param_sysfs_setup"
+	add_sect_attrs add_notes_attrs module_param_sysfs_setup
+	misc_register for_each_kernel_tracepoint tracepoint_probe_register kvmalloc_node"
 mark() { echo "rtboot: $1" > /dev/kmsg; }
 step() {
 	name=$1; shift
