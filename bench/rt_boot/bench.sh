@@ -17,7 +17,8 @@ LOADER_PHASES="kernel_read_file_from_fd elf_validity_cache_copy layout_and_alloc
 	apply_paravirt apply_ibt_endbr alternatives_smp_module_add
 	jump_label_module_notify static_call_module_notify tracepoint_module_notify
 	add_sect_attrs add_notes_attrs module_param_sysfs_setup
-	misc_register for_each_kernel_tracepoint tracepoint_probe_register kvmalloc_node"
+	misc_register for_each_kernel_tracepoint tracepoint_probe_register kvmalloc_node
+	apply_relocate_add add_kallsyms layout_symtab"
 mark() { echo "rtboot: $1" > /dev/kmsg; }
 step() {
 	name=$1; shift
