@@ -1144,6 +1144,11 @@ bool rt_job_first_run(struct rt_task *rtt, u64 job)
 
 static int __init rt_init(void)
 {
+	/* The recorder's, and the one that ends a thread's registration. */
+	static const char *const tracepoints[] = {
+		"sched_switch", "sched_process_exit",
+	};
+	struct tracepoint *tp[ARRAY_SIZE(tracepoints)];
 	int err, i;
 
 	if (rt_cpus < 1 || rt_cpus > RT_MAX_CPUS || rt_cpu < 0 ||
@@ -1176,13 +1181,14 @@ static int __init rt_init(void)
 			goto err_sched;
 		}
 	}
-	err = rt_trace_init(trace_records, rt_cpu, rt_cpus);
+	err = rt_tracepoints(tracepoints, tp, ARRAY_SIZE(tp));
 	if (err)
 		goto err_sched;
-	rt.process_exit = rt_tracepoint("sched_process_exit");
-	err = rt.process_exit ? tracepoint_probe_register(rt.process_exit,
-							 rt_probe_exit, NULL) :
-				-ENOENT;
+	err = rt_trace_init(trace_records, rt_cpu, rt_cpus, tp[0]);
+	if (err)
+		goto err_sched;
+	rt.process_exit = tp[1];
+	err = tracepoint_probe_register(rt.process_exit, rt_probe_exit, NULL);
 	if (err)
 		goto err_trace;
 	err = misc_register(&rt_misc);

