@@ -142,18 +142,27 @@ def phases(events: list[tuple[int, int, str, str]], child: int, modules: tuple[s
 def print_traced(text: str) -> None:
     events = trace_events(text)
     children = [int(d) for _, _, k, d in events if k == "fork"]
-    if len(children) < len(TRACED_STEPS):
+    if not children:
         print("no traced round (tracefs not available?)")
         return
     print("\ntraced round (ftrace: syscalls, fork/exec/exit, the loader's phases; tracing adds its own cost), µs")
-    for step, child in zip(TRACED_STEPS, children):
+    for n, step in enumerate(TRACED_STEPS):
+        try:
+            rows = phases(events, children[n], MODULES.get(step, ()))
+        except (IndexError, StopIteration, ValueError):
+            print(f"{step}: its trace is incomplete (the trace buffer full, or the step failed)")
+            continue
         print(f"{step}:")
-        for label, us in phases(events, child, MODULES.get(step, ())):
+        for label, us in rows:
             print(f"  {label:<66}{us:>8.0f}")
 
 
 def main() -> int:
-    text = open(sys.argv[1], errors="replace").read()
+    try:
+        text = open(sys.argv[1], errors="replace").read()
+    except OSError as err:
+        print(f"{sys.argv[1]}: {err.strerror}", file=sys.stderr)
+        return 2
     if "rtboot: " in text and " failed" in text and re.search(r"rtboot: \w+ failed", text):
         print("a step failed:", re.findall(r"rtboot: \w+ failed", text))
         return 1
