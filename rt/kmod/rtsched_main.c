@@ -610,6 +610,14 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	err = rt_start_recording();
 	if (err)
 		goto out;
+	/*
+	 * Early in a boot the kernel may still run its hrtimers on the tick
+	 * (no clocksource valid for high resolution yet: the camera kernel's
+	 * TSC until 1.3 s): every release is then late by up to a tick.
+	 */
+	if (hrtimer_resolution > NSEC_PER_USEC)
+		pr_warn_once("timers are not high-resolution yet (%u ns): releases are late by up to that\n",
+			     hrtimer_resolution);
 	err = rt_save_class(rtt);
 	if (err)
 		goto out;

@@ -18,8 +18,9 @@ import re
 import sys
 from collections import defaultdict
 
-SCENARIOS = ["lazy_ring", "table3_first", "ring_enomem", "checks", "fp",
-             "edf", "table3", "overload", "hsf_edf", "overrun", "killed_task", "rmmod_with_tasks", "unload_race", "load_cycles",
+SCENARIOS = ["lowres_timers", "lazy_ring", "table3_first", "ring_enomem",
+             "checks", "fp", "edf", "table3", "overload", "hsf_edf", "overrun",
+             "killed_task", "rmmod_with_tasks", "unload_race", "load_cycles",
              "one_step_load", "dmesg"]
 # SET=smp (a multi-CPU guest): the partitioned plugins.
 SMP_SCENARIOS = ["partitioned_fp", "partitioned_edf", "dmesg"]
@@ -351,6 +352,7 @@ def main():
     for name, what in (("checks", "bad requests refused, unprivileged callers get EPERM"),
                        ("global_params", "a plugin is not partitioned and global at once"),
                        ("one_step_load", "rtctl load --module: modules and configuration in one program"),
+                       ("lowres_timers", "a task started on tick-based timers is warned about"),
                        ("lazy_ring", "no recorder ring before a task runs"),
                        ("ring_enomem", "the ring allocated by the first task, a failed allocation a clear error")):
         if name in scenarios:
