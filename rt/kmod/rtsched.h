@@ -24,14 +24,17 @@ void rtsched_unregister_plugin(const struct rts_policy *policy);
 	module_driver(policy, rtsched_register_plugin, rtsched_unregister_plugin)
 
 /* Recorder (rtsched_trace.c), used by the core. */
-int rt_trace_init(unsigned int nr_records, int first_cpu, int nr_cpus);
+int rt_trace_init(unsigned int nr_records, int first_cpu, int nr_cpus,
+		  struct tracepoint *sched_switch);
+int rt_trace_start(void);
 void rt_trace_exit(void);
 void rt_trace_put(struct rtsched_record *rec);
 struct rt_task;
 void rt_trace_job_start(struct rt_task *rtt, int id);
 ssize_t rt_trace_read(char __user *buf, size_t len);
 u64 rt_trace_lost(void);
-struct tracepoint *rt_tracepoint(const char *name);
+int rt_tracepoints(const char *const names[], struct tracepoint *found[],
+		   int n);
 
 /* Core services for the recorder's sched_switch probe. */
 struct rt_task *rt_task_of(struct task_struct *p, int *id, bool by_class);

@@ -313,7 +313,11 @@ int rt_run_us(unsigned long long start_us)
 			return err;
 	}
 	err = rt_ioctl(self_fd, RTSCHED_IOC_RUN, &self, "rt_run");
-	if (err == -EINVAL)
+	/* The first task to run starts the recorder, which allocates its ring. */
+	if (err == -ENOMEM)
+		rt_fail(ENOMEM, "rt_run: the kernel cannot allocate the recorder's ring "
+			"(rtsched.ko trace_records; see dmesg)");
+	else if (err == -EINVAL)
 		rt_fail(EINVAL, "rt_run: refused by the kernel (%s)",
 		     self.server == RT_NO_SERVER ?
 		     "duplicate id, or the plugin needs a server" :

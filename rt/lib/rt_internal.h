@@ -46,6 +46,7 @@ struct rt_config {
 	int worst_fit;			/* assignment = "worst-fit" */
 	int nr_servers;
 	int nr_tasks;
+	/* Only the first nr_servers and nr_tasks are set. */
 	struct rt_config_server server[RTS_MAX_SERVERS];
 	struct rt_config_task task[RTS_MAX_TASKS];
 };

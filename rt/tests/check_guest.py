@@ -18,7 +18,8 @@ import re
 import sys
 from collections import defaultdict
 
-SCENARIOS = ["checks", "fp", "edf", "table3", "overload", "hsf_edf", "overrun",
+SCENARIOS = ["lowres_timers", "lazy_ring", "table3_first", "ring_enomem",
+             "checks", "fp", "edf", "table3", "overload", "hsf_edf", "overrun",
              "killed_task", "rmmod_with_tasks", "unload_race", "load_cycles",
              "one_step_load", "dmesg"]
 # SET=smp (a multi-CPU guest): the partitioned plugins.
@@ -168,6 +169,20 @@ class Checker:
         self.check(any(n == "overrun" and k["task"] == str(task)
                        for _, n, k in events),
                    f"{scenario}: task {task} overruns recorded")
+
+    def first_jobs(self, scenario, events, servers):
+        """Every server created and every task's job 0 released and started:
+        the trace is whole from the start of the run."""
+        created = {int(k["server"]) for _, n, k in events
+                   if n == "server_create"}
+        tasks = {int(k["task"]) for _, n, k in events if n == "task_create"}
+        jobs0 = {(n, int(k["task"])) for _, n, k in events
+                 if n in ("release", "start") and k.get("job") == "0"}
+        whole = all(("release", t) in jobs0 and ("start", t) in jobs0
+                    for t in tasks)
+        self.check(len(created) == servers and bool(tasks) and whole,
+                   f"{scenario}: servers created and every task's first job recorded",
+                   f"servers {sorted(created)}, tasks {sorted(tasks)}")
 
     def hsf(self, scenario, events, tol, servers_by_deadline=False):
         pid_server, servers = server_tasks(events)
@@ -336,17 +351,24 @@ def main():
 
     for name, what in (("checks", "bad requests refused, unprivileged callers get EPERM"),
                        ("global_params", "a plugin is not partitioned and global at once"),
-                       ("one_step_load", "rtctl load --module: modules and configuration in one program")):
+                       ("one_step_load", "rtctl load --module: modules and configuration in one program"),
+                       ("lowres_timers", "a task started on tick-based timers is warned about"),
+                       ("lazy_ring", "no recorder ring before a task runs"),
+                       ("ring_enomem", "the ring allocated by the first task, a failed allocation a clear error")):
         if name in scenarios:
             lines = scenarios[name][1]
             fails = [x for x in lines if x.startswith("FAIL")]
             c.check(not fails and any(x.startswith("PASS") for x in lines), what,
                     "; ".join(fails) or f"{sum(x.startswith('PASS') for x in lines)} checks")
-    for name in ("fp", "edf", "table3", "hsf_edf"):
+    for name in ("fp", "edf", "table3", "table3_first", "hsf_edf"):
         if name in scenarios:
             c.misses(name, parse_trace(scenarios[name][1]))
-    if "table3" in scenarios:
-        c.hsf("table3", parse_trace(scenarios["table3"][1]), tol)
+    for name in ("table3", "table3_first"):
+        if name in scenarios:
+            c.hsf(name, parse_trace(scenarios[name][1]), tol)
+    if "table3_first" in scenarios:
+        # The run that allocated the recorder's ring (Table III: 3 servers).
+        c.first_jobs("table3_first", parse_trace(scenarios["table3_first"][1]), 3)
     if "hsf_edf" in scenarios:
         c.hsf("hsf_edf", parse_trace(scenarios["hsf_edf"][1]), tol,
               servers_by_deadline=True)

@@ -4,6 +4,7 @@
  * JSON giving the same result, and line-numbered errors for bad input.
  * Usage: test_conf EXAMPLES_DIR
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,6 +49,29 @@ static void test_table3(void)
 		     sizeof(cfg.task[0].args)) == 0);
 	CHECK(memcmp(&cfg.task[3].args, &other.task[3].args,
 		     sizeof(cfg.task[3].args)) == 0);
+}
+
+/*
+ * Only the counts are cleared before parsing (the entries as they are
+ * added): a configuration read over another, or over garbage, is the same
+ * as one read into zeroed memory.
+ */
+static void test_read_over_garbage(void)
+{
+	int i;
+
+	memset(&other, 0, sizeof(other));
+	CHECK(load_example("table3.toml", &other) == 0);
+	memset(&cfg, 0xa5, sizeof(cfg));
+	CHECK(load_example("table3.toml", &cfg) == 0);
+	CHECK(memcmp(&cfg, &other, offsetof(struct rt_config, server)) == 0);
+	for (i = 0; i < cfg.nr_servers; i++)
+		CHECK(memcmp(&cfg.server[i], &other.server[i],
+			     sizeof(cfg.server[i])) == 0);
+	for (i = 0; i < cfg.nr_tasks; i++)
+		CHECK(memcmp(&cfg.task[i], &other.task[i],
+			     sizeof(cfg.task[i])) == 0);
+	CHECK(strstr(cfg.task[3].where, "table3.toml:") != NULL);
 }
 
 static void test_other_examples(void)
@@ -204,6 +228,7 @@ int main(int argc, char **argv)
 {
 	examples = argc > 1 ? argv[1] : "examples";
 	RUN(test_table3);
+	RUN(test_read_over_garbage);
 	RUN(test_other_examples);
 	RUN(test_units_and_syntax);
 	RUN(test_server_priority);
