@@ -1,9 +1,9 @@
 """U-Boot through labgrid's own UBootDriver, for a board in a labgrid environment whose
 target has one (`[bootloader] driver = "labgrid"`): labgrid stops autoboot and reaches the
 prompt as the environment configures it (its prompt, autoboot, interrupt, password and
-init_commands), runs each `setenv` of [bootloader] env and checks its exit status, and
-sends the boot command; then bootlab's sequence reads the kernel's console as for any
-board.
+init_commands), runs each `setenv` of [bootloader] env (bootargs with its append) and
+checks its exit status, and sends the boot command; then bootlab's sequence reads the
+kernel's console as for any board.
 
 labgrid reads the console itself meanwhile (pexpect over the console driver), so what it
 reads is handed to the capture as it arrives, stamped on the boot's clock like every other
@@ -56,7 +56,7 @@ class LabgridUBoot:
         try:
             self._step(link, "bootloader: stop autoboot", "labgrid UBootDriver: stop autoboot",
                        lambda: self.board.target.activate(driver))
-            for name, value in self.loader.env.items():
+            for name, value in self.loader.variables().items():
                 command = f"setenv {name} {quoted(value)}"
                 self._step(link, f"bootloader: setenv {name}", f"labgrid UBootDriver: {command}",
                            lambda c=command: driver.run_check(c, timeout=int(self.loader.timeout)))
