@@ -5,6 +5,12 @@ tests/targets/test_labgrid_board.py."""
 
 from __future__ import annotations
 
+import os
+import shlex
+import threading
+import tty
+from pathlib import Path
+
 import pytest
 import tomli_w
 
@@ -13,9 +19,15 @@ from bootlab.cli import main
 from bootlab.lab.candidates import Facts, for_target, from_advice
 from bootlab.lab.optimizer import Optimizer, OptimizerError
 from bootlab.lab.patch import apply
-from bootlab.targets import kinds, uboot
+from bootlab.lab.store import Store
+from bootlab.sourcemap import read_toml
+from bootlab.sources.bootlab_capture import console_bytes
+from bootlab.targets import arm64_board, kinds, uboot
 from bootlab.targets.description import TargetError
 
+ROOT = Path(__file__).resolve().parents[2]
+ARM_DEMO = ROOT / "demo" / "board-arm64.toml"
+ARM_GRABBER = ROOT / "apps" / "grabber" / "build" / "arm64" / "static" / "grabber"
 DIRECT = "tftpboot ${kernel_addr_r} Image && booti ${kernel_addr_r} - ${fdtcontroladdr}"
 
 
@@ -86,3 +98,80 @@ def test_a_command_kept_for_later_is_set_with_its_variables_unexpanded():
     assert uboot.quoted(DIRECT) == f"'{DIRECT}'"
     assert uboot.quoted("console=ttyAMA0,115200 quiet") == '"console=ttyAMA0,115200 quiet"'
     assert uboot.quoted("Image") == "Image"
+
+
+@pytest.fixture
+def serial_line():
+    """A serial line: the board writes into `far` and reads what bootlab types from it;
+    bootlab opens `device`."""
+    far, near = os.openpty()
+    tty.setraw(near)
+    tty.setraw(far)
+    yield far, os.ttyname(near)
+    os.close(far)
+    os.close(near)
+
+
+def _cable(base: str, far: int) -> None:
+    """The emulated board's UART (QEMU's -serial pipe:BASE) joined to the serial line, both
+    ways, as a USB-serial cable joins a board's."""
+    def board_to_line():
+        while True:
+            with open(base + ".out", "rb", buffering=0) as uart:
+                while data := uart.read(4096):
+                    os.write(far, data)
+
+    def line_to_board():
+        while True:
+            try:
+                data = os.read(far, 4096)
+            except OSError:  # the line is closed: the test is over
+                return
+            try:  # nobody reads the UART while the board is off: what is typed then is lost
+                fd = os.open(base + ".in", os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                continue
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+
+    for relay in (board_to_line, line_to_board):
+        threading.Thread(target=relay, daemon=True).start()
+
+
+@pytest.mark.qemu
+def test_bootlab_optimize_varies_a_board_behind_a_serial_line(serial_line, tmp_path, capsys):
+    """The ARM board as a [board]: its power commands start and kill QEMU (daemonized), its
+    UART reaches bootlab through a pty, and bootlab types to U-Boot over it.  The optimizer
+    probes it, finds the TFTP lever in what the console showed, and boots it."""
+    far, device = serial_line
+    base, pidfile = str(tmp_path / "uart"), str(tmp_path / "qemu.pid")
+    for end in (".in", ".out"):
+        os.mkfifo(base + end)
+    _cable(base, far)
+    board = arm64_board.from_dict({**read_toml(str(ARM_DEMO))[0], "initramfs": {
+        **read_toml(str(ARM_DEMO))[0]["initramfs"], "files": {"/bin/grabber": str(ARM_GRABBER)}}})
+    argv = arm64_board.build(board).qemu_argv()
+    argv[argv.index("-nographic")] = "-daemonize"
+    argv += ["-display", "none", "-monitor", "none", "-serial", f"pipe:{base}", "-pidfile", pidfile]
+    power_off = f"if [ -f {pidfile} ]; then kill $(cat {pidfile}) 2>/dev/null; rm -f {pidfile}; sleep 0.2; fi; true"
+    loader = {**board.bootloader.to_dict(), "env": {**board.variables(), **board.bootloader.env}}
+    (tmp_path / "board.toml").write_text(tomli_w.dumps({
+        "board": {"device": device, "power_on": shlex.join(argv), "power_off": power_off, "ready": "BOOTLAB READY",
+                  "deadline": 180.0}, "bootloader": loader}))
+    db, out = str(tmp_path / "runs.db"), tmp_path / "result"
+    try:
+        assert main(["optimize", "--target", str(tmp_path / "board.toml"), "--db", db, "--out", str(out),
+                     "--runs", "2", "--rounds", "1", "--only", "tftp-blocksize", "--name", "pty"]) == 0
+    finally:
+        os.system(power_off)
+    assert "candidates tried: tftp-blocksize" in (out / "report.txt").read_text()
+    store = Store(db)
+    runs = store.runs()
+    assert [r.status for r in runs] == ["ok"] * 5, [r.reason for r in runs]
+    probe = console_bytes(store.capture(runs[0].id))
+    assert b"setenv bootargs \"console=ttyAMA0,115200 panic=-1 initcall_debug log_buf_len=4M\"" in probe
+    assert all(b"setenv tftpblocksize 16352" in console_bytes(store.capture(r.id))
+               for r in runs if r.variant == "tftp-blocksize")
+    assert kinds.load(str(out / "final.toml")).to_dict()["board"]["device"] == device
