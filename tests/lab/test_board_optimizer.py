@@ -17,13 +17,16 @@ import tomli_w
 from bootlab.advice import Finding
 from bootlab.cli import main
 from bootlab.lab.candidates import Facts, for_target, from_advice
-from bootlab.lab.optimizer import Optimizer, OptimizerError
+from bootlab.lab import campaign
+from bootlab.lab.optimizer import Optimizer, OptimizerError, final_target_file, waterfall_campaign
 from bootlab.lab.patch import apply
 from bootlab.lab.store import Store
 from bootlab.sourcemap import read_toml
 from bootlab.sources.bootlab_capture import console_bytes
 from bootlab.targets import arm64_board, kinds, uboot
 from bootlab.targets.description import TargetError
+
+from .conftest import FakeBooter
 
 ROOT = Path(__file__).resolve().parents[2]
 ARM_DEMO = ROOT / "demo" / "board-arm64.toml"
@@ -175,3 +178,33 @@ def test_bootlab_optimize_varies_a_board_behind_a_serial_line(serial_line, tmp_p
     assert all(b"setenv tftpblocksize 16352" in console_bytes(store.capture(r.id))
                for r in runs if r.variant == "tftp-blocksize")
     assert kinds.load(str(out / "final.toml")).to_dict()["board"]["device"] == device
+
+
+def simulated_board(target: dict, variant: str) -> float:
+    """6 s by the distro scan, 4 s by the direct command; there (and only there: the scan's
+    boot script sets bootargs itself) quiet saves 1 s."""
+    loader = target["bootloader"]
+    if loader["boot_command"] == "boot":
+        return 6e9
+    return 4e9 - (1e9 if "quiet" in loader["append"] else 0)
+
+
+def test_the_optimizer_keeps_a_boards_levers_and_writes_a_description_that_stands_anywhere(store, tmp_path):
+    board = kinds.load(labgrid_board(tmp_path))
+    fake = FakeBooter(simulated_board)
+    out = Optimizer(store, board, "brd", runs=8, only={"direct-boot", "quiet"},
+                    run_campaign=lambda c, title: campaign.run(c, store, booter=fake.for_variant)).run()
+    # Round 1 keeps the direct boot; quiet acts only on top of it, and round 2 keeps it.
+    assert [(d.candidate.name, d.round) for d in out.decisions if d.kept and d.stage == "combine"] == [
+        ("direct-boot", 1), ("quiet", 2)]
+    assert out.final.bootloader.boot_command == "run net_boot" and out.final.cmdline().endswith(" quiet")
+    assert [b.name for b in out.waterfall.bars] == ["baseline", "1-direct-boot", "2-quiet"]
+    path = tmp_path / "waterfall.toml"
+    path.write_text(waterfall_campaign(out, 6))
+    c = campaign.load(str(path))
+    assert [v.spec.to_dict() for v in c.variants][-1] == out.final.standalone("x").to_dict()
+    elsewhere = tmp_path / "result"
+    elsewhere.mkdir()
+    (elsewhere / "final.toml").write_text(final_target_file(out.final, "brd-final"))
+    final = kinds.load(str(elsewhere / "final.toml"))
+    assert final.env_path() == str(tmp_path / "env.yaml") and final.bootloader == out.final.bootloader
