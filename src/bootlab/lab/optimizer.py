@@ -31,6 +31,11 @@ Rounds matter because effects are relative: next to a 2 s console and a 3 s deco
               that makes one boot in a hundred hang passes every campaign of 8 boots; the
               soak shows it, or bounds how rare it could still be.
 
+Every kind of target goes through the same steps: the kind says through which table kernel
+arguments are added (kinds.Kind.cmdline: [target], [arm64], a board's [bootloader] whose
+env.bootargs U-Boot passes on), and which candidates it has (candidates.LEVERS).  A board
+without [bootloader] is refused: its command line is in files bootlab does not own.
+
 Every campaign is named after the optimization and what it compares (NAME.probe1-HASH,
 NAME.screen1-HASH, NAME.step1.03-quiet-HASH, NAME.verify-HASH) and resumes from the run
 store, so an interrupted optimization continues where it stopped when started again with
