@@ -275,9 +275,9 @@ SCANS = {"boot", "run bootcmd", "run distro_bootcmd", "bootflow scan", "bootflow
 # ... and what starts a kernel directly.
 _BOOTS = re.compile(r"\b(?:booti|bootm|bootz|zboot|bootefi)\b")
 # TFTP blocks as large as U-Boot reassembles from IP fragments (CONFIG_NET_MAXDEFRAG, 16384
-# by default, less the IP, UDP and TFTP headers): fewer round trips than the default 1468.
-# A U-Boot built without CONFIG_IP_DEFRAG cannot take blocks past the MTU: its boots fail
-# and the candidate is not kept.
+# by default, less the IP, UDP and TFTP headers: 2023.01's cap in net/tftp.c): fewer round
+# trips than the default 1468.  A U-Boot without CONFIG_IP_DEFRAG caps it at 1468 (and says
+# so), a server without the blksize option sends 512-byte blocks: no faster, not kept.
 TFTP_BLOCKSIZE = "16352"
 
 
@@ -297,8 +297,8 @@ def board(t, facts: Facts) -> list[Candidate]:
         out.append(Candidate("tftp-blocksize", f"tftpblocksize={TFTP_BLOCKSIZE}: U-Boot loads the files over TFTP "
                                                "in large blocks, fewer round trips",
                              {"bootloader": {"env": {"tftpblocksize": TFTP_BLOCKSIZE}}},
-                             notes=["the TFTP server must support the blksize option (RFC 2348), U-Boot IP "
-                                    "reassembly (CONFIG_IP_DEFRAG)"]))
+                             notes=["it needs U-Boot's IP reassembly (CONFIG_IP_DEFRAG) and a TFTP server with "
+                                    "the blksize option (RFC 2348)"]))
     if loader.boot_command in SCANS:
         direct = [name for name, value in loader.env.items() if _BOOTS.search(value)]
         out += [Candidate("direct-boot" if len(direct) == 1 else f"direct-boot-{name}",
