@@ -139,6 +139,16 @@ def test_the_arm_board_through_labgrids_own_uboot_driver(tmp_path):
     assert 0 < run.metrics["at:ready"]
 
 
+def test_labgrids_uboot_driver_boots_a_quiet_kernel(tmp_path):
+    """labgrid's UBootDriver waits for the kernel's banner (`Linux version`), which a quiet
+    kernel does not print on the console; where the environment keeps that default, bootlab
+    has it wait for U-Boot's handover, as its own driver does."""
+    run, text, capture = _boot_arm(tmp_path, _arm_environment(tmp_path, UBOOT_DRIVER), driver="labgrid",
+                                   append="quiet")
+    assert run.status == "ok", run.reason
+    assert b'setenv bootargs "console=ttyAMA0,115200 panic=-1 quiet"' in text and b"Linux version" not in text
+
+
 def test_labgrids_uboot_driver_failing_a_command_names_the_step(tmp_path):
     board = _arm_environment(tmp_path, UBOOT_DRIVER)
     run, text, capture = _boot_arm(tmp_path, board, driver="labgrid", boot_command="tftpboot ${kernel_addr_r} "
