@@ -374,7 +374,8 @@ def test_the_optimizer_proves_the_arm_boards_bootloader_levers(store, tmp_path):
 def test_the_optimizer_refuses_a_board_it_cannot_vary(store, tmp_path):
     board = tmp_path / "board.toml"
     board.write_text('[board]\ndevice = "/dev/ttyUSB0"\nbaud = 115200\npower_cycle = "relay 1 cycle"\nready = "APP READY"\n')
-    with pytest.raises(OptimizerError, match="a board target is not one the optimizer can vary"):
+    with pytest.raises(OptimizerError, match=r"a board target without \[bootloader\] is not one the optimizer can vary: "
+                                             "its kernel command line is in files bootlab does not own"):
         Optimizer(store, kinds.load(str(board)), "b")
 
 

@@ -1,7 +1,7 @@
 """A board described as a labgrid environment, booted by bootlab through labgrid's own
 drivers: here labgrid's QEMUDriver (power and console in one) runs the reference device's
 kernel and initramfs, and the ARM64 reference board with U-Boot as its firmware; `bootlab
-boot` and a campaign go through the one boot sequence."""
+boot`, a campaign and `bootlab optimize` go through the one boot sequence."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import pytest
 import tomli_w
 
 from bootlab.cli import main
+from bootlab.lab import campaign
 from bootlab.lab.store import Store
 from bootlab.sourcemap import read_toml
 from bootlab.sources.bootlab_capture import console_bytes
-from bootlab.targets import arm64_board
+from bootlab.targets import arm64_board, kinds
 from bootlab.targets.reference import Target, build
 
 
@@ -138,6 +139,16 @@ def test_the_arm_board_through_labgrids_own_uboot_driver(tmp_path):
     assert 0 < run.metrics["at:ready"]
 
 
+def test_labgrids_uboot_driver_boots_a_quiet_kernel(tmp_path):
+    """labgrid's UBootDriver waits for the kernel's banner (`Linux version`), which a quiet
+    kernel does not print on the console; where the environment keeps that default, bootlab
+    has it wait for U-Boot's handover, as its own driver does."""
+    run, text, capture = _boot_arm(tmp_path, _arm_environment(tmp_path, UBOOT_DRIVER), driver="labgrid",
+                                   append="quiet")
+    assert run.status == "ok", run.reason
+    assert b'setenv bootargs "console=ttyAMA0,115200 panic=-1 quiet"' in text and b"Linux version" not in text
+
+
 def test_labgrids_uboot_driver_failing_a_command_names_the_step(tmp_path):
     board = _arm_environment(tmp_path, UBOOT_DRIVER)
     run, text, capture = _boot_arm(tmp_path, board, driver="labgrid", boot_command="tftpboot ${kernel_addr_r} "
@@ -148,7 +159,6 @@ def test_labgrids_uboot_driver_failing_a_command_names_the_step(tmp_path):
 
 @pytest.mark.parametrize("kind", ["board", "arm64"])
 def test_labgrids_uboot_driver_needs_a_labgrid_environment(tmp_path, kind):
-    from bootlab.targets import kinds
     from bootlab.targets.description import TargetError
 
     data = read_toml(str(ARM_DEMO))[0] if kind == "arm64" else {"board": {"device": "/dev/ttyUSB0", "ready": "x", "power_cycle": "true"}}
@@ -156,3 +166,40 @@ def test_labgrids_uboot_driver_needs_a_labgrid_environment(tmp_path, kind):
     (tmp_path / "t.toml").write_text(tomli_w.dumps(data))
     with pytest.raises(TargetError, match="bootloader.driver: labgrid's UBootDriver is reached through a labgrid"):
         kinds.load(str(tmp_path / "t.toml"))
+
+
+@pytest.mark.parametrize("driver", ["bootlab", "labgrid"])
+def test_bootlab_optimize_varies_the_arm_board_through_labgrid(tmp_path, capsys, driver):
+    """The ARM board as a user's board: U-Boot boots by the distro scan, [bootloader] env
+    holds its command line (bootargs) and a direct boot command.  The optimizer probes it,
+    finds the candidates that act on such a board, boots them through labgrid (with
+    bootlab's U-Boot driver, or labgrid's UBootDriver), and writes a labgrid description
+    that boots."""
+    board = _arm_environment(tmp_path, UBOOT_DRIVER if driver == "labgrid" else "")
+    env = {**board.variables(), **board.bootloader.env, "net_boot": board.bootloader.boot_command}
+    loader = {**board.bootloader.to_dict(), "env": env, "boot_command": "boot", "driver": driver}
+    (tmp_path / "board.toml").write_text(tomli_w.dumps({"labgrid": {"env": "env.yaml", "ready": "BOOTLAB READY",
+                                                                    "deadline": 180.0}, "bootloader": loader}))
+    db, out = str(tmp_path / "runs.db"), tmp_path / "result"
+    assert main(["optimize", "--target", str(tmp_path / "board.toml"), "--db", db, "--out", str(out), "--runs", "2",
+                 "--rounds", "1", "--only", "direct-boot,tftp-blocksize", "--name", "lg"]) == 0
+    report = (out / "report.txt").read_text()
+    assert "candidates tried: tftp-blocksize, direct-boot" in report  # the probe showed U-Boot's TFTP loads
+    store = Store(db)
+    runs = store.runs()
+    assert runs and all(r.status == "ok" for r in runs), [r.reason for r in runs if r.status != "ok"]
+    assert all(b'"source": "labgrid"' in store.capture(r.id).split(b"\n", 1)[0] for r in runs)
+    probe = console_bytes(store.capture(runs[0].id))
+    assert b"setenv bootargs" in probe and b"initcall_debug log_buf_len=4M" in probe  # bootargs, with its append
+    for r in runs:
+        text = console_bytes(store.capture(r.id))
+        if r.variant == "direct-boot":
+            assert b"run net_boot" in text and b"BOOTP broadcast" not in text
+        if r.variant == "tftp-blocksize":
+            assert b"setenv tftpblocksize 16352" in text and b"BOOTP broadcast" in text
+    # The result stands anywhere (the environment named absolutely) and boots.
+    final = kinds.load(str(out / "final.toml"))
+    assert Path(final.env).is_absolute() and final.bootloader.env["net_boot"] == env["net_boot"]
+    assert main(["boot", "--target", str(out / "final.toml"), "--db", db]) == 0
+    assert Store(db).runs()[-1].status == "ok"
+    assert [v.name for v in campaign.load(str(out / "waterfall.toml")).variants][0] == "baseline"

@@ -32,8 +32,9 @@ def register(sub) -> None:
                        description="Probe the baseline, screen every applicable change against it, combine the "
                                    "significantly faster ones greedily (each re-tested with fresh runs), verify the "
                                    "result against the baseline and draw the waterfall.")
-    p.add_argument("--target", metavar="FILE", help="the baseline target file: the reference device or the ARM64 "
-                                                   "board (default: the stock reference device)")
+    p.add_argument("--target", metavar="FILE", help="the baseline target file: the reference device, the ARM64 board, "
+                                                   "or a [board] or [labgrid] board with U-Boot in [bootloader] "
+                                                   "(default: the stock reference device)")
     p.add_argument("--runs", type=int, default=8, metavar="N", help="boots per variant in each campaign (default 8)")
     p.add_argument("--verify-runs", type=int, metavar="N", help="boots per configuration in the final verification "
                                                                  "(default: --runs)")
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if image is not None:
         write_output(image, os.path.join(out_dir, "waterfall.png"))
     written = ["final.toml", "waterfall.toml (bootlab lab run)", "report.txt", "report.json", "report.html"]
-    if outcome.final.target.kernel == "built":
+    if "kconfig" in outcome.final.to_dict():  # a kernel bootlab builds
         try:
             write_output(kernel_config_report(outcome), os.path.join(out_dir, "final-config.txt"))
             written.append("final-config.txt")

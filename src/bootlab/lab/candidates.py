@@ -1,6 +1,8 @@
-"""What the optimizer may try on the reference device and the ARM64 board: patches over a
-target description.  On the board, U-Boot is a lever too: its saved environment (the
-countdown, a direct boot command) and the files it loads.
+"""What the optimizer may try on the reference device, the ARM64 board and a user's board
+with U-Boot: patches over a target description.  On the ARM64 board, U-Boot is a lever too:
+its saved environment (the countdown, a direct boot command) and the files it loads; on a
+user's board, whose files bootlab does not build, the command line in U-Boot's bootargs and
+the boot command typed at its prompt (board()).
 
 With a kernel bootlab builds (`target.kernel = "built"`), the configuration is a lever too:
 its compression, its slab allocator, and the options that build the slow initcalls a probe
@@ -19,16 +21,18 @@ import re
 from dataclasses import dataclass, field
 
 from ..advice import Finding
+from ..advice.common import find_lines
 from ..advice.drivers import SLOW_INITCALL_NS, is_builtin
 from ..render.fmt import span
 from ..sources import bootlab_capture
-from ..targets import packages, rootfs, uboot_build
+from ..targets import kinds, packages, rootfs, uboot_build
 from ..targets.arm64_board import BUILT, FIT_BOOT_COMMAND, STATIC_NETWORK, Arm64Board
 from ..targets.reference import Target
 from ..timeline import Boot, Kind
 from .patch import arg_name, kernel_args
 
 _PRINTK = re.compile(r"^\s*\[\s*\d+\.\d+\]")
+_TFTP = re.compile(r"TFTP from server ")  # U-Boot's tftpboot (and dhcp's autoload) starting a transfer
 APP_START = "bootlab-mark: app.start"
 MARK = "bootlab-mark:"
 
@@ -41,6 +45,7 @@ class Facts:
     tsc_khz: int | None = None
     units: list[tuple[str, int]] = field(default_factory=list)  # systemd-analyze blame, slowest first
     chain: set[str] = field(default_factory=set)  # the units on the application's critical chain
+    tftp: bool = False  # U-Boot loaded files over TFTP (its console said so)
 
 
 def console_lines(capture: bytes) -> list[str]:
@@ -49,12 +54,14 @@ def console_lines(capture: bytes) -> list[str]:
 
 def facts_from(boot: Boot) -> Facts:
     """lpj and the TSC rate the kernel reported (the kernel log printed after ready with
-    initramfs.dmesg shows them even under quiet)."""
+    initramfs.dmesg shows them even under quiet; on a board, only the console has them),
+    systemd's view, and whether U-Boot loaded files over TFTP."""
     blamed = [(ev.name, ev.dur) for ev in boot.of_kind(Kind.UNIT)
               if (ev.attrs or {}).get("source") == "blame" and ev.dur is not None]
     chain = {ev.name for ev in boot.of_kind(Kind.UNIT) if (ev.attrs or {}).get("critical_chain")}
     return Facts(lpj=boot.meta.get("lpj"), tsc_khz=boot.meta.get("tsc_khz"),
-                 units=sorted(blamed, key=lambda u: (-u[1], u[0])), chain=chain)
+                 units=sorted(blamed, key=lambda u: (-u[1], u[0])), chain=chain,
+                 tftp=bool(find_lines(boot, _TFTP)))
 
 
 def app_output(capture: bytes, ready: str) -> list[str]:
@@ -96,11 +103,14 @@ def _adder(out: list[Candidate]):
 
 
 def for_target(t, facts: Facts) -> list[Candidate]:
-    """The built-in candidates for the kind of target `t` is.  One that switches to another
-    Debian kernel flavour is refused when that kernel lacks a module the device loads (the
-    -cloud kernels have no vivid): two failed boots saved, and the reason said."""
-    out = arm64(t, facts) if isinstance(t, Arm64Board) else builtin(t, facts)
-    arch = "arm64" if isinstance(t, Arm64Board) else "amd64"
+    """The built-in candidates for the kind of target `t` is (LEVERS)."""
+    return LEVERS[kinds.kind_of(t.to_dict()).name](t, facts)
+
+
+def _refuse_flavours(out: list[Candidate], t, arch: str) -> list[Candidate]:
+    """A candidate that switches to another Debian kernel flavour is refused when that
+    kernel lacks a module the device loads (the -cloud kernels have no vivid): two failed
+    boots saved, and the reason said."""
     loaded = t.initramfs.modules + t.initramfs.modules_after + (t.rootfs.modules if getattr(t, "rootfs", None) else [])
     for c in out:
         flavour = next((v["kernel"] for v in c.patch.values() if isinstance(v, dict)
@@ -130,7 +140,7 @@ def builtin(t: Target, facts: Facts) -> list[Candidate]:
     k = t.target
     out: list[Candidate] = []
     add = _adder(out)
-    add("quiet" not in names, "quiet", "quiet: kernel messages kept off the console", {"target": {"append": "quiet"}})
+    out += cmdline_levers(names, "target")
     # The probe boot shows these facts; the candidates name them as facts of the host that
     # boots (host_facts.py), so a result reproduces on another machine.
     add(bool(facts.lpj) and "lpj" not in names, "lpj", "lpj=host: skip the delay-loop calibration",
@@ -138,11 +148,6 @@ def builtin(t: Target, facts: Facts) -> list[Candidate]:
     add(bool(facts.tsc_khz) and "tsc_early_khz" not in names, "tsc-khz",
         "tsc_early_khz=host: give the TSC rate, no calibration against the PIT",
         {"target": {"append": "tsc_early_khz=host"}})
-    add("cryptomgr.notests" not in names, "no-crypto-selftests",
-        "cryptomgr.notests: skip the crypto API self-tests at boot",
-        {"target": {"append": "cryptomgr.notests"}},
-        ("the self-tests check the kernel's crypto implementations; skip them only where that check is "
-         "not a requirement (not in FIPS mode)",))
     add(k.memory > 128, "ram-128M", "128 MiB of RAM: less memory for the kernel to initialise",
         {"target": {"memory": 128}},
         ("the reference device's mem=: QEMU places the initramfs at the top of RAM, where a mem= "
@@ -171,7 +176,20 @@ def builtin(t: Target, facts: Facts) -> list[Candidate]:
         add(True, "console-921600", "console UART at 921600 baud",
             {"target": {"append": f"console={device},921600", "console_baud": 921600}},
             ("the host's serial adapter must support the speed",))
-    return out + userspace(t, facts)
+    return _refuse_flavours(out + userspace(t, facts), t, "amd64")
+
+
+def cmdline_levers(names: set[str], table: str) -> list[Candidate]:
+    """The kernel arguments every kind whose command line bootlab sets can try (`names`:
+    the arguments it already has; `table`: where it takes `append`, kinds.Kind.cmdline)."""
+    out: list[Candidate] = []
+    add = _adder(out)
+    add("quiet" not in names, "quiet", "quiet: kernel messages kept off the console", {table: {"append": "quiet"}})
+    add("cryptomgr.notests" not in names, "no-crypto-selftests",
+        "cryptomgr.notests: skip the crypto API self-tests at boot", {table: {"append": "cryptomgr.notests"}},
+        ("the self-tests check the kernel's crypto implementations; skip them only where that check is "
+         "not a requirement (not in FIPS mode)",))
+    return out
 
 
 def initramfs_levers(i) -> list[Candidate]:
@@ -219,13 +237,10 @@ def arm64(t: Arm64Board, facts: Facts) -> list[Candidate]:
         {"arm64": {"fit": True}, "bootloader": {"boot_command": FIT_BOOT_COMMAND}})
     add(k.kernel != "cloud", "cloud-kernel", "Debian's -cloud kernel (a configuration trimmed for virtual machines)",
         {"arm64": {"kernel": "cloud"}})
-    add("quiet" not in names, "quiet", "quiet: kernel messages kept off the console", {"arm64": {"append": "quiet"}})
-    add("cryptomgr.notests" not in names, "no-crypto-selftests",
-        "cryptomgr.notests: skip the crypto API self-tests at boot", {"arm64": {"append": "cryptomgr.notests"}},
-        ("skip them only where that check is not a requirement (not in FIPS mode)",))
+    out += cmdline_levers(names, "arm64")
     add(k.memory > 128, "ram-128M", "128 MiB of RAM: less memory for the kernel to initialise",
         {"arm64": {"memory": 128}}, ("on a board, mem= does this",))
-    return out + uboot_config(t) + initramfs_levers(t.initramfs)
+    return _refuse_flavours(out + uboot_config(t) + initramfs_levers(t.initramfs), t, "arm64")
 
 
 def uboot_config(t: Arm64Board) -> list[Candidate]:
@@ -250,6 +265,51 @@ def uboot_config(t: Arm64Board) -> list[Candidate]:
         f"U-Boot built without what the board does not use ({', '.join(n for n, v in unused.items() if v == 'n')})",
         {"arm64": built(unused)}, ("the board no longer boots from USB, SCSI, NVMe or through EFI",))
     return out
+
+
+# -- a board whose files bootlab does not build: its command line and its boot command ------
+
+# Boot commands that scan for something to boot (U-Boot's bootcmd as Debian ships it: the
+# distro boot's devices one after the other, DHCP, a script or extlinux.conf) ...
+SCANS = {"boot", "run bootcmd", "run distro_bootcmd", "bootflow scan", "bootflow scan -lb"}
+# ... and what starts a kernel directly.
+_BOOTS = re.compile(r"\b(?:booti|bootm|bootz|zboot|bootefi)\b")
+# TFTP blocks as large as U-Boot reassembles from IP fragments (CONFIG_NET_MAXDEFRAG, 16384
+# by default, less the IP, UDP and TFTP headers: 2023.01's cap in net/tftp.c): fewer round
+# trips than the default 1468.  A U-Boot without CONFIG_IP_DEFRAG caps it at 1468 (and says
+# so), a server without the blksize option sends 512-byte blocks: no faster, not kept.
+TFTP_BLOCKSIZE = "16352"
+
+
+def board(t, facts: Facts) -> list[Candidate]:
+    """A [board] or [labgrid] board with U-Boot that bootlab (or labgrid's UBootDriver) stops
+    at its prompt: the kernel's command line in bootargs; larger TFTP blocks when the probe
+    showed U-Boot loading over TFTP; and, when it boots by a scan while [bootloader] env
+    holds a command that boots directly, that command run instead.  What
+    `prepare` puts in place (the kernel, the initramfs, the files U-Boot loads) is the
+    user's: nothing here changes it.  Without [bootloader], nothing: the command line is in
+    the board's own files."""
+    loader = t.bootloader
+    if loader is None or not loader.stop_autoboot:
+        return []
+    out = cmdline_levers({arg_name(a) for a in kernel_args(t.cmdline())}, "bootloader")
+    if facts.tftp and "tftpblocksize" not in loader.env:
+        out.append(Candidate("tftp-blocksize", f"tftpblocksize={TFTP_BLOCKSIZE}: U-Boot loads the files over TFTP "
+                                               "in large blocks, fewer round trips",
+                             {"bootloader": {"env": {"tftpblocksize": TFTP_BLOCKSIZE}}},
+                             notes=["it needs U-Boot's IP reassembly (CONFIG_IP_DEFRAG) and a TFTP server with "
+                                    "the blksize option (RFC 2348)"]))
+    if loader.boot_command in SCANS:
+        direct = [name for name, value in loader.env.items() if _BOOTS.search(value)]
+        out += [Candidate("direct-boot" if len(direct) == 1 else f"direct-boot-{name}",
+                          f"run {name} (the direct boot command of [bootloader] env) instead of "
+                          f"`{loader.boot_command}`: no scan of the boot devices",
+                          {"bootloader": {"boot_command": f"run {name}"}},
+                          notes=["the board then boots only what that command loads"]) for name in direct]
+    return out
+
+
+LEVERS = {"reference": builtin, "arm64": arm64, "board": board, "labgrid": board}
 
 
 # -- userspace: the systemd device's levers (a [rootfs] table; targets/rootfs.py) ----------
@@ -317,8 +377,11 @@ def userspace(t: Target, facts: Facts) -> list[Candidate]:
     return out
 
 
-def from_advice(findings: list[Finding]) -> list[Candidate]:
-    """Findings that carry a patch the reference device can try."""
+def from_advice(findings: list[Finding], cmdline_table: str = "target") -> list[Candidate]:
+    """Findings that carry a patch the target can try.  The rules write kernel arguments as
+    the reference device takes them ([target] append); they go to `cmdline_table`, where
+    the target's kind takes them (kinds.Kind.cmdline).  Their other keys stay the reference
+    device's: another kind refuses them, and they are not applicable there."""
     out: list[Candidate] = []
     for f in findings:
         if f.patch:
@@ -326,8 +389,16 @@ def from_advice(findings: list[Finding]) -> list[Candidate]:
             same = sum(1 for c in out if c.origin == f"advice: {f.rule}")
             if same:  # a rule with several findings (one per slow initcall)
                 name = f"{name}-{same + 1}"
-            out.append(Candidate(name, f.title, f.patch, origin=f"advice: {f.rule}", notes=list(f.notes)))
+            out.append(Candidate(name, f.title, _rehomed(f.patch, cmdline_table), origin=f"advice: {f.rule}",
+                                 notes=list(f.notes)))
     return out
+
+
+def _rehomed(patch: dict, cmdline_table: str) -> dict:
+    """A patch whose only change is kernel arguments ([target] append) with them in `cmdline_table`."""
+    if list(patch) == ["target"] and list(patch["target"]) == ["append"]:
+        return {cmdline_table: dict(patch["target"])}
+    return patch
 
 
 def from_initcalls(boot: Boot, cmdline_table: str = "target") -> list[Candidate]:

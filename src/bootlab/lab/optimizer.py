@@ -31,6 +31,11 @@ Rounds matter because effects are relative: next to a 2 s console and a 3 s deco
               that makes one boot in a hundred hang passes every campaign of 8 boots; the
               soak shows it, or bounds how rare it could still be.
 
+Every kind of target goes through the same steps: the kind says through which table kernel
+arguments are added (kinds.Kind.cmdline: [target], [arm64], a board's [bootloader] whose
+env.bootargs U-Boot passes on), and which candidates it has (candidates.LEVERS).  A board
+without [bootloader] is refused: its command line is in files bootlab does not own.
+
 Every campaign is named after the optimization and what it compares (NAME.probe1-HASH,
 NAME.screen1-HASH, NAME.step1.03-quiet-HASH, NAME.verify-HASH) and resumes from the run
 store, so an interrupted optimization continues where it stopped when started again with
@@ -163,9 +168,24 @@ def _target(description: dict, base) -> Target:
     return kinds.from_dict(description, base=base)
 
 
-def _cmdline_table(t) -> str:
-    """The table of `t`'s description that takes kernel arguments (kinds.Kind.cmdline)."""
-    return kinds.kind_of(t.to_dict()).cmdline
+PROBE_ARGS = "initcall_debug log_buf_len=4M"
+
+
+def _probe_patch(t) -> dict:
+    """What the probe boot adds: initcall_debug (in a buffer large enough to keep it all),
+    and, where bootlab builds the init (an [initramfs] that is not only a Debian root's
+    mounter), the kernel log printed after ready; elsewhere the probe has what the console
+    showed."""
+    description = t.to_dict()
+    patch = {kinds.kind_of(description).cmdline: {"append": PROBE_ARGS}}
+    if "initramfs" in description and "rootfs" not in description:
+        patch["initramfs"] = {"dmesg": True}
+    return patch
+
+
+def _built_kernel(t) -> bool:
+    """Whether `t` boots a kernel bootlab builds (its description then has [kconfig])."""
+    return "kconfig" in t.to_dict()
 
 
 def phase_order(runs) -> list[str]:
@@ -186,7 +206,7 @@ def _rebuilds(variants: list[campaigns.Variant]) -> float:
     kernel other than the first variant's, at what the last build from its base for its
     architecture took (an overestimate when the cache has some)."""
     configs = {json.dumps(v.spec.to_dict().get("kconfig"), sort_keys=True): v.spec for v in variants[1:]
-               if getattr(v.spec, "target", None) is not None and v.spec.target.kernel == "built"
+               if _built_kernel(v.spec)
                and v.spec.to_dict().get("kconfig") != variants[0].spec.to_dict().get("kconfig")}
     return sum(kernel_build.last_build_seconds(t.kconfig.base, t.kernel_config().arch) for t in configs.values())
 
@@ -203,11 +223,19 @@ class Optimizer:
                  log: Callable[[str], None] = lambda _: None, soak: int = 0):
         if not campaigns.NAME.match(name):
             raise OptimizerError(f"name {name!r}: letters, digits and _ . + - only")
-        kind = kinds.kind_of(baseline.to_dict())
-        if kind.cmdline is None:
-            raise OptimizerError(f"a {kind.name} target is not one the optimizer can vary (it varies what bootlab "
-                                 "builds and boots: the reference device, the ARM64 board); compare its variants "
-                                 "with a campaign (bootlab lab run)")
+        description = baseline.to_dict()
+        kind = kinds.kind_of(description)
+        if kind.cmdline not in description:
+            raise OptimizerError(f"a {kind.name} target without [{kind.cmdline}] is not one the optimizer can vary: "
+                                 "its kernel command line is in files bootlab does not own; describe its U-Boot in "
+                                 "[bootloader] with the command line as env.bootargs (bootlab sets it at the prompt), "
+                                 "or compare variants with a campaign (bootlab lab run)")
+        try:
+            _target(apply(description, _probe_patch(baseline)), baseline.base)
+        except TargetError as err:
+            raise OptimizerError(f"the probe boot adds {PROBE_ARGS} to the command line, which this target refuses: "
+                                 f"{err}") from None
+        self.kind = kind
         self.store = store
         self.baseline = baseline
         self.name = name
@@ -249,10 +277,8 @@ class Optimizer:
         """Facts and candidates from one boot of the current configuration; None when it
         does not boot."""
         # The kernel log printed after ready gives the facts even under quiet, and with
-        # initcall_debug (in a buffer large enough to keep it all) each initcall's time.
-        patch = {_cmdline_table(current): {"append": "initcall_debug log_buf_len=4M"}}
-        if getattr(current, "rootfs", None) is None:  # (a Debian root's initramfs only mounts it)
-            patch["initramfs"] = {"dmesg": True}
+        # initcall_debug each initcall's time.
+        patch = _probe_patch(current)
         try:
             probe_target = _target(apply(current.to_dict(), patch), current.base)
         except TargetError as err:
@@ -265,24 +291,24 @@ class Optimizer:
             return None
         run = runs.ok[0]
         try:
-            boot = read_run(self.store, run, Patterns.from_options(self.baseline.boot.ready))
+            boot = read_run(self.store, run, Patterns.from_options(self.kind.ready(self.baseline)))
         except NotALog as err:
             self.log(f"facts and advice skipped: the probe's capture is unreadable ({err})")
             return Facts(), []
-        analysis = analyze(boot, Options(baud=self.baseline.target.console_baud or None))
+        analysis = analyze(boot, Options(baud=self.kind.baud(self.baseline)))
         try:
             findings = advise(boot, analysis, run.target)
         except Exception as err:  # noqa: BLE001 - the rules are written elsewhere; built-ins still work
             self.log(f"advice skipped: the rules failed ({type(err).__name__}: {err})")
             findings = []
-        return facts_from(boot), from_advice(findings) + self._initcall_candidates(current, boot)
+        return facts_from(boot), from_advice(findings, self.kind.cmdline) + self._initcall_candidates(current, boot)
 
     def _initcall_candidates(self, current: Target, boot) -> list[Candidate]:
         """The slow built-in initcalls, as what removes them: for a kernel bootlab builds,
         the Kconfig option that builds each (a rebuild); for a packaged kernel, the stand-in
         initcall_blacklist=."""
-        if current.target.kernel != "built":
-            return from_initcalls(boot, _cmdline_table(current))
+        if not _built_kernel(current):
+            return from_initcalls(boot, self.kind.cmdline)
         try:
             kernel = kernel_build.build(current.kernel_config()).kernel
             tree = kernel_build.source_tree()
@@ -345,12 +371,12 @@ class Optimizer:
         return True, f"faster by {-c.difference / 1e6:.0f} ms ({c.percent:+.1f}%, p={row.p:.3g})"
 
     def _same_output(self, vr: campaigns.VariantResult, reference_output: list[str]) -> bool:
-        ready = vr.variant.spec.boot.ready
+        ready = self.kind.ready(vr.variant.spec)
         return all(app_output(self.store.capture(r.id) or b"", ready) == reference_output for r in vr.runs.ok)
 
     def _output_of(self, vr: campaigns.VariantResult) -> list[str]:
         ok = vr.runs.ok
-        return app_output(self.store.capture(ok[0].id) or b"", vr.variant.spec.boot.ready) if ok else []
+        return app_output(self.store.capture(ok[0].id) or b"", self.kind.ready(vr.variant.spec)) if ok else []
 
     def run(self) -> Outcome:
         out = Outcome(self.name, self.baseline, self.baseline, Facts(), [], [], [], [])

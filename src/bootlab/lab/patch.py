@@ -2,8 +2,9 @@
 
 A patch has the tables of a target file (`target`, `initramfs`, `boot` for the reference
 device; a board's keys for a board).  A value replaces the one below it, with one
-exception: `append` in a table that holds the kernel's `cmdline` (`target.append`,
-`arm64.append`) adds kernel arguments, so that patches compose (quiet from one, lpj= from
+exception: `append` in a table that holds the kernel's command line (`target.append` and
+`arm64.append` add to the table's `cmdline`, `bootloader.append` to U-Boot's `env.bootargs`)
+adds kernel arguments, so that patches compose (quiet from one, lpj= from
 another).  An argument whose name is already on the command line replaces that
 argument where it stands (`console=ttyS0,921600` replaces `console=ttyS0,115200`, and a
 second `lpj=` replaces the first), except list-valued ones, whose lists are joined
@@ -25,6 +26,9 @@ MERGED = (("kconfig", "options"), ("bootloader", "env"), ("bootloader", "saved_e
           ("arm64", "uboot"))
 # Lists that patches add to (a unit masked by one patch stays masked by the next).
 JOINED = (("rootfs", "mask"),)
+# Where a table that takes `append` keeps the command line it adds to, when not in its own
+# `cmdline`: U-Boot's bootargs.
+CMDLINE_AT = {"bootloader": ("env", "bootargs")}
 # A kernel argument: a run of non-blanks, where double quotes may protect blanks.
 _ARG = re.compile(r'(?:[^\s"]+|"[^"]*")+')
 
@@ -82,12 +86,21 @@ def apply(description: dict, patch: dict) -> dict:
             elif key != "append":
                 out[section][key] = copy.deepcopy(value)
         if "append" in values:
-            if "cmdline" in out[section] and isinstance(values["append"], str):
-                out[section]["cmdline"], out[section]["append"] = merge_args(
-                    str(out[section].get("cmdline", "")), str(out[section].get("append", "")), values["append"])
-            else:
-                out[section]["append"] = values["append"]
+            _append(out[section], CMDLINE_AT.get(section, ("cmdline",)), values["append"])
     return out
+
+
+def _append(table: dict, at: tuple[str, ...], extra) -> None:
+    """Kernel arguments `extra` added to `table` whose command line is at the path `at`
+    (where it lacks one, `append` is set as given: its validation names what is missing)."""
+    *inner, key = at
+    holder = table
+    for name in inner:
+        holder = holder.get(name) if isinstance(holder, dict) else None
+    if not isinstance(holder, dict) or key not in holder or not isinstance(extra, str):
+        table["append"] = extra
+        return
+    holder[key], table["append"] = merge_args(str(holder[key]), str(table.get("append", "")), extra)
 
 
 def _merged_table(below: dict, value: dict) -> dict:

@@ -20,9 +20,13 @@ the bootloader's environment).
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
+from pathlib import Path
+
+import tomli_w
 
 from ..capture import session
 from ..capture.power import device_source
@@ -47,10 +51,30 @@ class BoardDescription:
     silence: float = 30.0
     deadline: float = 120.0
     bootloader: uboot.UBoot | None = field(default=None, repr=False, metadata={"key": False})  # [bootloader]
+    # The description's directory (relative file names in it are relative to it).
+    base: Path | None = field(default=None, compare=False, repr=False, metadata={"key": False})
 
     def to_dict(self) -> dict:
         table = {f.name: getattr(self, f.name) for f in fields(self) if f.metadata.get("key", True)}
         return {self.TABLE: table, **({"bootloader": self.bootloader.to_dict()} if self.bootloader else {})}
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(self.to_dict())
+
+    def cmdline(self) -> str:
+        """The kernel's command line bootlab sets: U-Boot's bootargs with its append; empty
+        when the board boots with the one in its own files."""
+        return self.bootloader.cmdline() if self.bootloader is not None else ""
+
+    def standalone(self, name: str):
+        """A copy that stands without its description file (`name` is not kept: a board's
+        description has no name).  `prepare` is a shell command run where bootlab runs."""
+        out = copy.deepcopy(self)
+        self._absolute(out)
+        return out
+
+    def _absolute(self, out) -> None:
+        """Make the kind's own relative paths in `out` absolute."""
 
     def describe(self) -> dict:
         return self.to_dict()

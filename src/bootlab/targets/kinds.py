@@ -46,14 +46,26 @@ class Kind:
     # Where a campaign variant's bare keys go (a board's variant says prepare = ..., meaning
     # board.prepare); keys naming one of the kind's tables stay where they are.
     variant_root: tuple[str, ...] = ()
-    # The table whose `cmdline` and `append` make the kernel's command line, for kinds whose
-    # command line bootlab sets (variants and the optimizer add arguments with `append`).
+    # The table whose `append` adds kernel arguments (to its `cmdline`, or to [bootloader]'s
+    # env.bootargs: patch.CMDLINE_AT), for kinds whose command line bootlab sets; variants
+    # and the optimizer add arguments with it.  A description without that table (a board
+    # without [bootloader]) has its command line in files bootlab does not own.
     cmdline: str | None = None
+    # The ready line's regular expression and the console's speed (None: unknown) of a spec,
+    # as the sequence will boot it (Bootable.ready, Bootable.baud), without building it.
+    ready: Callable[[Any], str] = lambda spec: spec.boot.ready
+    baud: Callable[[Any], int | None] = lambda spec: spec.target.console_baud or None
 
 
+def _itself(spec):
+    """A board's description is what the sequence boots (nothing to build)."""
+    return spec
+
+
+BOARD = {"bootable": _itself, "cmdline": "bootloader", "ready": lambda spec: spec.ready, "baud": lambda spec: spec.baud}
 KINDS = (
-    Kind("board", board.KEYS, "board", board.from_dict, lambda spec: spec, ("board",)),
-    Kind("labgrid", labgrid_board.KEYS, "labgrid", labgrid_board.from_dict, lambda spec: spec, ("labgrid",)),
+    Kind("board", board.KEYS, "board", board.from_dict, variant_root=("board",), **BOARD),
+    Kind("labgrid", labgrid_board.KEYS, "labgrid", labgrid_board.from_dict, variant_root=("labgrid",), **BOARD),
     Kind("arm64", arm64_board.KEYS, "arm64", arm64_board.from_dict, arm64_board.build, ("arm64",), "arm64"),
     Kind("reference", reference.KEYS, None, reference.from_dict, reference.build, cmdline="target"),
 )

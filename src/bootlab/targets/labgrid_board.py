@@ -17,7 +17,7 @@ bootlab's sequence boots it (strategy.py), U-Boot on its console if [bootloader]
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..capture.labgrid_console import LabgridSource
@@ -34,12 +34,13 @@ class LabgridBoard(BoardDescription):
     BOOTLOADER_DRIVERS = ("bootlab", "labgrid")
     env: str = ""
     role: str = "main"
-    # The description's directory (the environment file is relative to it).
-    base: Path | None = field(default=None, compare=False, repr=False, metadata={"key": False})
     baud = None  # labgrid's console driver knows the line speed; console cost is not estimated
 
     def env_path(self) -> str:
         return str(self.base / self.env) if self.base is not None and not Path(self.env).is_absolute() else self.env
+
+    def _absolute(self, out: "LabgridBoard") -> None:
+        out.env = self.env_path()
 
     def checks(self) -> list[tuple[bool, str, str]]:
         return [(bool(self.env), "env", "the labgrid environment file is required"),

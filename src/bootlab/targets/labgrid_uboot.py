@@ -1,9 +1,9 @@
 """U-Boot through labgrid's own UBootDriver, for a board in a labgrid environment whose
 target has one (`[bootloader] driver = "labgrid"`): labgrid stops autoboot and reaches the
 prompt as the environment configures it (its prompt, autoboot, interrupt, password and
-init_commands), runs each `setenv` of [bootloader] env and checks its exit status, and
-sends the boot command; then bootlab's sequence reads the kernel's console as for any
-board.
+init_commands), runs each `setenv` of [bootloader] env (bootargs with its append) and
+checks its exit status, and sends the boot command; then bootlab's sequence reads the
+kernel's console as for any board.
 
 labgrid reads the console itself meanwhile (pexpect over the console driver), so what it
 reads is handed to the capture as it arrives, stamped on the boot's clock like every other
@@ -20,7 +20,7 @@ from ..capture.labgrid_console import LabgridSource
 from ..capture.source import SourceLost
 from .link import Link
 from .protocols import StepFailed
-from .uboot import Recorder, UBoot, quoted
+from .uboot import HANDOVER, Recorder, UBoot, quoted
 
 
 class _Recorded:
@@ -56,12 +56,17 @@ class LabgridUBoot:
         try:
             self._step(link, "bootloader: stop autoboot", "labgrid UBootDriver: stop autoboot",
                        lambda: self.board.target.activate(driver))
-            for name, value in self.loader.env.items():
+            for name, value in self.loader.variables().items():
                 command = f"setenv {name} {quoted(value)}"
                 self._step(link, f"bootloader: setenv {name}", f"labgrid UBootDriver: {command}",
                            lambda c=command: driver.run_check(c, timeout=int(self.loader.timeout)))
             if self.loader.boot_command:
                 driver.boot_command = self.loader.boot_command
+            # labgrid waits for the kernel's banner by default, which a quiet kernel does
+            # not print on the console: where the environment keeps that default, it waits
+            # for U-Boot's handover, as bootlab's own driver does.
+            if driver.bootstring == type(driver).__attrs_attrs__.bootstring.default:  # (an attrs class)
+                driver.bootstring = HANDOVER.decode()
             self._boot(link, driver)
         finally:
             console._expect.driver = console
@@ -72,7 +77,8 @@ class LabgridUBoot:
         seen = Recorder(link)
         try:
             self._step(link, "bootloader: boot", f"labgrid UBootDriver: {driver.boot_command}", driver.boot)
-            self._step(link, "bootloader: boot", "labgrid UBootDriver: await the kernel", driver.await_boot)
+            self._step(link, "bootloader: boot", "labgrid UBootDriver: await the kernel", driver.await_boot,
+                       f"no {driver.bootstring!r} within boot_timeout ({driver.boot_timeout} s)")
         except StepFailed:
             refused = seen.refusal()
             if refused is None:
@@ -80,9 +86,10 @@ class LabgridUBoot:
             raise StepFailed("bootloader: boot", f"`{driver.boot_command}` did not start a kernel: {refused}") from None
         seen.detach()
 
-    def _step(self, link: Link, step: str, event: str, action) -> None:
+    def _step(self, link: Link, step: str, event: str, action, timed_out: str = "") -> None:
         """One of labgrid's steps, marked in the capture; any error of labgrid's (a timeout,
-        a command's exit status) fails the boot at `step`."""
+        a command's exit status) fails the boot at `step`; `timed_out` says what a timeout
+        means (pexpect's own message is its spawn object and buffer)."""
         link.mark(event)
         try:
             action()
@@ -92,4 +99,6 @@ class LabgridUBoot:
             raise StepFailed(step, str(err)) from None
         except Exception as err:  # labgrid's TIMEOUT, ExecutionError, binding errors
             detail = (str(err).strip() or "no detail").splitlines()[0]  # pexpect adds its buffer's dump
+            if type(err).__name__ == "TIMEOUT" and timed_out:
+                detail = timed_out
             raise StepFailed(step, f"{type(err).__name__}: {detail}") from None

@@ -5,6 +5,8 @@ autoboot, set the environment, run the boot command, and let the kernel's consol
     kind = "u-boot"
     stop_autoboot = true      # press a key at "Hit any key to stop autoboot"
     env = {}                  # `setenv NAME VALUE` for each, in order, at the prompt
+    append = ""               # kernel arguments added to env.bootargs (what variants and the
+                              # optimizer add): bootargs is then typed with them
     boot_command = "boot"     # typed last ("qfw load; zboot", "tftpboot ...; booti ...")
     prompt = "=> "
     timeout = 30              # seconds each step may take
@@ -17,6 +19,10 @@ ships.  What it then finds is the kind's business: the ARM64 board writes `saved
 its flash before power-on (over U-Boot's default environment; empty: nothing saved, the
 default holds) and puts `boot_command` in the boot script its distro boot loads
 (arm64_board.py).  Kinds that cannot write a board's storage refuse `saved_env`.
+`bootargs` is the kernel's command line U-Boot passes on (booti, bootm, bootz): given in
+env, it is a command line bootlab sets, and `append` adds to it, as a reference device's
+[target] append adds to its cmdline.  A boot command that sets bootargs itself (a distro
+boot's extlinux.conf or boot script) overrides both.
 Each step is a step of the boot sequence: a prompt that never comes, a variable U-Boot
 rejects or a boot command that fails makes the run fail naming it.
 """
@@ -47,6 +53,7 @@ class UBoot:
     kind: str = "u-boot"
     stop_autoboot: bool = True
     env: dict[str, str] = field(default_factory=dict)
+    append: str = ""
     boot_command: str = "boot"
     prompt: str = "=> "
     timeout: float = 30.0
@@ -67,10 +74,23 @@ class UBoot:
             (self.stop_autoboot or not self.env, "stop_autoboot",
              "env is typed at the prompt: with stop_autoboot = false it must be empty (U-Boot then boots "
              "with the environment it has: saved_env)"),
+            (not self.append or "bootargs" in self.env, "append",
+             "append adds kernel arguments to env.bootargs, the command line bootlab sets at the prompt: give "
+             "env.bootargs (the board's command line)"),
         ] + [check for table in ("env", "saved_env") for check in _variables(getattr(self, table), table)]
         for ok, key, message in checks:
             if not ok:
                 raise TargetError(f"{where('bootloader', key)}bootloader.{key}: {message}")
+
+    def variables(self) -> dict[str, str]:
+        """What is set at the prompt: env, with `append` added to bootargs."""
+        if not self.append:
+            return dict(self.env)
+        return {**self.env, "bootargs": self.cmdline()}
+
+    def cmdline(self) -> str:
+        """The kernel's command line bootlab sets (bootargs and append); empty when it sets none."""
+        return " ".join(p for p in (self.env.get("bootargs", ""), self.append) if p).strip()
 
     def run(self, link: Link) -> None:
         if not self.stop_autoboot:
@@ -78,7 +98,7 @@ class UBoot:
         link.expect(AUTOBOOT, self.timeout, "bootloader: reach autoboot", "U-Boot's autoboot countdown")
         link.send(" ")  # any key; a space is harmless if the countdown has already stopped
         link.expect(self.prompt, self.timeout, "bootloader: stop autoboot", f"the prompt {self.prompt!r}")
-        for name, value in self.env.items():
+        for name, value in self.variables().items():
             self._command(link, f"setenv {name} {quoted(value)}", f"bootloader: setenv {name}")
         if self.boot_command:
             self._boot(link)
@@ -120,9 +140,13 @@ def refuse_saved_env(loader: UBoot | None, why: str, where=lambda *path: "") -> 
 
 
 def quoted(value: str) -> str:
-    """A value as U-Boot's hush shell reads it: quoted when it has spaces or ';'."""
+    """A value as U-Boot's hush shell reads it: quoted when it has spaces or ';'; in single
+    quotes when it names variables (a command kept for later, `tftpboot ${kernel_addr_r}
+    ...`: double quotes would expand them as it is set)."""
     if value and re.fullmatch(r"[^\s;\"'$]+", value):
         return value
+    if "$" in value and "'" not in value:
+        return f"'{value}'"
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
