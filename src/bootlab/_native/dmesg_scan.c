@@ -137,21 +137,37 @@ static int64_t return_fields(const uint8_t *data, int64_t n, int64_t from, int64
 	return fn_end;
 }
 
-/* Per byte value, the words that start with it (bit k for words k). */
-static void first_bytes(const struct dmesg_words *words, uint64_t table[256])
+/* Per byte value, the words that start with it (bit k for words k); returns the byte every
+ * word starts with, or -1 when they start with different bytes. */
+static int first_bytes(const struct dmesg_words *words, uint64_t table[256])
 {
+	int lead = words->count ? words->text[0][0] : -1;
+
 	memset(table, 0, 256 * sizeof(*table));
-	for (size_t k = 0; k < words->count && k < 64; k++)
+	for (size_t k = 0; k < words->count && k < 64; k++) {
 		table[words->text[k][0]] |= (uint64_t)1 << k;
+		if (words->text[k][0] != lead)
+			lead = -1;
+	}
+	return lead;
 }
 
-/* Which words data[from..end) holds; with `any`, the first one found is enough. */
+/* Which words data[from..end) holds; with `any`, the first one found is enough.  When every
+ * word starts with one byte (`lead`, else -1), memchr jumps to where it is: the words of
+ * initcall_debug's levels all start with the "]" of a stamp, one or two to a line. */
 static uint64_t holds(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
-		      const uint64_t table[256], int any)
+		      const uint64_t table[256], int lead, int any)
 {
 	uint64_t found = 0;
 
 	for (int64_t p = from; p < end; p++) {
+		if (lead >= 0) {
+			const uint8_t *at = memchr(data + p, lead, (size_t)(end - p));
+
+			if (!at)
+				break;
+			p = at - data;
+		}
 		for (uint64_t maybe = table[data[p]] & ~found; maybe; maybe &= maybe - 1) {
 			int k = __builtin_ctzll(maybe);
 
@@ -169,19 +185,19 @@ void dmesg_holding(const uint8_t *data, size_t count, const int64_t *start, cons
 		   const struct dmesg_words *words, uint64_t *masks)
 {
 	uint64_t table[256];
+	const int lead = first_bytes(words, table);
 
-	first_bytes(words, table);
 	for (size_t i = 0; i < count; i++)
-		masks[i] = holds(data, start[i], end[i], words, table, 0);
+		masks[i] = holds(data, start[i], end[i], words, table, lead, 0);
 }
 
 static int meaningful(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
-		      const uint64_t table[256], const struct dmesg_words *starts)
+		      const uint64_t table[256], int lead, const struct dmesg_words *starts)
 {
 	for (size_t k = 0; k < starts->count; k++)
 		if ((int64_t)starts->len[k] <= end - from && memcmp(data + from, starts->text[k], starts->len[k]) == 0)
 			return 1;
-	return holds(data, from, end, words, table, 1) != 0;
+	return holds(data, from, end, words, table, lead, 1) != 0;
 }
 
 size_t dmesg_name_slots(size_t count)
@@ -219,11 +235,12 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 {
 	const int64_t size = (int64_t)n, prefix = (int64_t)strlen("calling  ");
 	uint64_t table[256];
+	int lead;
 
 	for (size_t k = 0; k < words->count; k++)
 		if (words->len[k] == 0 || k == 64)
 			return -1; /* (an empty word is in every message: not what a caller means) */
-	first_bytes(words, table);
+	lead = first_bytes(words, table);
 	for (size_t i = 0; i < count; i++)
 		if (offset[i] < 0 || end[i] > size || offset[i] > end[i])
 			return -1;
@@ -242,7 +259,7 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 		}
 		if (fn_end >= 0)
 			fn[i] = name_index(data, from + prefix, fn_end - from - prefix, names);
-		if (meaningful(data, from, stop, words, table, starts))
+		if (meaningful(data, from, stop, words, table, lead, starts))
 			kind[i] |= DMESG_MEANINGFUL;
 	}
 	return 0;
