@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -161,16 +162,58 @@ def level_totals(boot: Boot) -> list[tuple[str, int, int]]:
     return [(names[k], int(time[k]), int(totals[k])) for k in order]
 
 
-def returned(boot: Boot) -> dict[Outcome, list[Blamed]]:
+class BlamedRows(Sequence):
+    """Rows of a span table as blame entries, each made when first read: a big log's
+    failed and absent lists run to tens of thousands, and the text report reads the first
+    few and how many there are.  Reads as a list would (slices, `+`, equality)."""
+
+    def __init__(self, boot: Boot, spans: SpanTable | None, rows: np.ndarray):
+        self._boot, self._spans, self._rows = boot, spans, rows
+        self._all: list[Blamed] | None = None
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def _made(self, rows: np.ndarray) -> list[Blamed]:
+        return _blamed(self._boot, self._spans, rows) if len(rows) else []
+
+    def __getitem__(self, i):
+        if self._all is not None:
+            return self._all[i]
+        if isinstance(i, slice):
+            return self._made(self._rows[i])
+        return self._made(self._rows[[i]])[0]
+
+    def __iter__(self):
+        if self._all is None:
+            self._all = self._made(self._rows)
+        return iter(self._all)
+
+    def __add__(self, other) -> list[Blamed]:
+        return list(self) + list(other)
+
+    def __radd__(self, other) -> list[Blamed]:
+        return list(other) + list(self)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and not isinstance(other, str) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+def returned(boot: Boot) -> dict[Outcome, BlamedRows]:
     """Initcalls and probes that did not simply succeed, by outcome (failed, absent
     hardware, deferred), in file order."""
     spans = boot.columns(Kind.INITCALL, Kind.PROBE)
-    found: dict[Outcome, list[Blamed]] = {o: [] for o in Outcome if o != Outcome.OK}
+    outcomes = [o for o in Outcome if o != Outcome.OK]
     if spans is None:
-        return found
-    kinds = spans.vocab["kind"]
-    rows = np.flatnonzero(spans.where("attrs", lambda a: (a or {}).get("ret") not in (None, 0)))
-    rows = [r for r in rows.tolist() if outcome(kinds[spans.kind[r]], spans.value("attrs", r)["ret"]) != Outcome.OK]
-    for b in _blamed(boot, spans, rows):
-        found[b.outcome].append(b)
-    return found
+        return {o: BlamedRows(boot, None, np.zeros(0, dtype=np.int64)) for o in outcomes}
+    # Per kind and attribute set, the index of its outcome in `outcomes` (-1: OK), decided
+    # once per kind and return code: not once per row, nor per attribute set (thousands).
+    codes = spans.attr_column("ret")
+    decided = [{code: outcomes.index(o) if (o := outcome(kind, code)) != Outcome.OK else -1 for code in set(codes)}
+               for kind in spans.vocab["kind"]]
+    of_set = np.asarray([[index[code] for code in codes] for index in decided], dtype=np.int64)
+    row_outcome = of_set.reshape(len(decided), len(codes))[spans.kind, spans.attrs]
+    return {o: BlamedRows(boot, spans, np.flatnonzero(row_outcome == k)) for k, o in enumerate(outcomes)}
