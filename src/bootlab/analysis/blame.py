@@ -108,6 +108,19 @@ def _blamed(boot: Boot, spans: SpanTable, rows) -> list[Blamed]:
     return out
 
 
+def _ranked(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(values, return_inverse=True) of values in [0, bound): without sorting
+    them when the bound is not much more than their count (a million-line log's 400,000
+    initcalls have a few hundred functions)."""
+    if bound > 4 * len(values) + 1024:
+        pairs, key = np.unique(values, return_inverse=True)
+        return pairs, key.reshape(-1)
+    present = np.zeros(bound, dtype=bool)
+    present[values] = True
+    rank = np.cumsum(present) - 1
+    return np.flatnonzero(present), rank[values]
+
+
 def identities(spans: SpanTable, rows) -> tuple[np.ndarray, list[str]]:
     """Per row, which function it is, as an id, and each id's label: a name and its module
     (`__cfi_check [a]` and `__cfi_check [b]` are two functions of two modules)."""
@@ -115,7 +128,7 @@ def identities(spans: SpanTable, rows) -> tuple[np.ndarray, list[str]]:
     module_of_set = np.asarray([modules.setdefault(m, len(modules)) for m in spans.attr_column("module")],
                                dtype=np.int64)
     pair = spans.name[rows].astype(np.int64) * len(modules) + module_of_set[spans.attrs[rows]]
-    pairs, key = np.unique(pair, return_inverse=True)
+    pairs, key = _ranked(pair, len(spans.vocab["name"]) * len(modules))
     names, module_names = spans.vocab["name"], list(modules)
     labels = [names[p // len(modules)] + (f" [{module_names[p % len(modules)]}]" if p % len(modules) else "")
               for p in pairs.tolist()]
@@ -132,8 +145,14 @@ def top(boot: Boot, kind: str, n: int | None = 10) -> list[Blamed]:
     key = identities(spans, rows)[0]
     if kind == Kind.PROCESS:
         key = key * (len(spans.vocab["track"]) + 1) + spans.track[rows]
-    # Per key, the longest; of equals, a timed one, then the first.
-    best = rows[np.lexsort((rows, spans.t[rows] == NO_TIME, -spans.dur[rows], key))]
+    # Per key, the longest; of equals, a timed one, then the first (sorted among the
+    # longest of each key only: a few hundred, not every row).
+    dur = spans.dur[rows]
+    longest = np.full(int(key.max()) + 1 if len(key) else 0, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(longest, key, dur)
+    at_most = dur == longest[key]
+    rows, key = rows[at_most], key[at_most]
+    best = rows[np.lexsort((rows, spans.t[rows] == NO_TIME, key))]
     best_key = key[np.searchsorted(rows, best)]
     first = np.ones(len(best), dtype=bool)
     first[1:] = best_key[1:] != best_key[:-1]
