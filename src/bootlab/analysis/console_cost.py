@@ -135,10 +135,11 @@ def reached_console(log: ConsoleLog, rules: ConsoleRules) -> np.ndarray:
     message)."""
     if log.printed:
         return np.ones(len(log), dtype=bool)
-    timed = np.flatnonzero(log.t.numpy() != NO_TIME)
+    is_timed = log.t.numpy() != NO_TIME
+    timed = np.flatnonzero(is_timed)
     below = _levels(log.text, timed) < rules.loglevel
     # Each line goes as the last timed line at or before it (none yet: shown).
-    last = np.searchsorted(timed, np.arange(len(log)), side="right") - 1
+    last = np.cumsum(is_timed) - 1
     return np.where(last >= 0, below[np.maximum(last, 0)], True) if len(timed) else np.ones(len(log), dtype=bool)
 
 
