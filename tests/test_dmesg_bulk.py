@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bootlab._native import dmesgscan
 from bootlab.analysis import analyze
 from bootlab.render import render
 from bootlab.sources import dmesg_bulk, initcall, printk, read
@@ -176,7 +177,8 @@ def test_pairing_in_bulk_pairs_as_the_stack_does(monkeypatch, ops, seed):
     monkeypatch.setattr(initcall, "BULK_PAIRING", 10**9)
     by_stack = initcall._pair(line, key, len(calls))
     monkeypatch.setattr(initcall, "BULK_PAIRING", 0)
-    assert initcall._pair(line, key, len(calls)) == by_stack
+    answered, open_calls = initcall._pair(np.asarray(line), np.asarray(key), len(calls))  # (as _joined gives them)
+    assert (list(answered), open_calls) == by_stack
 
 
 _WORDS = st.sampled_from(["", "calling  ", "initcall ", "probe of ", "async_", " took ", "Calling initcall ",
@@ -224,6 +226,25 @@ def test_c_lines_read_as_the_numpy_path_does(data):
     assert (native is None) == (by_numpy is None)
     if native is not None:
         assert [c.tolist() for c in native] == [c.tolist() for c in by_numpy]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="ab ]x\n", max_size=40), words=st.lists(st.text(alphabet="ab ]x", min_size=1, max_size=3),
+                                                                     min_size=1, max_size=6),
+       cuts=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=8))
+def test_c_holding_finds_what_slices_hold_in_bytes_and_in_an_ascii_str(text, words, cuts):
+    """dmesgscan.holding: bit k of a line's mask when words[k] is in it (words of one first
+    byte or of several, one byte long or more), the same from the text as bytes and as a
+    str (read in place: console_cost's levels); a str not all ASCII is refused."""
+    lines = [(min(a, b, len(text)), min(max(a, b), len(text))) for a, b in cuts]
+    starts = np.asarray([a for a, _ in lines], dtype=np.int64)
+    ends = np.asarray([b for _, b in lines], dtype=np.int64)
+    encoded = tuple(w.encode() for w in words)
+    want = [sum(1 << k for k, w in enumerate(words) if w in text[a:b]) for a, b in lines]
+    for source in (text.encode(), text):
+        assert np.frombuffer(dmesgscan.holding(source, starts, ends, encoded), dtype=np.uint64).tolist() == want
+    with pytest.raises(ValueError, match="ASCII"):
+        dmesgscan.holding(text + "\u00e9", starts, ends, encoded)
 
 
 @settings(max_examples=200, deadline=None)

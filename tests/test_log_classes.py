@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from importlib import resources
+from pathlib import Path
 
 import jsonschema
 
@@ -208,3 +209,17 @@ def test_module_initcalls_are_not_the_kernels_critical_path(fixture_path):
     assert analysis(fixture_path("dmesg-android-wrapped.txt")).critical.kernel_track is None
     cp = analysis(fixture_path("dmesg-modules-cfi.txt")).critical
     assert cp.kernel_track == "pid 1" and {s.name for s in cp.kernel_top} == {"pci_subsys_init", "init_mmap_min_addr"}
+
+
+def test_outcome_lists_made_when_read_are_those_made_at_once():
+    # The failed and absent lists are made from the columns only as far as they are read
+    # (a million-line log has tens of thousands; the text report shows ten): any part read
+    # first is what the whole list holds there, and the lists still read as lists.
+    log = str(Path(__file__).parent / "data" / "real" / "generic-initcall.dmesg.gz")
+    whole = list(analysis(log).absent)
+    assert len(whole) > 10
+    fresh = analysis(log)
+    assert len(fresh.absent) == len(whole)
+    assert fresh.absent[:3] == whole[:3] and fresh.absent[-1] == whole[-1] and fresh.absent[5] == whole[5]
+    assert fresh.absent == whole and fresh.absent + fresh.deferred == whole + list(fresh.deferred)
+    assert [] + fresh.failures == list(fresh.failures) and whole[0] in fresh.absent

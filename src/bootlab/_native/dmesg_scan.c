@@ -137,22 +137,57 @@ static int64_t return_fields(const uint8_t *data, int64_t n, int64_t from, int64
 	return fn_end;
 }
 
-/* Per byte value, the words that start with it (bit k for words k). */
-static void first_bytes(const struct dmesg_words *words, uint64_t table[256])
+/* Where to look for a set of words, to skip quickly past bytes that start none of them. */
+struct word_index {
+	uint64_t first[256]; /* per byte value, the words that start with it (bit k: words k) */
+	uint64_t pairs[1024]; /* bit b0 | b1 << 8: a word starts with bytes b0 b1 (or is b0 alone) */
+	int lead; /* the byte every word starts with, or -1 when they start with different bytes */
+};
+
+static void index_words(const struct dmesg_words *words, struct word_index *index)
 {
-	memset(table, 0, 256 * sizeof(*table));
-	for (size_t k = 0; k < words->count && k < 64; k++)
-		table[words->text[k][0]] |= (uint64_t)1 << k;
+	index->lead = words->count ? words->text[0][0] : -1;
+	memset(index->first, 0, sizeof(index->first));
+	memset(index->pairs, 0, sizeof(index->pairs));
+	for (size_t k = 0; k < words->count && k < 64; k++) {
+		const uint8_t *w = words->text[k];
+
+		index->first[w[0]] |= (uint64_t)1 << k;
+		if (w[0] != index->lead)
+			index->lead = -1;
+		for (unsigned next = 0; next < 256; next++) {
+			unsigned pair = w[0] | next << 8;
+
+			if (words->len[k] == 1 || w[1] == next)
+				index->pairs[pair >> 6] |= (uint64_t)1 << (pair & 63);
+		}
+	}
 }
 
-/* Which words data[from..end) holds; with `any`, the first one found is enough. */
+/* Which words data[from..end) holds; with `any`, the first one found is enough.  When every
+ * word starts with one byte, memchr jumps to where it is (the words of initcall_debug's
+ * levels all start with the "]" of a stamp, one or two to a line); otherwise a byte and the
+ * next that start no word are passed over at once (a space or a common letter starts some
+ * word of most sets, a pair of bytes far less often). */
 static uint64_t holds(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
-		      const uint64_t table[256], int any)
+		      const struct word_index *index, int any)
 {
 	uint64_t found = 0;
 
 	for (int64_t p = from; p < end; p++) {
-		for (uint64_t maybe = table[data[p]] & ~found; maybe; maybe &= maybe - 1) {
+		if (index->lead >= 0) {
+			const uint8_t *at = memchr(data + p, index->lead, (size_t)(end - p));
+
+			if (!at)
+				break;
+			p = at - data;
+		} else if (p + 1 < end) {
+			unsigned pair = data[p] | (unsigned)data[p + 1] << 8;
+
+			if (!(index->pairs[pair >> 6] >> (pair & 63) & 1))
+				continue;
+		}
+		for (uint64_t maybe = index->first[data[p]] & ~found; maybe; maybe &= maybe - 1) {
 			int k = __builtin_ctzll(maybe);
 
 			if ((int64_t)words->len[k] <= end - p && memcmp(data + p, words->text[k], words->len[k]) == 0) {
@@ -168,20 +203,20 @@ static uint64_t holds(const uint8_t *data, int64_t from, int64_t end, const stru
 void dmesg_holding(const uint8_t *data, size_t count, const int64_t *start, const int64_t *end,
 		   const struct dmesg_words *words, uint64_t *masks)
 {
-	uint64_t table[256];
+	struct word_index index;
 
-	first_bytes(words, table);
+	index_words(words, &index);
 	for (size_t i = 0; i < count; i++)
-		masks[i] = holds(data, start[i], end[i], words, table, 0);
+		masks[i] = holds(data, start[i], end[i], words, &index, 0);
 }
 
 static int meaningful(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
-		      const uint64_t table[256], const struct dmesg_words *starts)
+		      const struct word_index *index, const struct dmesg_words *starts)
 {
 	for (size_t k = 0; k < starts->count; k++)
 		if ((int64_t)starts->len[k] <= end - from && memcmp(data + from, starts->text[k], starts->len[k]) == 0)
 			return 1;
-	return holds(data, from, end, words, table, 1) != 0;
+	return holds(data, from, end, words, index, 1) != 0;
 }
 
 size_t dmesg_name_slots(size_t count)
@@ -218,12 +253,12 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 		   int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names)
 {
 	const int64_t size = (int64_t)n, prefix = (int64_t)strlen("calling  ");
-	uint64_t table[256];
+	struct word_index index;
 
 	for (size_t k = 0; k < words->count; k++)
 		if (words->len[k] == 0 || k == 64)
 			return -1; /* (an empty word is in every message: not what a caller means) */
-	first_bytes(words, table);
+	index_words(words, &index);
 	for (size_t i = 0; i < count; i++)
 		if (offset[i] < 0 || end[i] > size || offset[i] > end[i])
 			return -1;
@@ -242,7 +277,7 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 		}
 		if (fn_end >= 0)
 			fn[i] = name_index(data, from + prefix, fn_end - from - prefix, names);
-		if (meaningful(data, from, stop, words, table, starts))
+		if (meaningful(data, from, stop, words, &index, starts))
 			kind[i] |= DMESG_MEANINGFUL;
 	}
 	return 0;

@@ -163,16 +163,31 @@ out:
 	return result;
 }
 
+/* A text as bytes: a bytes-like object's buffer, or an ASCII str's own characters (one
+ * byte each: a log kept as a str is not copied to be looked through). */
+static int text_of(PyObject *obj, Py_buffer *view)
+{
+	if (!PyUnicode_Check(obj))
+		return PyObject_GetBuffer(obj, view, PyBUF_SIMPLE);
+	if (!PyUnicode_IS_ASCII(obj)) {
+		PyErr_SetString(PyExc_ValueError, "text: a str of ASCII characters only");
+		return -1;
+	}
+	return PyBuffer_FillInfo(view, obj, PyUnicode_1BYTE_DATA(obj), PyUnicode_GET_LENGTH(obj), 1, PyBUF_SIMPLE);
+}
+
 static PyObject *holding(PyObject *self, PyObject *args)
 {
-	Py_buffer text, start, end;
-	PyObject *words_tuple, *masks = NULL;
+	Py_buffer text = { 0 }, start, end;
+	PyObject *text_obj, *words_tuple, *masks = NULL;
 	struct dmesg_words words = { 0 };
 	Py_ssize_t count;
 
 	(void)self;
-	if (!PyArg_ParseTuple(args, "y*y*y*O!", &text, &start, &end, &PyTuple_Type, &words_tuple))
+	if (!PyArg_ParseTuple(args, "Oy*y*O!", &text_obj, &start, &end, &PyTuple_Type, &words_tuple))
 		return NULL;
+	if (text_of(text_obj, &text))
+		goto out;
 	count = start.len / 8;
 	if (start.len % 8 || end.len != start.len || PyTuple_GET_SIZE(words_tuple) > 64) {
 		PyErr_SetString(PyExc_ValueError, "starts and ends: int64 columns of one length; at most 64 words");
@@ -196,7 +211,8 @@ static PyObject *holding(PyObject *self, PyObject *args)
 	Py_END_ALLOW_THREADS
 out:
 	words_free(&words);
-	PyBuffer_Release(&text);
+	if (text.obj)
+		PyBuffer_Release(&text);
 	PyBuffer_Release(&start);
 	PyBuffer_Release(&end);
 	return masks;
@@ -208,7 +224,8 @@ static PyMethodDef methods[] = {
 	{ "messages", messages, METH_VARARGS,
 	  "messages(text, offset, end, words, starts) -> (kind uint8, fn, a, b int64 columns, function texts)" },
 	{ "holding", holding, METH_VARARGS,
-	  "holding(text, start, end, words) -> uint64 column: per line, bit k set when it holds words[k]" },
+	  "holding(text, start, end, words) -> uint64 column: per line, bit k set when it holds words[k] "
+	  "(text: bytes-like, or a str of ASCII only)" },
 	{ NULL, NULL, 0, NULL },
 };
 

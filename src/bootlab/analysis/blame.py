@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -107,6 +108,19 @@ def _blamed(boot: Boot, spans: SpanTable, rows) -> list[Blamed]:
     return out
 
 
+def _ranked(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(values, return_inverse=True) of values in [0, bound): without sorting
+    them when the bound is not much more than their count (a million-line log's 400,000
+    initcalls have a few hundred functions)."""
+    if bound > 4 * len(values) + 1024:
+        pairs, key = np.unique(values, return_inverse=True)
+        return pairs, key.reshape(-1)
+    present = np.zeros(bound, dtype=bool)
+    present[values] = True
+    rank = np.cumsum(present) - 1
+    return np.flatnonzero(present), rank[values]
+
+
 def identities(spans: SpanTable, rows) -> tuple[np.ndarray, list[str]]:
     """Per row, which function it is, as an id, and each id's label: a name and its module
     (`__cfi_check [a]` and `__cfi_check [b]` are two functions of two modules)."""
@@ -114,7 +128,7 @@ def identities(spans: SpanTable, rows) -> tuple[np.ndarray, list[str]]:
     module_of_set = np.asarray([modules.setdefault(m, len(modules)) for m in spans.attr_column("module")],
                                dtype=np.int64)
     pair = spans.name[rows].astype(np.int64) * len(modules) + module_of_set[spans.attrs[rows]]
-    pairs, key = np.unique(pair, return_inverse=True)
+    pairs, key = _ranked(pair, len(spans.vocab["name"]) * len(modules))
     names, module_names = spans.vocab["name"], list(modules)
     labels = [names[p // len(modules)] + (f" [{module_names[p % len(modules)]}]" if p % len(modules) else "")
               for p in pairs.tolist()]
@@ -131,8 +145,14 @@ def top(boot: Boot, kind: str, n: int | None = 10) -> list[Blamed]:
     key = identities(spans, rows)[0]
     if kind == Kind.PROCESS:
         key = key * (len(spans.vocab["track"]) + 1) + spans.track[rows]
-    # Per key, the longest; of equals, a timed one, then the first.
-    best = rows[np.lexsort((rows, spans.t[rows] == NO_TIME, -spans.dur[rows], key))]
+    # Per key, the longest; of equals, a timed one, then the first (sorted among the
+    # longest of each key only: a few hundred, not every row).
+    dur = spans.dur[rows]
+    longest = np.full(int(key.max()) + 1 if len(key) else 0, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(longest, key, dur)
+    at_most = dur == longest[key]
+    rows, key = rows[at_most], key[at_most]
+    best = rows[np.lexsort((rows, spans.t[rows] == NO_TIME, key))]
     best_key = key[np.searchsorted(rows, best)]
     first = np.ones(len(best), dtype=bool)
     first[1:] = best_key[1:] != best_key[:-1]
@@ -161,16 +181,58 @@ def level_totals(boot: Boot) -> list[tuple[str, int, int]]:
     return [(names[k], int(time[k]), int(totals[k])) for k in order]
 
 
-def returned(boot: Boot) -> dict[Outcome, list[Blamed]]:
+class BlamedRows(Sequence):
+    """Rows of a span table as blame entries, each made when first read: a big log's
+    failed and absent lists run to tens of thousands, and the text report reads the first
+    few and how many there are.  Reads as a list would (slices, `+`, equality)."""
+
+    def __init__(self, boot: Boot, spans: SpanTable | None, rows: np.ndarray):
+        self._boot, self._spans, self._rows = boot, spans, rows
+        self._all: list[Blamed] | None = None
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def _made(self, rows: np.ndarray) -> list[Blamed]:
+        return _blamed(self._boot, self._spans, rows) if len(rows) else []
+
+    def __getitem__(self, i):
+        if self._all is not None:
+            return self._all[i]
+        if isinstance(i, slice):
+            return self._made(self._rows[i])
+        return self._made(self._rows[[i]])[0]
+
+    def __iter__(self):
+        if self._all is None:
+            self._all = self._made(self._rows)
+        return iter(self._all)
+
+    def __add__(self, other) -> list[Blamed]:
+        return list(self) + list(other)
+
+    def __radd__(self, other) -> list[Blamed]:
+        return list(other) + list(self)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and not isinstance(other, str) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+def returned(boot: Boot) -> dict[Outcome, BlamedRows]:
     """Initcalls and probes that did not simply succeed, by outcome (failed, absent
     hardware, deferred), in file order."""
     spans = boot.columns(Kind.INITCALL, Kind.PROBE)
-    found: dict[Outcome, list[Blamed]] = {o: [] for o in Outcome if o != Outcome.OK}
+    outcomes = [o for o in Outcome if o != Outcome.OK]
     if spans is None:
-        return found
-    kinds = spans.vocab["kind"]
-    rows = np.flatnonzero(spans.where("attrs", lambda a: (a or {}).get("ret") not in (None, 0)))
-    rows = [r for r in rows.tolist() if outcome(kinds[spans.kind[r]], spans.value("attrs", r)["ret"]) != Outcome.OK]
-    for b in _blamed(boot, spans, rows):
-        found[b.outcome].append(b)
-    return found
+        return {o: BlamedRows(boot, None, np.zeros(0, dtype=np.int64)) for o in outcomes}
+    # Per kind and attribute set, the index of its outcome in `outcomes` (-1: OK), decided
+    # once per kind and return code: not once per row, nor per attribute set (thousands).
+    codes = spans.attr_column("ret")
+    decided = [{code: outcomes.index(o) if (o := outcome(kind, code)) != Outcome.OK else -1 for code in set(codes)}
+               for kind in spans.vocab["kind"]]
+    of_set = np.asarray([[index[code] for code in codes] for index in decided], dtype=np.int64)
+    row_outcome = of_set.reshape(len(decided), len(codes))[spans.kind, spans.attrs]
+    return {o: BlamedRows(boot, spans, np.flatnonzero(row_outcome == k)) for k, o in enumerate(outcomes)}

@@ -135,48 +135,53 @@ def reached_console(log: ConsoleLog, rules: ConsoleRules) -> np.ndarray:
     message)."""
     if log.printed:
         return np.ones(len(log), dtype=bool)
-    timed = np.flatnonzero(log.t.numpy() != NO_TIME)
+    is_timed = log.t.numpy() != NO_TIME
+    timed = np.flatnonzero(is_timed)
     below = _levels(log.text, timed) < rules.loglevel
     # Each line goes as the last timed line at or before it (none yet: shown).
-    last = np.searchsorted(timed, np.arange(len(log)), side="right") - 1
+    last = np.cumsum(is_timed) - 1
     return np.where(last >= 0, below[np.maximum(last, 0)], True) if len(timed) else np.ones(len(log), dtype=bool)
 
 
 # _DEBUG_TEXT's words as bytes (a probe's timing is checked by line_level itself).
 _DEBUG_WORDS = [np.frombuffer(f"] {start}".encode(), dtype=np.uint8) for start in _DEBUG_STARTS]
 _PROBE_WORDS = np.frombuffer(b"] probe of ", dtype=np.uint8)
+# What a line that may say its own level starts with (_LEVEL_NUMBER's and _LEVEL_NAME's first characters).
+_PREFIX_FIRSTS = b"<0123456789abcdefghijklmnopqrstuvwxyz"
 _CHUNK = 1 << 22  # bytes a pass looks at a time (a temporary as big as the log costs more)
 
 
 def _levels(text, rows: np.ndarray) -> np.ndarray:
-    """line_level() of these lines of a log, read with numpy for a big log kept as one text:
+    """line_level() of these lines of a log, read in C or numpy for a big log kept as one text:
     a line that starts with none of the level prefixes' first characters is KERN_DEBUG
     when it holds one of _DEBUG_TEXT's words after a "]", UNKNOWN_LEVEL otherwise."""
     whole = getattr(text, "whole", None)
     if whole is None or not whole.isascii() or not len(rows):
         return np.fromiter((line_level(text[i]) for i in rows.tolist()), dtype=np.int64, count=len(rows))
-    arr = np.frombuffer(whole.encode("ascii"), dtype=np.uint8)
     starts, ends = text.starts[rows], text.ends[rows]
-    first = arr[np.minimum(starts, len(arr) - 1)]
-    prefixed = (ends > starts) & ((first == ord("<")) | ((first >= ord("0")) & (first <= ord("9")))
-                                  | ((first >= ord("a")) & (first <= ord("z"))))
-    debug, probe = _lines_with_words(arr, starts, ends)
+    prefixed, debug, probe = _prefixed_and_words(whole, starts, ends)
     levels = np.where(debug, KERN_DEBUG, UNKNOWN_LEVEL)
     for k in np.flatnonzero(prefixed | (probe & ~debug)).tolist():  # few: read as line_level does
         levels[k] = line_level(text[int(rows[k])])
     return levels
 
 
-def _lines_with_words(arr: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per line (sorted, not overlapping): whether it holds one of _DEBUG_WORDS, and whether
-    it holds "] probe of "."""
-    if dmesgscan is not None:  # in C, one pass (the numpy passes below read the same)
-        masks = np.frombuffer(dmesgscan.holding(arr, np.ascontiguousarray(starts, dtype=np.int64),
-                                                np.ascontiguousarray(ends, dtype=np.int64),
+def _prefixed_and_words(whole: str, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per line (sorted, not overlapping) of an ASCII text: whether it starts with one of
+    _PREFIX_FIRSTS, whether it holds one of _DEBUG_WORDS, and whether it holds "] probe of "."""
+    if dmesgscan is not None:  # in C, two passes over the text as it is (the numpy passes below read the same)
+        starts = np.ascontiguousarray(starts, dtype=np.int64)
+        ends = np.ascontiguousarray(ends, dtype=np.int64)
+        prefixed = np.frombuffer(dmesgscan.holding(whole, starts, np.minimum(starts + 1, ends),
+                                                   tuple(bytes([c]) for c in _PREFIX_FIRSTS)), dtype=np.uint64) != 0
+        masks = np.frombuffer(dmesgscan.holding(whole, starts, ends,
                                                 tuple(w.tobytes() for w in _DEBUG_WORDS + [_PROBE_WORDS])),
                               dtype=np.uint64)
         probe = np.uint64(1 << len(_DEBUG_WORDS))
-        return (masks & (probe - np.uint64(1))) != 0, (masks & probe) != 0
+        return prefixed, (masks & (probe - np.uint64(1))) != 0, (masks & probe) != 0
+    arr = np.frombuffer(whole.encode("ascii"), dtype=np.uint8)
+    first = arr[np.minimum(starts, len(arr) - 1)]
+    prefixed = (ends > starts) & np.isin(first, np.frombuffer(_PREFIX_FIRSTS, dtype=np.uint8))
     found = {id(word): np.zeros(len(starts), dtype=bool) for word in _DEBUG_WORDS + [_PROBE_WORDS]}
     for a in range(0, len(arr), _CHUNK):
         at = np.flatnonzero(arr[a:a + _CHUNK] == ord("]")) + a
@@ -189,7 +194,7 @@ def _lines_with_words(arr: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> 
             hit = (np.lib.stride_tricks.sliding_window_view(arr, len(word))[where] == word).all(axis=1)
             found[id(word)][lines[hit]] = True
     debug = np.logical_or.reduce([found[id(word)] for word in _DEBUG_WORDS])
-    return debug, found[id(_PROBE_WORDS)]
+    return prefixed, debug, found[id(_PROBE_WORDS)]
 
 
 def console_log(boot: Boot) -> ConsoleLog | None:

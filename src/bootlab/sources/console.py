@@ -154,6 +154,11 @@ class Interpreter:
     def message(self, t: int, msg: str, lineno: int) -> None:
         """What a printk message says (its time already seen by stamp())."""
         self.user.patterns_seen(Clock.PRINTK, t, msg, lineno)
+        self.meaning(t, msg, lineno)
+
+    def meaning(self, t: int, msg: str, lineno: int) -> None:
+        """message() but for the ready and app-start patterns: for a message known to hold
+        none of their hints (the bulk reader finds those that do)."""
         if INITCALL_WORDS.search(msg) and self.initcalls.feed(t, msg, lineno):
             return
         if kernel_messages.recognise(self.boot, self.file, Clock.PRINTK, t, msg, lineno):

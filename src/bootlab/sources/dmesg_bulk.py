@@ -130,25 +130,30 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
     # Only these lines need Python: those a ready or app-start pattern could match, those
     # without a time, and kernel messages that can mean something beyond their time.
     candidates = _candidates(data, text, starts, ends, interp)
+    hinted = np.ones(len(t), dtype=bool)  # the lines a pattern could match
     if candidates is None:
         visit = np.arange(len(t))
     else:
+        hinted[:] = False
+        hinted[candidates] = True
         others = np.flatnonzero((t != NO_TIME) & ~initcall_lines)
         meaningful = scanned.meaningful[others] if scanned else _meaningful(text, offsets[others], ends[others])
         visit = np.union1d(np.array(candidates + untimed, dtype=np.int64), others[meaningful])
     first_timed = int(np.argmax(t != NO_TIME)) if (t != NO_TIME).any() else len(t)
-    message, patterns_seen, say = interp.message, interp.user.patterns_seen, interp.text
+    message, meaning, patterns_seen, say = interp.message, interp.meaning, interp.user.patterns_seen, interp.text
     first = skipped + 1  # the first line's number
-    for i, ti, off, start, end, initcall_line in zip(visit.tolist(), t[visit].tolist(), offsets[visit].tolist(),
-                                                    starts[visit].tolist(), ends[visit].tolist(),
-                                                    initcall_lines[visit].tolist()):
+    for i, ti, off, start, end, initcall_line, hint in zip(
+            visit.tolist(), t[visit].tolist(), offsets[visit].tolist(), starts[visit].tolist(), ends[visit].tolist(),
+            initcall_lines[visit].tolist(), hinted[visit].tolist()):
         if ti == NO_TIME:
             interp.in_kernel = i > first_timed
             say(None, None, text[start:end], i + first)
         elif initcall_line:
             patterns_seen(Clock.PRINTK, ti, text[off:end], i + first)
-        else:
+        elif hint:
             message(ti, text[off:end], i + first)
+        else:  # (no pattern can match it: only what it means)
+            meaning(ti, text[off:end], i + first)
     interp.in_kernel, interp.last_printk = first_timed < len(t), last  # as after reading the lines in order
     if stamped:  # the time warnings, in line order among the others (stamp() comes first on a line)
         boot.diagnostics[before:] = sorted(stamped + boot.diagnostics[before:], key=lambda d: d.line)

@@ -358,7 +358,7 @@ class InitcallReader:
                        "upper bound, and no advice is built on those times")
         return bounds
 
-    def _spans(self, answered: list[int], cols: dict) -> list[Event]:
+    def _spans(self, answered, cols: dict) -> list[Event]:
         """One span per return, in file order: from its call (or its duration before the
         return), on its caller's track, in the initcall level of its line."""
         named = [_split_cookie(raw) for raw, _mod in self.functions]
@@ -433,7 +433,7 @@ class InitcallReader:
         # One attribute dict per (code, module, cookie, level): a module's initcalls are "module".
         mod, cookie = fn_mod[fn], fn_cookie[fn]
         level_key = np.where(mod > 0, -1, level)
-        code_rank = np.unique(code, return_inverse=True)[1]
+        code_rank = np.searchsorted(np.unique(code), code)  # (return_inverse took 0.058 s here on 400,000, this 0.006 s)
         key = ((code_rank * len(mods) + mod) * (len(cookies) + 1) + cookie) * (len(level_names) + 1) + level_key + 1
         first, attr_id = np.unique(key, return_index=True, return_inverse=True)[1:]
         mod_names = list(mods)
@@ -492,19 +492,20 @@ BULK_PAIRING = 20_000
 
 def _pair(line: list[int], key: list[int], n_calls: int) -> tuple[list[int], list[list[int]]]:
     """Calls (the first n_calls entries) and returns (the rest), each with its line and
-    function key: (for each return the index of the call it answers, or -1; the calls left
-    open, as one list per function, oldest first, functions in the order they opened).
+    function key: (for each return the index of the call it answers, or -1, a numpy column
+    when there are many; the calls left open, as one list per function, oldest first,
+    functions in the order they opened).
 
     A stack per function, in file order.  Where a function's calls and returns simply
     alternate (call, return, call ...), which is nearly always, the stack pairs each return
     with the call just before it: a big log's are paired at once, sorted by function."""
-    answered = [-1] * (len(line) - n_calls)
     if len(line) <= BULK_PAIRING:
+        answered = [-1] * (len(line) - n_calls)
         return answered, _stacks(sorted(range(len(line)), key=line.__getitem__), line, key, n_calls, answered)
     import numpy as np
 
     n = len(line)
-    lines, keys = np.array(line, dtype=np.int64), np.array(key, dtype=np.int64)
+    lines, keys = np.asarray(line, dtype=np.int64), np.asarray(key, dtype=np.int64)
     order = np.lexsort((lines, keys))
     k, r = keys[order], order >= n_calls
     first = np.ones(n, dtype=bool)
@@ -516,16 +517,15 @@ def _pair(line: list[int], key: list[int], n_calls: int) -> tuple[list[int], lis
     rets = np.flatnonzero(regular & r)
     paired = np.full(n - n_calls, -1, dtype=np.int64)
     paired[order[rets] - n_calls] = order[rets - 1]
-    answered = paired.tolist()
     open_calls = [[c] for c in order[np.flatnonzero(regular & last & ~r)].tolist()]
     irregular = order[~regular]
     open_calls += _stacks(irregular[np.argsort(lines[irregular], kind="stable")].tolist(), line, key, n_calls,
-                          answered)
+                          paired)
     open_calls.sort(key=lambda stack: line[stack[0]])
-    return answered, open_calls
+    return paired, open_calls
 
 
-def _stacks(in_order: list[int], line: list[int], key: list[int], n_calls: int, answered: list[int]) -> list[list[int]]:
+def _stacks(in_order: list[int], line, key, n_calls: int, answered) -> list[list[int]]:
     """The stack per function over these calls and returns (in file order): fills
     `answered`, returns the calls left open in the order their functions opened."""
     stacks: dict[int, list[int]] = {}

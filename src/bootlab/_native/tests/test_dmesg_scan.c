@@ -141,9 +141,61 @@ static void test_holding(void)
 	free(text);
 }
 
+/* Words that all start with one byte (memchr finds where to look): the same masks as a
+ * look at every byte would give, a word cut by a line's end and a lead byte that starts
+ * none of them included. */
+static void test_holding_one_lead_byte(void)
+{
+	static const char *const word_text[] = { "] calling  ", "] probe of ", "]" };
+	static const size_t word_len[] = { 11, 11, 1 };
+	const struct dmesg_words words = { (const uint8_t *const *)word_text, word_len, 2 }, bracket = {
+		(const uint8_t *const *)word_text + 2, word_len + 2, 1 };
+	const char *line = "[1] x ] probe of a [2] calling  f";
+	const size_t n = strlen(line);
+	const int64_t start[5] = { 0, 0, 19, 3, 33 }, end[5] = { 33, 31, 33, 18, 33 };
+	uint64_t masks[5];
+	uint8_t *text = malloc(n);
+
+	memcpy(text, line, n);
+	dmesg_holding(text, 5, start, end, &words, masks);
+	CHECK(masks[0] == 3);
+	CHECK(masks[1] == 2); /* "] calling  " cut by the end */
+	CHECK(masks[2] == 1);
+	CHECK(masks[3] == 2);
+	CHECK(masks[4] == 0);
+	dmesg_holding(text, 5, start, end, &bracket, masks);
+	CHECK(masks[0] == 1 && masks[3] == 1 && masks[4] == 0);
+	free(text);
+}
+
+/* Words of different first bytes (a pair of bytes that starts none of them is passed over):
+ * a one-byte word is found anywhere, its line's last byte included, and a word is not
+ * taken for another that starts with the same byte. */
+static void test_holding_pairs_of_bytes(void)
+{
+	static const char *const word_text[] = { " login", "x", "lo", " l" };
+	static const size_t word_len[] = { 6, 1, 2, 2 };
+	const struct dmesg_words words = { (const uint8_t *const *)word_text, word_len, 4 };
+	const char *line = "a log in  lx";
+	const size_t n = strlen(line);
+	const int64_t start[4] = { 0, 11, 0, 1 }, end[4] = { 12, 12, 11, 3 };
+	uint64_t masks[4];
+	uint8_t *text = malloc(n);
+
+	memcpy(text, line, n);
+	dmesg_holding(text, 4, start, end, &words, masks);
+	CHECK(masks[0] == (2 | 4 | 8));
+	CHECK(masks[1] == 2); /* "x", the last byte */
+	CHECK(masks[2] == (4 | 8));
+	CHECK(masks[3] == 8); /* " l" alone: neither " login" nor "lo" */
+	free(text);
+}
+
 int main(void)
 {
 	test_holding();
+	test_holding_one_lead_byte();
+	test_holding_pairs_of_bytes();
 	test_count_lines();
 	test_lines();
 	test_messages();
