@@ -15,7 +15,8 @@ from functools import cached_property
 from typing import Callable
 
 from ..timeline import Boot
-from . import (bootchart, bootlab_capture, console, ftrace, grabserial, journal_json, journal_short, printk,
+from . import (bootchart, bootlab_capture, console, ftrace, grabserial, journal_export, journal_json, journal_short,
+               printk,
                systemd_analyze, systemd_bootchart, systemd_plot, uboot)
 from .lines import clean, decode, looks_binary
 from .userspace import Patterns
@@ -114,6 +115,8 @@ TABLE: tuple[InputFormat, ...] = (
                 lambda boot, i: grabserial.parse(boot, i.path, i.data, i.patterns), boots=True),
     InputFormat(journal_json.FORMAT, lambda s: float(journal_json.sniff(s.lines)), 0.5,
                 lambda boot, i: journal_json.parse(boot, i.path, i.data, i.patterns, i.which)),
+    InputFormat(journal_export.FORMAT, lambda s: journal_export.sniff(s.data), 0.5,
+                lambda boot, i: journal_export.parse(boot, i.path, i.data, i.patterns, i.which), bytes_level=True),
     # A syslog has the same lines with the kernel's stamps in them: it is one when syslog says so.
     InputFormat(journal_short.FORMAT,
                 lambda s: 0.0 if _syslog(s) >= SYSLOG else journal_short.sniff(s.lines), 0.5,

@@ -72,7 +72,13 @@ def _time(entry: dict, kernel: bool) -> int | None:
 
 def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, which: int | None = None) -> None:
     """The entries of boot `which` (1-based, negative from the end; None: the last)."""
-    entries = list(_entries(data.decode("utf-8", errors="replace")))
+    read_entries(boot, file, list(_entries(data.decode("utf-8", errors="replace"))), patterns, which, FORMAT)
+
+
+def read_entries(boot: Boot, file: str, entries: list[tuple[int, dict | None]], patterns: Patterns,
+                 which: int | None, fmt: str) -> None:
+    """Journal entries however they were saved ((line, fields) each; None: unreadable), of
+    boot `which` (1-based, negative from the end; None: the last)."""
     order: dict[str, int] = {}  # boot id -> line of its first entry, in the order they come
     for lineno, e in entries:
         if e is not None and isinstance(e.get("_BOOT_ID"), str):
@@ -109,4 +115,4 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, which: int | N
         boot.warn(file, first_bad, f"{unreadable} of {len(entries)} entries are not journal entries "
                                    "with a message and a time")
     boot.logs.append(log)
-    boot.sources.append(SourceInfo(file, FORMAT, len(entries), 0))
+    boot.sources.append(SourceInfo(file, fmt, len(entries), 0))
