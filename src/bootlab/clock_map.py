@@ -158,8 +158,10 @@ def arrival(samples: list[tuple[int, int]]) -> ClockMap:
 
 def lower(a: ClockMap, b: ClockMap) -> ClockMap:
     """The lesser of two maps at every knot of either: an estimate held under a bound."""
-    xs = sorted(set(a.xs) | set(b.xs))
-    return ClockMap(tuple(xs), tuple(min(a(x), b(x)) for x in xs))
+    import numpy as np
+
+    xs = np.union1d(np.asarray(a.xs, dtype=np.int64), np.asarray(b.xs, dtype=np.int64))
+    return ClockMap(tuple(xs.tolist()), tuple(np.minimum(a.many(xs), b.many(xs)).tolist()))
 
 
 def steady(samples: list[tuple[int, int]], rate: float) -> ClockMap:
