@@ -29,6 +29,9 @@ from dataclasses import dataclass
 
 RATE_SPAN = 1_000_000_000  # ns of the clock's own time a rate is measured over, at least
 RATE_TOLERANCE = 0.005  # a clock further off than this ran at the wrong speed
+# Probes whose pairwise slopes differ by more than this were not all seen as they happened
+# (a busy host reads some late): their rate is not a measurement.
+RATE_SPREAD = 0.02
 
 
 @dataclass(frozen=True)
@@ -117,20 +120,26 @@ class Rate:
     start: int
     end: int
     probes: int
+    spread: float = 0.0  # the largest difference between two of the pairwise slopes
+
+    @property
+    def agrees(self) -> bool:
+        return self.spread <= RATE_SPREAD
 
 
 def rate_of(probes: list[tuple[int, int]]) -> Rate | None:
     """The slope of clock probes (lines printed with the console idle, so seen as they
     happen: the reference device prints `bootlab-clock N` after ready), when they span
     RATE_SPAN or more of the own clock: the median of the slopes between every two of them
-    (Theil-Sen), so one probe the host saw late on a busy host does not tilt it."""
+    (Theil-Sen), so one probe the host saw late on a busy host does not tilt it; their spread
+    says whether they agree (Rate.agrees)."""
     points = _earliest(probes)
     if len(points) < 2 or points[-1][0] - points[0][0] < RATE_SPAN:
         return None
     slopes = sorted((y2 - y1) / (x2 - x1) for k, (x1, y1) in enumerate(points) for x2, y2 in points[k + 1:])
     middle = len(slopes) // 2
     slope = slopes[middle] if len(slopes) % 2 else (slopes[middle - 1] + slopes[middle]) / 2
-    return Rate(slope, points[0][0], points[-1][0], len(points))
+    return Rate(slope, points[0][0], points[-1][0], len(points), slopes[-1] - slopes[0])
 
 
 def arrival(samples: list[tuple[int, int]]) -> ClockMap:
@@ -145,6 +154,14 @@ def arrival(samples: list[tuple[int, int]]) -> ClockMap:
         knots.append((x, y))
     knots.reverse()
     return ClockMap(tuple(x for x, _ in knots), tuple(y for _, y in knots))
+
+
+def lower(a: ClockMap, b: ClockMap) -> ClockMap:
+    """The lesser of two maps at every knot of either: an estimate held under a bound."""
+    import numpy as np
+
+    xs = np.union1d(np.asarray(a.xs, dtype=np.int64), np.asarray(b.xs, dtype=np.int64))
+    return ClockMap(tuple(xs.tolist()), tuple(np.minimum(a.many(xs), b.many(xs)).tolist()))
 
 
 def steady(samples: list[tuple[int, int]], rate: float) -> ClockMap:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Iterable, Iterator
 
-from .clock_map import RATE_TOLERANCE, ClockMap, Rate, arrival, envelope, rate_of, steady
+from .clock_map import RATE_SPREAD, RATE_TOLERANCE, ClockMap, Rate, arrival, envelope, lower, rate_of, steady
 
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
@@ -415,6 +415,11 @@ class Anchors:
             self.best, self.evidence = other.best, other.evidence
 
     def rate(self) -> Rate | None:
+        """The rate the probes measured, when they agree."""
+        measured = self.measured_rate()
+        return measured if measured is not None and measured.agrees else None
+
+    def measured_rate(self) -> Rate | None:
         return rate_of(self.probes) if self.observed else None
 
     def relation(self, keeps_no_rate: bool = False) -> ClockMap:
@@ -433,7 +438,9 @@ class Anchors:
             # a clock that ran fast throughout: the envelope (which lets a clock run slow
             # between two sightings, never fast) cannot follow it
             return steady(self.samples, rate.rate)
-        return envelope(self.prompt if len(self.prompt) >= 2 else self.samples)
+        # What b saw promptly gives the relation; every sighting bounds it: nothing is
+        # placed after its own line was seen.
+        return lower(envelope(self.prompt if len(self.prompt) >= 2 else self.samples), arrival(self.samples))
 
 
 @dataclass(slots=True)
@@ -617,9 +624,11 @@ class Boot:
             if virtual and anchors.observed:
                 self.diagnostics.append(Diagnostic("<alignment>", 0, _no_rate_warning(a, b, anchors, virtual)))
                 continue
-            rate = anchors.rate()
-            if rate is not None and abs(rate.rate - 1) > RATE_TOLERANCE:
-                self.diagnostics.append(Diagnostic("<alignment>", 0, _rate_warning(a, b, rate, self.meta)))
+            measured = anchors.measured_rate()
+            if measured is not None and not measured.agrees:
+                self.diagnostics.append(Diagnostic("<alignment>", 0, _disagreeing_probes(a, b, measured)))
+            elif measured is not None and abs(measured.rate - 1) > RATE_TOLERANCE:
+                self.diagnostics.append(Diagnostic("<alignment>", 0, _rate_warning(a, b, measured, self.meta)))
 
     def _latest_ref(self) -> int | None:
         latest = None
@@ -800,6 +809,12 @@ def merge_by_line(events: list[Event], spans: list[Event]) -> list[Event]:
 
 def _timed_clocks(table: SpanTable) -> set[str]:
     return {table.vocab["clock"][c] for c in set(table.clock[table.t != NO_TIME].tolist())}
+
+
+def _disagreeing_probes(a: str, b: str, rate: Rate) -> str:
+    return (f"the {a} clock's rate is not measured: its {rate.probes} probe lines disagree (their pairwise "
+            f"speeds against the {b} clock differ by {rate.spread:.1%}, more than {RATE_SPREAD:.0%}): the host "
+            "saw some of them late, as a busy host does")
 
 
 def _rate_warning(a: str, b: str, rate: Rate, meta: dict) -> str:

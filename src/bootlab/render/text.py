@@ -114,7 +114,7 @@ def render(a: Analysis) -> str:
             if info.at_sightings:
                 extra += f", keeps no rate: placed where its lines were seen ({len(info.map.xs)} sightings)"
             elif len(info.map.xs) > 1:
-                extra += f", along the envelope of {len(info.map.xs)} earliest sightings"
+                extra += f", along the envelope of its earliest sightings, under every line's ({len(info.map.xs)} knots)"
             if info.rate is not None:
                 extra += (f", rate {info.rate.rate:.5f} (from {info.rate.probes} probe lines over "
                           f"{span(info.rate.end - info.rate.start)})")
