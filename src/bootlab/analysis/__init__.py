@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..timeline import Boot, Kind
-from .blame import Blamed, Outcome, level_totals, returned, top
+from .blame import Blamed, BlamedRows, Outcome, level_totals, returned, top
 from .console_cost import ConsoleCost, console_cost
 from .critical_path import CriticalPath, find_critical_path
 from .gaps import DEFAULT_THRESHOLD_NS, Gap, find_gaps
@@ -35,9 +35,9 @@ class Analysis:
     stages: list[Blamed]
     steps: list[Blamed]  # named steps of the boot (bootlab-mark NAME.start/.end), in time order
     levels: list[tuple[str, int, int]]
-    failures: list[Blamed]  # returned an error
-    absent: list[Blamed]  # looked for hardware that is not there (-19 ENODEV, -6 ENXIO)
-    deferred: list[Blamed]  # probes deferred (-517 EPROBE_DEFER): retried later, not failures
+    failures: BlamedRows  # returned an error
+    absent: BlamedRows  # looked for hardware that is not there (-19 ENODEV, -6 ENXIO)
+    deferred: BlamedRows  # probes deferred (-517 EPROBE_DEFER): retried later, not failures
     critical: CriticalPath
     console: ConsoleCost | None
     gaps: list[Gap]
