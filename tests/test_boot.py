@@ -328,7 +328,7 @@ def test_no_boundary_is_placed_after_its_line_arrived(capture):
         where = re.match(r"(\S+):(\d+)\b", boundary.evidence)
         if not where or not where.group(1).endswith(capture):
             continue
-        arrived = phases._arrival(boot, SimpleNamespace(file=where.group(1), line=int(where.group(2))))
+        arrived = phases.line_arrival(boot, SimpleNamespace(file=where.group(1), line=int(where.group(2))))
         assert arrived is None or boundary.at <= arrived, (mark, boundary)
         checked += 1
     assert checked >= 2

@@ -18,7 +18,6 @@ printing than it lasted: each phase's serial time is capped at its length.
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -27,7 +26,7 @@ import numpy as np
 from .._native import dmesgscan
 from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, Mark
 from .console_loss import ConsoleLoss, console_loss, warn
-from .phases import Phases
+from .phases import Phases, line_arrival
 
 DEFAULT_BAUD = 115200
 BITS_PER_BYTE = 10  # start bit + 8 data bits + stop bit
@@ -260,12 +259,7 @@ def ready_line_arrival(boot: Boot, phases: Phases, log: ConsoleLog) -> int | Non
     if not log.printed or log.clock != Clock.HOST or phases.end is None or phases.end.mark != Mark.READY:
         return None
     ready = next((ev for ev in boot.marks(Mark.READY) if boot.at(ev) == phases.end.at and ev.file == log.file), None)
-    if ready is None:
-        return None
-    k = bisect.bisect_left(log.lineno, ready.line)
-    if k == len(log) or log.lineno[k] != ready.line or log.t.raw[k] == NO_TIME:
-        return None
-    return boot.to_ref(log.clock, log.t.raw[k])
+    return None if ready is None else line_arrival(boot, ready)
 
 
 def _note(c: ConsoleCost, rules: ConsoleRules) -> str:

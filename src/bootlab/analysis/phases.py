@@ -98,9 +98,9 @@ def _first(boot: Boot, *names: str, after: int | None = None) -> tuple[int | Non
 
 
 def _initcalls_start(boot: Boot, notes: list[str]) -> tuple[int | None, str]:
-    at, ev, how = _first_line(boot, km.DEVTMPFS)
+    at, ev = _first(boot, km.DEVTMPFS)
     if at is not None:
-        return at, _evidence(ev, how or "devtmpfs: initialized")
+        return at, _evidence(ev, "devtmpfs: initialized")
     smp, _ = _first(boot, km.SMP_UP)
     spans = boot.columns(Kind.INITCALL)
     if spans is None:
@@ -120,8 +120,7 @@ def _initcalls_start(boot: Boot, notes: list[str]) -> tuple[int | None, str]:
     if not len(rows):
         return None, ""
     first_ev = spans.event(int(rows[np.argmin(at[rows])]))
-    at, how = _by_arrival(boot, first_ev, boot.at(first_ev))
-    return at, _evidence(first_ev, how or f"first initcall {first_ev.name}")
+    return boot.at(first_ev), _evidence(first_ev, f"first initcall {first_ev.name}")
 
 
 def _ready(boot: Boot) -> tuple[int | None, Event | None, str]:
@@ -135,8 +134,6 @@ def _ready(boot: Boot) -> tuple[int | None, Event | None, str]:
             at, how = _after_timed_line(boot, ev)
             if at is None:
                 continue
-        if not how:
-            at, how = _by_arrival(boot, ev, at)
         rank = (ev.attrs or {}).get("rank", 99)
         key = (rank, at)
         if best is None or key < best[0]:
@@ -144,29 +141,12 @@ def _ready(boot: Boot) -> tuple[int | None, Event | None, str]:
     return (best[1], best[2], best[3]) if best else (None, None, "")
 
 
-def _by_arrival(boot: Boot, ev: Event, at: int) -> tuple[int, str]:
-    """A milestone line's time, never after its bytes reached the host: the line was
-    printed no later than that, but the printk clock's mapping onto the host's (an
-    estimate) may put it microseconds after.  (time, how it was placed: "" when as mapped)"""
-    arrived = _arrival(boot, ev)
-    if arrived is None or arrived >= at:
-        return at, ""
-    return arrived, f"placed at its arrival: its printk stamp, mapped, came {(at - arrived) / 1e3:.0f} µs later"
-
-
-def _first_line(boot: Boot, *names: str) -> tuple[int | None, Event | None, str]:
-    """_first, the line's time bounded by its arrival (_by_arrival)."""
-    at, ev = _first(boot, *names)
-    if at is None:
-        return None, None, ""
-    at, how = _by_arrival(boot, ev, at)
-    return at, ev, how
-
-
-def _arrival(boot: Boot, ev: Event) -> int | None:
+def line_arrival(boot: Boot, ev: Event) -> int | None:
     """When the line of `ev` reached the host, where a capture on the host's clock holds it.
     A captured line can hold several logical lines (console.Interpreter.console_line cuts
-    it after a pause): the last one's arrival bounds them all."""
+    it after a pause): the last one's arrival bounds them all.  (No boundary is placed
+    after it: the clocks seen on a console are mapped under every line's arrival,
+    timeline.Anchors.relation.)"""
     info = boot.clocks.get(Clock.HOST)
     for log in boot.logs:
         if log.file != ev.file or log.clock != Clock.HOST or info is None:
@@ -313,8 +293,8 @@ def find_phases(boot: Boot) -> Phases:
     found: dict[str, tuple[int | None, str]] = {}
     found[Mark.POWER_ON] = _power_on(boot)
     found[Mark.BOOTLOADER_START] = _bootloader_start(boot, found[Mark.POWER_ON][0], result.notes)
-    at, ev, how = _first_line(boot, Mark.KERNEL_LOAD)
-    found[Mark.KERNEL_LOAD] = (at, _evidence(ev, how or "kernel handover"))
+    at, ev = _first(boot, Mark.KERNEL_LOAD)
+    found[Mark.KERNEL_LOAD] = (at, _evidence(ev, "kernel handover"))
     kstart = boot.to_ref(Clock.PRINTK, 0)
     found[Mark.KERNEL_START] = (kstart, "printk clock zero" if kstart is not None else "")
     if kstart is None:
@@ -327,13 +307,12 @@ def find_phases(boot: Boot) -> Phases:
                                 "placed when their line arrived; lines printed before the console started arrive "
                                 "late, so kernel init began before the banner and part of it counts as kernel load")
     found[Mark.INITCALLS_START] = _initcalls_start(boot, result.notes)
-    at, ev, how = _first_line(boot, Mark.USERSPACE_START, systemd_analyze.USERSPACE_START, km.FREE_INITMEM,
-                              km.WRITE_PROTECT)
-    found[Mark.USERSPACE_START] = (at, _evidence(ev, how or "init starts"))
-    at, ev, how = _first_line(boot, Mark.SERVICES_START)
-    found[Mark.SERVICES_START] = (at, _evidence(ev, how or "first service"))
-    at, ev, how = _first_line(boot, Mark.APP_START)
-    found[Mark.APP_START] = (at, _evidence(ev, how or "application start"))
+    at, ev = _first(boot, Mark.USERSPACE_START, systemd_analyze.USERSPACE_START, km.FREE_INITMEM, km.WRITE_PROTECT)
+    found[Mark.USERSPACE_START] = (at, _evidence(ev, "init starts"))
+    at, ev = _first(boot, Mark.SERVICES_START)
+    found[Mark.SERVICES_START] = (at, _evidence(ev, "first service"))
+    at, ev = _first(boot, Mark.APP_START)
+    found[Mark.APP_START] = (at, _evidence(ev, "application start"))
 
     result.end = _end(boot, result.notes)
 

@@ -195,14 +195,15 @@ def resolve_shortened(boot: Boot) -> None:
     eaten the ` - `, or a damaged console a byte after it).  Made whole where exactly one
     fits; else left as printed, marked `shortened`."""
     units = boot.of_kind(Kind.UNIT)
+    shortened = [ev for ev in units if ELLIPSIS in ev.name]
+    if not shortened:
+        return
     lines: dict[str, set[str]] = {}  # what a line said in full -> the units it named
     for ev in units:
         if re.fullmatch(UNIT, ev.name):
             lines.setdefault((ev.attrs or {}).get("text") or ev.name, set()).add(ev.name)
     names = set().union(*lines.values()) if lines else set()
-    for ev in units:
-        if ELLIPSIS not in ev.name:
-            continue
+    for ev in shortened:
         head, _, tail = ((ev.attrs or {}).get("text") or ev.name).partition(ELLIPSIS)
         name_tail = tail.partition(" - ")[0] if " - " in tail else ""
         tiers = ({n for text, named in lines.items() if text.startswith(head) and text.endswith(tail) for n in named},

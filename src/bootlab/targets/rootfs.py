@@ -142,10 +142,8 @@ class RootfsSection:
             (self.journal in JOURNAL, "journal", f"journal must be one of {', '.join(JOURNAL)}"),
             (APP_UNIT not in self.mask, "mask", f"{APP_UNIT} is the application: it cannot be masked"),
             (all(p and not p.startswith("-") for p in self.packages), "packages", "package names only"),
-            (not self.bootchart or (self.analyze and self.init == "systemd"), "bootchart",
-             "bootchart needs analyze = true (it prints the SVG) and init = \"systemd\""),
-            (not self.plot or (self.analyze and self.init == "systemd"), "plot",
-             "plot needs analyze = true (it prints the SVG) and init = \"systemd\""),
+            *[(not getattr(self, svg) or (self.analyze and self.init == "systemd"), svg,
+               f"{svg} needs analyze = true (it prints the SVG) and init = \"systemd\"") for svg in ("bootchart", "plot")],
         ]
         return [(key, message) for ok, key, message in checks if not ok]
 
