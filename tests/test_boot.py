@@ -181,12 +181,26 @@ def test_kernel_without_printk_times_is_split_at_its_lines_arrival(tmp_path):
     assert a.initcalls[0].duration > 10_000_000
 
 
+def _header(capture: str) -> dict:
+    return json.loads(Path(capture).read_bytes().split(b"\n", 1)[0][len(bootlab_capture.MAGIC):])
+
+
+def _kept_from_a_cpu(stall: str) -> bool:
+    """Whether a recorded stall of the reader was the host's doing: most of it waiting for a
+    CPU, or the hypervisor taking the host's (not the reader busy or blocked itself)."""
+    m = re.fullmatch(r"stalled ([\d.]+) ms \(ran [\d.]+ ms, waited ([\d.]+) ms for a CPU, "
+                     r"host steal (\d+) ms since the last report\)", stall)
+    return bool(m) and (float(m[2]) >= float(m[1]) / 2 or int(m[3]) > 0)
+
+
 def test_no_console_byte_lost_beside_four_cpu_hogs(tmp_path):
     """The whole chain keeps every byte on a loaded host: the guest's UART (whose console
     driver overwrites its transmitter after waiting 10 ms), QEMU's main loop and the reader.
     Every kernel line of the console capture is compared, byte for byte, with the same
     record of the kernel log printed after ready (before the fix, one boot beside four hogs
-    lost 480 bytes in 45 lines)."""
+    lost 480 bytes in 45 lines).  A SCHED_FIFO thread can still be kept from a CPU by the
+    host (a virtual machine's hypervisor; once in CI, one byte): a damaged line is allowed
+    only where the reader recorded that it waited for a CPU then."""
     t = Target()
     t.initramfs.init = "script"
     t.initramfs.dmesg = True
@@ -199,11 +213,16 @@ def test_no_console_byte_lost_beside_four_cpu_hogs(tmp_path):
             hog.kill()
             hog.wait()
     assert result.status == "ok", result.reason
+    header = _header(result.capture)
+    assert header["scheduling"].startswith("SCHED_FIFO"), header
+    assert header["qemu_main_loop_scheduling"].startswith("SCHED_FIFO"), header
     a = analyze(read([result.capture]))
     loss = a.console.loss
     assert loss is not None and loss.checked > 300, loss
-    assert not loss.damaged, [(d.line, d.shorter, d.longer) for d in loss.damaged[:5]]
-    assert a.boot.meta["capture_scheduling"].startswith("SCHED_FIFO")
+    stalls = [ev.attrs["detail"] for ev in a.boot.events if ev.name == "capture.stalled"]
+    lost = [(d.line, d.shorter, d.longer, d.host_stall) for d in loss.damaged
+            if not (d.host_stall and _kept_from_a_cpu(d.host_stall))]
+    assert not lost, (lost[:5], stalls[:10])
 
 
 def test_one_ready_time_everywhere_for_a_loud_and_a_quiet_boot(tmp_path, capsys):
@@ -293,7 +312,7 @@ def test_an_icount_guest_is_not_paced_and_is_timed_where_its_lines_were_seen(tmp
     assert built.baud is None
     result = strategy.boot(built, str(tmp_path / "icount.capture"))
     assert result.status == "ok", result.reason
-    header = json.loads(Path(result.capture).read_bytes().split(b"\n", 1)[0][len(bootlab_capture.MAGIC):])
+    header = _header(result.capture)
     assert header["baud"] is None and "paced_baud" not in header and "-icount" in header["argv"]
     boot = read([result.capture])
     assert boot.clocks[Clock.PRINTK].at_sightings

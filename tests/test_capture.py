@@ -256,3 +256,35 @@ def test_cli_reader_priority_and_children_ordinary(tmp_path, opts):
         assert policy == "SCHED_FIFO 10"
     else:
         assert policy.startswith("SCHED_OTHER (SCHED_FIFO refused")
+
+
+def test_a_paced_reader_kept_away_records_the_stall(tmp_path):
+    """A console drained at a UART's speed (a real child writing a steady stream through the
+    small socket QEMU's console goes through): when the reader is kept away for 30 ms, the
+    capture says so at that instant, with the CPU time it used and waited for meanwhile."""
+    from bootlab.capture.pacing import PacedSource
+    from bootlab.capture.process import ProcessSource
+
+    proc = ProcessSource([sys.executable, "-c", "import sys\nwhile True: sys.stdout.write('x' * 63 + '\\n')"],
+                         small_buffer=True)
+    source = PacedSource(proc, 115200)
+    source.open()
+    t0 = proc.on()
+    writer = NativeWriter(str(tmp_path / "s.capture"), {"zero": "power-on"})
+    kept = []
+
+    def away(t, data):
+        if t > 200_000_000 and not kept:
+            kept.append(t)
+            time.sleep(0.03)
+
+    session.run(source, [writer], t0, session.Stop(deadline=0.5), on_data=away)
+    source.close()
+    writer.close()
+    boot = read([str(tmp_path / "s.capture")])
+    stalls = [ev for ev in boot.events if ev.name == "capture.stalled"]
+    assert stalls, "no stall recorded"
+    ev = min(stalls, key=lambda ev: abs(ev.t - kept[0]))
+    assert abs(ev.t - kept[0]) < 5_000_000
+    m = re.fullmatch(r"stalled ([\d.]+) ms \(ran ([\d.]+) ms, waited ([\d.]+) ms for a CPU, .*\)", ev.attrs["detail"])
+    assert m and float(m[1]) >= 30 and float(m[2]) < float(m[1])

@@ -5,6 +5,7 @@ formats (dmesg -r levels, a screen-only console)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from bootlab.advice import advise
@@ -87,7 +88,25 @@ def test_a_capture_that_lost_bytes_says_so():
     assert "the console LOST 97 bytes in 44 of" in render(a, "text")
     doc = json.loads(render(a, "json"))
     assert doc["console"]["loss"] == {"checked_lines": loss.checked, "damaged_lines": 44, "lost_bytes": 97,
-                                      "unchecked_lines": 0}
+                                      "unchecked_lines": 0, "host_stalled_lines": 0}
+
+
+def test_a_loss_while_the_host_kept_the_reader_away_is_named_so():
+    """A real boot beside four CPU hogs with bootlab's reader and QEMU's main loop left
+    ordinary (not SCHED_FIFO): the reader recorded each time it was kept away for 5 ms or
+    more, and the damaged lines that arrived in one say so, with what kept it away."""
+    a = analyze(read([str(DATA / "real" / "reader-kept-away.capture.gz")]))
+    loss = a.console.loss
+    assert len(loss.damaged) == 7 and loss.host_stalled == 5
+    explained = [d for d in loss.damaged if d.host_stall]
+    assert all(re.fullmatch(r"stalled [\d.]+ ms \(ran [\d.]+ ms, waited [\d.]+ ms for a CPU, host steal \d+ ms "
+                            r"since the last report\)", d.host_stall) for d in explained)
+    warnings = [d.message for d in a.boot.diagnostics if "the console lost" in d.message]
+    assert sum("while the host kept bootlab's reader away: stalled" in w for w in warnings) == 5
+    assert "5 of them while the host kept bootlab's reader away" in render(a, "text")
+    assert json.loads(render(a, "json"))["console"]["loss"]["host_stalled_lines"] == 5
+    stalls = [ev for ev in a.boot.events if ev.name == "capture.stalled"]
+    assert len(stalls) == 42
 
 
 def test_an_intact_capture_is_checked_line_for_line():

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._native import dmesgscan
 from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, Mark
-from .console_loss import ConsoleLoss, console_loss, warn
+from .console_loss import ConsoleLoss, console_loss, stalls, warn
 from .phases import Phases, line_arrival
 
 DEFAULT_BAUD = 115200
@@ -242,7 +242,7 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None) -> Console
         result.cost = sum(cost for _, cost in result.per_phase.values())
     result.note = _note(result, rules)
     result.ready_line_at = ready_line_arrival(boot, phases, log)
-    result.loss = console_loss(log)
+    result.loss = console_loss(log, stalls(boot))
     if result.loss is not None:
         warn(boot, result.loss)
     return result

@@ -24,10 +24,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..sources.console import DMESG_DUMP_BEGIN, DMESG_DUMP_END, PRINTK_AT_START, stamp_ns
-from ..timeline import Boot, ConsoleLog
+from ..timeline import Boot, ConsoleLog, Kind
 
 WINDOW = 200  # ring-buffer records looked at past the last match (lines the console did not print)
 ENDS = 12  # a damaged line keeps its start or its end: a cheap test before the full one
+STALL = "capture.stalled"
+# A reader's stall explains a damaged line that started this long after the stall ended
+# (the guest gave up on the byte then) or this long before it began (a long line's tail).
+STALL_AFTER, STALL_BEFORE = 20_000_000, 100_000_000
 
 
 @dataclass
@@ -36,6 +40,7 @@ class Damage:
     lost: int  # bytes missing
     shorter: str
     longer: str
+    host_stall: str | None = None  # the reader's stall the damaged line arrived in, as recorded
 
 
 @dataclass
@@ -50,6 +55,11 @@ class ConsoleLoss:
     @property
     def lost_bytes(self) -> int:
         return sum(d.lost for d in self.damaged)
+
+    @property
+    def host_stalled(self) -> int:
+        """Damaged lines that arrived while the host kept the reader away."""
+        return sum(1 for d in self.damaged if d.host_stall)
 
 
 def _is_subsequence(short: str, long: str) -> bool:
@@ -95,8 +105,31 @@ def _split(log: ConsoleLog) -> tuple[list[int], list[int]] | None:
     return list(range(begin)), list(range(begin + 1, end))
 
 
-def console_loss(log: ConsoleLog) -> ConsoleLoss | None:
-    """Compare a console capture with the kernel log it printed; None when it printed none."""
+def _stall(stalls: list[tuple[int, int, str]], t: int | None) -> str | None:
+    """The recorded stall of the reader that explains a damaged line arriving at t."""
+    if t is None:
+        return None
+    return next((text for start, end, text in stalls
+                 if start - STALL_BEFORE <= t <= end + STALL_AFTER), None)
+
+
+def stalls(boot: Boot) -> list[tuple[int, int, str]]:
+    """The reader's recorded stalls: (start, end, what it said), host times."""
+    out = []
+    for ev in boot.events:
+        if ev.kind == Kind.MARKER and ev.name == STALL and ev.t is not None:
+            detail = ev.attrs.get("detail", "")
+            try:
+                away = int(float(detail.split()[1]) * 1e6)
+            except (IndexError, ValueError):
+                continue
+            out.append((ev.t, ev.t + away, detail))
+    return out
+
+
+def console_loss(log: ConsoleLog, host_stalls: list[tuple[int, int, str]] = ()) -> ConsoleLoss | None:
+    """Compare a console capture with the kernel log it printed; None when it printed none.
+    `host_stalls`: the reader's stalls (see stalls()), to name beside the lines they explain."""
     if not log.printed:
         return None
     parts = _split(log)
@@ -127,9 +160,9 @@ def console_loss(log: ConsoleLog) -> ConsoleLoss | None:
             found = _compare(text, records, k)
             if found is not None:
                 console_lost, lost, taken = found
-                line = log.lineno[i] if console_lost else log.lineno[dump[k]]
+                at = i if console_lost else dump[k]
                 short, long = (text, records[k]) if console_lost else (records[k], text)
-                result.damaged.append(Damage(line, lost, short, long))
+                result.damaged.append(Damage(log.lineno[at], lost, short, long, _stall(host_stalls, log.t[at])))
                 result.checked += 1
                 last = k + taken
                 break
@@ -143,5 +176,6 @@ def console_loss(log: ConsoleLog) -> ConsoleLoss | None:
 def warn(boot: Boot, loss: ConsoleLoss) -> None:
     """Each damaged line as a warning on the capture's line."""
     for d in loss.damaged:
-        boot.warn(loss.source, d.line, f"the console lost {d.lost} byte{'s' if d.lost != 1 else ''}: "
+        why = f" (while the host kept bootlab's reader away: {d.host_stall})" if d.host_stall else ""
+        boot.warn(loss.source, d.line, f"the console lost {d.lost} byte{'s' if d.lost != 1 else ''}{why}: "
                                        f"{d.shorter!r} is {d.longer!r} in the kernel log")

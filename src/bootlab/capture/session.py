@@ -80,6 +80,9 @@ def run(source: Source, writers: list, t0: int, stop: Stop, reconnect: bool = Fa
                 for w in writers:
                     w.event(gap_end, f"reconnected after {(gap_end - gap_start) / 1e9:.3f} s")
                 continue
+            for at, text in source.take_events():
+                for w in writers:
+                    w.event(at - t0, text)
             if not data:
                 continue
             t = time.monotonic_ns() - t0

@@ -39,6 +39,11 @@ class Source:
     def unthrottle(self) -> None:
         """Stop emulating a slow line (after the boot's end, to collect the rest quickly)."""
 
+    def take_events(self) -> list[tuple[int, str]]:
+        """What the source noticed about its own reading since the last call, for the
+        capture: (monotonic ns, text)."""
+        return []
+
     def describe(self) -> dict:
         return {"source": self.name}
 

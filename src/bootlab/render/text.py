@@ -28,6 +28,11 @@ def _section(s: Section) -> list[str]:
     return ["", s.title] + aligned(rows, right=right) + [f"  {n}" for n in s.notes]
 
 
+def _host_stalled(loss) -> str:
+    n = loss.host_stalled
+    return f"; {n} of them while the host kept bootlab's reader away" if n else ""
+
+
 def render(a: Analysis) -> str:
     boot = a.boot
     out: list[str] = []
@@ -93,7 +98,7 @@ def render(a: Analysis) -> str:
             if c.loss.damaged:
                 out.append(f"  the console LOST {c.loss.lost_bytes} bytes in {len(c.loss.damaged)} of "
                            f"{c.loss.checked} kernel lines checked against the kernel log printed after ready "
-                           "(the warnings name them)")
+                           f"(the warnings name them{_host_stalled(c.loss)})")
             else:
                 out.append(f"  every one of {c.loss.checked} kernel lines checked against the kernel log printed "
                            "after ready arrived intact")
