@@ -286,5 +286,6 @@ def test_a_paced_reader_kept_away_records_the_stall(tmp_path):
     assert stalls, "no stall recorded"
     ev = min(stalls, key=lambda ev: abs(ev.t - kept[0]))
     assert abs(ev.t - kept[0]) < 5_000_000
-    m = re.fullmatch(r"stalled ([\d.]+) ms \(ran ([\d.]+) ms, waited ([\d.]+) ms for a CPU, .*\)", ev.attrs["detail"])
+    m = re.fullmatch(r"stalled ([\d.]+) ms \(bootlab's reader ran ([\d.]+) ms, waited ([\d.]+) ms for a CPU, .*\)",
+                     ev.attrs["detail"])
     assert m and float(m[1]) >= 30 and float(m[2]) < float(m[1])

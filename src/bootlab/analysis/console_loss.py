@@ -29,9 +29,10 @@ from ..timeline import Boot, ConsoleLog, Kind
 WINDOW = 200  # ring-buffer records looked at past the last match (lines the console did not print)
 ENDS = 12  # a damaged line keeps its start or its end: a cheap test before the full one
 STALL = "capture.stalled"
-# A reader's stall explains a damaged line that started this long after the stall ended
-# (the guest gave up on the byte then) or this long before it began (a long line's tail).
-STALL_AFTER, STALL_BEFORE = 20_000_000, 100_000_000
+# A stall explains a damaged line that started this long after the stall ended (the guest
+# gave up on the byte then; the bytes queued before it drain first) or this long before it
+# began (a long line's tail: 200 bytes at 115200 baud).
+STALL_AFTER, STALL_BEFORE = 20_000_000, 20_000_000
 
 
 @dataclass
@@ -58,7 +59,7 @@ class ConsoleLoss:
 
     @property
     def host_stalled(self) -> int:
-        """Damaged lines that arrived while the host kept the reader away."""
+        """Damaged lines that arrived while the host kept the console waiting."""
         return sum(1 for d in self.damaged if d.host_stall)
 
 
@@ -106,7 +107,7 @@ def _split(log: ConsoleLog) -> tuple[list[int], list[int]] | None:
 
 
 def _stall(stalls: list[tuple[int, int, str]], t: int | None) -> str | None:
-    """The recorded stall of the reader that explains a damaged line arriving at t."""
+    """The recorded stall that explains a damaged line arriving at t."""
     if t is None:
         return None
     return next((text for start, end, text in stalls
@@ -114,7 +115,7 @@ def _stall(stalls: list[tuple[int, int, str]], t: int | None) -> str | None:
 
 
 def stalls(boot: Boot) -> list[tuple[int, int, str]]:
-    """The reader's recorded stalls: (start, end, what it said), host times."""
+    """The recorded stalls: (start, end, what it said), host times."""
     out = []
     for ev in boot.events:
         if ev.kind == Kind.MARKER and ev.name == STALL and ev.t is not None:
@@ -176,6 +177,6 @@ def console_loss(log: ConsoleLog, host_stalls: list[tuple[int, int, str]] = ()) 
 def warn(boot: Boot, loss: ConsoleLoss) -> None:
     """Each damaged line as a warning on the capture's line."""
     for d in loss.damaged:
-        why = f" (while the host kept bootlab's reader away: {d.host_stall})" if d.host_stall else ""
+        why = f" (while the host kept the console waiting: {d.host_stall})" if d.host_stall else ""
         boot.warn(loss.source, d.line, f"the console lost {d.lost} byte{'s' if d.lost != 1 else ''}{why}: "
                                        f"{d.shorter!r} is {d.longer!r} in the kernel log")

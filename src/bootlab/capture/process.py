@@ -100,6 +100,11 @@ class ProcessSource(FdSource):
             self.proc.stdin.close()
         super().close()
 
+    def relays(self) -> list[tuple[str, int]]:
+        if self.proc is None or self.main_priority is None:
+            return []
+        return [(f"{os.path.basename(self.argv[0])}'s main thread", self.proc.pid)]
+
     def describe(self) -> dict:
         return {"source": "exec", "argv": self.argv,
                 **({"child_scheduling": self.main_policy} if self.main_priority else {})}

@@ -39,6 +39,11 @@ class Source:
     def unthrottle(self) -> None:
         """Stop emulating a slow line (after the boot's end, to collect the rest quickly)."""
 
+    def relays(self) -> list[tuple[str, int]]:
+        """Host threads the console's bytes pass through before the reader, (name, tid),
+        once the device is powered: QEMU's main loop moves an emulated UART's bytes."""
+        return []
+
     def take_events(self) -> list[tuple[int, str]]:
         """What the source noticed about its own reading since the last call, for the
         capture: (monotonic ns, text)."""

@@ -30,7 +30,7 @@ def _section(s: Section) -> list[str]:
 
 def _host_stalled(loss) -> str:
     n = loss.host_stalled
-    return f"; {n} of them while the host kept bootlab's reader away" if n else ""
+    return f"; {n} of them while the host kept the console waiting" if n else ""
 
 
 def render(a: Analysis) -> str:
