@@ -101,13 +101,40 @@ def bytes_lost(sent: bytes, received: bytes) -> int:
     return sum(max(0, n - have[b]) for b, n in Counter(sent).items())
 
 
+# A process of its own (a thread would take the writer's GIL): the host's steal time (a
+# virtual machine's CPUs taken by its hypervisor) every 5 ms, to tell which late stamps the
+# hypervisor made.
+STEAL_SAMPLER = """
+import sys, time
+from bootlab.capture.stalls import host_steal_ms
+with open(sys.argv[1], "w") as out:
+    while True:
+        out.write(f"{time.monotonic_ns()} {host_steal_ms()}\\n")
+        out.flush()
+        time.sleep(0.005)
+"""
+
+
+def steal_windows(path: Path) -> tuple[list[tuple[int, int]], float]:
+    """The (start, end) monotonic ns between two samples across which steal time grew, and
+    the steal time over the whole stream (ms)."""
+    samples = [(int(t), float(s)) for t, s in (line.split() for line in path.read_text().splitlines() if line.count(" ") == 1)]
+    windows = [(t0, t1) for (t0, s0), (t1, s1) in zip(samples, samples[1:]) if s1 > s0]
+    return windows, (samples[-1][1] - samples[0][1]) if samples else 0.0
+
+
+def stolen(windows: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether the hypervisor took a CPU between a line's instant and its stamp."""
+    return any(w0 <= end and w1 >= start for w0, w1 in windows)
+
+
 def percentiles(errors_us: list[float]) -> dict:
     a = np.asarray(errors_us)
     return {"p50_us": float(np.percentile(a, 50)), "p99_us": float(np.percentile(a, 99)), "max_us": float(a.max()),
             "min_us": float(a.min()), "lines": len(a)}
 
 
-def run(mode: str, n: int, work: Path) -> dict:
+def run(mode: str, n: int, work: Path, keep: Path | None = None) -> dict:
     lines = make_lines(n)
     ptys = []
     for _ in range(3):
@@ -127,11 +154,13 @@ def run(mode: str, n: int, work: Path) -> dict:
     # not delayed between taking an instant and writing (on a loaded host an ordinary writer
     # is, by milliseconds, and that noise would be charged to whichever reader it hit).  It
     # sleeps between bytes, so it takes little from the readers.
+    steal_log = work / f"{mode}.steal"
+    sampler = subprocess.Popen([sys.executable, "-c", STEAL_SAMPLER, str(steal_log)])
     writer_policy = _realtime(WRITER_PRIORITY)
     truth: list[list[tuple[int, float]]] = [[], [], []]
     emit([ptys[0][0], ptys[1][0], ptys[2][0]], lines, mode == "paced", truth)
     time.sleep(3)  # let every reader drain
-    procs = (bootlab, grabber, bootlab_other)
+    procs = (bootlab, grabber, bootlab_other, sampler)
     for p in procs:
         p.send_signal(signal.SIGINT)
     for p in procs:
@@ -146,15 +175,26 @@ def run(mode: str, n: int, work: Path) -> dict:
     b_stamps, b_body = bootlab_stamps(cap)
     g_stamps, g_body = grabserial_stamps(grab)
     o_stamps, o_body = bootlab_stamps(cap_other)
+    windows, steal_ms = steal_windows(steal_log)
     result = {}
     for tool, stamps, body, times, scale in (("bootlab", b_stamps, b_body, [t for t, _ in truth[0]], 1e-3),
                                               ("grabserial", g_stamps, g_body, [w for _, w in truth[1]], 1e6),
                                               ("bootlab-ordinary", o_stamps, o_body, [t for t, _ in truth[2]], 1e-3)):
         errors = [(s - t) * scale for s, t in zip(stamps, times)]
+        mono = [t for t, _ in truth[0]]  # the lines' instants on the monotonic clock, for the steal windows
+        unstolen = [e for e, t in zip(errors, mono) if not stolen(windows, t, t + int(e * 1e3))]
         expected = sent.replace(b"\r", b"") if tool == "grabserial" else sent
         result[tool] = {**(percentiles(errors) if errors else {}), "lines_seen": len(stamps),
-                        "bytes_sent": len(expected), "bytes_lost": bytes_lost(expected, body)}
+                        "bytes_sent": len(expected), "bytes_lost": bytes_lost(expected, body),
+                        "unstolen": percentiles(unstolen) if unstolen else {}}
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            (keep / f"{mode}-{tool}-errors.json").write_text(json.dumps(errors))
     result["writer"] = writer_policy
+    result["steal_ms"] = steal_ms
+    if keep is not None:
+        for path in (cap, cap_other, grab):
+            shutil.copy(path, keep)
     return result
 
 
@@ -170,21 +210,34 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=1000)
     parser.add_argument("--json", metavar="FILE")
+    parser.add_argument("--hogs", type=int, default=0, metavar="N",
+                        help="run N CPU-bound processes beside the tools (a loaded host)")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the captures and each line's error here")
     args = parser.parse_args()
     if not shutil.which("grabserial"):
         print("grabserial is not installed (apt-get install grabserial)", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        results = {mode: run(mode, args.lines, Path(tmp)) for mode in ("paced", "flat")}
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.hogs)]
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            results = {mode: run(mode, args.lines, Path(tmp), keep=args.keep) for mode in ("paced", "flat")}
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
     print(f"capture stamp error (stamp - instant the line's first byte was written), {args.lines} lines per stream")
     print(f"{'stream':8} {'tool':16} {'p50 us':>10} {'p99 us':>10} {'max us':>10} {'lines':>6} {'bytes lost':>10}")
     for mode, tools in results.items():
         print(f"{mode:8} writer at {tools['writer']}")
+        print(f"{mode:8} the hypervisor took {tools['steal_ms']:.0f} ms of the host's CPUs during the stream")
         for tool, r in tools.items():
-            if tool == "writer":
+            if tool in ("writer", "steal_ms"):
                 continue
+            u = r["unstolen"]
             print(f"{mode:8} {tool:16} {r.get('p50_us', float('nan')):10.1f} {r.get('p99_us', float('nan')):10.1f} "
-                  f"{r.get('max_us', float('nan')):10.1f} {r['lines_seen']:6d} {r['bytes_lost']!s:>10}")
+                  f"{r.get('max_us', float('nan')):10.1f} {r['lines_seen']:6d} {r['bytes_lost']!s:>10}   "
+                  f"without steal: {u.get('lines', 0)} lines, p99 {u.get('p99_us', float('nan')):.1f}, "
+                  f"max {u.get('max_us', float('nan')):.1f}")
         b, g = tools["bootlab"], tools["grabserial"]
         if "p99_us" in b and "p99_us" in g:
             ratios = {q: g[f"{q}_us"] / b[f"{q}_us"] for q in ("p50", "p99", "max")}

@@ -289,3 +289,60 @@ def test_a_paced_reader_kept_away_records_the_stall(tmp_path):
     m = re.fullmatch(r"stalled ([\d.]+) ms \(bootlab's reader ran ([\d.]+) ms, waited ([\d.]+) ms for a CPU, .*\)",
                      ev.attrs["detail"])
     assert m and float(m[1]) >= 30 and float(m[2]) < float(m[1])
+
+
+SPIN = """
+import os, time
+os.sched_setaffinity(0, {int(os.environ["CPU"])})
+os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(50))
+end = time.monotonic() + 0.04
+while time.monotonic() < end:
+    pass
+"""
+SEND = """
+import os, sys, time
+os.sched_setaffinity(0, {int(c) for c in os.environ["OTHERS"].split(",")})
+for i in range(100):
+    sys.stdout.write(f"line {i}\\n")
+    sys.stdout.flush()
+    time.sleep(0.005)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs SCHED_FIFO for the process that takes the reader's CPU, and a second CPU")
+def test_a_reader_kept_from_its_cpu_says_so(tmp_path):
+    """Any capture (here a child's output through a pipe, not paced): when the reader waits
+    for a CPU, it records how long, so that its late stamps are known to be late.  A
+    real-time process takes the reader's only CPU for 40 ms while a writer on another CPU
+    keeps sending (through a pipe, which wakes the reader itself: a tty's bytes go through a
+    kernel worker, which may wait on the same CPU)."""
+    from bootlab.capture.process import ProcessSource
+
+    mask = os.sched_getaffinity(0)
+    cpu = min(mask)
+    env = {**os.environ, "CPU": str(cpu), "OTHERS": ",".join(str(c) for c in mask - {cpu})}
+    source = ProcessSource([sys.executable, "-c", SEND], env=env)
+    spinner = []
+
+    def take_the_cpu(t, data):
+        if t > 150_000_000 and not spinner:
+            spinner.append(subprocess.Popen([sys.executable, "-c", SPIN], env=env))
+
+    os.sched_setaffinity(0, {cpu})
+    try:
+        source.open()
+        t0 = source.on()
+        writer = NativeWriter(str(tmp_path / "k.capture"), {"zero": "power-on"})
+        session.run(source, [writer], t0, session.Stop(deadline=20), on_data=take_the_cpu)
+        writer.close()
+    finally:
+        os.sched_setaffinity(0, mask)
+        source.close()
+        for p in spinner:
+            p.wait()
+    boot = read([str(tmp_path / "k.capture")])
+    waits = [float(m[1]) for ev in boot.events if ev.name == "capture.stalled"
+             and (m := re.fullmatch(r"stalled ([\d.]+) ms \(bootlab's reader waited [\d.]+ ms for a CPU in the last "
+                                    r"[\d.]+ ms, host steal \d+ ms since the last report\)", ev.attrs["detail"]))]
+    assert waits and max(waits) >= 30, [ev.attrs["detail"] for ev in boot.events if ev.name == "capture.stalled"]

@@ -36,12 +36,13 @@ class PacedSource(Source):
         self.last = 0.0
         self.returned: tuple[float, tuple[int, int]] | None = None  # (monotonic, schedstat) at the last read's end
         self.watch: StallWatch | None = None
-        self.relays_known = False
 
     def open(self) -> None:
         self.inner.open()
-        self.watch = StallWatch()  # the reading thread's: the one that opens
         self.last = time.monotonic()
+
+    def watched(self, watch: StallWatch | None) -> None:
+        self.watch = watch
 
     def unthrottle(self) -> None:
         self.rate = float("inf")
@@ -56,7 +57,7 @@ class PacedSource(Source):
             return self.inner.read(timeout)
         self._accrue()
         away = self.last - self.returned[0] if self.returned else 0.0  # the caller's turn
-        left = self.returned[1] if self.returned else self.watch.reader.read()
+        left = self.returned[1] if self.returned or self.watch is None else self.watch.reader.read()
         if self.credit < 1:
             wait = (1 - self.credit) / self.rate
             if wait > timeout:
@@ -67,30 +68,21 @@ class PacedSource(Source):
             before = self.last
             self._accrue()
             away += max(0.0, self.last - before - wait)  # woken late
-        self.watch.away(int(away * 1e9), left)
-        self._look()
+        if self.watch is not None:
+            self.watch.away(int(away * 1e9), left)
         data = self.inner.read(timeout, max(1, int(self.credit)))
         self.credit -= len(data)
-        self.returned = (time.monotonic(), self.watch.reader.read()) if data else None
+        self.returned = (time.monotonic(), self.watch.reader.read() if self.watch else (0, 0)) if data else None
         return data
 
-    def _look(self) -> None:
-        if not self.relays_known:
-            for name, tid in self.inner.relays():
-                self.watch.add_relay(name, tid)
-                self.relays_known = True
-        self.watch.look()
-
-    def take_events(self) -> list[tuple[int, str]]:
-        return self.watch.take() if self.watch is not None else []
+    def relays(self) -> list[tuple[str, int]]:
+        return self.inner.relays()
 
     def write(self, data: bytes) -> None:
         self.inner.write(data)
 
     def close(self) -> None:
         self.inner.close()
-        if self.watch is not None:
-            self.watch.close()
 
     def describe(self) -> dict:
         return {**self.inner.describe(), "paced_baud": self.baud}

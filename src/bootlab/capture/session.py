@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from .source import Source, SourceClosed, SourceLost
+from .stalls import StallWatch
 
 
 @dataclass
@@ -42,8 +43,13 @@ class Result:
 
 
 def run(source: Source, writers: list, t0: int, stop: Stop, reconnect: bool = False, on_data=None) -> Result:
-    """Read until a stop condition; every time is ns since t0 (monotonic)."""
+    """Read until a stop condition; every time is ns since t0 (monotonic).  The reader's
+    stalls (and those of the threads before it, the source's relays) are capture events."""
     result = Result("eof")
+    watch = StallWatch()
+    for name, tid in source.relays():
+        watch.add_relay(name, tid)
+    source.watched(watch)
     line = bytearray()  # the current line, for pattern matching only
     line_start = 0
     last_data = time.monotonic_ns()
@@ -80,11 +86,12 @@ def run(source: Source, writers: list, t0: int, stop: Stop, reconnect: bool = Fa
                 for w in writers:
                     w.event(gap_end, f"reconnected after {(gap_end - gap_start) / 1e9:.3f} s")
                 continue
-            for at, text in source.take_events():
-                for w in writers:
-                    w.event(at - t0, text)
             if not data:
                 continue
+            watch.look()
+            for at, text in watch.take():
+                for w in writers:
+                    w.event(at - t0, text)
             t = time.monotonic_ns() - t0
             last_data = t + t0
             for w in writers:
@@ -120,6 +127,9 @@ def run(source: Source, writers: list, t0: int, stop: Stop, reconnect: bool = Fa
                 break
     except KeyboardInterrupt:
         result.reason = "interrupted"
+    finally:
+        source.watched(None)
+        watch.close()
     return result
 
 

@@ -44,10 +44,8 @@ class Source:
         once the device is powered: QEMU's main loop moves an emulated UART's bytes."""
         return []
 
-    def take_events(self) -> list[tuple[int, str]]:
-        """What the source noticed about its own reading since the last call, for the
-        capture: (monotonic ns, text)."""
-        return []
+    def watched(self, watch) -> None:
+        """The capture's stalls.StallWatch, for a source that can tell when it was kept away."""
 
     def describe(self) -> dict:
         return {"source": self.name}

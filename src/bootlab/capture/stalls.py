@@ -1,21 +1,23 @@
 """Noticing when the host kept a console's bytes waiting.
 
-A console drained at its line's speed (pacing.py) makes the guest depend on the host: the
-guest's console driver waits about 10 ms for its UART, then writes over it, so a reader or
-a QEMU main loop kept from a CPU that long while the guest prints loses characters on the
-guest's side.  SCHED_FIFO makes that rare, not impossible (a virtual machine's hypervisor
-takes the host's CPUs when it likes).  So the reader reports each such absence as a
-capture event, and a damaged line can be told to be the host's doing, not the device's
-(analysis/console_loss.py).
+A stamp is taken when the reader runs: a reader kept from a CPU stamps late, and says so.
+A console drained at its line's speed (pacing.py) also makes the guest depend on the host:
+the guest's console driver waits about 10 ms for its UART, then writes over it, so a reader
+or a QEMU main loop kept from a CPU that long while the guest prints loses characters on
+the guest's side.  SCHED_FIFO makes that rare, not impossible (a virtual machine's
+hypervisor takes the host's CPUs when it likes).  So the capture loop reports each such
+stall as a capture event, and a late stamp or a damaged line can be told to be the host's
+doing, not the device's (analysis/console_loss.py).
 
-Two measures, taken at each read while the line is paced:
-- the reader's own absence: the time its caller kept it (writing the capture, matching
-  patterns) plus how late it woke from a sleep, with what it did meanwhile: its CPU time
-  and its time waiting for a CPU (the kernel's schedstat; the rest is time it slept or was
-  blocked);
-- every relay's time waiting for a CPU since the last read (QEMU's main loop, which moves
-  the UART's bytes out, cannot tell of itself): the reader's own included, which covers a
-  late wake-up from waiting for a byte.
+Two measures:
+- at each read that returns bytes, every relay's time waiting for a CPU since the last one
+  (the kernel's schedstat): the reader's own (a late wake-up when bytes came), and those of
+  the threads before it (QEMU's main loop, which moves the UART's bytes out, cannot tell of
+  itself);
+- on a paced line, the reader's own absence: the time its caller kept it (writing the
+  capture, matching patterns) plus how late it woke from a sleep between bytes, with what
+  it did meanwhile: its CPU time and its time waiting for a CPU (the rest is time it slept
+  or was blocked).
 Stalls in series add up, so STALL is a fifth of the guest's patience.  Each report also
 gives the host's steal time since the previous one (a virtual machine's CPU taken by its
 hypervisor; /proc/stat counts it in ticks).
@@ -70,7 +72,8 @@ class SchedStat:
 
 class StallWatch:
     """Made by the reading thread (its schedstat is the one read).  `away()` when the reader
-    knows it was kept away; `look()` at each read; `take()` the events so far."""
+    knows it was kept away; `look()` at each read that returned bytes; `take()` the events
+    so far."""
 
     def __init__(self):
         self.reader = SchedStat()
