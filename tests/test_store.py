@@ -33,6 +33,13 @@ def test_round_trip(tmp_path):
         s.get(999)
     with pytest.raises(StoreError, match="no run"):
         s.get("\u00b2")  # a digit to str.isdigit(), not to int()
+    # a missing id is never taken for the start of a uuid (before, `--run 7` gave the run
+    # whose uuid began with 7, one time in sixteen)
+    for digit in set("0123456789") - {str(rid)}:
+        with pytest.raises(StoreError, match="no run"):
+            s.get(digit)
+    with pytest.raises(StoreError, match="no run"):
+        s.get(run.uuid[:7])
 
 
 def test_migrates_an_old_database(tmp_path):

@@ -23,6 +23,7 @@ from functools import lru_cache
 from .. import __version__
 
 DEFAULT_DB = "bootlab.db"
+UUID_PREFIX = 8  # the first group of a uuid
 
 # Each step takes the schema from version i to i+1.
 MIGRATIONS = [
@@ -209,12 +210,13 @@ class Store:
         return [self._run(row) for row in self.db.execute(sql, args)]
 
     def get(self, ref: str | int) -> Run:
-        """A run by id, or by uuid (or a unique uuid prefix)."""
+        """A run by id, or by uuid (or a unique uuid prefix of UUID_PREFIX characters or more:
+        a shorter one would make a missing id such as 7 the run whose uuid starts with 7)."""
         text = str(ref)
         row = None
         if text.isascii() and text.isdigit():
             row = self.db.execute(f"SELECT {self._COLUMNS} FROM runs WHERE id = ?", (int(text),)).fetchone()
-        if row is None:  # a uuid prefix can be all digits too
+        if row is None and len(text) >= UUID_PREFIX:  # a uuid prefix can be all digits too
             rows = self.db.execute(f"SELECT {self._COLUMNS} FROM runs WHERE uuid LIKE ?", (text + "%",)).fetchall()
             if len(rows) > 1:
                 raise StoreError(f"run {text!r} is ambiguous ({len(rows)} runs)")
