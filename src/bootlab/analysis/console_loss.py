@@ -117,7 +117,7 @@ def _stall(stalls: list[tuple[int, int, str]], t: int | None) -> str | None:
 def stalls(boot: Boot) -> list[tuple[int, int, str]]:
     """The recorded stalls: (start, end, what it said), host times."""
     out = []
-    for ev in boot.events:
+    for ev in boot.objects:  # markers are never in the span tables (boot.events would make those objects)
         if ev.kind == Kind.MARKER and ev.name == STALL and ev.t is not None:
             detail = ev.attrs.get("detail", "")
             try:
