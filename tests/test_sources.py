@@ -37,6 +37,8 @@ def _detected(path):
     ("dmesg-continuation.txt", "dmesg"),
     ("dmesg-delta.txt", "dmesg"),
     ("dmesg-iso.txt", "dmesg-iso"),
+    ("dmesg-reltime.txt", "dmesg-relative"),
+    ("dmesg-delta-only.txt", "dmesg-relative"),
     ("syslog.txt", "syslog"),
     ("journal.txt", "journal"),
     ("journal.json", "journal-json"),
@@ -90,6 +92,27 @@ def test_dmesg_time_formats_read_as_plain_dmesg(fixture_path, name):
     assert not other.diagnostics
 
 
+@pytest.mark.parametrize("name", ["dmesg-reltime.txt", "dmesg-delta-only.txt"])
+def test_dmesg_times_since_the_message_before_are_summed(fixture_path, name):
+    """dmesg -e/-H (reltime) and --time-format=delta give each message's time since the one
+    before (negative when two CPUs' stamps are out of order): their sum is the printk time.
+    reltime prints the minute instead on the first message of a new minute: the time before
+    that line is unknown, counted as none, and a warning names the line."""
+    boot = read([fixture_path(name)])
+    times = list(boot.logs[0].t)
+    assert times[:8] == [0, 0, 259856 * US, 300 * MS, 310 * MS, 320 * MS, 390 * MS, 389992 * US]
+    (call,) = _events(boot, Kind.INITCALL)
+    assert (call.name, call.t, call.dur) == ("pci_subsys_init", 320 * MS, 70 * MS)
+    userspace = boot.first_mark(Mark.USERSPACE_START)
+    if name == "dmesg-delta-only.txt":
+        assert times[8:] == [790200 * US, 790400 * US] and userspace.t == 790400 * US
+        assert not boot.diagnostics
+    else:
+        assert times[8:] == [389992 * US, 390192 * US, 390192 * US + 12345678 * US]
+        (warning,) = boot.diagnostics
+        assert warning.line == 9 and "printed the minute (Nov23 10:42) instead of the time since" in warning.message
+
+
 def test_dmesg_iso_not_from_the_first_message_says_so(tmp_path, fixture_path):
     lines = open(fixture_path("dmesg-iso.txt")).read().splitlines()[3:]
     path = tmp_path / "late.txt"
@@ -111,7 +134,7 @@ def test_dmesg_iso_date_that_does_not_exist_is_an_unreadable_line(tmp_path):
 
 
 def test_dmesg_wall_clock_to_the_second_is_refused(fixture_path):
-    with pytest.raises(NotALog, match=r"dmesg-T.txt:1: dmesg -T, -e .* plain `dmesg`"):
+    with pytest.raises(NotALog, match=r"dmesg-T.txt:1: dmesg -T \(--time-format=ctime\) .* plain `dmesg`"):
         read([fixture_path("dmesg-T.txt")])
 
 

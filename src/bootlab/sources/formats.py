@@ -128,10 +128,10 @@ TABLE: tuple[InputFormat, ...] = (
     _printk("journal", 0.5),
     _printk("kmsg", 0.5),
     _printk("dmesg-iso", 0.7),
-    InputFormat("dmesg-coarse", lambda s: s.printk["coarse"], 0.5,
-                refusal="dmesg -T, -e or --time-format=reltime/delta stamps: a wall clock to the second "
-                        "(or only the time since the message before); save the log with plain `dmesg` "
-                        "or `dmesg --time-format=iso`"),
+    InputFormat("dmesg-ctime", lambda s: s.printk["ctime"], 0.5,
+                refusal="dmesg -T (--time-format=ctime) stamps: a wall clock to the second; save the log with "
+                        "plain `dmesg` or `dmesg --time-format=iso`"),
+    _printk("dmesg-relative", 0.5),
     _printk("syslog", SYSLOG, _syslog),
     _systemd("systemd-blame", 0.6),
     # A bootstage report alone; a console holding one is a console (which reads the report too).

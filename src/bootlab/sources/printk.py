@@ -36,10 +36,13 @@ DMESG = re.compile(
 DMESG_ISO = re.compile(
     r"^(?:<\d+>)?(?:[a-z]+\s*:[a-z]+\s*: )?(?P<wall>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d),(?P<us>\d{6})"
     r"(?P<tz>[+-]\d\d:?\d\d) ")
-# dmesg -T, -e and --time-format=reltime or delta: whole seconds (or minutes) of a wall
-# clock that drifts after a suspend, or only the time since the message before.
-DMESG_COARSE = re.compile(r"^(?:<\d+>)?\[(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}"
-                          r"|[A-Z][a-z]{2} ?\d{1,2} \d\d:\d\d|\s*\+\d+\.\d+|<\s*-?\d+\.\d+>)\]")
+# dmesg -T (--time-format=ctime): whole seconds of a wall clock that drifts after a suspend.
+DMESG_CTIME = re.compile(r"^(?:<\d+>)?\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]")
+# dmesg --time-format=delta (`[<    0.000123>]`) and -e/-H (--time-format=reltime: `[  +0.000123]`,
+# or the minute, `[Nov23 10:00]`, on the first message of each minute): the time since the
+# message before, to the microsecond.
+DMESG_RELATIVE = re.compile(r"^(?:<\d+>)?\[(?:<\s*(?P<delta>-?\d+\.\d{6})>|\s*(?P<rel>[+-]\d+\.\d{6})"
+                            r"|(?P<minute>[A-Z][a-z]{2} ?\d{1,2} \d\d:\d\d))\] ?")
 SYSLOG = re.compile(r"^(?:\S.*?\s)?kernel: \[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\] ?")
 # The identifier is a program name: "EXT4-fs (mmcblk0p2): ..." in a dmesg is not a journal line.
 JOURNAL = re.compile(
@@ -47,7 +50,7 @@ JOURNAL = re.compile(
 )
 KMSG = re.compile(r"^(?P<level>\d+),(?P<seq>\d+),(?P<us>\d+),[^;]*;")
 
-FORMATS = ("dmesg", "dmesg-iso", "syslog", "journal", "kmsg")
+FORMATS = ("dmesg", "dmesg-iso", "dmesg-relative", "syslog", "journal", "kmsg")
 # A dmesg this big goes to the bulk reader (which loads numpy: not for small logs).
 BULK_MIN_BYTES = 400_000
 
@@ -57,7 +60,7 @@ def sniff(lines: list[str]) -> dict[str, float]:
     scores = {}
     n = max(1, len(lines))
     for name, regex in (("journal", JOURNAL), ("kmsg", KMSG), ("syslog", SYSLOG), ("dmesg", DMESG),
-                        ("dmesg-iso", DMESG_ISO), ("coarse", DMESG_COARSE)):
+                        ("dmesg-iso", DMESG_ISO), ("dmesg-relative", DMESG_RELATIVE), ("ctime", DMESG_CTIME)):
         hits = sum(1 for line in lines if regex.match(line))
         scores[name] = hits / n
     if scores["journal"] > 0.5:
@@ -94,6 +97,39 @@ class WallClock:
         return wall - self.base
 
 
+class RelativeClock:
+    """dmesg --time-format=delta and reltime give each message's time since the one before,
+    exact to the microsecond (the records' own stamps subtracted): their running sum is the
+    printk time, counted from the first message shown (zero when it is the kernel's first).
+    reltime prints the minute instead of the delta on the first message of each minute: the
+    time before such a line is unknown and counted as none, so every time after it is a
+    lower bound (a warning names the line).  util-linux counts deltas only from a message
+    with a stamp other than zero: the first such stamp (the microseconds the kernel's clock
+    took to start) is lost, and every later time is early by it."""
+
+    def __init__(self, boot: Boot, file: str):
+        self.boot, self.file = boot, file
+        self.now: int | None = None
+
+    def printk_time(self, m: re.Match, msg: str, lineno: int) -> int | None:
+        step = m.group("delta") or m.group("rel")
+        if self.now is None:
+            self.now = 0
+            if not is_banner(msg):
+                self.boot.warn(self.file, lineno, "the log does not begin with the kernel's first message, so its "
+                                                  "times count from this line, not from kernel start")
+            return 0
+        if step is None:
+            self.boot.warn(self.file, lineno, f"dmesg printed the minute ({m.group('minute')}) instead of the time since "
+                                              "the message before: that time is unknown and counted as none, so "
+                                              "this line and those after it may be late by it")
+        else:
+            seconds, micro = step.lstrip("+-").split(".")
+            sign = -1 if step.startswith("-") else 1  # stamps of two CPUs out of order
+            self.now += sign * (int(seconds) * 1_000_000_000 + int(micro) * 1_000)
+        return self.now
+
+
 def journal_entry(interp: Interpreter, t: int, ident: str, pid: str | None, msg: str, lineno: int) -> None:
     """One journal entry: the kernel's message, or a program's (systemd's units)."""
     if ident == "kernel":
@@ -112,8 +148,11 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) 
             return
     log = ConsoleLog(file, Clock.PRINTK, printed=False)
     interp = Interpreter(boot, file, patterns, log)
-    regex = {"dmesg": DMESG, "dmesg-iso": DMESG_ISO, "syslog": SYSLOG, "journal": JOURNAL, "kmsg": KMSG}[variant]
-    walls = WallClock(boot, file) if variant == "dmesg-iso" else None
+    regex = {"dmesg": DMESG, "dmesg-iso": DMESG_ISO, "dmesg-relative": DMESG_RELATIVE, "syslog": SYSLOG,
+             "journal": JOURNAL, "kmsg": KMSG}[variant]
+    # Stamps that are not printk times but give them: a wall clock, or the time since the message before.
+    walls = {"dmesg-iso": WallClock, "dmesg-relative": RelativeClock}.get(variant)
+    walls = walls(boot, file) if walls else None
     ns = 1_000_000_000
     kernel = interp.kernel
     append = log.append
