@@ -131,11 +131,13 @@ def test_quiet_saves_what_the_console_bytes_predict(tmp_path):
                  summarize([kernel_bytes(r) for r in runs["quiet"]]).median) * 10 / 115200 * 1e9
     assert predicted > 1e9  # a loud kernel prints tens of kilobytes
     assert 0.6 * predicted < saved < 1.4 * predicted, (saved, predicted)
-    # bootlab diff of one loud and one quiet boot shows where it went.
+    # bootlab diff of one loud and one quiet boot shows where it went.  (Not that this pair's
+    # total fell: one boot's kernel loading under TCG moves by seconds with the host's load.)
     d = diff(runs["loud"][0].analysis, runs["quiet"][0].analysis)
     phases = {c.name: c for c in d.phases}
     assert phases["kernel init"].delta + phases["initcalls"].delta < -0.5 * predicted
-    assert d.console_bytes.delta < -20_000 and d.total.delta < 0 and not d.notes
+    assert abs(d.total.delta - sum(c.delta for c in d.phases)) < 1_000_000  # the phases account for it
+    assert d.console_bytes.delta < -20_000 and not d.notes
 
 
 def test_sigterm_during_a_boot_powers_off_and_records_it_interrupted(tmp_path):
