@@ -29,6 +29,46 @@ static void test_count_lines(void)
 	CHECK(dmesg_count_lines((const uint8_t *)"\x7f\n", 2) == -1);
 }
 
+/* Texts of several 64-byte blocks (counted a block at a time): LFs in every block, a CRLF
+ * across two blocks, a bad byte or a lone CR at a block's last byte or in the tail after the
+ * last whole block.  Each text is an exact-size copy, for ASan. */
+static long count_copy(const char *text, size_t n)
+{
+	uint8_t *copy = malloc(n);
+	long lines;
+
+	memcpy(copy, text, n);
+	lines = dmesg_count_lines(copy, n);
+	free(copy);
+	return lines;
+}
+
+static void test_count_lines_blocks(void)
+{
+	char text[200];
+
+	memset(text, 'x', sizeof(text));
+	for (size_t i = 9; i < sizeof(text); i += 10)
+		text[i] = '\n'; /* 20 lines */
+	CHECK(count_copy(text, sizeof(text)) == 20);
+	CHECK(count_copy(text, 195) == 20); /* the last line without its LF */
+	text[63] = '\r';
+	text[64] = '\n';
+	CHECK(count_copy(text, sizeof(text)) == 21);
+	text[64] = 'x';
+	CHECK(count_copy(text, sizeof(text)) == -1); /* a lone CR ending a block */
+	text[64] = '\n';
+	text[127] = '\x1b';
+	CHECK(count_copy(text, sizeof(text)) == -1);
+	text[127] = '\t';
+	CHECK(count_copy(text, sizeof(text)) == 21);
+	text[198] = '\x80'; /* in the tail after the last whole block */
+	CHECK(count_copy(text, sizeof(text)) == -1);
+	text[198] = 'x';
+	text[199] = '\r'; /* a CR as the text's last byte */
+	CHECK(count_copy(text, sizeof(text)) == -1);
+}
+
 static void test_lines(void)
 {
 	/* an exact-size copy, so that ASan sees any read past the text's end */
@@ -197,6 +237,7 @@ int main(void)
 	test_holding_one_lead_byte();
 	test_holding_pairs_of_bytes();
 	test_count_lines();
+	test_count_lines_blocks();
 	test_lines();
 	test_messages();
 	test_names_kept_once();
