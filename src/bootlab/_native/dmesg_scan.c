@@ -238,12 +238,19 @@ void dmesg_holding(const uint8_t *data, size_t count, const int64_t *start, cons
 		masks[i] = holds(data, start[i], end[i], words, &index, 0);
 }
 
+/* Whether data[from..end) starts with one of `starts` (only those that start with its first
+ * byte are compared: a million messages against a score of starts each cost more than the
+ * rest of the scan) or holds one of `words`. */
 static int meaningful(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
-		      const struct word_index *index, const struct dmesg_words *starts)
+		      const struct word_index *index, const struct dmesg_words *starts,
+		      const struct word_index *start_index)
 {
-	for (size_t k = 0; k < starts->count; k++)
+	for (uint64_t maybe = from < end ? start_index->first[data[from]] : 0; maybe; maybe &= maybe - 1) {
+		int k = __builtin_ctzll(maybe);
+
 		if ((int64_t)starts->len[k] <= end - from && memcmp(data + from, starts->text[k], starts->len[k]) == 0)
 			return 1;
+	}
 	return holds(data, from, end, words, index, 1) != 0;
 }
 
@@ -281,12 +288,16 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 		   int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names)
 {
 	const int64_t size = (int64_t)n, prefix = (int64_t)strlen("calling  ");
-	struct word_index index;
+	struct word_index index, start_index;
 
 	for (size_t k = 0; k < words->count; k++)
 		if (words->len[k] == 0 || k == 64)
 			return -1; /* (an empty word is in every message: not what a caller means) */
+	for (size_t k = 0; k < starts->count; k++)
+		if (starts->len[k] == 0 || k == 64)
+			return -1;
 	index_words(words, &index);
+	index_words(starts, &start_index);
 	for (size_t i = 0; i < count; i++)
 		if (offset[i] < 0 || end[i] > size || offset[i] > end[i])
 			return -1;
@@ -305,7 +316,7 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 		}
 		if (fn_end >= 0)
 			fn[i] = name_index(data, from + prefix, fn_end - from - prefix, names);
-		if (meaningful(data, from, stop, words, &index, starts))
+		if (meaningful(data, from, stop, words, &index, starts, &start_index))
 			kind[i] |= DMESG_MEANINGFUL;
 	}
 	return 0;

@@ -55,8 +55,8 @@ struct dmesg_names {
  * DMESG_NO_RET_CODE, b = N in ns; either way fn[i] = the index of FN's text in names, else
  * -1), plus DMESG_MEANINGFUL when the message holds a word or starts with a start.  names
  * must have room for `count` names and 2 * count slots, rounded up to a power of two.
- * Returns 0, or -1 (nothing done) when an offset or end lies outside the text, a word is
- * empty or there are more than 64 words. */
+ * Returns 0, or -1 (nothing done) when an offset or end lies outside the text, a word or a
+ * start is empty or there are more than 64 words or 64 starts. */
 int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *offset, const int64_t *end,
 		   const struct dmesg_words *words, const struct dmesg_words *starts, uint8_t *kind,
 		   int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names);

@@ -140,7 +140,7 @@ static PyObject *messages(PyObject *self, PyObject *args)
 				(uint8_t *)PyByteArray_AS_STRING(kind), int64s(fn), int64s(a), int64s(b), &names);
 	Py_END_ALLOW_THREADS
 	if (failed) {
-		PyErr_SetString(PyExc_ValueError, "a message outside the text");
+		PyErr_SetString(PyExc_ValueError, "a message outside the text, or more than 64 words or starts");
 		goto out;
 	}
 	names_list = name_list(&text, &names);

@@ -99,10 +99,11 @@ static struct scanned scan(const char *message)
 {
 	static const char *const word_text[] = { "calling  ", "initcall ", " took " };
 	static const size_t word_len[] = { 9, 9, 6 };
-	static const char *const start_text[] = { "Run " };
-	static const size_t start_len[] = { 4 };
+	/* (starts are looked up by their first byte: two share one) */
+	static const char *const start_text[] = { "Run ", "Linux version", "Reading " };
+	static const size_t start_len[] = { 4, 13, 8 };
 	const struct dmesg_words words = { (const uint8_t *const *)word_text, word_len, 3 };
-	const struct dmesg_words starts = { (const uint8_t *const *)start_text, start_len, 1 };
+	const struct dmesg_words starts = { (const uint8_t *const *)start_text, start_len, 3 };
 	size_t n = strlen(message);
 	uint8_t *text = malloc(n ? n : 1);
 	int64_t offset = 0, end = (int64_t)n, at = 0, len = 0, slots[16] = { 0 };
@@ -141,6 +142,10 @@ static void test_messages(void)
 	CHECK(scan("quirk_x+0x0/0x60 took 6 usecs").kind == DMESG_MEANINGFUL);
 	CHECK(scan("Run /init as init process").kind == DMESG_MEANINGFUL);
 	CHECK(scan("a Run /init").kind == DMESG_OTHER);
+	CHECK(scan("Reading x").kind == DMESG_MEANINGFUL); /* the second start of its first byte */
+	CHECK(scan("Linux version 6.1").kind == DMESG_MEANINGFUL);
+	CHECK(scan("Readin").kind == DMESG_OTHER); /* a start cut by the message's end */
+	CHECK(scan("Linux").kind == DMESG_OTHER);
 	CHECK(scan("plain message").kind == DMESG_OTHER && scan("plain message").fn == -1);
 }
 
