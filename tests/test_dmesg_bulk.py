@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +33,19 @@ def scanner(request, monkeypatch):
 
 def test_the_c_scanner_is_built():
     assert dmesg_bulk.dmesgscan is not None, "make build builds src/bootlab/_native"
+
+
+def test_numpy_loaded_by_bootlab_runs_no_blas_threads(tmp_path):
+    """numpy's OpenBLAS would start a spinning thread per CPU when it loads, CPU time that
+    a big log's reader spent for nothing (bootlab sets one thread; a user's choice stays)."""
+    log = tmp_path / "big.dmesg"
+    _big_log(log)
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    code = ("import re, sys; from bootlab.sources import read; read([sys.argv[1]]); "
+            "print('numpy' in sys.modules, re.search(r'Threads:\\s*(\\d+)', open('/proc/self/status').read())[1])")
+    out = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, check=True,
+                         env=env).stdout
+    assert out.split() == ["True", "1"]
 
 
 def _big_log(path: Path, crlf: bool = False) -> None:
