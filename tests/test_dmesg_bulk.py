@@ -158,6 +158,9 @@ _CALL = st.builds(lambda f, pid, tail: f"calling  {f} @ {pid}{tail}", _FUNCTIONS
 _RETURN = st.builds(lambda f, ret, n, unit, tail: f"initcall {f} returned {ret + ' ' if ret else ''}after {n} {unit}{tail}",
                     _FUNCTIONS, _NUMBER, _NUMBER, st.sampled_from(["usecs", "usecs", "msecs", "secs"]),
                     st.sampled_from(["", "", "", " x"]))
+# After a prefix (a PCI fixup's device): the C scanner reads those whose prefix holds no "[".
+_PREFIXED_CALL = st.builds(lambda prefix, call: prefix + call,
+                           st.sampled_from(["pci 0000:00:00.0: ", "x [y] ", "[ 1.5] ", "calling  a_init @ 1 "]), _CALL)
 _OTHER = st.sampled_from(["entering initcall level: fs", "probe of 0000:00:02.0 returned 0 after 12 usecs",
                           "pci 0000:00:00.0: quirk_x+0x0/0x60 took 6 usecs", "async_waiting @ 1",
                           "async_continuing @ 1 after 3 usec", "Run /init as init process", "plain message",
@@ -165,7 +168,7 @@ _OTHER = st.sampled_from(["entering initcall level: fs", "probe of 0000:00:02.0 
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(messages=st.lists(st.one_of(_CALL, _RETURN, _OTHER), min_size=1, max_size=60))
+@given(messages=st.lists(st.one_of(_CALL, _RETURN, _PREFIXED_CALL, _OTHER), min_size=1, max_size=60))
 def test_bulk_reads_initcall_lines_as_the_per_line_path_does(tmp_path, monkeypatch, scanner, messages):
     lines = [f"[{i // 1000:5d}.{i % 1000:06d}] {m}" for i, m in enumerate(messages)]
     path = tmp_path / "log.dmesg"

@@ -1,4 +1,5 @@
 /* The plain dmesg scanner behind sources/dmesg_bulk.py (see dmesg_scan.h). */
+#define _GNU_SOURCE /* memmem */
 #include "dmesg_scan.h"
 
 #include <string.h>
@@ -283,6 +284,30 @@ static int64_t name_index(const uint8_t *data, int64_t at, int64_t len, struct d
 	return (int64_t)names->count - 1;
 }
 
+/* A `calling  FUNCTION @ PID` line after a prefix of its own ("pci 0000:00:00.0: calling
+ * quirk_x+0x0/0x20 @ 1", a PCI fixup run for a device), whole to its end as at a message's
+ * start.  initcall.CALLING reads it so only when no "[" comes before its first "calling  "
+ * (a "[" could open a stamp of its own, CALLING's `ts`): then it finds the same function
+ * and pid as the at-start expression does. */
+static void call_after_prefix(const uint8_t *data, int64_t size, int64_t from, int64_t stop, uint8_t *kind,
+			      int64_t *fn, int64_t *pid, struct dmesg_names *names)
+{
+	const int64_t prefix = (int64_t)strlen("calling  ");
+	const uint8_t *word = memmem(data + from, (size_t)(stop - from), "calling  ", (size_t)prefix);
+	int64_t at, fn_end;
+
+	if (!word || memchr(data + from, '[', (size_t)(word - data - from)))
+		return;
+	at = word - data;
+	fn_end = stop - at > prefix ? call_fields(data, size, at + prefix, stop, pid) : -1;
+	if (fn_end < 0) {
+		*pid = 0;
+		return;
+	}
+	*kind |= DMESG_CALL;
+	*fn = name_index(data, at + prefix, fn_end - at - prefix, names);
+}
+
 int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *offset, const int64_t *end,
 		   const struct dmesg_words *words, const struct dmesg_words *starts, uint8_t *kind,
 		   int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names)
@@ -316,8 +341,11 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 		}
 		if (fn_end >= 0)
 			fn[i] = name_index(data, from + prefix, fn_end - from - prefix, names);
-		if (meaningful(data, from, stop, words, &index, starts, &start_index))
-			kind[i] |= DMESG_MEANINGFUL;
+		if (!meaningful(data, from, stop, words, &index, starts, &start_index))
+			continue;
+		kind[i] |= DMESG_MEANINGFUL;
+		if (kind[i] == DMESG_MEANINGFUL)
+			call_after_prefix(data, size, from, stop, &kind[i], &fn[i], &a[i], names);
 	}
 	return 0;
 }

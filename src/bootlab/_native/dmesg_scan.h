@@ -3,7 +3,8 @@
  * its fields, or a message the interpreter may do something with).  Pure C, no Python:
  * module.c hands the columns to Python; tests/test_dmesg_scan.c runs it under ASan/UBSan.
  * Every rule here is the one dmesg_bulk.py's numpy path applies (tests/test_dmesg_bulk.py
- * checks that both read the same). */
+ * checks that both read the same), but for a `calling` line after a prefix, which the numpy
+ * path leaves to the interpreter (the same spans either way). */
 #ifndef DMESG_SCAN_H
 #define DMESG_SCAN_H
 
@@ -51,7 +52,7 @@ struct dmesg_names {
 };
 
 /* For each of `count` messages data[offset[i]..end[i]): kind[i] (DMESG_CALL: `calling  FN @
- * PID`, a = PID; DMESG_RETURN: `initcall FN returned [RET ]after N usecs|msecs`, a = RET or
+ * PID`, at the start or after a prefix holding no "[" (a device's: "pci 0000:00:00.0: "), a = PID; DMESG_RETURN: `initcall FN returned [RET ]after N usecs|msecs`, a = RET or
  * DMESG_NO_RET_CODE, b = N in ns; either way fn[i] = the index of FN's text in names, else
  * -1), plus DMESG_MEANINGFUL when the message holds a word or starts with a start.  names
  * must have room for `count` names and 2 * count slots, rounded up to a power of two.

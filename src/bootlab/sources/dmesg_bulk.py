@@ -193,7 +193,9 @@ def _lines(data: bytes, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
 class _Scanned:
     """What each timed message is, from dmesgscan.messages: its kind (a `calling` or
     `initcall ... returned` line of the usual form, or meaningful), its function's text
-    (an index into `names`, each different text once) and fields."""
+    (an index into `names`, each different text once) and fields.  It also reads a
+    `calling` line after a device's prefix ("pci 0000:00:00.0: calling  quirk_x+0x0/0x20
+    @ 1"), which the numpy path leaves to the interpreter."""
 
     CALL, RETURN, MEANINGFUL = 1, 2, 4  # dmesg_scan.h's kinds
 

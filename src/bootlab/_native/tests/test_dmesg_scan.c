@@ -147,6 +147,14 @@ static void test_messages(void)
 	CHECK(scan("Readin").kind == DMESG_OTHER); /* a start cut by the message's end */
 	CHECK(scan("Linux").kind == DMESG_OTHER);
 	CHECK(scan("plain message").kind == DMESG_OTHER && scan("plain message").fn == -1);
+	s = scan("pci 0000:00:00.0: calling  quirk_x+0x0/0x20 @ 1");
+	CHECK(s.kind == (DMESG_CALL | DMESG_MEANINGFUL) && s.a == 1 && strcmp(s.name, "quirk_x+0x0/0x20") == 0);
+	s = scan("[ 1.5] calling  x @ 1"); /* a "[" before: perhaps a stamp of its own */
+	CHECK(s.kind == DMESG_MEANINGFUL && s.fn == -1);
+	s = scan("dev: calling  x @ 1 more"); /* not whole to its end */
+	CHECK(s.kind == DMESG_MEANINGFUL && s.fn == -1 && s.a == 0);
+	CHECK(scan("dev: calling  ").kind == DMESG_MEANINGFUL);
+	CHECK(scan("dev: calling  x @ 01").kind == DMESG_MEANINGFUL);
 }
 
 static void test_names_kept_once(void)
