@@ -259,7 +259,7 @@ size_t dmesg_name_slots(size_t count)
 {
 	size_t slots = 16;
 
-	while (slots < 2 * count)
+	while (slots < 4 * count) /* two names a message at most (a fixup's function and device) */
 		slots *= 2;
 	return slots;
 }
@@ -308,6 +308,72 @@ static void call_after_prefix(const uint8_t *data, int64_t size, int64_t from, i
 	*fn = name_index(data, at + prefix, fn_end - at - prefix, names);
 }
 
+static int has(const uint8_t *data, int64_t from, int64_t stop, const char *word)
+{
+	return memmem(data + from, (size_t)(stop - from), word, strlen(word)) != NULL;
+}
+
+/* The count of lowercase hexadecimal digits just before `end`, none before `low`. */
+static int64_t hex_before(const uint8_t *data, int64_t end, int64_t low)
+{
+	int64_t p = end;
+
+	while (p > low && (is_digit(data[p - 1]) || (data[p - 1] >= 'a' && data[p - 1] <= 'f')))
+		p--;
+	return end - p;
+}
+
+static int is_word_byte(uint8_t c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.';
+}
+
+/* `DEVICE: FN+0xA/0xB took N usecs` whole to its end (a PCI fixup run for one device:
+ * "pci 0000:00:00.0: quirk_x+0x0/0x60 took 6 usecs").  InitcallReader.feed reads it with
+ * initcall.FIXUP_TOOK when it holds no word that feed tries first; with its only " took "
+ * at the end, FIXUP_TOOK's match is this one: FN a run of word bytes or dots after ": ",
+ * DEVICE the run of bytes that are not spaces before it (the text has no other blank than
+ * space and tab). */
+static void fixup_took(const uint8_t *data, int64_t size, int64_t from, int64_t stop, uint8_t *kind,
+		       int64_t *fn, int64_t *device, int64_t *dur, struct dmesg_names *names)
+{
+	const uint8_t *took = memmem(data + from, (size_t)(stop - from), " took ", 6);
+	int64_t at, p, fn_start, device_end, n;
+	int digits;
+
+	if (!took || has(data, from, stop, "calling  ") || has(data, from, stop, "initcall ") ||
+	    has(data, from, stop, "Calling initcall"))
+		return;
+	at = took - data;
+	if (has(data, at + 1, stop, " took "))
+		return;
+	digits = digits_before(data, stop - 6, at + 6, 10, &n);
+	if (!word_at(data, size, stop - 6, " usecs") || digits < 1 || digits > 10 || stop - 6 - digits != at + 6)
+		return;
+	p = at - hex_before(data, at, from); /* "+0xA/0xB" before " took " */
+	if (p == at || p - 3 < from || !word_at(data, size, p - 3, "/0x"))
+		return;
+	p -= 3;
+	fn_start = p - hex_before(data, p, from);
+	if (fn_start == p || fn_start - 3 < from || !word_at(data, size, fn_start - 3, "+0x"))
+		return;
+	p = fn_start - 3; /* where FN ends */
+	fn_start = p;
+	while (fn_start > from && is_word_byte(data[fn_start - 1]))
+		fn_start--;
+	if (fn_start == p || fn_start - 2 < from || !word_at(data, size, fn_start - 2, ": "))
+		return;
+	device_end = p = fn_start - 2;
+	while (p > from && data[p - 1] != ' ' && data[p - 1] != '\t')
+		p--;
+	if (p == device_end)
+		return;
+	*kind |= DMESG_FIXUP;
+	*fn = name_index(data, fn_start, at - fn_start, names);
+	*device = name_index(data, p, device_end - p, names);
+	*dur = n * 1000;
+}
+
 int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *offset, const int64_t *end,
 		   const struct dmesg_words *words, const struct dmesg_words *starts, uint8_t *kind,
 		   int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names)
@@ -346,6 +412,8 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 		kind[i] |= DMESG_MEANINGFUL;
 		if (kind[i] == DMESG_MEANINGFUL)
 			call_after_prefix(data, size, from, stop, &kind[i], &fn[i], &a[i], names);
+		if (kind[i] == DMESG_MEANINGFUL)
+			fixup_took(data, size, from, stop, &kind[i], &fn[i], &a[i], &b[i], names);
 	}
 	return 0;
 }

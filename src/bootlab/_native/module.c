@@ -122,8 +122,8 @@ static PyObject *messages(PyObject *self, PyObject *args)
 	if (words_of(words_tuple, &words) || words_of(starts_tuple, &starts))
 		goto out;
 	names.nslots = dmesg_name_slots((size_t)count);
-	names.at = PyMem_Calloc((size_t)count + 1, sizeof(int64_t));
-	names.len = PyMem_Calloc((size_t)count + 1, sizeof(int64_t));
+	names.at = PyMem_Calloc(2 * (size_t)count + 1, sizeof(int64_t));
+	names.len = PyMem_Calloc(2 * (size_t)count + 1, sizeof(int64_t));
 	names.slots = PyMem_Calloc(names.nslots, sizeof(int64_t));
 	kind = column(count, 1);
 	fn = column(count, 8);

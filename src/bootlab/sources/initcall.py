@@ -244,11 +244,17 @@ class InitcallReader:
         assert not self.call_line and self.bulk_calls is None
         self.bulk_calls = (lines, times, functions, pids)
 
-    def returns_found(self, lines, times, functions, codes, durations) -> None:
+    def returns_found(self, lines, times, functions, codes, durations, devices=None) -> None:
         """The `initcall ... returned` lines a bulk reader found (numpy columns: return
-        codes with NO_RET_CODE where none was printed, durations in ns), before any line."""
+        codes with NO_RET_CODE where none was printed, durations in ns), before any line;
+        `devices`: per return, the device of a PCI fixup's `took` line, None for others."""
         assert not self.ret_line and self.bulk_returns is None
         self.bulk_returns = (lines, times, functions, codes, durations)
+        if devices is not None:  # (a numpy column of objects: the bulk reader's)
+            import numpy as np
+
+            for r in np.flatnonzero(devices != None).tolist():  # noqa: E711 (elementwise)
+                self.extras[r] = {"device": devices[r], "fixup": True}
 
     def returned(self, t: int | None, lineno: int, sym: str, mod: str | None, ret: str | None, n: str,
                  unit: str) -> None:

@@ -91,7 +91,7 @@ static void test_lines(void)
 struct scanned {
 	uint8_t kind;
 	int64_t fn, a, b;
-	char name[64];
+	char name[64], device[64]; /* (the device: a fixup's, in a) */
 };
 
 /* One message alone in an exact-size buffer. */
@@ -106,15 +106,17 @@ static struct scanned scan(const char *message)
 	const struct dmesg_words starts = { (const uint8_t *const *)start_text, start_len, 3 };
 	size_t n = strlen(message);
 	uint8_t *text = malloc(n ? n : 1);
-	int64_t offset = 0, end = (int64_t)n, at = 0, len = 0, slots[16] = { 0 };
-	struct dmesg_names names = { &at, &len, 0, slots, dmesg_name_slots(1) };
+	int64_t offset = 0, end = (int64_t)n, at[2] = { 0 }, len[2] = { 0 }, slots[16] = { 0 };
+	struct dmesg_names names = { at, len, 0, slots, dmesg_name_slots(1) };
 	struct scanned out = { 0 };
 
 	memcpy(text, message, n);
 	CHECK(dmesg_messages(text, n, 1, &offset, &end, &words, &starts, &out.kind, &out.fn, &out.a, &out.b,
 			     &names) == 0);
-	if (out.fn >= 0 && len < (int64_t)sizeof(out.name))
-		memcpy(out.name, text + at, (size_t)len);
+	if (out.fn >= 0 && len[out.fn] < (int64_t)sizeof(out.name))
+		memcpy(out.name, text + at[out.fn], (size_t)len[out.fn]);
+	if (out.kind & DMESG_FIXUP && len[out.a] < (int64_t)sizeof(out.device))
+		memcpy(out.device, text + at[out.a], (size_t)len[out.a]);
 	free(text);
 	return out;
 }
@@ -155,6 +157,24 @@ static void test_messages(void)
 	CHECK(s.kind == DMESG_MEANINGFUL && s.fn == -1 && s.a == 0);
 	CHECK(scan("dev: calling  ").kind == DMESG_MEANINGFUL);
 	CHECK(scan("dev: calling  x @ 01").kind == DMESG_MEANINGFUL);
+	s = scan("pci 0000:00:00.0: quirk_x.y+0x0/0x60 took 06 usecs");
+	CHECK(s.kind == (DMESG_FIXUP | DMESG_MEANINGFUL) && s.b == 6000 && strcmp(s.name, "quirk_x.y+0x0/0x60") == 0 &&
+	      strcmp(s.device, "0000:00:00.0") == 0);
+	CHECK(scan("a\tb: f+0x1/0xa took 1 usecs").kind == (DMESG_FIXUP | DMESG_MEANINGFUL));
+	/* near misses: left to FIXUP_TOOK in Python */
+	CHECK(scan(": f+0x0/0x60 took 6 usecs").kind == DMESG_MEANINGFUL);         /* no device */
+	CHECK(scan("d:  f+0x0/0x60 took 6 usecs").kind == DMESG_MEANINGFUL);       /* no function */
+	CHECK(scan("d: f-g+0x0/0x60 took 6 usecs").kind == DMESG_MEANINGFUL);      /* not a word */
+	CHECK(scan("d: f+0x0/0x6G took 6 usecs").kind == DMESG_MEANINGFUL);
+	CHECK(scan("d: f+0x/0x60 took 6 usecs").kind == DMESG_MEANINGFUL);
+	CHECK(scan("d: f0x0/0x60 took 6 usecs").kind == DMESG_MEANINGFUL);
+	CHECK(scan("d: f+0x0/0x60 took 6 usecs!").kind == DMESG_MEANINGFUL);       /* not whole to its end */
+	CHECK(scan("d: f+0x0/0x60 took  usecs").kind == DMESG_MEANINGFUL);
+	CHECK(scan("d: f+0x0/0x60 took 12345678901 usecs").kind == DMESG_MEANINGFUL);
+	CHECK(scan("d: f+0x0/0x1 took 2 took 6 usecs").kind == DMESG_MEANINGFUL);  /* two of " took " */
+	CHECK(scan("initcall d: f+0x0/0x60 took 6 usecs").kind == DMESG_MEANINGFUL); /* read as a return first */
+	CHECK(scan("+0x0/0x60 took 6 usecs").kind == DMESG_MEANINGFUL);
+	CHECK(scan(" took 6 usecs").kind == DMESG_MEANINGFUL);
 }
 
 static void test_names_kept_once(void)
@@ -162,7 +182,7 @@ static void test_names_kept_once(void)
 	static const char source[] = "calling  f @ 1\ninitcall f returned 0 after 1 usecs\ncalling  g @ 1\n";
 	const struct dmesg_words none = { NULL, NULL, 0 };
 	int64_t offset[3] = { 0, 15, 51 }, end[3] = { 14, 50, 65 }, fn[3], a[3], b[3];
-	int64_t at[3], len[3], slots[16] = { 0 };
+	int64_t at[6], len[6], slots[16] = { 0 };
 	struct dmesg_names names = { at, len, 0, slots, dmesg_name_slots(3) };
 	uint8_t kind[3];
 
