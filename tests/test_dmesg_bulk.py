@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +33,19 @@ def scanner(request, monkeypatch):
 
 def test_the_c_scanner_is_built():
     assert dmesg_bulk.dmesgscan is not None, "make build builds src/bootlab/_native"
+
+
+def test_numpy_loaded_by_bootlab_runs_no_blas_threads(tmp_path):
+    """numpy's OpenBLAS would start a spinning thread per CPU when it loads, CPU time that
+    a big log's reader spent for nothing (bootlab sets one thread; a user's choice stays)."""
+    log = tmp_path / "big.dmesg"
+    _big_log(log)
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    code = ("import re, sys; from bootlab.sources import read; read([sys.argv[1]]); "
+            "print('numpy' in sys.modules, re.search(r'Threads:\\s*(\\d+)', open('/proc/self/status').read())[1])")
+    out = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, check=True,
+                         env=env).stdout
+    assert out.split() == ["True", "1"]
 
 
 def _big_log(path: Path, crlf: bool = False) -> None:
@@ -142,14 +158,48 @@ _CALL = st.builds(lambda f, pid, tail: f"calling  {f} @ {pid}{tail}", _FUNCTIONS
 _RETURN = st.builds(lambda f, ret, n, unit, tail: f"initcall {f} returned {ret + ' ' if ret else ''}after {n} {unit}{tail}",
                     _FUNCTIONS, _NUMBER, _NUMBER, st.sampled_from(["usecs", "usecs", "msecs", "secs"]),
                     st.sampled_from(["", "", "", " x"]))
+# After a prefix (a PCI fixup's device): the C scanner reads those whose prefix holds no "[".
+_PREFIXED_CALL = st.builds(lambda prefix, call: prefix + call,
+                           st.sampled_from(["pci 0000:00:00.0: ", "x [y] ", "[ 1.5] ", "calling  a_init @ 1 "]), _CALL)
+# PCI fixups' `took` lines and near misses: the C scanner reads those of the usual form.
+_FIXUP = st.builds(lambda dev, f, n, tail: f"{dev}: {f} took {n} usecs{tail}",
+                   st.sampled_from(["pci 0000:00:00.0", "x", "", "a\tb", "[1.0] d", "an initcall d"]),
+                   st.sampled_from(["quirk_x+0x0/0x60", "q.y+0x1/0xa", "f-g+0x0/0x1", "f+0x0/0xG", "f", "a_init+0x0/0x2c"]),
+                   _NUMBER, st.sampled_from(["", "", " x", " took 1 usecs"]))
 _OTHER = st.sampled_from(["entering initcall level: fs", "probe of 0000:00:02.0 returned 0 after 12 usecs",
                           "pci 0000:00:00.0: quirk_x+0x0/0x60 took 6 usecs", "async_waiting @ 1",
                           "async_continuing @ 1 after 3 usec", "Run /init as init process", "plain message",
                           "x calling  a_init @ 1", "BOOTLAB READY"])
 
 
+def test_pci_fixups_and_their_calls_are_read_in_c_as_the_per_line_path_does(tmp_path, monkeypatch):
+    """A PCI fixup's `calling` line after its device and its `took` line (the commonest
+    meaningful messages of an initcall_debug log) are read by the C scanner: only the near
+    misses reach InitcallReader.feed, and the spans are the per-line path's."""
+    lines, misses = [], 0
+    for i in range(3000):
+        dev = f"pci 0000:00:{i % 32:02x}.{i % 8}"
+        lines += [f"{dev}: calling  quirk_{i % 50}+0x0/0x20 @ 1", f"{dev}: quirk_{i % 50}+0x0/0x20 took {i % 7} usecs"]
+        if i % 100 == 0:  # near misses, left to the interpreter
+            lines += [f"[{dev}]: calling  quirk_{i % 50}+0x0/0x20 @ 1", f"{dev}: quirk_x+0x0/0x20 took {i} usecs!"]
+            misses += 2
+    path = tmp_path / "fixups.dmesg"
+    path.write_text("".join(f"[{i // 1000:5d}.{i % 1000:06d}] {m}\n" for i, m in enumerate(lines)))
+    monkeypatch.setattr(printk, "BULK_MIN_BYTES", 0)
+    monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 0)
+    fed = []
+    feed = initcall.InitcallReader.feed
+    monkeypatch.setattr(initcall.InitcallReader, "feed", lambda self, *args: fed.append(1) or feed(self, *args))
+    bulk, per_line = _both_ways(path, monkeypatch)
+    assert isinstance(bulk.logs[0].text, dmesg_bulk.SlicedText)
+    assert len(fed) == misses + len(lines)  # the bulk read's near misses, then every line read line by line
+    assert _summary(bulk) == _summary(per_line)
+    fixups = [e for e in bulk.events if (e.attrs or {}).get("fixup")]
+    assert len(fixups) == 3030 and {e.dur for e in fixups} >= {k * 1000 for k in range(7)}
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(messages=st.lists(st.one_of(_CALL, _RETURN, _OTHER), min_size=1, max_size=60))
+@given(messages=st.lists(st.one_of(_CALL, _RETURN, _PREFIXED_CALL, _FIXUP, _OTHER), min_size=1, max_size=60))
 def test_bulk_reads_initcall_lines_as_the_per_line_path_does(tmp_path, monkeypatch, scanner, messages):
     lines = [f"[{i // 1000:5d}.{i % 1000:06d}] {m}" for i, m in enumerate(messages)]
     path = tmp_path / "log.dmesg"
@@ -164,7 +214,8 @@ def test_bulk_reads_initcall_lines_as_the_per_line_path_does(tmp_path, monkeypat
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ops=st.lists(st.tuples(st.booleans(), st.integers(0, 3)), max_size=80), seed=st.randoms())
+@given(ops=st.lists(st.tuples(st.booleans(), st.one_of(st.integers(0, 3), st.just(70_000))), max_size=80),
+       seed=st.randoms())  # (a function id beyond 16 bits: the pairing's sort by function takes another way)
 def test_pairing_in_bulk_pairs_as_the_stack_does(monkeypatch, ops, seed):
     """Calls and returns (each with a function) in file order, handed over calls first as
     the bulk reader does: the numpy pairing gives what the stack per function gives."""

@@ -1,25 +1,54 @@
 /* The plain dmesg scanner behind sources/dmesg_bulk.py (see dmesg_scan.h). */
+#define _GNU_SOURCE /* memmem */
 #include "dmesg_scan.h"
 
 #include <string.h>
 
-long dmesg_count_lines(const uint8_t *data, size_t n)
+/* The LFs of data[from..to), added to *lines; -1 on a byte the fast path does not take. */
+static int count_bytes(const uint8_t *data, size_t n, size_t from, size_t to, long *lines)
 {
-	long lines = 0;
-
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = from; i < to; i++) {
 		uint8_t c = data[i];
 
 		if (c >= 32 && c < 127)
 			continue;
 		if (c == '\n')
-			lines++;
+			(*lines)++;
 		else if (c == '\r') {
 			if (i + 1 == n || data[i + 1] != '\n')
 				return -1; /* a lone CR: the line needs the per-line cleaning */
 		} else if (c != '\t')
 			return -1;
 	}
+	return 0;
+}
+
+/* Bytes are taken a block at a time: a block of printable bytes and LFs (nearly every block
+ * of a log) is counted without a branch per byte, which the compiler turns into vector
+ * instructions; only a block holding something else is looked at byte by byte. */
+#define BLOCK 64
+
+long dmesg_count_lines(const uint8_t *data, size_t n)
+{
+	long lines = 0;
+	size_t i = 0;
+
+	for (; i + BLOCK <= n; i += BLOCK) {
+		unsigned other = 0, lf = 0;
+
+		for (size_t k = 0; k < BLOCK; k++) {
+			uint8_t c = data[i + k];
+
+			other |= (c < 32 && c != '\n') | (c >= 127);
+			lf += c == '\n';
+		}
+		if (!other)
+			lines += lf;
+		else if (count_bytes(data, n, i, i + BLOCK, &lines) < 0)
+			return -1;
+	}
+	if (count_bytes(data, n, i, n, &lines) < 0)
+		return -1;
 	if (n == 0 || data[n - 1] != '\n')
 		lines++; /* the last line has no LF (an empty text: one empty line) */
 	return lines;
@@ -210,12 +239,19 @@ void dmesg_holding(const uint8_t *data, size_t count, const int64_t *start, cons
 		masks[i] = holds(data, start[i], end[i], words, &index, 0);
 }
 
+/* Whether data[from..end) starts with one of `starts` (only those that start with its first
+ * byte are compared: a million messages against a score of starts each cost more than the
+ * rest of the scan) or holds one of `words`. */
 static int meaningful(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
-		      const struct word_index *index, const struct dmesg_words *starts)
+		      const struct word_index *index, const struct dmesg_words *starts,
+		      const struct word_index *start_index)
 {
-	for (size_t k = 0; k < starts->count; k++)
+	for (uint64_t maybe = from < end ? start_index->first[data[from]] : 0; maybe; maybe &= maybe - 1) {
+		int k = __builtin_ctzll(maybe);
+
 		if ((int64_t)starts->len[k] <= end - from && memcmp(data + from, starts->text[k], starts->len[k]) == 0)
 			return 1;
+	}
 	return holds(data, from, end, words, index, 1) != 0;
 }
 
@@ -223,7 +259,7 @@ size_t dmesg_name_slots(size_t count)
 {
 	size_t slots = 16;
 
-	while (slots < 2 * count)
+	while (slots < 4 * count) /* two names a message at most (a fixup's function and device) */
 		slots *= 2;
 	return slots;
 }
@@ -248,17 +284,111 @@ static int64_t name_index(const uint8_t *data, int64_t at, int64_t len, struct d
 	return (int64_t)names->count - 1;
 }
 
+/* A `calling  FUNCTION @ PID` line after a prefix of its own ("pci 0000:00:00.0: calling
+ * quirk_x+0x0/0x20 @ 1", a PCI fixup run for a device), whole to its end as at a message's
+ * start.  initcall.CALLING reads it so only when no "[" comes before its first "calling  "
+ * (a "[" could open a stamp of its own, CALLING's `ts`): then it finds the same function
+ * and pid as the at-start expression does. */
+static void call_after_prefix(const uint8_t *data, int64_t size, int64_t from, int64_t stop, uint8_t *kind,
+			      int64_t *fn, int64_t *pid, struct dmesg_names *names)
+{
+	const int64_t prefix = (int64_t)strlen("calling  ");
+	const uint8_t *word = memmem(data + from, (size_t)(stop - from), "calling  ", (size_t)prefix);
+	int64_t at, fn_end;
+
+	if (!word || memchr(data + from, '[', (size_t)(word - data - from)))
+		return;
+	at = word - data;
+	fn_end = stop - at > prefix ? call_fields(data, size, at + prefix, stop, pid) : -1;
+	if (fn_end < 0) {
+		*pid = 0;
+		return;
+	}
+	*kind |= DMESG_CALL;
+	*fn = name_index(data, at + prefix, fn_end - at - prefix, names);
+}
+
+static int has(const uint8_t *data, int64_t from, int64_t stop, const char *word)
+{
+	return memmem(data + from, (size_t)(stop - from), word, strlen(word)) != NULL;
+}
+
+/* The count of lowercase hexadecimal digits just before `end`, none before `low`. */
+static int64_t hex_before(const uint8_t *data, int64_t end, int64_t low)
+{
+	int64_t p = end;
+
+	while (p > low && (is_digit(data[p - 1]) || (data[p - 1] >= 'a' && data[p - 1] <= 'f')))
+		p--;
+	return end - p;
+}
+
+static int is_word_byte(uint8_t c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.';
+}
+
+/* `DEVICE: FN+0xA/0xB took N usecs` whole to its end (a PCI fixup run for one device:
+ * "pci 0000:00:00.0: quirk_x+0x0/0x60 took 6 usecs").  InitcallReader.feed reads it with
+ * initcall.FIXUP_TOOK when it holds no word that feed tries first; with its only " took "
+ * at the end, FIXUP_TOOK's match is this one: FN a run of word bytes or dots after ": ",
+ * DEVICE the run of bytes that are not spaces before it (the text has no other blank than
+ * space and tab). */
+static void fixup_took(const uint8_t *data, int64_t size, int64_t from, int64_t stop, uint8_t *kind,
+		       int64_t *fn, int64_t *device, int64_t *dur, struct dmesg_names *names)
+{
+	const uint8_t *took = memmem(data + from, (size_t)(stop - from), " took ", 6);
+	int64_t at, p, fn_start, device_end, n;
+	int digits;
+
+	if (!took || has(data, from, stop, "calling  ") || has(data, from, stop, "initcall ") ||
+	    has(data, from, stop, "Calling initcall"))
+		return;
+	at = took - data;
+	if (has(data, at + 1, stop, " took "))
+		return;
+	digits = digits_before(data, stop - 6, at + 6, 10, &n);
+	if (!word_at(data, size, stop - 6, " usecs") || digits < 1 || digits > 10 || stop - 6 - digits != at + 6)
+		return;
+	p = at - hex_before(data, at, from); /* "+0xA/0xB" before " took " */
+	if (p == at || p - 3 < from || !word_at(data, size, p - 3, "/0x"))
+		return;
+	p -= 3;
+	fn_start = p - hex_before(data, p, from);
+	if (fn_start == p || fn_start - 3 < from || !word_at(data, size, fn_start - 3, "+0x"))
+		return;
+	p = fn_start - 3; /* where FN ends */
+	fn_start = p;
+	while (fn_start > from && is_word_byte(data[fn_start - 1]))
+		fn_start--;
+	if (fn_start == p || fn_start - 2 < from || !word_at(data, size, fn_start - 2, ": "))
+		return;
+	device_end = p = fn_start - 2;
+	while (p > from && data[p - 1] != ' ' && data[p - 1] != '\t')
+		p--;
+	if (p == device_end)
+		return;
+	*kind |= DMESG_FIXUP;
+	*fn = name_index(data, fn_start, at - fn_start, names);
+	*device = name_index(data, p, device_end - p, names);
+	*dur = n * 1000;
+}
+
 int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *offset, const int64_t *end,
 		   const struct dmesg_words *words, const struct dmesg_words *starts, uint8_t *kind,
 		   int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names)
 {
 	const int64_t size = (int64_t)n, prefix = (int64_t)strlen("calling  ");
-	struct word_index index;
+	struct word_index index, start_index;
 
 	for (size_t k = 0; k < words->count; k++)
 		if (words->len[k] == 0 || k == 64)
 			return -1; /* (an empty word is in every message: not what a caller means) */
+	for (size_t k = 0; k < starts->count; k++)
+		if (starts->len[k] == 0 || k == 64)
+			return -1;
 	index_words(words, &index);
+	index_words(starts, &start_index);
 	for (size_t i = 0; i < count; i++)
 		if (offset[i] < 0 || end[i] > size || offset[i] > end[i])
 			return -1;
@@ -277,8 +407,13 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 		}
 		if (fn_end >= 0)
 			fn[i] = name_index(data, from + prefix, fn_end - from - prefix, names);
-		if (meaningful(data, from, stop, words, &index, starts))
-			kind[i] |= DMESG_MEANINGFUL;
+		if (!meaningful(data, from, stop, words, &index, starts, &start_index))
+			continue;
+		kind[i] |= DMESG_MEANINGFUL;
+		if (kind[i] == DMESG_MEANINGFUL)
+			call_after_prefix(data, size, from, stop, &kind[i], &fn[i], &a[i], names);
+		if (kind[i] == DMESG_MEANINGFUL)
+			fixup_took(data, size, from, stop, &kind[i], &fn[i], &a[i], &b[i], names);
 	}
 	return 0;
 }

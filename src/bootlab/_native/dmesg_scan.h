@@ -3,7 +3,8 @@
  * its fields, or a message the interpreter may do something with).  Pure C, no Python:
  * module.c hands the columns to Python; tests/test_dmesg_scan.c runs it under ASan/UBSan.
  * Every rule here is the one dmesg_bulk.py's numpy path applies (tests/test_dmesg_bulk.py
- * checks that both read the same). */
+ * checks that both read the same), but for a `calling` line after a prefix, which the numpy
+ * path leaves to the interpreter (the same spans either way). */
 #ifndef DMESG_SCAN_H
 #define DMESG_SCAN_H
 
@@ -14,7 +15,7 @@
 #define DMESG_NO_RET_CODE INT64_MIN /* initcall.NO_RET_CODE */
 
 /* What a timed message is (messages' kind). */
-enum { DMESG_OTHER = 0, DMESG_CALL = 1, DMESG_RETURN = 2, DMESG_MEANINGFUL = 4 };
+enum { DMESG_OTHER = 0, DMESG_CALL = 1, DMESG_RETURN = 2, DMESG_MEANINGFUL = 4, DMESG_FIXUP = 8 };
 
 /* The number of lines of data[0..n) (an empty text is one empty line), or -1 when the text does not fit the fast path: a
  * byte that is not ASCII, a control character other than tab, LF and a CR before LF. */
@@ -51,12 +52,14 @@ struct dmesg_names {
 };
 
 /* For each of `count` messages data[offset[i]..end[i]): kind[i] (DMESG_CALL: `calling  FN @
- * PID`, a = PID; DMESG_RETURN: `initcall FN returned [RET ]after N usecs|msecs`, a = RET or
+ * PID`, at the start or after a prefix holding no "[" (a device's: "pci 0000:00:00.0: "), a = PID; DMESG_RETURN: `initcall FN returned [RET ]after N usecs|msecs`, a = RET or
  * DMESG_NO_RET_CODE, b = N in ns; either way fn[i] = the index of FN's text in names, else
- * -1), plus DMESG_MEANINGFUL when the message holds a word or starts with a start.  names
- * must have room for `count` names and 2 * count slots, rounded up to a power of two.
- * Returns 0, or -1 (nothing done) when an offset or end lies outside the text, a word is
- * empty or there are more than 64 words. */
+ * -1), plus DMESG_MEANINGFUL when the message holds a word or starts with a start.  A
+ * meaningful message `DEVICE: FN+0xA/0xB took N usecs` (a PCI fixup run for one device) is
+ * DMESG_FIXUP | DMESG_MEANINGFUL: fn[i] = FN+0xA/0xB's index in names, a = DEVICE's, b = N
+ * in ns.  names must have room for 2 * `count` names and dmesg_name_slots(count) slots.
+ * Returns 0, or -1 (nothing done) when an offset or end lies outside the text, a word or a
+ * start is empty or there are more than 64 words or 64 starts. */
 int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *offset, const int64_t *end,
 		   const struct dmesg_words *words, const struct dmesg_words *starts, uint8_t *kind,
 		   int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names);

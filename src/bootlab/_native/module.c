@@ -122,8 +122,8 @@ static PyObject *messages(PyObject *self, PyObject *args)
 	if (words_of(words_tuple, &words) || words_of(starts_tuple, &starts))
 		goto out;
 	names.nslots = dmesg_name_slots((size_t)count);
-	names.at = PyMem_Calloc((size_t)count + 1, sizeof(int64_t));
-	names.len = PyMem_Calloc((size_t)count + 1, sizeof(int64_t));
+	names.at = PyMem_Calloc(2 * (size_t)count + 1, sizeof(int64_t));
+	names.len = PyMem_Calloc(2 * (size_t)count + 1, sizeof(int64_t));
 	names.slots = PyMem_Calloc(names.nslots, sizeof(int64_t));
 	kind = column(count, 1);
 	fn = column(count, 8);
@@ -140,7 +140,7 @@ static PyObject *messages(PyObject *self, PyObject *args)
 				(uint8_t *)PyByteArray_AS_STRING(kind), int64s(fn), int64s(a), int64s(b), &names);
 	Py_END_ALLOW_THREADS
 	if (failed) {
-		PyErr_SetString(PyExc_ValueError, "a message outside the text");
+		PyErr_SetString(PyExc_ValueError, "a message outside the text, or more than 64 words or starts");
 		goto out;
 	}
 	names_list = name_list(&text, &names);

@@ -128,21 +128,23 @@ class Interpreter:
         timed = np.flatnonzero(t != NO_TIME)
         if len(timed) == 0:
             return
-        tv = t[timed]
-        prev = np.empty_like(tv)
-        prev[1:] = tv[:-1]
-        fresh = np.zeros(len(tv), dtype=bool)  # no previous time to compare with
-        fresh[0] = self.last_printk is None
-        prev[0] = tv[0] if fresh[0] else self.last_printk
+        tv = t if len(timed) == len(t) else t[timed]  # (every line stamped, as nearly always: no copy)
+        # Whether each time is before the one before it (the first: before the last time
+        # seen); not after a restart, which has no previous time to compare with.
+        back = np.empty(len(tv), dtype=bool)
+        back[0] = self.last_printk is not None and tv[0] < self.last_printk
+        np.less(tv[1:], tv[:-1], out=back[1:])
         after = np.searchsorted(timed, restarts)
-        fresh[after[after < len(tv)]] = True
-        back = ~fresh & (tv < prev)
-        if back.any():
+        back[after[after < len(tv)]] = False
+        if back.any():  # (rare: the columns for the warnings only then)
             self.boot.repeats = True
-        far = np.flatnonzero(back & (tv < prev - BACK_WARN_NS))
-        for i in timed[far[:max(0, 3 - self.backwards)]].tolist():
-            self.boot.warn(self.file, i + 1, BACK_WARNING)
-        self.backwards += len(far)
+            prev = np.empty_like(tv)
+            prev[1:] = tv[:-1]
+            prev[0] = tv[0] if self.last_printk is None else self.last_printk
+            far = np.flatnonzero(back & (tv < prev - BACK_WARN_NS))
+            for i in timed[far[:max(0, 3 - self.backwards)]].tolist():
+                self.boot.warn(self.file, i + 1, BACK_WARNING)
+            self.backwards += len(far)
         self.in_kernel = True
         self.last_printk = None if restarts and restarts[-1] > timed[-1] else int(tv[-1])
 

@@ -193,9 +193,12 @@ def _lines(data: bytes, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
 class _Scanned:
     """What each timed message is, from dmesgscan.messages: its kind (a `calling` or
     `initcall ... returned` line of the usual form, or meaningful), its function's text
-    (an index into `names`, each different text once) and fields."""
+    (an index into `names`, each different text once) and fields.  It also reads a
+    `calling` line after a device's prefix ("pci 0000:00:00.0: calling  quirk_x+0x0/0x20
+    @ 1") and a PCI fixup's `took` line (its device's text an index into `names` too),
+    which the numpy path leaves to the interpreter."""
 
-    CALL, RETURN, MEANINGFUL = 1, 2, 4  # dmesg_scan.h's kinds
+    CALL, RETURN, MEANINGFUL, FIXUP = 1, 2, 4, 8  # dmesg_scan.h's kinds
 
     def __init__(self, data: bytes, timed: np.ndarray, offsets: np.ndarray, ends: np.ndarray):
         words = tuple(w.encode() for w in MEANINGFUL_WORDS)
@@ -208,11 +211,17 @@ class _Scanned:
 
 
 def _scanned_initcalls(reader: InitcallReader, scanned: _Scanned):
-    """The calls and the returns (lines, functions, fields) that dmesgscan found."""
+    """The calls and the returns (lines, functions, fields) that dmesgscan found; a PCI
+    fixup is a return with no code and its device."""
     functions = np.asarray(reader.functions_of(scanned.names), dtype=np.int64)
-    for kind, fields in ((scanned.CALL, [scanned.a]), (scanned.RETURN, [scanned.a, scanned.b])):
-        found = np.flatnonzero(scanned.kind & kind)
-        yield scanned.timed[found], functions[scanned.fn[found]], [column[found] for column in fields]
+    found = np.flatnonzero(scanned.kind & scanned.CALL)
+    yield scanned.timed[found], functions[scanned.fn[found]], [scanned.a[found]]
+    found = np.flatnonzero(scanned.kind & (scanned.RETURN | scanned.FIXUP))
+    fixup = (scanned.kind[found] & scanned.FIXUP) != 0
+    devices = np.full(len(found), None, dtype=object)
+    devices[fixup] = [scanned.names[d] for d in scanned.a[found[fixup]].tolist()]
+    yield scanned.timed[found], functions[scanned.fn[found]], [np.where(fixup, NO_RET_CODE, scanned.a[found]),
+                                                               scanned.b[found], devices]
 
 
 def _numpy_initcalls(reader: InitcallReader, text: str, arr: np.ndarray, t: np.ndarray, offsets: np.ndarray,

@@ -29,6 +29,46 @@ static void test_count_lines(void)
 	CHECK(dmesg_count_lines((const uint8_t *)"\x7f\n", 2) == -1);
 }
 
+/* Texts of several 64-byte blocks (counted a block at a time): LFs in every block, a CRLF
+ * across two blocks, a bad byte or a lone CR at a block's last byte or in the tail after the
+ * last whole block.  Each text is an exact-size copy, for ASan. */
+static long count_copy(const char *text, size_t n)
+{
+	uint8_t *copy = malloc(n);
+	long lines;
+
+	memcpy(copy, text, n);
+	lines = dmesg_count_lines(copy, n);
+	free(copy);
+	return lines;
+}
+
+static void test_count_lines_blocks(void)
+{
+	char text[200];
+
+	memset(text, 'x', sizeof(text));
+	for (size_t i = 9; i < sizeof(text); i += 10)
+		text[i] = '\n'; /* 20 lines */
+	CHECK(count_copy(text, sizeof(text)) == 20);
+	CHECK(count_copy(text, 195) == 20); /* the last line without its LF */
+	text[63] = '\r';
+	text[64] = '\n';
+	CHECK(count_copy(text, sizeof(text)) == 21);
+	text[64] = 'x';
+	CHECK(count_copy(text, sizeof(text)) == -1); /* a lone CR ending a block */
+	text[64] = '\n';
+	text[127] = '\x1b';
+	CHECK(count_copy(text, sizeof(text)) == -1);
+	text[127] = '\t';
+	CHECK(count_copy(text, sizeof(text)) == 21);
+	text[198] = '\x80'; /* in the tail after the last whole block */
+	CHECK(count_copy(text, sizeof(text)) == -1);
+	text[198] = 'x';
+	text[199] = '\r'; /* a CR as the text's last byte */
+	CHECK(count_copy(text, sizeof(text)) == -1);
+}
+
 static void test_lines(void)
 {
 	/* an exact-size copy, so that ASan sees any read past the text's end */
@@ -51,7 +91,7 @@ static void test_lines(void)
 struct scanned {
 	uint8_t kind;
 	int64_t fn, a, b;
-	char name[64];
+	char name[64], device[64]; /* (the device: a fixup's, in a) */
 };
 
 /* One message alone in an exact-size buffer. */
@@ -59,21 +99,24 @@ static struct scanned scan(const char *message)
 {
 	static const char *const word_text[] = { "calling  ", "initcall ", " took " };
 	static const size_t word_len[] = { 9, 9, 6 };
-	static const char *const start_text[] = { "Run " };
-	static const size_t start_len[] = { 4 };
+	/* (starts are looked up by their first byte: two share one) */
+	static const char *const start_text[] = { "Run ", "Linux version", "Reading " };
+	static const size_t start_len[] = { 4, 13, 8 };
 	const struct dmesg_words words = { (const uint8_t *const *)word_text, word_len, 3 };
-	const struct dmesg_words starts = { (const uint8_t *const *)start_text, start_len, 1 };
+	const struct dmesg_words starts = { (const uint8_t *const *)start_text, start_len, 3 };
 	size_t n = strlen(message);
 	uint8_t *text = malloc(n ? n : 1);
-	int64_t offset = 0, end = (int64_t)n, at = 0, len = 0, slots[16] = { 0 };
-	struct dmesg_names names = { &at, &len, 0, slots, dmesg_name_slots(1) };
+	int64_t offset = 0, end = (int64_t)n, at[2] = { 0 }, len[2] = { 0 }, slots[16] = { 0 };
+	struct dmesg_names names = { at, len, 0, slots, dmesg_name_slots(1) };
 	struct scanned out = { 0 };
 
 	memcpy(text, message, n);
 	CHECK(dmesg_messages(text, n, 1, &offset, &end, &words, &starts, &out.kind, &out.fn, &out.a, &out.b,
 			     &names) == 0);
-	if (out.fn >= 0 && len < (int64_t)sizeof(out.name))
-		memcpy(out.name, text + at, (size_t)len);
+	if (out.fn >= 0 && len[out.fn] < (int64_t)sizeof(out.name))
+		memcpy(out.name, text + at[out.fn], (size_t)len[out.fn]);
+	if (out.kind & DMESG_FIXUP && len[out.a] < (int64_t)sizeof(out.device))
+		memcpy(out.device, text + at[out.a], (size_t)len[out.a]);
 	free(text);
 	return out;
 }
@@ -101,7 +144,37 @@ static void test_messages(void)
 	CHECK(scan("quirk_x+0x0/0x60 took 6 usecs").kind == DMESG_MEANINGFUL);
 	CHECK(scan("Run /init as init process").kind == DMESG_MEANINGFUL);
 	CHECK(scan("a Run /init").kind == DMESG_OTHER);
+	CHECK(scan("Reading x").kind == DMESG_MEANINGFUL); /* the second start of its first byte */
+	CHECK(scan("Linux version 6.1").kind == DMESG_MEANINGFUL);
+	CHECK(scan("Readin").kind == DMESG_OTHER); /* a start cut by the message's end */
+	CHECK(scan("Linux").kind == DMESG_OTHER);
 	CHECK(scan("plain message").kind == DMESG_OTHER && scan("plain message").fn == -1);
+	s = scan("pci 0000:00:00.0: calling  quirk_x+0x0/0x20 @ 1");
+	CHECK(s.kind == (DMESG_CALL | DMESG_MEANINGFUL) && s.a == 1 && strcmp(s.name, "quirk_x+0x0/0x20") == 0);
+	s = scan("[ 1.5] calling  x @ 1"); /* a "[" before: perhaps a stamp of its own */
+	CHECK(s.kind == DMESG_MEANINGFUL && s.fn == -1);
+	s = scan("dev: calling  x @ 1 more"); /* not whole to its end */
+	CHECK(s.kind == DMESG_MEANINGFUL && s.fn == -1 && s.a == 0);
+	CHECK(scan("dev: calling  ").kind == DMESG_MEANINGFUL);
+	CHECK(scan("dev: calling  x @ 01").kind == DMESG_MEANINGFUL);
+	s = scan("pci 0000:00:00.0: quirk_x.y+0x0/0x60 took 06 usecs");
+	CHECK(s.kind == (DMESG_FIXUP | DMESG_MEANINGFUL) && s.b == 6000 && strcmp(s.name, "quirk_x.y+0x0/0x60") == 0 &&
+	      strcmp(s.device, "0000:00:00.0") == 0);
+	CHECK(scan("a\tb: f+0x1/0xa took 1 usecs").kind == (DMESG_FIXUP | DMESG_MEANINGFUL));
+	/* near misses: left to FIXUP_TOOK in Python */
+	CHECK(scan(": f+0x0/0x60 took 6 usecs").kind == DMESG_MEANINGFUL);         /* no device */
+	CHECK(scan("d:  f+0x0/0x60 took 6 usecs").kind == DMESG_MEANINGFUL);       /* no function */
+	CHECK(scan("d: f-g+0x0/0x60 took 6 usecs").kind == DMESG_MEANINGFUL);      /* not a word */
+	CHECK(scan("d: f+0x0/0x6G took 6 usecs").kind == DMESG_MEANINGFUL);
+	CHECK(scan("d: f+0x/0x60 took 6 usecs").kind == DMESG_MEANINGFUL);
+	CHECK(scan("d: f0x0/0x60 took 6 usecs").kind == DMESG_MEANINGFUL);
+	CHECK(scan("d: f+0x0/0x60 took 6 usecs!").kind == DMESG_MEANINGFUL);       /* not whole to its end */
+	CHECK(scan("d: f+0x0/0x60 took  usecs").kind == DMESG_MEANINGFUL);
+	CHECK(scan("d: f+0x0/0x60 took 12345678901 usecs").kind == DMESG_MEANINGFUL);
+	CHECK(scan("d: f+0x0/0x1 took 2 took 6 usecs").kind == DMESG_MEANINGFUL);  /* two of " took " */
+	CHECK(scan("initcall d: f+0x0/0x60 took 6 usecs").kind == DMESG_MEANINGFUL); /* read as a return first */
+	CHECK(scan("+0x0/0x60 took 6 usecs").kind == DMESG_MEANINGFUL);
+	CHECK(scan(" took 6 usecs").kind == DMESG_MEANINGFUL);
 }
 
 static void test_names_kept_once(void)
@@ -109,7 +182,7 @@ static void test_names_kept_once(void)
 	static const char source[] = "calling  f @ 1\ninitcall f returned 0 after 1 usecs\ncalling  g @ 1\n";
 	const struct dmesg_words none = { NULL, NULL, 0 };
 	int64_t offset[3] = { 0, 15, 51 }, end[3] = { 14, 50, 65 }, fn[3], a[3], b[3];
-	int64_t at[3], len[3], slots[16] = { 0 };
+	int64_t at[6], len[6], slots[16] = { 0 };
 	struct dmesg_names names = { at, len, 0, slots, dmesg_name_slots(3) };
 	uint8_t kind[3];
 
@@ -197,6 +270,7 @@ int main(void)
 	test_holding_one_lead_byte();
 	test_holding_pairs_of_bytes();
 	test_count_lines();
+	test_count_lines_blocks();
 	test_lines();
 	test_messages();
 	test_names_kept_once();
