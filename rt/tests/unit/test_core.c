@@ -167,7 +167,7 @@ static void test_fp_tie_lower_id(void)
 	run_task(&s, task(7, RTS_NONE, 3, 10 * MS, 1 * MS));
 	run_task(&s, task(4, RTS_NONE, 3, 10 * MS, 1 * MS));
 	rts_advance(&s, 0);
-	CHECK(s.policy->pick(&s) == 4);
+	CHECK(s.policy->pick(&s, 0) == 4);
 }
 
 /* C=2,T=5 and C=4,T=7: fixed priority misses, EDF does not (U = 0.97). */
