@@ -221,13 +221,7 @@ static bool rt_turn(struct rt_task *rtt)
 	       rtt->inst->sched->task[id].chosen;
 }
 
-/*
- * Semi-partitioned: pin current to the CPU of the part its job is in (a
- * split job moves to its second CPU when its first part ends, and back
- * for its next job).  Task context: set_cpus_allowed_ptr() may sleep, so
- * outside rt.lock, and under rt.mutex so that a concurrent stop cannot
- * give the task back its own mask before this pins it again.
- */
+/* The CPU of the part rtt's job is in, or RTS_NONE if it is not a task. */
 static int rt_part_cpu(struct rt_task *rtt)
 {
 	int cpu = RTS_NONE;
@@ -249,6 +243,13 @@ static bool rt_on_part_cpu(struct rt_task *rtt)
 			     rts_part_cpu(&rtt->inst->sched->task[rtt->id])));
 }
 
+/*
+ * Semi-partitioned: pin current to the CPU of the part its job is in (a
+ * split job moves to its second CPU when its first part ends, and back
+ * for its next job).  Task context: set_cpus_allowed_ptr() may sleep, so
+ * outside rt.lock, and under rt.mutex so that a concurrent stop cannot
+ * give the task back its own mask before this pins it again.
+ */
 static void rt_follow_part(struct rt_task *rtt)
 {
 	int cpu;
@@ -568,8 +569,8 @@ static long rt_privileged_args(void *args, void __user *uarg, size_t len)
  * The instance a task goes to: its reservation's, else its CPU's (any CPU
  * is the first instance: only partitioned plugins have others, and there
  * a task must say which; a semi-partitioned task's CPUs are its parts',
- * checked by the policy core, all on the first instance).  rt.mutex held (reservations change under it);
- * NULL when there is none.
+ * checked by the policy core, all on the first instance).  rt.mutex held
+ * (reservations change under it); NULL when there is none.
  */
 static struct rt_inst *rt_inst_for(int id, int cpu, bool reserved)
 {
