@@ -210,7 +210,7 @@ def test_rt_semi_partitioned_in_an_smp_guest(tmp_path):
     """Semi-partitioned EDF (C=D splitting) on both vCPUs: examples/semi.toml, which no
     partition places, with its third task split; each of its jobs moves from CPU 0 to CPU 1
     in the middle of the job, and only those (about 20 s)."""
-    # Not yet consistent: in one run of eight a preempt of the split task was missing from
+    # Not yet consistent: in one run of five a preempt of the split task was missing from
     # its trace (rt/README.md); placement and migrations are judged.
     _smp_scenarios(tmp_path, "semi", "--semi", names=("semi",), consistent=False)
 
