@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..sources.bootlab_capture import stalled_ns
 from ..sources.console import DMESG_DUMP_BEGIN, DMESG_DUMP_END, PRINTK_AT_START, stamp_ns
 from ..timeline import Boot, ConsoleLog, Kind
 
@@ -120,11 +121,9 @@ def stalls(boot: Boot) -> list[tuple[int, int, str]]:
     for ev in boot.objects:  # markers are never in the span tables (boot.events would make those objects)
         if ev.kind == Kind.MARKER and ev.name == STALL and ev.t is not None:
             detail = ev.attrs.get("detail", "")
-            try:
-                away = int(float(detail.split()[1]) * 1e6)
-            except (IndexError, ValueError):
-                continue
-            out.append((ev.t, ev.t + away, detail))
+            away = stalled_ns(detail)
+            if away is not None:
+                out.append((ev.t, ev.t + away, detail))
     return out
 
 

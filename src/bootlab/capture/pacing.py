@@ -34,7 +34,7 @@ class PacedSource(Source):
         self.rate = baud / BITS_PER_BYTE  # bytes per second
         self.credit = 0.0
         self.last = 0.0
-        self.returned: tuple[float, tuple[int, int]] | None = None  # (monotonic, schedstat) at the last read's end
+        self.returned: float | None = None  # when the last read that brought bytes ended
         self.watch: StallWatch | None = None
 
     def open(self) -> None:
@@ -56,8 +56,9 @@ class PacedSource(Source):
         if self.rate == float("inf"):
             return self.inner.read(timeout)
         self._accrue()
-        away = self.last - self.returned[0] if self.returned else 0.0  # the caller's turn
-        left = self.returned[1] if self.returned or self.watch is None else self.watch.reader.read()
+        away = self.last - self.returned if self.returned else 0.0  # the caller's turn
+        # the reader's schedstat when it left: the capture loop's look right after bytes came
+        left = None if self.watch is None else self.watch.mark if self.returned else self.watch.reader.read()
         if self.credit < 1:
             wait = (1 - self.credit) / self.rate
             if wait > timeout:
@@ -72,7 +73,7 @@ class PacedSource(Source):
             self.watch.away(int(away * 1e9), left)
         data = self.inner.read(timeout, max(1, int(self.credit)))
         self.credit -= len(data)
-        self.returned = (time.monotonic(), self.watch.reader.read() if self.watch else (0, 0)) if data else None
+        self.returned = time.monotonic() if data else None
         return data
 
     def relays(self) -> list[tuple[str, int]]:

@@ -28,6 +28,8 @@ from __future__ import annotations
 import os
 import time
 
+from ..sources.bootlab_capture import stalled
+
 STALL = 2_000_000  # ns
 TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 READER = "bootlab's reader"
@@ -72,13 +74,14 @@ class SchedStat:
 
 class StallWatch:
     """Made by the reading thread (its schedstat is the one read).  `away()` when the reader
-    knows it was kept away; `look()` at each read that returned bytes; `take()` the events
-    so far."""
+    knows it was kept away; `look()` at each read that returned bytes (`mark` is then the
+    reader's schedstat); `take()` the events so far."""
 
     def __init__(self):
         self.reader = SchedStat()
         self.relays: list[tuple[str, SchedStat]] = [(READER, self.reader)]
-        self.waited = [self.reader.read()[1]]
+        self.mark = self.reader.read()  # the reader's schedstat at the last look
+        self.waited = [self.mark[1]]
         self.since = time.monotonic_ns()  # the last look
         self.steal = host_steal_ms()
         self.events: list[tuple[int, str]] = []
@@ -92,7 +95,7 @@ class StallWatch:
         steal, self.steal = self.steal, host_steal_ms()
         if steal is not None and self.steal is not None:
             what += f", host steal {self.steal - steal:.0f} ms since the last report"
-        self.events.append((at, f"stalled {ns / 1e6:.1f} ms ({what})"))
+        self.events.append((at, stalled(ns, what)))
 
     def away(self, ns: int, before: tuple[int, int]) -> None:
         """The reader was away `ns` until now; `before`: its schedstat when it left."""
@@ -106,7 +109,9 @@ class StallWatch:
     def look(self) -> None:
         now = time.monotonic_ns()
         for i, (name, stat) in enumerate(self.relays):
-            waited = stat.read()[1]
+            ran, waited = stat.read()
+            if stat is self.reader:
+                self.mark = ran, waited
             if waited - self.waited[i] >= STALL:
                 ns = waited - self.waited[i]
                 self._report(now - ns, ns, f"{name} waited {ns / 1e6:.1f} ms for a CPU "

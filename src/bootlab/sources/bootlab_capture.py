@@ -11,7 +11,8 @@ A text file, one record per console line, written as the bytes arrive:
 The first field is the host monotonic time, in seconds with nanoseconds, of the record's
 first byte; zero is power-on (or the start of the capture when no power switch is used:
 the header's "zero" says which).  The flag is `|` for console bytes and `!` for an event of
-the capture itself (power-on, a reconnect gap, the end).  A console line's bytes follow its
+the capture itself (power-on, a reconnect gap, the end, a stall of the host: `stalled 16.0 ms
+(what kept it)`, see capture/stalls.py).  A console line's bytes follow its
 flag as they arrive and its LF ends the record, so a crash or a kill loses nothing already
 read (the last record may then be unfinished).  Inside a record, `\\@T;` says the bytes after
 it arrived at time T, after a pause; a record that ends in `\\~` did not end the console
@@ -37,6 +38,18 @@ _ESC = re.compile(rb"\\(x[0-9a-fA-F]{2}|r|\\|n)")
 _MARK = re.compile(rb"\\@(-?\d+\.\d{9});")
 CONTINUES = b"\\~"
 _NEEDS_ESCAPE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f\\]")
+_STALLED = re.compile(r"stalled (\d+\.\d) ms \(")
+
+
+def stalled(ns: int, why: str) -> str:
+    """The text of the event that says the host kept the console waiting `ns`."""
+    return f"stalled {ns / 1e6:.1f} ms ({why})"
+
+
+def stalled_ns(text: str) -> int | None:
+    """How long a `stalled` event says the console waited, or None for another event."""
+    m = _STALLED.match(text)
+    return round(float(m[1]) * 1e6) if m else None
 
 
 def format_time(t_ns: int) -> str:

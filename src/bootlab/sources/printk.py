@@ -68,6 +68,14 @@ def sniff(lines: list[str]) -> dict[str, float]:
     return scores
 
 
+def _counted_from(boot: Boot, file: str, msg: str, lineno: int) -> None:
+    """A log whose stamps count from its first message: say so when that is not the kernel's
+    first (the buffer wrapped), since its times then do not count from kernel start."""
+    if not is_banner(msg):
+        boot.warn(file, lineno, "the log does not begin with the kernel's first message, so its "
+                                "times count from this line, not from kernel start")
+
+
 class WallClock:
     """dmesg --time-format=iso prints boot time + printk time: the first message's stamp
     is the boot time when it is the kernel's first message (printk time zero)."""
@@ -91,9 +99,7 @@ class WallClock:
         wall = second * 1_000_000_000 + int(m.group("us")) * 1_000
         if self.base is None:
             self.base = wall
-            if not is_banner(msg):
-                self.boot.warn(self.file, lineno, "the log does not begin with the kernel's first message, so its "
-                                                  "times count from this line, not from kernel start")
+            _counted_from(self.boot, self.file, msg, lineno)
         return wall - self.base
 
 
@@ -115,18 +121,13 @@ class RelativeClock:
         step = m.group("delta") or m.group("rel")
         if self.now is None:
             self.now = 0
-            if not is_banner(msg):
-                self.boot.warn(self.file, lineno, "the log does not begin with the kernel's first message, so its "
-                                                  "times count from this line, not from kernel start")
-            return 0
-        if step is None:
+            _counted_from(self.boot, self.file, msg, lineno)
+        elif step is None:
             self.boot.warn(self.file, lineno, f"dmesg printed the minute ({m.group('minute')}) instead of the time since "
                                               "the message before: that time is unknown and counted as none, so "
-                                              "this line and those after it may be late by it")
-        else:
-            seconds, micro = step.lstrip("+-").split(".")
-            sign = -1 if step.startswith("-") else 1  # stamps of two CPUs out of order
-            self.now += sign * (int(seconds) * 1_000_000_000 + int(micro) * 1_000)
+                                              "this line and those after it may be early by it")
+        else:  # six decimals: the step in microseconds, negative when two CPUs' stamps are out of order
+            self.now += int(step.replace(".", "")) * 1_000
         return self.now
 
 
