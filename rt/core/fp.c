@@ -5,9 +5,8 @@
  */
 #include "rts.h"
 
-static int fp_pick(const struct rts_sched *s, int cpu)
+static int fp_pick(const struct rts_sched *s)
 {
-	(void)cpu;
 	return rts_pick_fp(s, RTS_NONE);
 }
 
