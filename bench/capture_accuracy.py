@@ -5,12 +5,13 @@ A writer emits lines on two ptys at known instants: the same line on both, a few
 microseconds apart, each instant taken right before its first byte is written.
 `bootlab capture` reads one pty (as it runs by default: at SCHED_FIFO priority 10 when
 permitted), Debian's `grabserial -T` another, and `bootlab capture --rt-priority 0` (an
-ordinary process, as grabserial) a third, in the same run.
+ordinary process, as grabserial) a third, in the same run; repetitions rotate the tools
+over the ptys.
 For each line the error is (the tool's stamp for the line) - (the instant its first byte
 was written).  Two streams: paced like a 115200-baud UART (one byte every 86.8 us) and
 flat out (whole lines as fast as the pty takes them).  Bytes lost are counted too.
 
-    .venv/bin/python bench/capture_accuracy.py [--lines 1000] [--json FILE]
+    .venv/bin/python bench/capture_accuracy.py [--lines 1000] [--repeat 3] [--hogs N] [--json FILE]
 """
 
 from __future__ import annotations
@@ -105,8 +106,9 @@ def bytes_lost(sent: bytes, received: bytes) -> int:
 # virtual machine's CPUs taken by its hypervisor) every 5 ms, to tell which late stamps the
 # hypervisor made.
 STEAL_SAMPLER = """
-import sys, time
+import signal, sys, time
 from bootlab.capture.stalls import host_steal_ms
+signal.signal(signal.SIGINT, lambda *_: sys.exit(0))  # stopped as the readers are
 with open(sys.argv[1], "w") as out:
     while True:
         out.write(f"{time.monotonic_ns()} {host_steal_ms()}\\n")
@@ -134,22 +136,31 @@ def percentiles(errors_us: list[float]) -> dict:
             "min_us": float(a.min()), "lines": len(a)}
 
 
-def run(mode: str, n: int, work: Path, keep: Path | None = None) -> dict:
+TOOLS = ("bootlab", "grabserial", "bootlab-ordinary")
+
+
+def reader(tool: str, pty: str, out: Path) -> list[str]:
+    if tool == "grabserial":
+        return ["grabserial", "-S", "-d", pty, "-T", "-F", "%s.%f", "-Q", "-o", str(out)]
+    capture = [sys.executable, "-m", "bootlab", "capture", "-Q", "--pty", pty, "-o", str(out)]
+    return capture + (["--rt-priority", "0"] if tool == "bootlab-ordinary" else [])
+
+
+def run(mode: str, n: int, work: Path, keep: Path | None = None, shift: int = 0) -> dict:
+    """One stream read by the three tools side by side.  Tool k of the order rotated by
+    `shift` reads pty k: which pty is written first and which reader was started first
+    changed which tool got a late tail beside CPU hogs, so repetitions rotate them."""
     lines = make_lines(n)
+    tools = TOOLS[shift % len(TOOLS):] + TOOLS[:shift % len(TOOLS)]
     ptys = []
-    for _ in range(3):
+    for _ in tools:
         m, s = os.openpty()
         tty.setraw(s)
         ptys.append((m, s, os.ttyname(s)))
-    cap, grab = work / f"{mode}.capture", work / f"{mode}.grabserial"
-    capture = [sys.executable, "-m", "bootlab", "capture", "-Q"]
-    bootlab = subprocess.Popen(capture + ["--pty", ptys[0][2], "-o", str(cap)], stderr=subprocess.DEVNULL)
-    cap_other = work / f"{mode}-ordinary.capture"
-    bootlab_other = subprocess.Popen(capture + ["--pty", ptys[2][2], "-o", str(cap_other), "--rt-priority", "0"],
-                                     stderr=subprocess.DEVNULL)
-    grabber = subprocess.Popen(["grabserial", "-S", "-d", ptys[1][2], "-T", "-F", "%s.%f", "-Q", "-o", str(grab)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(3)  # both tools started and opened their port
+    outs = [work / f"{mode}-{tool}.{'grabserial' if tool == 'grabserial' else 'capture'}" for tool in tools]
+    readers = [subprocess.Popen(reader(tool, pty[2], out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+               for tool, pty, out in zip(tools, ptys, outs)]
+    time.sleep(3)  # every tool started and opened its port
     # The writer's instants are the truth: at a real-time priority above the readers' it is
     # not delayed between taking an instant and writing (on a loaded host an ordinary writer
     # is, by milliseconds, and that noise would be charged to whichever reader it hit).  It
@@ -157,10 +168,10 @@ def run(mode: str, n: int, work: Path, keep: Path | None = None) -> dict:
     steal_log = work / f"{mode}.steal"
     sampler = subprocess.Popen([sys.executable, "-c", STEAL_SAMPLER, str(steal_log)])
     writer_policy = _realtime(WRITER_PRIORITY)
-    truth: list[list[tuple[int, float]]] = [[], [], []]
-    emit([ptys[0][0], ptys[1][0], ptys[2][0]], lines, mode == "paced", truth)
+    truth: list[list[tuple[int, float]]] = [[] for _ in tools]
+    emit([m for m, _, _ in ptys], lines, mode == "paced", truth)
     time.sleep(3)  # let every reader drain
-    procs = (bootlab, grabber, bootlab_other, sampler)
+    procs = (*readers, sampler)
     for p in procs:
         p.send_signal(signal.SIGINT)
     for p in procs:
@@ -172,29 +183,26 @@ def run(mode: str, n: int, work: Path, keep: Path | None = None) -> dict:
         os.close(m)
         os.close(s)
     sent = b"".join(lines)
-    b_stamps, b_body = bootlab_stamps(cap)
-    g_stamps, g_body = grabserial_stamps(grab)
-    o_stamps, o_body = bootlab_stamps(cap_other)
     windows, steal_ms = steal_windows(steal_log)
     result = {}
-    for tool, stamps, body, times, scale in (("bootlab", b_stamps, b_body, [t for t, _ in truth[0]], 1e-3),
-                                              ("grabserial", g_stamps, g_body, [w for _, w in truth[1]], 1e6),
-                                              ("bootlab-ordinary", o_stamps, o_body, [t for t, _ in truth[2]], 1e-3)):
+    for k, (tool, out) in enumerate(zip(tools, outs)):
+        if tool == "grabserial":
+            (stamps, body), times, scale = grabserial_stamps(out), [w for _, w in truth[k]], 1e6
+        else:
+            (stamps, body), times, scale = bootlab_stamps(out), [t for t, _ in truth[k]], 1e-3
         errors = [(s - t) * scale for s, t in zip(stamps, times)]
-        mono = [t for t, _ in truth[0]]  # the lines' instants on the monotonic clock, for the steal windows
+        mono = [t for t, _ in truth[k]]  # the lines' instants on the monotonic clock, for the steal windows
         unstolen = [e for e, t in zip(errors, mono) if not stolen(windows, t, t + int(e * 1e3))]
         expected = sent.replace(b"\r", b"") if tool == "grabserial" else sent
-        result[tool] = {**(percentiles(errors) if errors else {}), "lines_seen": len(stamps),
+        result[tool] = {**(percentiles(errors) if errors else {}), "lines_seen": len(stamps), "pty": k,
                         "bytes_sent": len(expected), "bytes_lost": bytes_lost(expected, body),
                         "unstolen": percentiles(unstolen) if unstolen else {}}
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
-            (keep / f"{mode}-{tool}-errors.json").write_text(json.dumps(errors))
+            (keep / f"{mode}-{shift}-{tool}-errors.json").write_text(json.dumps(errors))
+            shutil.copy(out, keep / f"{shift}-{out.name}")
     result["writer"] = writer_policy
     result["steal_ms"] = steal_ms
-    if keep is not None:
-        for path in (cap, cap_other, grab):
-            shutil.copy(path, keep)
     return result
 
 
@@ -206,9 +214,28 @@ def _realtime(priority: int) -> str:
     return f"SCHED_FIFO {priority}"
 
 
+def report(mode: str, tools: dict) -> None:
+    print(f"{mode:8} writer at {tools['writer']}; the hypervisor took {tools['steal_ms']:.0f} ms of the host's CPUs")
+    for tool in TOOLS:
+        r, u = tools[tool], tools[tool]["unstolen"]
+        print(f"{mode:8} {tool:16} pty {r['pty']} {r.get('p50_us', float('nan')):10.1f} "
+              f"{r.get('p99_us', float('nan')):10.1f} {r.get('max_us', float('nan')):10.1f} {r['lines_seen']:6d} "
+              f"{r['bytes_lost']!s:>10}   without steal: {u.get('lines', 0)} lines, "
+              f"p99 {u.get('p99_us', float('nan')):.1f}, max {u.get('max_us', float('nan')):.1f}")
+
+
+def ratios(tools: dict) -> dict:
+    """grabserial's error over bootlab's (as it runs by default), per quantile."""
+    b, g = tools["bootlab"], tools["grabserial"]
+    return {q: g[f"{q}_us"] / b[f"{q}_us"] for q in ("p50", "p99", "max")} if "p99_us" in b and "p99_us" in g else {}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3, metavar="N",
+                        help="run the streams N times, the tools' ptys rotated each time (default 3: each tool "
+                             "on each pty once)")
     parser.add_argument("--json", metavar="FILE")
     parser.add_argument("--hogs", type=int, default=0, metavar="N",
                         help="run N CPU-bound processes beside the tools (a loaded host)")
@@ -220,37 +247,37 @@ def main() -> int:
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.hogs)]
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            results = {mode: run(mode, args.lines, Path(tmp), keep=args.keep) for mode in ("paced", "flat")}
+            runs = [{mode: run(mode, args.lines, Path(tmp), keep=args.keep, shift=i) for mode in ("paced", "flat")}
+                    for i in range(args.repeat)]
     finally:
         for hog in hogs:
             hog.kill()
             hog.wait()
-    print(f"capture stamp error (stamp - instant the line's first byte was written), {args.lines} lines per stream")
-    print(f"{'stream':8} {'tool':16} {'p50 us':>10} {'p99 us':>10} {'max us':>10} {'lines':>6} {'bytes lost':>10}")
-    for mode, tools in results.items():
-        print(f"{mode:8} writer at {tools['writer']}")
-        print(f"{mode:8} the hypervisor took {tools['steal_ms']:.0f} ms of the host's CPUs during the stream")
-        for tool, r in tools.items():
-            if tool in ("writer", "steal_ms"):
-                continue
-            u = r["unstolen"]
-            print(f"{mode:8} {tool:16} {r.get('p50_us', float('nan')):10.1f} {r.get('p99_us', float('nan')):10.1f} "
-                  f"{r.get('max_us', float('nan')):10.1f} {r['lines_seen']:6d} {r['bytes_lost']!s:>10}   "
-                  f"without steal: {u.get('lines', 0)} lines, p99 {u.get('p99_us', float('nan')):.1f}, "
-                  f"max {u.get('max_us', float('nan')):.1f}")
-        b, g = tools["bootlab"], tools["grabserial"]
-        if "p99_us" in b and "p99_us" in g:
-            ratios = {q: g[f"{q}_us"] / b[f"{q}_us"] for q in ("p50", "p99", "max")}
-            print(f"{mode:8} grabserial/bootlab error ratio: " + ", ".join(f"{q} {r:.1f}x" for q, r in ratios.items()))
-            results[mode]["ratios"] = ratios
+    print(f"capture stamp error (stamp - instant the line's first byte was written), {args.lines} lines per stream, "
+          f"{args.repeat} repetitions, beside {args.hogs} CPU hogs")
+    print(f"{'stream':8} {'tool':16} {'':5} {'p50 us':>10} {'p99 us':>10} {'max us':>10} {'lines':>6} {'bytes lost':>10}")
+    summary = {}
+    for i, results in enumerate(runs):
+        print(f"repetition {i + 1}")
+        for mode, tools in results.items():
+            report(mode, tools)
+            tools["ratios"] = ratios(tools)
+    for mode in ("paced", "flat"):
+        p99 = {tool: [r[mode][tool].get("p99_us", float("nan")) for r in runs] for tool in TOOLS}
+        median = {q: float(np.median([r[mode]["ratios"].get(q, 0.0) for r in runs])) for q in ("p50", "p99", "max")}
+        summary[mode] = {"p99_us": p99, "median_ratios": median}
+        print(f"{mode:8} p99 per repetition (us): " +
+              "; ".join(f"{tool} {', '.join(f'{x:.0f}' for x in xs)}" for tool, xs in p99.items()))
+        print(f"{mode:8} grabserial/bootlab error ratio, median of the repetitions: " +
+              ", ".join(f"{q} {r:.1f}x" for q, r in median.items()))
     # The goal (absolute errors move with the host's load; ratios measured side by side do not).
-    met = {"paced: p99 no worse than grabserial": results["paced"].get("ratios", {}).get("p99", 0) >= 1.0,
-           "flat out: p99 at least 20x better": results["flat"].get("ratios", {}).get("p99", 0) >= 20.0,
-           "no byte lost": all(results[m]["bootlab"]["bytes_lost"] == 0 for m in results)}
+    met = {"paced: p99 no worse than grabserial": summary["paced"]["median_ratios"]["p99"] >= 1.0,
+           "flat out: p99 at least 20x better": summary["flat"]["median_ratios"]["p99"] >= 20.0,
+           "no byte lost": all(r[m]["bootlab"]["bytes_lost"] == 0 for r in runs for m in r)}
     for what, ok in met.items():
         print(f"goal {what}: {'met' if ok else 'NOT met'}")
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1))
+        Path(args.json).write_text(json.dumps({"runs": runs, "summary": summary}, indent=1))
     return 0
 
 
