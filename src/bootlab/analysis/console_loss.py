@@ -12,7 +12,8 @@ the two is what lost bytes.
 
 A program that logs a line to the kernel and also writes it to the console itself (the
 reference application's ready line, bootlab's markers) puts it there twice: the kernel's
-copy with its stamp, and its own without; its own is not a record that lost its stamp.
+copy with its stamp, and its own without (only its own when the console's log level
+filters the kernel's, as `quiet` does); its own is not a record that lost its stamp.
 
 The console prints a subset of the records (its log level filters some) in the ring
 buffer's order, so records are looked for from the last one matched onwards.  Console
@@ -141,10 +142,9 @@ def console_loss(log: ConsoleLog, host_stalls: list[tuple[int, int, str]] = ()) 
     for k, text in enumerate(records):
         where.setdefault(text, []).append(k)
     oldest = next((stamp_ns(m) for m in map(PRINTK_AT_START.match, records) if m), None)
-    # the records the console printed intact, by what they say without their stamps: a
-    # line saying the same without a stamp is the logging program's own copy
-    printed = {log.text[i] for i in console}
-    own_copies = {text[m.end():] for text in records if text in printed and (m := PRINTK_AT_START.match(text))}
+    # what the records say without their stamps: a console line saying the same is the
+    # logging program's own copy, not a record that lost exactly its stamp
+    own_copies = {text[m.end():] for text in records if (m := PRINTK_AT_START.match(text))}
     result = ConsoleLoss(log.file)
     last = 0  # the record after the last one matched
     for i in console:

@@ -99,9 +99,12 @@ def render(a: Analysis) -> str:
                 out.append(f"  the console LOST {c.loss.lost_bytes} bytes in {len(c.loss.damaged)} of "
                            f"{c.loss.checked} kernel lines checked against the kernel log printed after ready "
                            f"(the warnings name them{_host_stalled(c.loss)})")
-            else:
+            elif c.loss.checked:
                 out.append(f"  every one of {c.loss.checked} kernel lines checked against the kernel log printed "
                            "after ready arrived intact")
+            else:
+                out.append("  no console line could be checked against the kernel log printed after ready (the "
+                           "console printed none of its records: `quiet`, or a log level that filters them)")
 
     if a.gaps:
         out.append("")

@@ -216,13 +216,17 @@ class Interpreter:
         then, seconds later, init's first line), and the kernel's first message often
         follows boot-stub output directly ("Probing EDD ... o[    0.000000] Linux ...").
         The line is cut there, and each part gets the host time of the piece it starts in.
+        A kernel message is not cut: its record reaches the console whole, with one newline
+        at its end, so what follows a pause inside it (a console stalled mid-line) is the
+        rest of it.
         """
         pieces = [(host_t, raw)] if segments is None else [(s.t, s.text) for s in segments]
         cuts = [0]
         position = 0
         for k in range(1, len(pieces)):
             position += len(pieces[k - 1][1])
-            if pieces[k][0] - pieces[k - 1][0] >= PAUSE_CUT:
+            if (pieces[k][0] - pieces[k - 1][0] >= PAUSE_CUT
+                    and not PRINTK_AT_START.match(clean(raw[cuts[-1]:position]))):
                 cuts.append(position)
         parts: list[tuple[int, str]] = []
         for a, b in zip(cuts, cuts[1:] + [len(raw)]):
