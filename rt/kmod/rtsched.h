@@ -41,5 +41,7 @@ struct rt_task *rt_task_of(struct task_struct *p, int *id, bool by_class);
 bool rt_job_pending(struct rt_task *rtt, int id, u64 *job);
 bool rt_job_started(struct rt_task *rtt, u64 job);
 bool rt_job_first_run(struct rt_task *rtt, u64 job);
+bool rt_job_runs_here(struct rt_task *rtt, int id, int cpu);
+bool rt_job_switched_out(struct rt_task *rtt);
 
 #endif /* RTSCHED_H */

@@ -15,7 +15,10 @@
  * each task belongs to one.  The others use the first instance only; a
  * global plugin's chooses up to rt_cpus tasks, allowed on every real-time
  * CPU, and Linux's real-time class gives each of them one (a task may
- * migrate whenever it was held).
+ * migrate whenever it was held).  A semi-partitioned plugin's chooses one
+ * task per real-time CPU, each pinned to the CPU of the part its job is
+ * in: a split job whose first part ends loses its first CPU's slot, and
+ * its gate moves it to its second CPU before it waits for its turn there.
  *
  * Locking: rt.mutex serialises the task set, the plugin and changes of
  * scheduling class; rt.lock (raw: taken in the hard-irq timers, also on
@@ -107,6 +110,8 @@ struct rt_task {
 	bool overrun_signal;		/* the gate sends SIGXCPU */
 	bool in_wait;			/* will check its turn before user code */
 	bool detached;			/* its plugin was unloaded */
+	bool follows_parts;		/* semi-partitioned: pinned to its part's CPU */
+	bool job_on_cpu;		/* recorder: switched in where its job runs */
 	u64 jobs_started;		/* recorder: job J has started iff > J */
 	struct rt_inst *inst;		/* its CPU's scheduler while running */
 	struct rcu_head rcu;
@@ -158,7 +163,8 @@ static void rt_emit(void *ctx, const struct rts_event *ev)
 	 */
 	struct rtsched_record rec = {
 		.time = ev->time, .type = ev->type,
-		.cpu = in->sched->policy->global ? smp_processor_id() : in->cpu,
+		.cpu = in->sched->policy->global || in->sched->policy->split ?
+		       smp_processor_id() : in->cpu,
 		.task = ev->task, .server = ev->server, .job = ev->job,
 		.deadline = ev->value,
 	};
@@ -215,6 +221,53 @@ static bool rt_turn(struct rt_task *rtt)
 	       rtt->inst->sched->task[id].chosen;
 }
 
+/* The CPU of the part rtt's job is in, or RTS_NONE if it is not a task. */
+static int rt_part_cpu(struct rt_task *rtt)
+{
+	int cpu = RTS_NONE;
+
+	raw_spin_lock_irq(&rt.lock);
+	if (rtt->id != RTS_NONE && !READ_ONCE(rtt->detached))
+		cpu = rt_cpu + rts_part_cpu(&rtt->inst->sched->task[rtt->id]);
+	raw_spin_unlock_irq(&rt.lock);
+	return cpu;
+}
+
+/* Is current where its job's part runs (if it follows parts)?  rt.lock held. */
+static bool rt_on_part_cpu(struct rt_task *rtt)
+{
+	if (!rtt->follows_parts || rtt->id == RTS_NONE ||
+	    READ_ONCE(rtt->detached))
+		return true;
+	return cpumask_equal(current->cpus_ptr, cpumask_of(rt_cpu +
+			     rts_part_cpu(&rtt->inst->sched->task[rtt->id])));
+}
+
+/*
+ * Semi-partitioned: pin current to the CPU of the part its job is in (a
+ * split job moves to its second CPU when its first part ends, and back
+ * for its next job).  Task context: set_cpus_allowed_ptr() may sleep, so
+ * outside rt.lock, and under rt.mutex so that a concurrent stop cannot
+ * give the task back its own mask before this pins it again.
+ */
+static void rt_follow_part(struct rt_task *rtt)
+{
+	int cpu;
+
+	if (!rtt->follows_parts)
+		return;
+	/* Where it is already (most waits): no mutex, which other tasks take. */
+	cpu = rt_part_cpu(rtt);
+	if (cpu == RTS_NONE ||
+	    cpumask_equal(current->cpus_ptr, cpumask_of(cpu)))
+		return;
+	mutex_lock(&rt.mutex);
+	cpu = rt_part_cpu(rtt);
+	if (cpu != RTS_NONE)
+		set_cpus_allowed_ptr(current, cpumask_of(cpu));
+	mutex_unlock(&rt.mutex);
+}
+
 /*
  * Sleep until the task is chosen (or no longer scheduled by us).  The
  * waker is the timer in hard-irq context, so no waitqueue (a sleeping
@@ -224,9 +277,18 @@ static bool rt_turn(struct rt_task *rtt)
  */
 static int rt_wait_turn(struct rt_task *rtt)
 {
+	bool turn;
+
 	for (;;) {
+		rt_follow_part(rtt);
 		raw_spin_lock_irq(&rt.lock);
-		if (rt_turn(rtt)) {
+		turn = rt_turn(rtt);
+		/* Its part may have moved since it followed: follow again. */
+		if (turn && !rt_on_part_cpu(rtt)) {
+			raw_spin_unlock_irq(&rt.lock);
+			continue;
+		}
+		if (turn) {
 			rtt->in_wait = false;
 			raw_spin_unlock_irq(&rt.lock);
 			break;
@@ -356,16 +418,19 @@ static void rt_dispatch(struct rt_inst *in)
 	rts_advance(s, ktime_get_ns());
 	memcpy(prev, s->run, sizeof(prev));
 	rts_choose(s);
+	/* A split policy's task that changes CPU stops to move (its gate). */
 	for (i = 0; i < s->nr_cpus; i++) {
 		id = prev[i];
-		rtt = id == RTS_NONE || s->task[id].chosen ? NULL :
+		rtt = id == RTS_NONE || (s->task[id].chosen &&
+		      (!s->policy->split || s->run[i] == id)) ? NULL :
 		      rt_task_at(id);
 		if (rtt)
 			rt_gate(rtt);
 	}
 	for (i = 0; i < s->nr_cpus; i++) {
 		id = s->run[i];
-		rtt = id == RTS_NONE || rt_was_chosen(prev, s->nr_cpus, id) ?
+		rtt = id == RTS_NONE || (s->policy->split ? prev[i] == id :
+		      rt_was_chosen(prev, s->nr_cpus, id)) ?
 		      NULL : rt_task_at(id);
 		if (rtt)
 			wake_up_process(rtt->tsk);
@@ -468,7 +533,8 @@ static int rt_times(struct rts_task_params *p,
 		    const struct rtsched_task_args *a)
 {
 	if (a->period_us > RT_MAX_US || a->wcet_us > RT_MAX_US ||
-	    a->deadline_us > RT_MAX_US || a->offset_us > RT_MAX_US)
+	    a->deadline_us > RT_MAX_US || a->offset_us > RT_MAX_US ||
+	    a->split_us > RT_MAX_US)
 		return -EINVAL;
 	p->id = a->id;
 	p->server = a->server;
@@ -480,6 +546,9 @@ static int rt_times(struct rts_task_params *p,
 	p->overrun = a->flags & RTSCHED_OVERRUN_SIGNAL ? RTS_OVERRUN_SIGNAL :
 			RTS_OVERRUN_THROTTLE;
 	p->sporadic = !!(a->flags & RTSCHED_SPORADIC);
+	p->cpu = a->cpu;
+	p->split_cpu = a->split_cpu;
+	p->split = a->split_us * NSEC_PER_USEC;
 	return 0;
 }
 
@@ -499,8 +568,9 @@ static long rt_privileged_args(void *args, void __user *uarg, size_t len)
 /*
  * The instance a task goes to: its reservation's, else its CPU's (any CPU
  * is the first instance: only partitioned plugins have others, and there
- * a task must say which).  rt.mutex held (reservations change under it);
- * NULL when there is none.
+ * a task must say which; a semi-partitioned task's CPUs are its parts',
+ * checked by the policy core, all on the first instance).  rt.mutex held
+ * (reservations change under it); NULL when there is none.
  */
 static struct rt_inst *rt_inst_for(int id, int cpu, bool reserved)
 {
@@ -513,7 +583,7 @@ static struct rt_inst *rt_inst_for(int id, int cpu, bool reserved)
 		/* Where the policy core says there is no such reservation. */
 		return &rt.inst[0];
 	}
-	if (cpu == RTSCHED_ANY_CPU)
+	if (cpu == RTSCHED_ANY_CPU || rt.policy->split)
 		return rt.policy->per_cpu ? NULL : &rt.inst[0];
 	return cpu >= 0 && cpu < rt.nr_inst ? &rt.inst[cpu] : NULL;
 }
@@ -621,8 +691,10 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	err = rt_save_class(rtt);
 	if (err)
 		goto out;
-	err = set_cpus_allowed_ptr(current, rt.policy->global ? &rt.cpus :
-					      cpumask_of(in->cpu));
+	/* A semi-partitioned task goes to its part's CPU as it waits. */
+	err = set_cpus_allowed_ptr(current, rt.policy->global ||
+				   rt.policy->split ? &rt.cpus :
+				   cpumask_of(in->cpu));
 	if (err)
 		goto out;
 	err = sched_setattr_nocheck(current, &attr);
@@ -634,6 +706,9 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	rtt->jobs_started = 0;
 	rtt->in_wait = true;
 	rtt->inst = in;
+	rtt->follows_parts = rt.policy->split;
+	/* Running now: its next switch-out may preempt a job (recorder). */
+	rtt->job_on_cpu = true;
 	raw_spin_lock_irq(&rt.lock);
 	if (p.id == RTSCHED_AUTO_ID && !reserved)
 		p.id = rt_free_id();
@@ -885,7 +960,8 @@ static void rt_fill_status(struct rtsched_status *st,
 	if (!rt.policy)
 		return;
 	strscpy(st->plugin, rt.policy->name, sizeof(st->plugin));
-	st->nr_cpus = rt.policy->global ? s->nr_cpus : rt.nr_inst;
+	st->nr_cpus = rt.policy->global || rt.policy->split ? s->nr_cpus :
+		      rt.nr_inst;
 	/* The common start of whichever CPU has one (they share it). */
 	for (i = 0; i < rt.nr_inst; i++)
 		if (rt.inst[i].sched->epoch != RTS_NEVER)
@@ -1054,7 +1130,8 @@ int rtsched_register_plugin(const struct rts_policy *policy)
 				 (long long)start_lead_us * 1000, rt_emit, in);
 			in->sched->overrun_slack = (long long)overrun_slack_us *
 						   NSEC_PER_USEC;
-			in->sched->nr_cpus = policy->global ? rt_cpus : 1;
+			in->sched->nr_cpus = policy->global || policy->split ?
+					     rt_cpus : 1;
 		}
 		memset(rt.server_name, 0, sizeof(rt.server_name));
 		memset(rt.task_name, 0, sizeof(rt.task_name));
@@ -1139,6 +1216,32 @@ bool rt_job_pending(struct rt_task *rtt, int id, u64 *job)
 bool rt_job_started(struct rt_task *rtt, u64 job)
 {
 	return rtt->jobs_started > job;
+}
+
+/*
+ * Task id is on cpu (switched in, or going on with its next job): whether
+ * its job runs there.  Not when a semi-partitioned task is switched in on
+ * another CPU than its part's: it is on its way there, in the kernel.
+ * Remembered for its switch-out; called by the probe and by the task
+ * itself (the recorder's callers), never at once.  Racy as
+ * rt_job_pending().
+ */
+bool rt_job_runs_here(struct rt_task *rtt, int id, int cpu)
+{
+	const struct rts_task *t = &READ_ONCE(rtt->inst)->sched->task[id];
+
+	rtt->job_on_cpu = !rtt->follows_parts ||
+			  cpu == rt_cpu + rts_part_cpu(t);
+	return rtt->job_on_cpu;
+}
+
+/* Task rtt is switched out: whether it was switched in where its job runs. */
+bool rt_job_switched_out(struct rt_task *rtt)
+{
+	bool was = rtt->job_on_cpu;
+
+	rtt->job_on_cpu = false;
+	return was;
 }
 
 /* Whether this is the first run of job (which has started from now on). */

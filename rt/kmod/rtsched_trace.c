@@ -152,12 +152,18 @@ static void probe_sched_switch(void *data, bool preempt,
 	rec.next_comm[sizeof(rec.next_comm) - 1] = '\0';
 	rt_trace_put(&rec);
 
-	/* A job pending but not started (a backlog) is not preempted. */
+	/*
+	 * A job pending but not started (a backlog) is not preempted, nor
+	 * one whose task was switched in elsewhere than where its job runs
+	 * (semi-partitioned: on its way to its part's CPU).
+	 */
 	rtt = rt_task_of(prev, &id, true);
-	if (rtt && rt_job_pending(rtt, id, &job) && rt_job_started(rtt, job))
+	if (rtt && rt_job_switched_out(rtt) &&
+	    rt_job_pending(rtt, id, &job) && rt_job_started(rtt, job))
 		job_event(id, RTS_EV_PREEMPT, job, rec.time, cpu);
 	rtt = rt_task_of(next, &id, true);
-	if (rtt && rt_job_pending(rtt, id, &job))
+	if (rtt && rt_job_runs_here(rtt, id, cpu) &&
+	    rt_job_pending(rtt, id, &job))
 		job_event(id, rt_job_first_run(rtt, job) ? RTS_EV_START :
 			  RTS_EV_RESUME, job, rec.time, cpu);
 }
@@ -174,7 +180,9 @@ void rt_trace_job_start(struct rt_task *rtt, int id)
 		return;
 	/* The time and CPU of one instant: no switch in between. */
 	preempt_disable();
-	if (rt_job_pending(rtt, id, &job) && rt_job_first_run(rtt, job))
+	if (rt_job_pending(rtt, id, &job) &&
+	    rt_job_runs_here(rtt, id, smp_processor_id()) &&
+	    rt_job_first_run(rtt, job))
 		job_event(id, RTS_EV_START, job, ktime_get_ns(),
 			  smp_processor_id());
 	preempt_enable();
