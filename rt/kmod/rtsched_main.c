@@ -642,6 +642,35 @@ static int rt_start_recording(void)
 	return 0;
 }
 
+/*
+ * The CPUs a task may run on from its registration on: its instance's
+ * (partitioned, one CPU), every real-time CPU (global), or the CPU of its
+ * job's first part (semi-partitioned: a whole task never leaves it; a split
+ * one follows its parts in its gate).  Set before the task is registered:
+ * pinned only afterwards, a thread woken in between (it sleeps on rt.mutex
+ * while other tasks start) ran on any real-time CPU as a task, which the
+ * recorder showed as a whole task switched in on both.  A CPU out of range
+ * gets every real-time CPU: the policy core refuses the task, with its own
+ * error.  rt.mutex held (reservations change under it).
+ */
+static const struct cpumask *rt_first_cpus(const struct rt_inst *in,
+					   const struct rts_task_params *p,
+					   bool reserved)
+{
+	const struct rts_sched *s = in->sched;
+	int cpu = p->cpu;
+
+	if (rt.policy->global)
+		return &rt.cpus;
+	if (!rt.policy->split)
+		return cpumask_of(in->cpu);
+	if (reserved && p->id >= 0 && p->id < RTS_MAX_TASKS &&
+	    s->task[p->id].reserved)
+		cpu = s->task[p->id].p.cpu;
+	return cpu >= 0 && cpu < s->nr_cpus ? cpumask_of(rt_cpu + cpu) :
+	       &rt.cpus;
+}
+
 static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 {
 	/* A forked child must not inherit a real-time class it does not own. */
@@ -691,10 +720,7 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	err = rt_save_class(rtt);
 	if (err)
 		goto out;
-	/* A semi-partitioned task goes to its part's CPU as it waits. */
-	err = set_cpus_allowed_ptr(current, rt.policy->global ||
-				   rt.policy->split ? &rt.cpus :
-				   cpumask_of(in->cpu));
+	err = set_cpus_allowed_ptr(current, rt_first_cpus(in, &p, reserved));
 	if (err)
 		goto out;
 	err = sched_setattr_nocheck(current, &attr);
