@@ -609,3 +609,50 @@ int rts_free_id(const struct rts_sched *s)
 			return i;
 	return RTS_NONE;
 }
+
+/* Its thread is switched in: its pending job starts or resumes, if here. */
+int rts_seen_switch_in(struct rts_seen *v, int here, int pending,
+		       unsigned long long job)
+{
+	v->job_here = here;
+	if (!here || !pending)
+		return RTS_NONE;
+	if (v->started > job)
+		return RTS_EV_RESUME;
+	v->started = job + 1;
+	return RTS_EV_START;
+}
+
+/*
+ * Its thread is switched out: a started job is preempted, unless it was
+ * switched in elsewhere (on its way) or its job has not started (a
+ * backlog's next job, pending behind a late one).
+ */
+int rts_seen_switch_out(struct rts_seen *v, int pending,
+			unsigned long long job)
+{
+	int was_here = v->job_here;
+
+	v->job_here = 0;
+	return was_here && pending && v->started > job ? RTS_EV_PREEMPT :
+							  RTS_NONE;
+}
+
+/*
+ * It returns to user code with a job pending: that job starts now if no
+ * switch-in started it (it went on from its previous job without one).
+ * A started job keeps the view of its switch-in: it ran here, so its
+ * switch-out preempts it, even if its part has moved meanwhile (it is
+ * then on its way, and its gate makes it leave at once).
+ */
+int rts_seen_go_on(struct rts_seen *v, int here, int pending,
+		   unsigned long long job)
+{
+	if (!pending || v->started > job)
+		return RTS_NONE;
+	v->job_here = here;
+	if (!here)
+		return RTS_NONE;
+	v->started = job + 1;
+	return RTS_EV_START;
+}

@@ -209,6 +209,28 @@ long long rts_next_event(const struct rts_sched *s);
 int rts_free_id(const struct rts_sched *s);
 int rts_choose(struct rts_sched *s);
 
+/*
+ * The recorder's view of one task's jobs, kept from the kernel's switches
+ * of its thread and from its returns to user code without one: which job
+ * event (start, preempt, resume) each of them is.  A job is pending when
+ * released and not completed; "here" says its thread is where the job runs
+ * (not so for a semi-partitioned task switched in on its way to the CPU of
+ * its job's current part).  Updated by the switch probe and by the task
+ * itself, never at once.
+ */
+struct rts_seen {
+	int job_here;			/* switched in where its job runs */
+	unsigned long long started;	/* job J has started iff started > J */
+};
+
+/* Each: RTS_EV_START, RTS_EV_RESUME or RTS_EV_PREEMPT of job, or RTS_NONE. */
+int rts_seen_switch_in(struct rts_seen *v, int here, int pending,
+		       unsigned long long job);
+int rts_seen_switch_out(struct rts_seen *v, int pending,
+			unsigned long long job);
+int rts_seen_go_on(struct rts_seen *v, int here, int pending,
+		   unsigned long long job);
+
 static inline int rts_pending(const struct rts_task *t)
 {
 	return t->running && t->released > t->completed;

@@ -111,8 +111,7 @@ struct rt_task {
 	bool in_wait;			/* will check its turn before user code */
 	bool detached;			/* its plugin was unloaded */
 	bool follows_parts;		/* semi-partitioned: pinned to its part's CPU */
-	bool job_on_cpu;		/* recorder: switched in where its job runs */
-	u64 jobs_started;		/* recorder: job J has started iff > J */
+	struct rts_seen seen;		/* the recorder's view of its jobs */
 	struct rt_inst *inst;		/* its CPU's scheduler while running */
 	struct rcu_head rcu;
 };
@@ -729,12 +728,11 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 
 	rtt->tsk = current;
 	rtt->pid = task_pid_vnr(current);
-	rtt->jobs_started = 0;
 	rtt->in_wait = true;
 	rtt->inst = in;
 	rtt->follows_parts = rt.policy->split;
 	/* Running now: its next switch-out may preempt a job (recorder). */
-	rtt->job_on_cpu = true;
+	rtt->seen = (struct rts_seen) { .job_here = 1 };
 	raw_spin_lock_irq(&rt.lock);
 	if (p.id == RTSCHED_AUTO_ID && !reserved)
 		p.id = rt_free_id();
@@ -1226,7 +1224,7 @@ struct rt_task *rt_task_of(struct task_struct *p, int *id, bool by_class)
 }
 
 /* Whether task id has an uncompleted job, and which; racy by design. */
-bool rt_job_pending(struct rt_task *rtt, int id, u64 *job)
+static bool rt_job_pending(struct rt_task *rtt, int id, u64 *job)
 {
 	const struct rts_task *t = &READ_ONCE(rtt->inst)->sched->task[id];
 	u64 completed = READ_ONCE(t->completed);
@@ -1236,47 +1234,43 @@ bool rt_job_pending(struct rt_task *rtt, int id, u64 *job)
 }
 
 /*
- * Whether job has started (on a switch-in, or as its task went on from the
- * previous one); only the probe and the task itself call, never at once.
+ * Whether task id on cpu is where its job runs: not a semi-partitioned
+ * task on another CPU than its part's (it is on its way there, in the
+ * kernel).  Racy as rt_job_pending().
  */
-bool rt_job_started(struct rt_task *rtt, u64 job)
-{
-	return rtt->jobs_started > job;
-}
-
-/*
- * Task id is on cpu (switched in, or going on with its next job): whether
- * its job runs there.  Not when a semi-partitioned task is switched in on
- * another CPU than its part's: it is on its way there, in the kernel.
- * Remembered for its switch-out; called by the probe and by the task
- * itself (the recorder's callers), never at once.  Racy as
- * rt_job_pending().
- */
-bool rt_job_runs_here(struct rt_task *rtt, int id, int cpu)
+static bool rt_job_here(struct rt_task *rtt, int id, int cpu)
 {
 	const struct rts_task *t = &READ_ONCE(rtt->inst)->sched->task[id];
 
-	rtt->job_on_cpu = !rtt->follows_parts ||
-			  cpu == rt_cpu + rts_part_cpu(t);
-	return rtt->job_on_cpu;
+	return !rtt->follows_parts || cpu == rt_cpu + rts_part_cpu(t);
 }
 
-/* Task rtt is switched out: whether it was switched in where its job runs. */
-bool rt_job_switched_out(struct rt_task *rtt)
+/*
+ * The job event (RTS_NONE: none) of task id's thread switched in on cpu,
+ * switched out, or going on to user code on cpu without a switch (its
+ * next job pending), and the job.  Called by the recorder's switch probe
+ * and by the task itself, never at once (struct rts_seen).
+ */
+int rt_job_switch_in(struct rt_task *rtt, int id, int cpu, u64 *job)
 {
-	bool was = rtt->job_on_cpu;
+	bool here = rt_job_here(rtt, id, cpu);
 
-	rtt->job_on_cpu = false;
-	return was;
+	return rts_seen_switch_in(&rtt->seen, here,
+				  rt_job_pending(rtt, id, job), *job);
 }
 
-/* Whether this is the first run of job (which has started from now on). */
-bool rt_job_first_run(struct rt_task *rtt, u64 job)
+int rt_job_switch_out(struct rt_task *rtt, int id, u64 *job)
 {
-	if (rt_job_started(rtt, job))
-		return false;
-	rtt->jobs_started = job + 1;
-	return true;
+	return rts_seen_switch_out(&rtt->seen, rt_job_pending(rtt, id, job),
+				   *job);
+}
+
+int rt_job_go_on(struct rt_task *rtt, int id, int cpu, u64 *job)
+{
+	bool here = rt_job_here(rtt, id, cpu);
+
+	return rts_seen_go_on(&rtt->seen, here, rt_job_pending(rtt, id, job),
+			      *job);
 }
 
 static int __init rt_init(void)

@@ -491,6 +491,34 @@ static void test_semi_partitioned(void)
 	CHECK(rts_part_cpu(&s.task[1]) == 0);
 }
 
+/*
+ * The recorder's view of a split job's events (rts_seen), as in a guest
+ * run: job 0 started by its switch-in on its first CPU; its first part
+ * ended (the timer, on that CPU) between its turn and its return to user
+ * code there, where it went on without a switch; its switch-out on the
+ * way to its second CPU is the job's preemption, and it resumes there.
+ * The preemption was missing (the job shown holding CPU 0 while another
+ * task resumed there).  Then job 1, pending behind it (late): no
+ * preemption before it starts, nor while it is on its way.
+ */
+static void test_seen_split_job(void)
+{
+	struct rts_seen v = { .job_here = 1 };
+
+	CHECK(rts_seen_switch_out(&v, 0, 0) == RTS_NONE);
+	CHECK(rts_seen_switch_in(&v, 1, 1, 0) == RTS_EV_START);
+	CHECK(rts_seen_go_on(&v, 0, 1, 0) == RTS_NONE);
+	CHECK(rts_seen_switch_out(&v, 1, 0) == RTS_EV_PREEMPT);
+	CHECK(rts_seen_switch_in(&v, 1, 1, 0) == RTS_EV_RESUME);
+	CHECK(rts_seen_switch_out(&v, 1, 1) == RTS_NONE);
+	CHECK(rts_seen_switch_in(&v, 0, 1, 1) == RTS_NONE);
+	CHECK(rts_seen_switch_out(&v, 1, 1) == RTS_NONE);
+	CHECK(rts_seen_switch_in(&v, 1, 1, 1) == RTS_EV_START);
+	/* Job 2 pending as job 1 completes: it goes on to it, here. */
+	CHECK(rts_seen_go_on(&v, 1, 1, 2) == RTS_EV_START);
+	CHECK(rts_seen_switch_out(&v, 1, 2) == RTS_EV_PREEMPT);
+}
+
 int main(void)
 {
 	RUN(test_validation);
@@ -508,5 +536,6 @@ int main(void)
 	RUN(test_common_start);
 	RUN(test_reservation);
 	RUN(test_semi_partitioned);
+	RUN(test_seen_split_job);
 	return unit_summary();
 }
