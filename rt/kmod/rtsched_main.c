@@ -1254,23 +1254,24 @@ static bool rt_job_here(struct rt_task *rtt, int id, int cpu)
 int rt_job_switch_in(struct rt_task *rtt, int id, int cpu, u64 *job)
 {
 	bool here = rt_job_here(rtt, id, cpu);
+	bool pending = rt_job_pending(rtt, id, job);
 
-	return rts_seen_switch_in(&rtt->seen, here,
-				  rt_job_pending(rtt, id, job), *job);
+	return rts_seen_switch_in(&rtt->seen, here, pending, *job);
 }
 
 int rt_job_switch_out(struct rt_task *rtt, int id, u64 *job)
 {
-	return rts_seen_switch_out(&rtt->seen, rt_job_pending(rtt, id, job),
-				   *job);
+	bool pending = rt_job_pending(rtt, id, job);
+
+	return rts_seen_switch_out(&rtt->seen, pending, *job);
 }
 
 int rt_job_go_on(struct rt_task *rtt, int id, int cpu, u64 *job)
 {
 	bool here = rt_job_here(rtt, id, cpu);
+	bool pending = rt_job_pending(rtt, id, job);
 
-	return rts_seen_go_on(&rtt->seen, here, rt_job_pending(rtt, id, job),
-			      *job);
+	return rts_seen_go_on(&rtt->seen, here, pending, *job);
 }
 
 static int __init rt_init(void)
