@@ -175,11 +175,10 @@ def test_rt_partitioned_in_an_smp_guest(tmp_path):
         (tmp_path / f"{name}.trace").write_text(traces[name])
 
 
-def _smp_scenarios(tmp_path, scenario_set: str, *judge: str, names: tuple[str, ...],
-                   consistent: bool = True) -> None:
+def _smp_scenarios(tmp_path, scenario_set: str, *judge: str, names: tuple[str, ...]) -> None:
     """Boot the two-vCPU guest once (as the partitioned test's, tsc=reliable, no -icount),
     run `SET=scenario_set scenarios.sh`, judge the console with check_guest.py `judge`, and
-    (if consistent) require each named trace's job events to make one consistent schedule,
+    require each named trace's job events to make one consistent schedule,
     also when the host's stalls leave jobs pending behind late ones (a task going on with
     its next job without a switch).  Timing is the host's: the traces are kept for `bootlab
     rt check` by hand."""
@@ -197,7 +196,7 @@ def _smp_scenarios(tmp_path, scenario_set: str, *judge: str, names: tuple[str, .
     for name in names:
         (tmp_path / f"{name}.trace").write_text(traces[name])
         schedule = Schedule.from_trace(parse_trace(traces[name]))
-        assert not consistent or not schedule.anomalies, schedule.anomalies[:3]
+        assert not schedule.anomalies, schedule.anomalies[:3]
 
 
 def test_rt_global_in_an_smp_guest(tmp_path):
@@ -209,10 +208,9 @@ def test_rt_global_in_an_smp_guest(tmp_path):
 def test_rt_semi_partitioned_in_an_smp_guest(tmp_path):
     """Semi-partitioned EDF (C=D splitting) on both vCPUs: examples/semi.toml, which no
     partition places, with its third task split; each of its jobs moves from CPU 0 to CPU 1
-    in the middle of the job, and only those (about 20 s)."""
-    # Not yet consistent: in one run of five a preempt of the split task was missing from
-    # its trace (rt/README.md); placement and migrations are judged.
-    _smp_scenarios(tmp_path, "semi", "--semi", names=("semi",), consistent=False)
+    in the middle of the job, and only those; its job events make one consistent schedule
+    (15-25 s)."""
+    _smp_scenarios(tmp_path, "semi", "--semi", names=("semi",))
 
 
 @pytest.mark.parametrize("board,kernel", [("x86", "generic"), ("arm64", "generic"), ("x86", "built")],
