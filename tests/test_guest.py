@@ -175,28 +175,42 @@ def test_rt_partitioned_in_an_smp_guest(tmp_path):
         (tmp_path / f"{name}.trace").write_text(traces[name])
 
 
-def test_rt_global_in_an_smp_guest(tmp_path):
-    """The global plugins, one scheduler over both vCPUs: the tasks run on both, jobs
-    migrate and the trace records it; examples/global.toml under global-fp and global-edf.
-    One boot (as the partitioned test's, tsc=reliable, no -icount), timing not asserted."""
+def _smp_scenarios(tmp_path, scenario_set: str, *judge: str, names: tuple[str, ...]) -> None:
+    """Boot the two-vCPU guest once (as the partitioned test's, tsc=reliable, no -icount),
+    run `SET=scenario_set scenarios.sh`, judge the console with check_guest.py `judge`, and
+    require each named trace's job events to make one consistent schedule,
+    also when the host's stalls leave jobs pending behind late ones (a task going on with
+    its next job without a switch).  Timing is the host's: the traces are kept for `bootlab
+    rt check` by hand."""
     files = rt_files()
     _need(*files.values())
-    t = _guest_target("==== rtsched-guest done ====", "env PATH=/rt:/bin RT=/rt SET=global sh /rt/scenarios.sh",
-                      files)
+    t = _guest_target("==== rtsched-guest done ====",
+                      f"env PATH=/rt:/bin RT=/rt SET={scenario_set} sh /rt/scenarios.sh", files)
     t.target.cpus = 2
     t.target.append += " tsc=reliable"
     console = _boot(t, tmp_path)
-    done = subprocess.run([sys.executable, str(RT / "tests" / "check_guest.py"), "--global-cpus", "2", console],
+    done = subprocess.run([sys.executable, str(RT / "tests" / "check_guest.py"), *judge, console],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-3000:]
-    # Timing is the host's: the traces are kept for `bootlab rt check` by hand.  Their job
-    # events must still make one consistent schedule, also when the host's stalls leave jobs
-    # pending behind late ones (a task going on with its next job without a switch).
     traces = traces_in_console(Path(console).read_text(errors="replace"))
-    for name in ("global_fp", "global_edf"):
+    for name in names:
         (tmp_path / f"{name}.trace").write_text(traces[name])
         schedule = Schedule.from_trace(parse_trace(traces[name]))
         assert not schedule.anomalies, schedule.anomalies[:3]
+
+
+def test_rt_global_in_an_smp_guest(tmp_path):
+    """The global plugins, one scheduler over both vCPUs: the tasks run on both, jobs
+    migrate and the trace records it; examples/global.toml under global-fp and global-edf."""
+    _smp_scenarios(tmp_path, "global", "--global-cpus", "2", names=("global_fp", "global_edf"))
+
+
+def test_rt_semi_partitioned_in_an_smp_guest(tmp_path):
+    """Semi-partitioned EDF (C=D splitting) on both vCPUs: examples/semi.toml, which no
+    partition places, with its third task split; each of its jobs moves from CPU 0 to CPU 1
+    in the middle of the job, and only those; its job events make one consistent schedule
+    (15-25 s)."""
+    _smp_scenarios(tmp_path, "semi", "--semi", names=("semi",))
 
 
 @pytest.mark.parametrize("board,kernel", [("x86", "generic"), ("arm64", "generic"), ("x86", "built")],

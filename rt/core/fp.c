@@ -5,8 +5,9 @@
  */
 #include "rts.h"
 
-static int fp_pick(const struct rts_sched *s)
+static int fp_pick(const struct rts_sched *s, int cpu)
 {
+	(void)cpu;
 	return rts_pick_fp(s, RTS_NONE);
 }
 

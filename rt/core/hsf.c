@@ -88,8 +88,9 @@ static void hsf_settle(struct rts_sched *s, long long t)
 	s->active_server = next;
 }
 
-static int hsf_pick(const struct rts_sched *s)
+static int hsf_pick(const struct rts_sched *s, int cpu)
 {
+	(void)cpu;
 	if (s->active_server == RTS_NONE)
 		return RTS_NONE;
 	if (s->policy->tasks_by_deadline)

@@ -93,6 +93,10 @@ int rts_check_task_values(const struct rts_task_params *p, const char **why)
 	if (p->overrun != RTS_OVERRUN_THROTTLE &&
 	    p->overrun != RTS_OVERRUN_SIGNAL)
 		return fail(why, "overrun must be throttle or signal");
+	if (p->split && (p->split < 0 || p->split >= p->wcet))
+		return fail(why, "split must be > 0 and < wcet");
+	if (p->split && p->split_cpu == p->cpu)
+		return fail(why, "a split task's two parts need two CPUs");
 	return 0;
 }
 
@@ -104,6 +108,12 @@ static int check_task_params(const struct rts_sched *s,
 
 	if (err)
 		return err;
+	if (s->policy->split &&
+	    (p->cpu < 0 || p->cpu >= s->nr_cpus ||
+	     (p->split && (p->split_cpu < 0 || p->split_cpu >= s->nr_cpus))))
+		return fail(why, "cpu out of range of the real-time CPUs");
+	if (!s->policy->split && p->split)
+		return fail(why, "only semi-partitioned plugins split tasks");
 	if (!s->policy->has_servers) {
 		if (p->server != RTS_NONE)
 			return fail(why, "this plugin has no servers");
@@ -233,6 +243,7 @@ int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 	t->checked = 0;
 	t->misses = 0;
 	t->spent = 0;
+	t->executed = 0;
 	t->overran = 0;
 	t->next_sporadic = RTS_NEVER;
 	s->nr_running++;
@@ -261,7 +272,13 @@ void rts_task_stop(struct rts_sched *s, int id, long long now)
 	/* The task leaves in the middle of its current job: close it in the trace. */
 	rts_emit(s, now, RTS_EV_EXIT, id, t->p.server, t->completed, 0);
 	t->running = 0;
-	if (t->chosen) {
+	if (t->chosen && s->policy->split) {
+		t->chosen = 0;
+		/* The others keep their CPUs. */
+		for (i = 0; i < s->nr_cpus; i++)
+			if (s->run[i] == id)
+				s->run[i] = RTS_NONE;
+	} else if (t->chosen) {
 		t->chosen = 0;
 		/* The others keep their order. */
 		for (i = 0, j = 0; i < s->nr_cpus; i++)
@@ -314,16 +331,25 @@ static long long budget_end(const struct rts_sched *s)
 	return first > s->now ? first : s->now;
 }
 
-/* Charge the chosen tasks for the time up to t. */
+/*
+ * Charge the chosen tasks for the time up to t: their budget, and their
+ * current job's execution (which part of it runs, semi-partitioned).
+ */
 static void charge(struct rts_sched *s, long long t)
 {
+	struct rts_task *c;
 	int i;
 
 	if (t <= s->chosen_since)
 		return;
-	for (i = 0; i < s->nr_ids; i++)
-		if (s->task[i].chosen)
-			s->task[i].spent += t - s->chosen_since;
+	for (i = 0; i < s->nr_ids; i++) {
+		c = &s->task[i];
+		if (!c->chosen)
+			continue;
+		c->spent += t - s->chosen_since;
+		if (rts_pending(c))
+			c->executed += t - s->chosen_since;
+	}
 	s->chosen_since = t;
 }
 
@@ -346,7 +372,8 @@ static void enforce(struct rts_sched *s, long long t)
 
 /*
  * The tasks to run now, by the policy among the tasks not throttled: one,
- * or under a global policy up to nr_cpus (each task's chosen flag says);
+ * or under a global or split policy up to nr_cpus (each task's chosen flag
+ * says);
  * they are charged for the CPU from now on.  Returns the first (RTS_NONE:
  * none).  Call after every change (advance, completion, new task or
  * server).
@@ -360,7 +387,7 @@ int rts_choose(struct rts_sched *s)
 		if (s->run[i] != RTS_NONE)
 			s->task[s->run[i]].chosen = 0;
 	for (i = 0; i < s->nr_cpus; i++) {
-		s->run[i] = s->policy->pick(s);
+		s->run[i] = s->policy->pick(s, i);
 		if (s->run[i] != RTS_NONE)
 			s->task[s->run[i]].chosen = 1;
 	}
@@ -477,6 +504,7 @@ static int handle_instant(struct rts_sched *s, long long t, const int *done,
 		task = &s->task[done[i]];
 		if (rts_pending(task)) {
 			task->completed++;
+			task->executed = 0;
 			rts_emit(s, t, RTS_EV_COMPLETE, done[i], task->p.server,
 				 task->completed - 1, 0);
 		} else {
@@ -580,4 +608,51 @@ int rts_free_id(const struct rts_sched *s)
 		if (!s->task[i].used)
 			return i;
 	return RTS_NONE;
+}
+
+/* Its thread is switched in: its pending job starts or resumes, if here. */
+int rts_seen_switch_in(struct rts_seen *v, int here, int pending,
+		       unsigned long long job)
+{
+	v->job_here = here;
+	if (!here || !pending)
+		return RTS_NONE;
+	if (v->started > job)
+		return RTS_EV_RESUME;
+	v->started = job + 1;
+	return RTS_EV_START;
+}
+
+/*
+ * Its thread is switched out: a started job is preempted, unless it was
+ * switched in elsewhere (on its way) or its job has not started (a
+ * backlog's next job, pending behind a late one).
+ */
+int rts_seen_switch_out(struct rts_seen *v, int pending,
+			unsigned long long job)
+{
+	int was_here = v->job_here;
+
+	v->job_here = 0;
+	return was_here && pending && v->started > job ? RTS_EV_PREEMPT :
+							  RTS_NONE;
+}
+
+/*
+ * It returns to user code with a job pending: that job starts now if no
+ * switch-in started it (it went on from its previous job without one).
+ * A started job keeps the view of its switch-in: it ran here, so its
+ * switch-out preempts it, even if its part has moved meanwhile (it is
+ * then on its way, and its gate makes it leave at once).
+ */
+int rts_seen_go_on(struct rts_seen *v, int here, int pending,
+		   unsigned long long job)
+{
+	if (!pending || v->started > job)
+		return RTS_NONE;
+	v->job_here = here;
+	if (!here)
+		return RTS_NONE;
+	v->started = job + 1;
+	return RTS_EV_START;
 }

@@ -86,6 +86,15 @@ struct rts_task_params {
 	long long wcet;
 	long long deadline;
 	long long offset;
+	/*
+	 * Semi-partitioned policies: the CPU (0..nr_cpus - 1) of its job's
+	 * first part, and for a task split in two (C=D splitting) the first
+	 * part's execution (its own deadline too: it runs at once) and the
+	 * CPU of the rest; split 0: the whole job on cpu.
+	 */
+	int cpu;
+	int split_cpu;
+	long long split;
 };
 
 struct rts_server {
@@ -106,6 +115,7 @@ struct rts_task {
 	unsigned long long checked;	/* jobs whose deadline was checked */
 	unsigned long long misses;
 	long long spent;		/* time chosen since its last release */
+	long long executed;		/* time chosen in its current job */
 	int overran;			/* used its budget in this period */
 	int chosen;			/* among the tasks to run now (rts_choose) */
 	/* Sporadic: the requested next release, RTS_NEVER when none. */
@@ -126,8 +136,16 @@ struct rts_policy {
 	int per_cpu;
 	/* One scheduler over all real-time CPUs: its nr_cpus first jobs run. */
 	int global;
-	/* Task index to run now among those not chosen yet, or RTS_NONE. */
-	int (*pick)(const struct rts_sched *s);
+	/*
+	 * One scheduler over all real-time CPUs, each job on the CPU of the
+	 * part it is in (semi-partitioned): run[k] is CPU k's task.
+	 */
+	int split;
+	/*
+	 * Task index to run now among those not chosen yet, or RTS_NONE;
+	 * cpu is the run[] slot being filled (a split policy's CPU).
+	 */
+	int (*pick)(const struct rts_sched *s, int cpu);
 	/* Optional server layer (hierarchical policies). */
 	long long (*next_event)(const struct rts_sched *s);
 	void (*account)(struct rts_sched *s, long long t);
@@ -147,8 +165,11 @@ struct rts_sched {
 	int nr_running;
 	int nr_ids;		/* 1 + highest task id in use: scan bound */
 	int active_server;	/* hierarchical policies */
-	int nr_cpus;		/* jobs that run at once: 1, or a global policy's CPUs */
-	/* The tasks chosen by rts_choose(), in the policy's order; RTS_NONE after. */
+	int nr_cpus;		/* jobs that run at once: 1, or a global or split policy's CPUs */
+	/*
+	 * The tasks chosen by rts_choose(), in the policy's order, RTS_NONE
+	 * after; under a split policy by CPU, RTS_NONE for an idle one.
+	 */
 	int run[RTS_MAX_CPUS];
 	long long chosen_since;	/* the chosen tasks are charged up to here */
 	long long overrun_slack;	/* budget = wcet + this, per period */
@@ -188,6 +209,28 @@ long long rts_next_event(const struct rts_sched *s);
 int rts_free_id(const struct rts_sched *s);
 int rts_choose(struct rts_sched *s);
 
+/*
+ * The recorder's view of one task's jobs, kept from the kernel's switches
+ * of its thread and from its returns to user code without one: which job
+ * event (start, preempt, resume) each of them is.  A job is pending when
+ * released and not completed; "here" says its thread is where the job runs
+ * (not so for a semi-partitioned task switched in on its way to the CPU of
+ * its job's current part).  Updated by the switch probe and by the task
+ * itself, never at once.
+ */
+struct rts_seen {
+	int job_here;			/* switched in where its job runs */
+	unsigned long long started;	/* job J has started iff started > J */
+};
+
+/* Each: RTS_EV_START, RTS_EV_RESUME or RTS_EV_PREEMPT of job, or RTS_NONE. */
+int rts_seen_switch_in(struct rts_seen *v, int here, int pending,
+		       unsigned long long job);
+int rts_seen_switch_out(struct rts_seen *v, int pending,
+			unsigned long long job);
+int rts_seen_go_on(struct rts_seen *v, int here, int pending,
+		   unsigned long long job);
+
 static inline int rts_pending(const struct rts_task *t)
 {
 	return t->running && t->released > t->completed;
@@ -213,6 +256,29 @@ static inline long long rts_release_time(const struct rts_task *t,
 static inline long long rts_job_deadline(const struct rts_task *t)
 {
 	return rts_release_time(t, t->completed) + t->p.deadline;
+}
+
+/* Semi-partitioned: is the current job of t in its second part? */
+static inline int rts_in_second_part(const struct rts_task *t)
+{
+	return t->p.split && t->executed >= t->p.split;
+}
+
+/* The CPU of the part the current job of t is in (split policies). */
+static inline int rts_part_cpu(const struct rts_task *t)
+{
+	return rts_in_second_part(t) ? t->p.split_cpu : t->p.cpu;
+}
+
+/*
+ * The absolute deadline EDF orders the current job of t by: a first
+ * part's is its release + C' (C' = D'), a second part's the job's.
+ */
+static inline long long rts_part_deadline(const struct rts_task *t)
+{
+	if (t->p.split && !rts_in_second_part(t))
+		return rts_release_time(t, t->completed) + t->p.split;
+	return rts_job_deadline(t);
 }
 
 /*
@@ -265,6 +331,7 @@ extern const struct rts_policy rts_policy_partitioned_fp;
 extern const struct rts_policy rts_policy_partitioned_edf;
 extern const struct rts_policy rts_policy_global_fp;
 extern const struct rts_policy rts_policy_global_edf;
+extern const struct rts_policy rts_policy_semi_partitioned_edf;
 /* Hierarchical: [servers by deadline][tasks by deadline]; [0][0] is hsf-fp. */
 extern const struct rts_policy rts_policy_hsf[2][2];
 

@@ -12,7 +12,7 @@
 
 #define RTSCHED_DEVICE		"/dev/rtsched"
 #define RTSCHED_NAME_LEN	16
-#define RTSCHED_PLUGIN_LEN	16
+#define RTSCHED_PLUGIN_LEN	24
 #define RTSCHED_NO_SERVER	(-1)
 #define RTSCHED_AUTO_ID		(-1)
 #define RTSCHED_ANY_CPU		(-1)
@@ -50,10 +50,14 @@ struct rtsched_task_args {
 	__u64 offset_us;	/* first release after the common start */
 	char name[RTSCHED_NAME_LEN];
 	/* Partitioned plugins: the real-time CPU (0 is rt_cpu) it runs
-	 * on; RTSCHED_ANY_CPU for the others.
+	 * on; RTSCHED_ANY_CPU for the others.  Semi-partitioned: the CPU
+	 * of its jobs' first part; split_us > 0 splits each job: split_us
+	 * on cpu, due split_us after the release, then the rest on
+	 * split_cpu, due at the job's deadline.
 	 */
 	__s32 cpu;
-	__u32 pad;
+	__s32 split_cpu;
+	__u64 split_us;
 };
 
 struct rtsched_server_status {

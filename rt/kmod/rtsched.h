@@ -38,8 +38,8 @@ int rt_tracepoints(const char *const names[], struct tracepoint *found[],
 
 /* Core services for the recorder's sched_switch probe. */
 struct rt_task *rt_task_of(struct task_struct *p, int *id, bool by_class);
-bool rt_job_pending(struct rt_task *rtt, int id, u64 *job);
-bool rt_job_started(struct rt_task *rtt, u64 job);
-bool rt_job_first_run(struct rt_task *rtt, u64 job);
+int rt_job_switch_in(struct rt_task *rtt, int id, int cpu, u64 *job);
+int rt_job_switch_out(struct rt_task *rtt, int id, u64 *job);
+int rt_job_go_on(struct rt_task *rtt, int id, int cpu, u64 *job);
 
 #endif /* RTSCHED_H */

@@ -15,7 +15,10 @@
  * each task belongs to one.  The others use the first instance only; a
  * global plugin's chooses up to rt_cpus tasks, allowed on every real-time
  * CPU, and Linux's real-time class gives each of them one (a task may
- * migrate whenever it was held).
+ * migrate whenever it was held).  A semi-partitioned plugin's chooses one
+ * task per real-time CPU, each pinned to the CPU of the part its job is
+ * in: a split job whose first part ends loses its first CPU's slot, and
+ * its gate moves it to its second CPU before it waits for its turn there.
  *
  * Locking: rt.mutex serialises the task set, the plugin and changes of
  * scheduling class; rt.lock (raw: taken in the hard-irq timers, also on
@@ -107,7 +110,8 @@ struct rt_task {
 	bool overrun_signal;		/* the gate sends SIGXCPU */
 	bool in_wait;			/* will check its turn before user code */
 	bool detached;			/* its plugin was unloaded */
-	u64 jobs_started;		/* recorder: job J has started iff > J */
+	bool follows_parts;		/* semi-partitioned: pinned to its part's CPU */
+	struct rts_seen seen;		/* the recorder's view of its jobs */
 	struct rt_inst *inst;		/* its CPU's scheduler while running */
 	struct rcu_head rcu;
 };
@@ -158,7 +162,8 @@ static void rt_emit(void *ctx, const struct rts_event *ev)
 	 */
 	struct rtsched_record rec = {
 		.time = ev->time, .type = ev->type,
-		.cpu = in->sched->policy->global ? smp_processor_id() : in->cpu,
+		.cpu = in->sched->policy->global || in->sched->policy->split ?
+		       smp_processor_id() : in->cpu,
 		.task = ev->task, .server = ev->server, .job = ev->job,
 		.deadline = ev->value,
 	};
@@ -215,6 +220,53 @@ static bool rt_turn(struct rt_task *rtt)
 	       rtt->inst->sched->task[id].chosen;
 }
 
+/* The CPU of the part rtt's job is in, or RTS_NONE if it is not a task. */
+static int rt_part_cpu(struct rt_task *rtt)
+{
+	int cpu = RTS_NONE;
+
+	raw_spin_lock_irq(&rt.lock);
+	if (rtt->id != RTS_NONE && !READ_ONCE(rtt->detached))
+		cpu = rt_cpu + rts_part_cpu(&rtt->inst->sched->task[rtt->id]);
+	raw_spin_unlock_irq(&rt.lock);
+	return cpu;
+}
+
+/* Is current where its job's part runs (if it follows parts)?  rt.lock held. */
+static bool rt_on_part_cpu(struct rt_task *rtt)
+{
+	if (!rtt->follows_parts || rtt->id == RTS_NONE ||
+	    READ_ONCE(rtt->detached))
+		return true;
+	return cpumask_equal(current->cpus_ptr, cpumask_of(rt_cpu +
+			     rts_part_cpu(&rtt->inst->sched->task[rtt->id])));
+}
+
+/*
+ * Semi-partitioned: pin current to the CPU of the part its job is in (a
+ * split job moves to its second CPU when its first part ends, and back
+ * for its next job).  Task context: set_cpus_allowed_ptr() may sleep, so
+ * outside rt.lock, and under rt.mutex so that a concurrent stop cannot
+ * give the task back its own mask before this pins it again.
+ */
+static void rt_follow_part(struct rt_task *rtt)
+{
+	int cpu;
+
+	if (!rtt->follows_parts)
+		return;
+	/* Where it is already (most waits): no mutex, which other tasks take. */
+	cpu = rt_part_cpu(rtt);
+	if (cpu == RTS_NONE ||
+	    cpumask_equal(current->cpus_ptr, cpumask_of(cpu)))
+		return;
+	mutex_lock(&rt.mutex);
+	cpu = rt_part_cpu(rtt);
+	if (cpu != RTS_NONE)
+		set_cpus_allowed_ptr(current, cpumask_of(cpu));
+	mutex_unlock(&rt.mutex);
+}
+
 /*
  * Sleep until the task is chosen (or no longer scheduled by us).  The
  * waker is the timer in hard-irq context, so no waitqueue (a sleeping
@@ -224,9 +276,18 @@ static bool rt_turn(struct rt_task *rtt)
  */
 static int rt_wait_turn(struct rt_task *rtt)
 {
+	bool turn;
+
 	for (;;) {
+		rt_follow_part(rtt);
 		raw_spin_lock_irq(&rt.lock);
-		if (rt_turn(rtt)) {
+		turn = rt_turn(rtt);
+		/* Its part may have moved since it followed: follow again. */
+		if (turn && !rt_on_part_cpu(rtt)) {
+			raw_spin_unlock_irq(&rt.lock);
+			continue;
+		}
+		if (turn) {
 			rtt->in_wait = false;
 			raw_spin_unlock_irq(&rt.lock);
 			break;
@@ -356,16 +417,19 @@ static void rt_dispatch(struct rt_inst *in)
 	rts_advance(s, ktime_get_ns());
 	memcpy(prev, s->run, sizeof(prev));
 	rts_choose(s);
+	/* A split policy's task that changes CPU stops to move (its gate). */
 	for (i = 0; i < s->nr_cpus; i++) {
 		id = prev[i];
-		rtt = id == RTS_NONE || s->task[id].chosen ? NULL :
+		rtt = id == RTS_NONE || (s->task[id].chosen &&
+		      (!s->policy->split || s->run[i] == id)) ? NULL :
 		      rt_task_at(id);
 		if (rtt)
 			rt_gate(rtt);
 	}
 	for (i = 0; i < s->nr_cpus; i++) {
 		id = s->run[i];
-		rtt = id == RTS_NONE || rt_was_chosen(prev, s->nr_cpus, id) ?
+		rtt = id == RTS_NONE || (s->policy->split ? prev[i] == id :
+		      rt_was_chosen(prev, s->nr_cpus, id)) ?
 		      NULL : rt_task_at(id);
 		if (rtt)
 			wake_up_process(rtt->tsk);
@@ -468,7 +532,8 @@ static int rt_times(struct rts_task_params *p,
 		    const struct rtsched_task_args *a)
 {
 	if (a->period_us > RT_MAX_US || a->wcet_us > RT_MAX_US ||
-	    a->deadline_us > RT_MAX_US || a->offset_us > RT_MAX_US)
+	    a->deadline_us > RT_MAX_US || a->offset_us > RT_MAX_US ||
+	    a->split_us > RT_MAX_US)
 		return -EINVAL;
 	p->id = a->id;
 	p->server = a->server;
@@ -480,6 +545,9 @@ static int rt_times(struct rts_task_params *p,
 	p->overrun = a->flags & RTSCHED_OVERRUN_SIGNAL ? RTS_OVERRUN_SIGNAL :
 			RTS_OVERRUN_THROTTLE;
 	p->sporadic = !!(a->flags & RTSCHED_SPORADIC);
+	p->cpu = a->cpu;
+	p->split_cpu = a->split_cpu;
+	p->split = a->split_us * NSEC_PER_USEC;
 	return 0;
 }
 
@@ -499,8 +567,9 @@ static long rt_privileged_args(void *args, void __user *uarg, size_t len)
 /*
  * The instance a task goes to: its reservation's, else its CPU's (any CPU
  * is the first instance: only partitioned plugins have others, and there
- * a task must say which).  rt.mutex held (reservations change under it);
- * NULL when there is none.
+ * a task must say which; a semi-partitioned task's CPUs are its parts',
+ * checked by the policy core, all on the first instance).  rt.mutex held
+ * (reservations change under it); NULL when there is none.
  */
 static struct rt_inst *rt_inst_for(int id, int cpu, bool reserved)
 {
@@ -513,7 +582,7 @@ static struct rt_inst *rt_inst_for(int id, int cpu, bool reserved)
 		/* Where the policy core says there is no such reservation. */
 		return &rt.inst[0];
 	}
-	if (cpu == RTSCHED_ANY_CPU)
+	if (cpu == RTSCHED_ANY_CPU || rt.policy->split)
 		return rt.policy->per_cpu ? NULL : &rt.inst[0];
 	return cpu >= 0 && cpu < rt.nr_inst ? &rt.inst[cpu] : NULL;
 }
@@ -572,6 +641,35 @@ static int rt_start_recording(void)
 	return 0;
 }
 
+/*
+ * The CPUs a task may run on from its registration on: its instance's
+ * (partitioned, one CPU), every real-time CPU (global), or the CPU of its
+ * job's first part (semi-partitioned: a whole task never leaves it; a split
+ * one follows its parts in its gate).  Set before the task is registered:
+ * pinned only afterwards, a thread woken in between (it sleeps on rt.mutex
+ * while other tasks start) ran on any real-time CPU as a task, which the
+ * recorder showed as a whole task switched in on both.  A CPU out of range
+ * gets every real-time CPU: the policy core refuses the task, with its own
+ * error.  rt.mutex held (reservations change under it).
+ */
+static const struct cpumask *rt_first_cpus(const struct rt_inst *in,
+					   const struct rts_task_params *p,
+					   bool reserved)
+{
+	const struct rts_sched *s = in->sched;
+	int cpu = p->cpu;
+
+	if (rt.policy->global)
+		return &rt.cpus;
+	if (!rt.policy->split)
+		return cpumask_of(in->cpu);
+	if (reserved && p->id >= 0 && p->id < RTS_MAX_TASKS &&
+	    s->task[p->id].reserved)
+		cpu = s->task[p->id].p.cpu;
+	return cpu >= 0 && cpu < s->nr_cpus ? cpumask_of(rt_cpu + cpu) :
+	       &rt.cpus;
+}
+
 static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 {
 	/* A forked child must not inherit a real-time class it does not own. */
@@ -621,8 +719,7 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	err = rt_save_class(rtt);
 	if (err)
 		goto out;
-	err = set_cpus_allowed_ptr(current, rt.policy->global ? &rt.cpus :
-					      cpumask_of(in->cpu));
+	err = set_cpus_allowed_ptr(current, rt_first_cpus(in, &p, reserved));
 	if (err)
 		goto out;
 	err = sched_setattr_nocheck(current, &attr);
@@ -631,9 +728,11 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 
 	rtt->tsk = current;
 	rtt->pid = task_pid_vnr(current);
-	rtt->jobs_started = 0;
 	rtt->in_wait = true;
 	rtt->inst = in;
+	rtt->follows_parts = rt.policy->split;
+	/* Running now: its next switch-out may preempt a job (recorder). */
+	rtt->seen = (struct rts_seen) { .job_here = 1 };
 	raw_spin_lock_irq(&rt.lock);
 	if (p.id == RTSCHED_AUTO_ID && !reserved)
 		p.id = rt_free_id();
@@ -885,7 +984,8 @@ static void rt_fill_status(struct rtsched_status *st,
 	if (!rt.policy)
 		return;
 	strscpy(st->plugin, rt.policy->name, sizeof(st->plugin));
-	st->nr_cpus = rt.policy->global ? s->nr_cpus : rt.nr_inst;
+	st->nr_cpus = rt.policy->global || rt.policy->split ? s->nr_cpus :
+		      rt.nr_inst;
 	/* The common start of whichever CPU has one (they share it). */
 	for (i = 0; i < rt.nr_inst; i++)
 		if (rt.inst[i].sched->epoch != RTS_NEVER)
@@ -1054,7 +1154,8 @@ int rtsched_register_plugin(const struct rts_policy *policy)
 				 (long long)start_lead_us * 1000, rt_emit, in);
 			in->sched->overrun_slack = (long long)overrun_slack_us *
 						   NSEC_PER_USEC;
-			in->sched->nr_cpus = policy->global ? rt_cpus : 1;
+			in->sched->nr_cpus = policy->global || policy->split ?
+					     rt_cpus : 1;
 		}
 		memset(rt.server_name, 0, sizeof(rt.server_name));
 		memset(rt.task_name, 0, sizeof(rt.task_name));
@@ -1123,7 +1224,7 @@ struct rt_task *rt_task_of(struct task_struct *p, int *id, bool by_class)
 }
 
 /* Whether task id has an uncompleted job, and which; racy by design. */
-bool rt_job_pending(struct rt_task *rtt, int id, u64 *job)
+static bool rt_job_pending(struct rt_task *rtt, int id, u64 *job)
 {
 	const struct rts_task *t = &READ_ONCE(rtt->inst)->sched->task[id];
 	u64 completed = READ_ONCE(t->completed);
@@ -1133,21 +1234,44 @@ bool rt_job_pending(struct rt_task *rtt, int id, u64 *job)
 }
 
 /*
- * Whether job has started (on a switch-in, or as its task went on from the
- * previous one); only the probe and the task itself call, never at once.
+ * Whether task id on cpu is where its job runs: not a semi-partitioned
+ * task on another CPU than its part's (it is on its way there, in the
+ * kernel).  Racy as rt_job_pending().
  */
-bool rt_job_started(struct rt_task *rtt, u64 job)
+static bool rt_job_here(struct rt_task *rtt, int id, int cpu)
 {
-	return rtt->jobs_started > job;
+	const struct rts_task *t = &READ_ONCE(rtt->inst)->sched->task[id];
+
+	return !rtt->follows_parts || cpu == rt_cpu + rts_part_cpu(t);
 }
 
-/* Whether this is the first run of job (which has started from now on). */
-bool rt_job_first_run(struct rt_task *rtt, u64 job)
+/*
+ * The job event (RTS_NONE: none) of task id's thread switched in on cpu,
+ * switched out, or going on to user code on cpu without a switch (its
+ * next job pending), and the job.  Called by the recorder's switch probe
+ * and by the task itself, never at once (struct rts_seen).
+ */
+int rt_job_switch_in(struct rt_task *rtt, int id, int cpu, u64 *job)
 {
-	if (rt_job_started(rtt, job))
-		return false;
-	rtt->jobs_started = job + 1;
-	return true;
+	bool here = rt_job_here(rtt, id, cpu);
+	bool pending = rt_job_pending(rtt, id, job);
+
+	return rts_seen_switch_in(&rtt->seen, here, pending, *job);
+}
+
+int rt_job_switch_out(struct rt_task *rtt, int id, u64 *job)
+{
+	bool pending = rt_job_pending(rtt, id, job);
+
+	return rts_seen_switch_out(&rtt->seen, pending, *job);
+}
+
+int rt_job_go_on(struct rt_task *rtt, int id, int cpu, u64 *job)
+{
+	bool here = rt_job_here(rtt, id, cpu);
+	bool pending = rt_job_pending(rtt, id, job);
+
+	return rts_seen_go_on(&rtt->seen, here, pending, *job);
 }
 
 static int __init rt_init(void)

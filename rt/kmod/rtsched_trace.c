@@ -134,7 +134,7 @@ static void probe_sched_switch(void *data, bool preempt,
 		.type = RTS_EV_SWITCH, .task = -1, .server = -1,
 	};
 	struct rt_task *rtt;
-	int id, cpu = smp_processor_id();
+	int id, type, cpu = smp_processor_id();
 	u64 job;
 
 	/* Unlocked: a quick filter, rt_trace_put() decides under the lock. */
@@ -152,14 +152,15 @@ static void probe_sched_switch(void *data, bool preempt,
 	rec.next_comm[sizeof(rec.next_comm) - 1] = '\0';
 	rt_trace_put(&rec);
 
-	/* A job pending but not started (a backlog) is not preempted. */
+	/* Job events of the task switched out and of the one switched in. */
 	rtt = rt_task_of(prev, &id, true);
-	if (rtt && rt_job_pending(rtt, id, &job) && rt_job_started(rtt, job))
-		job_event(id, RTS_EV_PREEMPT, job, rec.time, cpu);
+	type = rtt ? rt_job_switch_out(rtt, id, &job) : RTS_NONE;
+	if (type != RTS_NONE)
+		job_event(id, type, job, rec.time, cpu);
 	rtt = rt_task_of(next, &id, true);
-	if (rtt && rt_job_pending(rtt, id, &job))
-		job_event(id, rt_job_first_run(rtt, job) ? RTS_EV_START :
-			  RTS_EV_RESUME, job, rec.time, cpu);
+	type = rtt ? rt_job_switch_in(rtt, id, cpu, &job) : RTS_NONE;
+	if (type != RTS_NONE)
+		job_event(id, type, job, rec.time, cpu);
 }
 
 /*
@@ -168,15 +169,16 @@ static void probe_sched_switch(void *data, bool preempt,
  */
 void rt_trace_job_start(struct rt_task *rtt, int id)
 {
+	int cpu;
 	u64 job;
 
 	if (id == RTS_NONE)
 		return;
 	/* The time and CPU of one instant: no switch in between. */
 	preempt_disable();
-	if (rt_job_pending(rtt, id, &job) && rt_job_first_run(rtt, job))
-		job_event(id, RTS_EV_START, job, ktime_get_ns(),
-			  smp_processor_id());
+	cpu = smp_processor_id();
+	if (rt_job_go_on(rtt, id, cpu, &job) == RTS_EV_START)
+		job_event(id, RTS_EV_START, job, ktime_get_ns(), cpu);
 	preempt_enable();
 }
 

@@ -21,7 +21,7 @@ static __thread struct rtsched_task_args self = {
 	.id = RTSCHED_AUTO_ID, .server = RTSCHED_NO_SERVER,
 	.cpu = RTSCHED_ANY_CPU,
 };
-static __thread char last_error[160];
+static __thread char last_error[224];
 
 static int failv(int err, const char *fmt, va_list ap)
 {
@@ -270,6 +270,9 @@ void rt_task_params(struct rts_task_params *p,
 	p->overrun = a->flags & RTSCHED_OVERRUN_SIGNAL ? RTS_OVERRUN_SIGNAL :
 			RTS_OVERRUN_THROTTLE;
 	p->sporadic = !!(a->flags & RTSCHED_SPORADIC);
+	p->cpu = a->cpu;
+	p->split_cpu = a->split_cpu;
+	p->split = us_to_ns(a->split_us);
 }
 
 void rt_server_params(struct rts_server_params *p,

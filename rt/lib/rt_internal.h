@@ -42,7 +42,7 @@ struct rt_config_server {
 
 struct rt_config {
 	char plugin[RTSCHED_PLUGIN_LEN];
-	int cpus;			/* partitioned plugins; else 1 */
+	int cpus;			/* multicore plugins; else 1 */
 	int worst_fit;			/* assignment = "worst-fit" */
 	int nr_servers;
 	int nr_tasks;
@@ -64,7 +64,9 @@ int rt_config_parse(const char *name, const char *text,
 /* Admission control: 1 if bootlab's analysis accepts cfg (the same
  * verdict as `bootlab rt analyze`), else 0 with the first reason in why.
  * Under a partitioned plugin it first places the tasks without a cpu, as
- * the analysis does (first-fit or worst-fit decreasing utilisation).
+ * the analysis does (first-fit or worst-fit decreasing utilisation);
+ * under a semi-partitioned one it places every task, splitting those that
+ * fit on no CPU whole (C=D splitting: cpu, split_cpu, split_us).
  */
 int rt_config_admit(struct rt_config *cfg, char *why, size_t len);
 

@@ -16,6 +16,9 @@
  *           sum(C/D) <= m - (m - 1) max(C/D), in exact fractions
  *   global-fp
  *           the response-time analysis of Bertogna & Cirinei on m CPUs
+ *   semi-partitioned-edf
+ *           C=D splitting: first-fit decreasing with the edf test above
+ *           on each CPU, a task that fits on none split in two parts
  *   hsf-*   servers as periodic tasks: by response-time analysis (fp) or
  *           by the demand test and Spuri's response times (edf); the
  *           tasks of each on its periodic supply, the blackout shortened
@@ -415,31 +418,33 @@ static int heavier(const struct rtsched_task_args *a,
  * with it; a task that fits nowhere goes to the least loaded CPU and is
  * refused.  Loads are exact, over the lcm of the periods.
  */
-static int place(struct rt_config *cfg, const struct rts_policy *policy,
-		 char *why, size_t len)
+static int periods_lcm(const struct rt_config *cfg, __int128 *lcm, char *why,
+		       size_t len)
 {
-	static struct item set[RTS_MAX_TASKS];
-	static int order[RTS_MAX_TASKS];
-	__int128 lcm = 1, load[RT_CONFIG_MAX_CPUS], g;
-	int i, j, k, n = 0, cpu, best, unfit = -1, fits;
-	char ignored[8];
+	__int128 g;
+	int i;
 
+	*lcm = 1;
 	for (i = 0; i < cfg->nr_tasks; i++) {
-		g = gcd(lcm, cfg->task[i].args.period_us);
-		lcm = lcm / g * cfg->task[i].args.period_us;
-		if (lcm > FRACTION_LIMIT)
+		g = gcd(*lcm, cfg->task[i].args.period_us);
+		*lcm = *lcm / g * cfg->task[i].args.period_us;
+		if (*lcm > FRACTION_LIMIT)
 			return refuse(why, len, "periods too diverse for rtctl's placement: use bootlab rt analyze");
 	}
-	for (cpu = 0; cpu < cfg->cpus; cpu++)
-		load[cpu] = 0;
-	for (i = 0; i < cfg->nr_tasks; i++) {
-		const struct rtsched_task_args *a = &cfg->task[i].args;
+	return 1;
+}
 
-		if (a->cpu != RTSCHED_ANY_CPU)
-			load[a->cpu] += lcm / a->period_us * a->wcet_us;
-		else
+/*
+ * The tasks without a cpu in decreasing utilisation (ties: lower id), as
+ * indexes into order; their count.
+ */
+static int heaviest_first(const struct rt_config *cfg, int *order)
+{
+	int i, j, k, n = 0;
+
+	for (i = 0; i < cfg->nr_tasks; i++)
+		if (cfg->task[i].args.cpu == RTSCHED_ANY_CPU)
 			order[n++] = i;
-	}
 	for (i = 1; i < n; i++)		/* insertion sort: a few tasks */
 		for (j = i; j > 0 && heavier(&cfg->task[order[j]].args,
 					     &cfg->task[order[j - 1]].args); j--) {
@@ -447,6 +452,40 @@ static int place(struct rt_config *cfg, const struct rts_policy *policy,
 			order[j] = order[j - 1];
 			order[j - 1] = k;
 		}
+	return n;
+}
+
+/* The least loaded CPU (ties: the lower index). */
+static int least_loaded(const __int128 *load, int cpus)
+{
+	int cpu, best = 0;
+
+	for (cpu = 1; cpu < cpus; cpu++)
+		if (load[cpu] < load[best])
+			best = cpu;
+	return best;
+}
+
+static int place(struct rt_config *cfg, const struct rts_policy *policy,
+		 char *why, size_t len)
+{
+	static struct item set[RTS_MAX_TASKS];
+	static int order[RTS_MAX_TASKS];
+	__int128 lcm, load[RT_CONFIG_MAX_CPUS];
+	int i, n, cpu, best, unfit = -1, fits;
+	char ignored[8];
+
+	if (!periods_lcm(cfg, &lcm, why, len))
+		return 0;
+	for (cpu = 0; cpu < cfg->cpus; cpu++)
+		load[cpu] = 0;
+	for (i = 0; i < cfg->nr_tasks; i++) {
+		const struct rtsched_task_args *a = &cfg->task[i].args;
+
+		if (a->cpu != RTSCHED_ANY_CPU)
+			load[a->cpu] += lcm / a->period_us * a->wcet_us;
+	}
+	n = heaviest_first(cfg, order);
 	for (i = 0; i < n; i++) {
 		struct rtsched_task_args *a = &cfg->task[order[i]].args;
 
@@ -462,9 +501,7 @@ static int place(struct rt_config *cfg, const struct rts_policy *policy,
 				break;
 		}
 		if (best < 0) {
-			for (cpu = best = 0; cpu < cfg->cpus; cpu++)
-				if (load[cpu] < load[best])
-					best = cpu;
+			best = least_loaded(load, cfg->cpus);
 			if (unfit < 0)
 				unfit = a->id;
 		}
@@ -491,6 +528,133 @@ static int partitioned_admit(struct rt_config *cfg,
 			       reason, sizeof(reason)))
 			return refuse(why, len, "CPU %d: %s", cpu, reason);
 	}
+	return 1;
+}
+
+/* A task's part on a CPU, as an EDF item (semi-partitioned). */
+struct part {
+	int cpu;
+	struct item it;
+};
+
+static struct part parts[2 * RTS_MAX_TASKS];
+static int nr_parts;
+
+/* Does cpu's EDF test hold with its parts and, if c > 0, one more? */
+static int part_fits(int cpu, const struct rtsched_task_args *a, long long c,
+		     long long d, char *why, size_t len)
+{
+	static struct item set[2 * RTS_MAX_TASKS + 1];
+	struct supply whole = { 0 };
+	int i, n = 0;
+
+	for (i = 0; i < nr_parts; i++)
+		if (parts[i].cpu == cpu)
+			set[n++] = parts[i].it;
+	if (c > 0) {
+		task_item(&set[n], a);
+		set[n].c = c;
+		set[n++].d = d;
+	}
+	return edf_admit(set, n, &whole, "", why, len);
+}
+
+static void add_part(int cpu, const struct rtsched_task_args *a, long long c,
+		     long long d, __int128 *load, __int128 lcm)
+{
+	parts[nr_parts].cpu = cpu;
+	task_item(&parts[nr_parts].it, a);
+	parts[nr_parts].it.c = c;
+	parts[nr_parts++].it.d = d;
+	load[cpu] += lcm / a->period_us * c;
+}
+
+/*
+ * Split task a once, as multicore._split: on the first CPU that takes
+ * some of it, the largest C' (= D') bisection over [1, C - 1] finds that
+ * keeps that CPU schedulable, and the rest, C - C' due D - C', on the
+ * first other CPU that takes it.  1 if placed so.
+ */
+static int split_task(struct rtsched_task_args *a, int cpus, __int128 *load,
+		      __int128 lcm)
+{
+	long long low, high, middle, c = (long long)a->wcet_us;
+	long long d = (long long)a->deadline_us;
+	char ignored[8];
+	int first, rest;
+
+	for (first = 0; first < cpus; first++) {
+		for (low = 0, high = c - 1; low < high;) {
+			middle = (low + high + 1) / 2;
+			if (part_fits(first, a, middle, middle, ignored,
+				      sizeof(ignored)))
+				low = middle;
+			else
+				high = middle - 1;
+		}
+		if (!low)
+			continue;
+		for (rest = 0; rest < cpus; rest++)
+			if (rest != first &&
+			    part_fits(rest, a, c - low, d - low, ignored,
+				      sizeof(ignored)))
+				break;
+		if (rest == cpus)
+			continue;
+		add_part(first, a, low, low, load, lcm);
+		add_part(rest, a, c - low, d - low, load, lcm);
+		a->cpu = first;
+		a->split_cpu = rest;
+		a->split_us = (unsigned long long)low;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Semi-partitioned EDF with C=D splitting (multicore.split_cd): by
+ * decreasing utilisation, each task whole on the first CPU whose EDF test
+ * holds with it, else split once (split_task); one that fits nowhere even
+ * split goes whole to the least loaded CPU and is refused.  Sets every
+ * task's cpu, and split_cpu and split_us for a split one.
+ */
+static int split_admit(struct rt_config *cfg, char *why, size_t len)
+{
+	static int order[RTS_MAX_TASKS];
+	__int128 lcm, load[RT_CONFIG_MAX_CPUS];
+	char reason[200], ignored[8];
+	int i, n, cpu, unfit = -1;
+
+	if (!periods_lcm(cfg, &lcm, why, len))
+		return 0;
+	nr_parts = 0;
+	for (cpu = 0; cpu < cfg->cpus; cpu++)
+		load[cpu] = 0;
+	n = heaviest_first(cfg, order);
+	for (i = 0; i < n; i++) {
+		struct rtsched_task_args *a = &cfg->task[order[i]].args;
+		long long c = (long long)a->wcet_us;
+		long long d = (long long)a->deadline_us;
+
+		for (cpu = 0; cpu < cfg->cpus; cpu++)
+			if (part_fits(cpu, a, c, d, ignored, sizeof(ignored)))
+				break;
+		if (cpu == cfg->cpus && split_task(a, cfg->cpus, load, lcm))
+			continue;
+		if (cpu == cfg->cpus) {
+			cpu = least_loaded(load, cfg->cpus);
+			if (unfit < 0)
+				unfit = a->id;
+		}
+		add_part(cpu, a, c, d, load, lcm);
+		a->cpu = cpu;
+	}
+	if (unfit >= 0)
+		return refuse(why, len, "task %d fits on no CPU, even split",
+			      unfit);
+	for (cpu = 0; cpu < cfg->cpus; cpu++)
+		if (!part_fits(cpu, NULL, 0, 0, reason, sizeof(reason)))
+			return refuse(why, len, "CPU %d: %s", cpu, reason);
 	return 1;
 }
 
@@ -578,6 +742,8 @@ int rt_config_admit(struct rt_config *cfg, char *why, size_t len)
 		return hsf_admit(cfg, policy, why, len);
 	if (policy->per_cpu)
 		return partitioned_admit(cfg, policy, why, len);
+	if (policy->split)
+		return split_admit(cfg, why, len);
 	for (i = 0; i < cfg->nr_tasks; i++)
 		task_item(&set[i], &cfg->task[i].args);
 	if (policy->global && policy->tasks_by_deadline)

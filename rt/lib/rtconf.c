@@ -79,6 +79,7 @@ const struct rts_policy *rt_policy_named(const char *name)
 		&rts_policy_fp, &rts_policy_edf,
 		&rts_policy_partitioned_fp, &rts_policy_partitioned_edf,
 		&rts_policy_global_fp, &rts_policy_global_edf,
+		&rts_policy_semi_partitioned_edf,
 		&rts_policy_hsf[0][0], &rts_policy_hsf[0][1],
 		&rts_policy_hsf[1][0], &rts_policy_hsf[1][1],
 	};
@@ -93,7 +94,7 @@ const struct rts_policy *rt_policy_named(const char *name)
 static int __attribute__((format(printf, 2, 3)))
 error_at(const char *where, const char *fmt, ...)
 {
-	char msg[160];
+	char msg[200];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -179,7 +180,7 @@ static int set_string(struct parser *p, enum key key, const char *s)
 	case K_PLUGIN:
 		if (!rt_policy_named(s))
 			return error_at(here(p),
-					"plugin \"%s\": expected fp, edf, hsf-fp, hsf-edf, hsf-fp-edf, hsf-edf-fp, partitioned-fp, partitioned-edf, global-fp or global-edf",
+					"plugin \"%s\": expected fp, edf, hsf-fp, hsf-edf, hsf-fp-edf, hsf-edf-fp, partitioned-fp, partitioned-edf, global-fp, global-edf or semi-partitioned-edf",
 					s);
 		snprintf(p->cfg->plugin, sizeof(p->cfg->plugin), "%s", s);
 		return 0;
@@ -320,7 +321,8 @@ static int finish(struct parser *p)
 	struct rt_config *cfg = p->cfg;
 	const struct rts_policy *policy = rt_policy_named(cfg->plugin);
 	int hsf = policy && policy->has_servers;
-	int multicore = policy && (policy->per_cpu || policy->global);
+	int multicore = policy &&
+			(policy->per_cpu || policy->global || policy->split);
 	unsigned int scale = p->unit_ms ? 1000 : 1;
 	const char *why;
 	int err, i, j;

@@ -76,9 +76,16 @@ static int cmd_check(const char *path)
 	printf("%s: plugin %s, %d servers, %d tasks\n", path, cfg.plugin,
 	       cfg.nr_servers, cfg.nr_tasks);
 	ok = admitted("check", path);
-	for (i = 0; rt_policy_named(cfg.plugin)->per_cpu && i < cfg.nr_tasks; i++)
-		printf("task %d cpu %d\n", cfg.task[i].args.id,
-		       cfg.task[i].args.cpu);
+	for (i = 0; i < cfg.nr_tasks && cfg.task[i].args.cpu != RTSCHED_ANY_CPU; i++) {
+		const struct rtsched_task_args *a = &cfg.task[i].args;
+
+		if (a->split_us)
+			printf("task %d cpu %d split %llu us then cpu %d\n",
+			       a->id, a->cpu, (unsigned long long)a->split_us,
+			       a->split_cpu);
+		else
+			printf("task %d cpu %d\n", a->id, a->cpu);
+	}
 	if (!ok)
 		return 1;
 	printf("schedulable\n");

@@ -42,7 +42,9 @@ enum rt_trace_cpu rt_trace_cpu_of(const struct rts_policy *policy)
 {
 	if (policy && policy->per_cpu)
 		return RT_TRACE_TASK_CPU;
-	return policy && policy->global ? RT_TRACE_JOB_CPU : RT_TRACE_NO_CPU;
+	if (policy && (policy->global || policy->split))
+		return RT_TRACE_JOB_CPU;
+	return RT_TRACE_NO_CPU;
 }
 
 int rt_trace_format(char *buf, size_t len, const struct rtsched_record *r,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Judge the console log of the rtsched guest scenarios (rt/tests/guest).
 
-Usage: check_guest.py CONSOLE_LOG [--tolerance-us N]
+Usage: check_guest.py CONSOLE_LOG [--tolerance-us N] [--smp | --global-cpus N | --semi]
 
 Scenario output sits between "==== rtsched-scenario NAME begin ====" and
 "==== rtsched-scenario NAME end rc=N ====", traces between
@@ -26,6 +26,8 @@ SCENARIOS = ["lowres_timers", "lazy_ring", "table3_first", "ring_enomem",
 SMP_SCENARIOS = ["partitioned_fp", "partitioned_edf", "dmesg"]
 # SET=global (a multi-CPU guest): the global plugins.
 GLOBAL_SCENARIOS = ["global_params", "global_fp", "global_edf", "dmesg"]
+# SET=semi (a multi-CPU guest): the semi-partitioned plugin on examples/semi.toml.
+SEMI_SCENARIOS = ["semi_params", "semi", "dmesg"]
 KERNEL_TROUBLE = re.compile(
     r"WARNING:|BUG:|Oops|Call Trace|general protection|"
     r"blocked for more than|scheduling while atomic|refcount_t:|"
@@ -325,6 +327,30 @@ def judge_global(c, scenarios, cpus):
                 f"{len(moved)} migrations" + (f", first {moved[0]}" if moved else ""))
 
 
+def judge_semi(c, scenarios):
+    """examples/semi.toml on two CPUs: from the kernel's switches, the two whole tasks each
+    on one CPU (not the same) and the split one on both; from the job events, the split
+    task's jobs leaving its first part's CPU for its second, and no other task's moving."""
+    for name, events in host_timed_runs(scenarios, ("semi",)):
+        pid_of = {int(k["pid"]): k["task"] for _, n, k in events if n == "task_create" and "pid" in k}
+        # While registered only: before and after, the thread has its own CPU mask.
+        created = {k["task"]: t for t, n, k in events if n == "task_create"}
+        left = {k["task"]: t for t, n, k in events if n == "exit"}
+        cpus = defaultdict(set)
+        for t, n, k in events:
+            task = pid_of.get(int(k["next_pid"])) if n == "switch" else None
+            if task is not None and created[task] <= t <= left.get(task, t):
+                cpus[task].add(int(k["cpu"]))
+        whole = sorted(tuple(v) for task, v in cpus.items() if task != "2")
+        c.check(whole == [(0,), (1,)] and cpus.get("2") == {0, 1},
+                f"{name}: whole tasks on one CPU each, the split task on both",
+                f"CPUs by task {dict(sorted((t, sorted(v)) for t, v in cpus.items()))}")
+        moved = migrations(events)
+        c.check(bool(moved) and all(task == "2" and (a, b) == (0, 1) for _, task, _, a, b in moved),
+                f"{name}: only the split task's jobs migrate, from its first part's CPU to its second",
+                f"{len(moved)} migrations" + (f", first {moved[0]}" if moved else ""))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("log")
@@ -334,6 +360,8 @@ def main():
                     help="the console of SET=smp (partitioned plugins, several CPUs)")
     ap.add_argument("--global-cpus", type=int, metavar="N",
                     help="the console of SET=global (global plugins) on N CPUs")
+    ap.add_argument("--semi", action="store_true",
+                    help="the console of SET=semi (semi-partitioned plugin, two CPUs)")
     args = ap.parse_args()
     tol = args.tolerance_us * 1000
     with open(args.log, errors="replace") as f:
@@ -341,16 +369,20 @@ def main():
     scenarios = parse_scenarios(text)
     c = Checker()
     c.check("==== rtsched-guest done ====" in text, "guest finished")
-    expected = SMP_SCENARIOS if args.smp else GLOBAL_SCENARIOS if args.global_cpus else SCENARIOS
+    expected = (SMP_SCENARIOS if args.smp else GLOBAL_SCENARIOS if args.global_cpus
+                else SEMI_SCENARIOS if args.semi else SCENARIOS)
     for name in expected:
         c.scenario_rc(scenarios, name)
     if args.smp:
         judge_smp(c, scenarios)
     if args.global_cpus:
         judge_global(c, scenarios, args.global_cpus)
+    if args.semi:
+        judge_semi(c, scenarios)
 
     for name, what in (("checks", "bad requests refused, unprivileged callers get EPERM"),
                        ("global_params", "a plugin is not partitioned and global at once"),
+                       ("semi_params", "a plugin is not global and semi-partitioned at once"),
                        ("one_step_load", "rtctl load --module: modules and configuration in one program"),
                        ("lowres_timers", "a task started on tick-based timers is warned about"),
                        ("lazy_ring", "no recorder ring before a task runs"),

@@ -110,3 +110,57 @@ def test_migrations_are_resumptions_elsewhere():
         "==== rtsched-trace end ====",
     ])
     assert migrations(events) == [(3325067645, "2", "1", 0, 1)]
+
+
+# The start of a semi-partitioned guest trace (examples/semi.toml, 2 vCPUs) from the kernel
+# that pinned a task only after registering it: task 0 (pid 97), asleep on rt.mutex while
+# the others started, woken on CPU 1, and task 1 (pid 98) switched in on CPU 0, both before
+# their first release.  Whatever the task does then, it is a task on another CPU than its
+# own: the placement check counts it.
+SEMI_PINNED_LATE = [
+    "==== rtsched-scenario semi begin ====",
+    "==== rtsched-trace begin ====",
+    "# rtsched-trace 1 plugin=semi-partitioned-edf",
+    "2477544502 task_create task=0 pid=97 period=10000000 wcet=6000000 deadline=10000000 prio=0",
+    "2478210489 task_create task=2 pid=99 period=10000000 wcet=6000000 deadline=10000000 prio=0",
+    "2478660573 switch cpu=1 prev_pid=99 prev_comm=rtctl prev_state=R next_pid=20 next_comm=migration/1",
+    "2478853111 switch cpu=0 prev_pid=97 prev_comm=rtctl prev_state=D next_pid=0 next_comm=swapper/0",
+    "2479099550 switch cpu=1 prev_pid=20 prev_comm=migration/1 prev_state=S next_pid=98 next_comm=rtctl",
+    "2479099700 switch cpu=0 prev_pid=0 prev_comm=swapper/0 prev_state=R next_pid=99 next_comm=rtctl",
+    "2479625797 task_create task=1 pid=98 period=10000000 wcet=6000000 deadline=10000000 prio=0",
+    "2479725106 switch cpu=1 prev_pid=98 prev_comm=rtctl prev_state=R next_pid=97 next_comm=rtctl",
+    "2480017634 switch cpu=0 prev_pid=99 prev_comm=rtctl prev_state=D next_pid=98 next_comm=rtctl",
+    "2480298314 switch cpu=0 prev_pid=98 prev_comm=rtctl prev_state=R next_pid=16 next_comm=migration/0",
+    "2480420987 switch cpu=0 prev_pid=16 prev_comm=migration/0 prev_state=S next_pid=15 next_comm=rcu_preempt",
+    "2480446225 switch cpu=1 prev_pid=97 prev_comm=rtctl prev_state=D next_pid=98 next_comm=rtctl",
+    "2480478343 switch cpu=0 prev_pid=15 prev_comm=rcu_preempt prev_state=D next_pid=0 next_comm=swapper/0",
+    "2480548598 switch cpu=1 prev_pid=98 prev_comm=rtctl prev_state=D next_pid=0 next_comm=swapper/1",
+    "2480573716 switch cpu=0 prev_pid=0 prev_comm=swapper/0 prev_state=R next_pid=97 next_comm=rtctl",
+    "2480645083 switch cpu=0 prev_pid=97 prev_comm=rtctl prev_state=D next_pid=0 next_comm=swapper/0",
+    "2487544502 release task=0 job=0 deadline=2497544502",
+    "2487544502 release task=1 job=0 deadline=2497544502",
+    "2487544502 release task=2 job=0 deadline=2497544502",
+    "2488112588 switch cpu=0 prev_pid=0 prev_comm=swapper/0 prev_state=R next_pid=99 next_comm=rtctl",
+    "2488112588 start task=2 job=0 cpu=0",
+    "2488112618 switch cpu=1 prev_pid=0 prev_comm=swapper/1 prev_state=R next_pid=98 next_comm=rtctl",
+    "2488112618 start task=1 job=0 cpu=1",
+    "2492499073 switch cpu=0 prev_pid=99 prev_comm=rtctl prev_state=R next_pid=16 next_comm=migration/0",
+    "2492499073 preempt task=2 job=0 cpu=0",
+    "2492643189 switch cpu=0 prev_pid=16 prev_comm=migration/0 prev_state=S next_pid=97 next_comm=rtctl",
+    "2492643189 start task=0 job=0 cpu=0",
+    "2494755971 complete task=1 job=0 cpu=1",
+    "2494939335 switch cpu=1 prev_pid=98 prev_comm=rtctl prev_state=D next_pid=99 next_comm=rtctl",
+    "2494939335 resume task=2 job=0 cpu=1",
+    "==== rtsched-trace end ====",
+    "==== rtsched-scenario semi end rc=0 ====",
+]
+
+
+def test_a_semi_partitioned_task_woken_elsewhere_before_its_first_release_is_caught():
+    from check_guest import judge_semi
+    checker = Checker()
+    with redirect_stdout(io.StringIO()) as out:
+        judge_semi(checker, parse_scenarios("\n".join(SEMI_PINNED_LATE)))
+    assert ("FAIL semi: whole tasks on one CPU each, the split task on both: "
+            "CPUs by task {'0': [0, 1], '1': [0, 1], '2': [0, 1]}") in out.getvalue()
+    assert "PASS semi: only the split task's jobs migrate" in out.getvalue()

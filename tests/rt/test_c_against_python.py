@@ -174,6 +174,53 @@ def test_global_example_migrates_alike(tmp_path):
     assert_same(config, tmp_path)
 
 
+@st.composite
+def semi_partitioned_configs(draw) -> Config:
+    """Semi-partitioned EDF on 2 to 4 CPUs with up to 8 tasks: heavy enough that tasks are
+    split often."""
+    more = draw(tasks())
+    taken = {t.id for t in more}
+    extra = tuple(t for t in draw(tasks()) if t.id not in taken)
+    return Config("semi-partitioned-edf", "us", (), more + extra, cpus=draw(st.integers(2, 4)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(semi_partitioned_configs(), st.data())
+def test_semi_partitioned_core_and_simulator_agree(config, data):
+    """Each job runs its parts on their CPUs: a split job moves to its second CPU when its
+    first part ends (a preempt on one CPU, a resume on the other: cpu= says), with the same
+    EDF order by part deadlines and the same budget enforcement."""
+    spin = data.draw(st.none() | st.sampled_from([t.id for t in config.tasks]))
+    with tempfile.TemporaryDirectory() as tmp:
+        assert_same(config, Path(tmp), spin)
+
+
+def test_semi_partitioned_example_migrates_alike(tmp_path):
+    """examples/semi.toml: fusion's every job runs its first 4 ms on CPU 0 at once (part
+    deadline 4 ms), leaves it then, and resumes on CPU 1 after control (same deadline, lower
+    id), completing at 8 ms: the analysis' bound."""
+    config = load_config(RT / "examples" / "semi.toml")
+    until = hyperperiod_ns(config) * 4
+    core = core_events(config, until, tmp_path)
+    fusion = sorted((time, name, dict(fields)["cpu"]) for time, name, fields in core
+                    if dict(fields).get("task") == 2 and name in ("start", "preempt", "resume", "complete"))
+    period = 10 * MS * 1000
+    assert fusion == sorted(
+        event for k in range(4) for event in ((k * period, "start", 0), (k * period + 4 * MS * 1000, "preempt", 0),
+                                              (k * period + 6 * MS * 1000, "resume", 1),
+                                              (k * period + 8 * MS * 1000, "complete", 1)))
+    assert_same(config, tmp_path)
+
+
+def test_semi_partitioned_signalled_spinner_alike(tmp_path):
+    """The split task spinning forever, signalled rather than throttled: it runs past its
+    last part's end (the simulator once took that instant, now in the past, for its next
+    event and never returned)."""
+    config = load_config(RT / "examples" / "semi.toml")
+    config = replace(config, tasks=tuple(replace(t, overrun="signal") if t.id == 2 else t for t in config.tasks))
+    assert_same(config, tmp_path, spin=2)
+
+
 def admitted(config: Config, tmp: Path) -> bool:
     done = subprocess.run([str(RTCTL), "check", str(written(config, tmp))], capture_output=True, text=True)
     assert done.returncode in (0, 1), done.stderr
@@ -229,6 +276,25 @@ def test_partitioned_placement_and_verdict_are_the_analysis(config):
     placed = {int(task): int(cpu) for task, cpu in re.findall(r"^task (\d+) cpu (\d+)$", done.stdout, re.M)}
     assert placed == result.placement.cpu_of
     assert (done.returncode == 0) == result.schedulable
+
+
+@settings(max_examples=400, deadline=None)
+@given(semi_partitioned_configs())
+def test_semi_partitioned_split_and_verdict_are_the_analysis(config):
+    """rtctl places and splits the tasks as bootlab's C=D splitting does (the same CPUs and
+    the same C'), and gives the same verdict."""
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run([str(RTCTL), "check", str(written(config, Path(tmp)))], capture_output=True, text=True)
+    assert done.returncode in (0, 1), done.stderr
+    placed = {int(task): (int(cpu), int(split or 0), int(then) if then else None) for task, cpu, split, then in
+              re.findall(r"^task (\d+) cpu (\d+)(?: split (\d+) us then cpu (\d+))?$", done.stdout, re.M)}
+    split = analyze(config).split
+    expected = {}
+    for task in config.tasks:
+        parts = split.of(task.id)
+        expected[task.id] = (parts[0].cpu, parts[0].wcet, parts[1].cpu) if len(parts) == 2 else (parts[0].cpu, 0, None)
+    assert placed == expected
+    assert (done.returncode == 0) == analyze(config).schedulable
 
 
 @settings(max_examples=400, deadline=None)

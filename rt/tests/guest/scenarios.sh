@@ -304,6 +304,31 @@ if [ "${SET:-}" = global ]; then
 	exit 0
 fi
 
+# SET=semi: the semi-partitioned plugin (C=D splitting) on every CPU of a
+# multi-CPU guest (slack as in scenario_partitioned).
+scenario_semi() {
+	insmod "$RT/rtsched.ko" rt_cpus="$(grep -c ^processor /proc/cpuinfo)" \
+		overrun_slack_us=4000
+	begin semi_params
+	rc=0
+	if insmod "$RT/rtsched_edf.ko" global=1 semi=1 2>/dev/null; then
+		echo "FAIL global=1 semi=1 refused"; unplugin edf; rc=1
+	else
+		echo "PASS global=1 semi=1 refused"
+	fi
+	end semi_params $rc
+	plugin edf semi=1
+	run_config semi "$RT/semi.toml"
+	unplugin edf
+	rmmod rtsched
+}
+if [ "${SET:-}" = semi ]; then
+	scenario_semi
+	scenario_dmesg
+	echo "==== rtsched-guest done ===="
+	exit 0
+fi
+
 insmod "$RT/rtsched.ko" || echo "insmod rtsched.ko failed"
 scenario_lowres_timers
 scenario_lazy_ring

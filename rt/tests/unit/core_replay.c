@@ -5,7 +5,9 @@
  * SPIN_ID never completes one; common start at 0, no overrun slack) and
  * print its events before UNTIL_NS as trace lines, so that the Python
  * tests can compare them with the simulator's (with enforcement).  Under
- * a global policy the executor plays cfg.cpus CPUs and job events say which.
+ * a global or semi-partitioned policy the executor plays cfg.cpus CPUs and
+ * job events say which; a semi-partitioned configuration is placed and
+ * split as rtctl does (admission control's C=D splitting).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,12 +60,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rts_init(&s, rt_policy_named(cfg.plugin), 0, print_event, NULL);
-	if (s.policy->global && cfg.cpus > RTS_MAX_CPUS) {
+	if ((s.policy->global || s.policy->split) && cfg.cpus > RTS_MAX_CPUS) {
 		fprintf(stderr, "%s: at most %d CPUs\n", argv[1], RTS_MAX_CPUS);
 		return 2;
 	}
-	if (s.policy->global)
+	if (s.policy->global || s.policy->split)
 		s.nr_cpus = cfg.cpus;
+	if (s.policy->split) {
+		char ignored[8];
+
+		rt_config_admit(&cfg, ignored, sizeof(ignored));
+	}
 	for (i = 0; i < cfg.nr_servers; i++) {
 		rt_server_params(&sp, &cfg.server[i].args);
 		if (rts_server_add(&s, &sp, 0, &why))

@@ -47,16 +47,22 @@ static inline int holds(const struct rts_sched *s, const struct cpu *c, int k,
 }
 
 /*
- * The CPU of each chosen task, as Linux's real-time class places them and
- * the simulator says: a job that keeps running keeps its CPU; the others,
- * in the policy's order, take the CPU their job last ran on if it is free,
- * else the lowest free one.
+ * The CPU of each chosen task: a split policy's run[] is by CPU already;
+ * otherwise as Linux's real-time class places them and the simulator
+ * says: a job that keeps running keeps its CPU; the others, in the
+ * policy's order, take the CPU their job last ran on if it is free, else
+ * the lowest free one.
  */
 static inline void place(const struct rts_sched *s, const struct cpu *c,
 			 int *on)
 {
 	int i, k, id;
 
+	if (s->policy->split) {
+		for (k = 0; k < s->nr_cpus; k++)
+			on[k] = s->run[k];
+		return;
+	}
 	for (k = 0; k < s->nr_cpus; k++)
 		on[k] = RTS_NONE;
 	for (i = 0; i < s->nr_cpus && s->run[i] != RTS_NONE; i++)
@@ -123,7 +129,8 @@ static inline int cpu_of(const struct rts_sched *s, const struct cpu *c, int id)
 
 /*
  * Run the schedule from the current time to until: the chosen tasks run
- * (one per CPU), each job for its wcet (or forever, spinning).
+ * (one per CPU; a split policy's CPUs may idle between them), each job for
+ * its wcet (or forever, spinning).
  */
 static inline void execute(struct rts_sched *s, struct cpu *c, long long until)
 {
@@ -138,14 +145,22 @@ static inline void execute(struct rts_sched *s, struct cpu *c, long long until)
 		place(s, c, on);
 		if (c->job_events)
 			job_switch(s, c, on);
-		for (i = 0; i < s->nr_cpus && (run = s->run[i]) != RTS_NONE; i++) {
+		for (i = 0; i < s->nr_cpus; i++) {
+			run = s->run[i];
+			if (run == RTS_NONE)
+				continue;
 			if (c->left[run] == 0)
 				c->left[run] = s->task[run].p.wcet;
 			if (!c->spin[run])
 				step = min_time(step, c->left[run]);
 		}
-		for (i = 0, n = 0; i < s->nr_cpus && (run = s->run[i]) != RTS_NONE; i++) {
-			struct rts_task *t = &s->task[run];
+		for (i = 0, n = 0; i < s->nr_cpus; i++) {
+			struct rts_task *t;
+
+			run = s->run[i];
+			if (run == RTS_NONE)
+				continue;
+			t = &s->task[run];
 
 			c->ran_task[run] += step;
 			if (t->p.server != RTS_NONE)

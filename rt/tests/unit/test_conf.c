@@ -149,7 +149,7 @@ static void test_errors(void)
 	expect_error("plugin = \"fp\"\nfoo = 1\n",
 		     "bad.toml:2: unknown key \"foo\"");
 	expect_error("plugin = \"rr\"\n",
-		     "bad.toml:1: plugin \"rr\": expected fp, edf, hsf-fp, hsf-edf, hsf-fp-edf, hsf-edf-fp, partitioned-fp, partitioned-edf, global-fp or global-edf");
+		     "bad.toml:1: plugin \"rr\": expected fp, edf, hsf-fp, hsf-edf, hsf-fp-edf, hsf-edf-fp, partitioned-fp, partitioned-edf, global-fp, global-edf or semi-partitioned-edf");
 	expect_error("unit = \"ms\"\n", "bad.toml: missing key \"plugin\"");
 	expect_error("plugin = \"fp\"\nunit = \"s\"\n",
 		     "bad.toml:2: unit \"s\": expected \"us\" or \"ms\"");

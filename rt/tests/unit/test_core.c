@@ -167,7 +167,7 @@ static void test_fp_tie_lower_id(void)
 	run_task(&s, task(7, RTS_NONE, 3, 10 * MS, 1 * MS));
 	run_task(&s, task(4, RTS_NONE, 3, 10 * MS, 1 * MS));
 	rts_advance(&s, 0);
-	CHECK(s.policy->pick(&s) == 4);
+	CHECK(s.policy->pick(&s, 0) == 4);
 }
 
 /* C=2,T=5 and C=4,T=7: fixed priority misses, EDF does not (U = 0.97). */
@@ -445,6 +445,80 @@ static void test_reservation(void)
 	CHECK(!s.task[9].used);
 }
 
+/*
+ * semi-partitioned-edf: the parts' CPUs and C' are checked (they come from
+ * the user), and a split job leaves its first CPU at C' for its second,
+ * where a stop leaves the other CPU's task in its slot.
+ */
+static void test_semi_partitioned(void)
+{
+	static struct rts_sched s;
+	static struct trace tr;
+	static struct cpu c;
+	struct rts_task_params whole = task(0, RTS_NONE, 0, 10 * MS, 6 * MS);
+	struct rts_task_params split = task(1, RTS_NONE, 0, 10 * MS, 6 * MS);
+	const char *why = NULL;
+
+	start_fresh(&s, &rts_policy_semi_partitioned_edf, &tr, &c);
+	s.nr_cpus = 2;
+	split.cpu = 0;
+	split.split_cpu = 1;
+	split.split = 6 * MS;
+	CHECK(rts_task_run(&s, &split, 0, 0, &why) == -RTS_EINVAL);
+	CHECK(why && !strcmp(why, "split must be > 0 and < wcet"));
+	split.split = 4 * MS;
+	split.split_cpu = 2;
+	CHECK(rts_task_run(&s, &split, 0, 0, &why) == -RTS_EINVAL);
+	CHECK(why && !strcmp(why, "cpu out of range of the real-time CPUs"));
+	split.split_cpu = 0;
+	CHECK(rts_task_run(&s, &split, 0, 0, &why) == -RTS_EINVAL);
+	split.split_cpu = 1;
+	whole.cpu = 1;
+	run_task(&s, whole);
+	run_task(&s, split);
+	execute(&s, &c, 4 * MS);
+	rts_choose(&s);
+	/* Its second part and task 0 share a deadline: task 0 (lower id). */
+	CHECK(s.run[0] == RTS_NONE && s.run[1] == 0);
+	CHECK(rts_part_cpu(&s.task[1]) == 1);
+	rts_task_stop(&s, 0, 5 * MS);
+	rts_choose(&s);
+	CHECK(s.run[0] == RTS_NONE && s.run[1] == 1);
+	execute(&s, &c, 7 * MS);
+	CHECK(count(&tr, RTS_EV_COMPLETE, 1, RTS_NONE) == 1);
+	CHECK(count(&tr, RTS_EV_MISS, RTS_NONE, RTS_NONE) == 0);
+	/* Its next job starts on its first CPU again. */
+	CHECK(rts_part_cpu(&s.task[1]) == 0);
+}
+
+/*
+ * The recorder's view of a split job's events (rts_seen), as in a guest
+ * run: job 0 started by its switch-in on its first CPU; its first part
+ * ended (the timer, on that CPU) between its turn and its return to user
+ * code there, where it went on without a switch; its switch-out on the
+ * way to its second CPU is the job's preemption, and it resumes there.
+ * The preemption was missing (the job shown holding CPU 0 while another
+ * task resumed there).  Then job 1, pending behind it (late): no
+ * preemption before it starts, nor while it is on its way.
+ */
+static void test_seen_split_job(void)
+{
+	struct rts_seen v = { .job_here = 1 };
+
+	CHECK(rts_seen_switch_out(&v, 0, 0) == RTS_NONE);
+	CHECK(rts_seen_switch_in(&v, 1, 1, 0) == RTS_EV_START);
+	CHECK(rts_seen_go_on(&v, 0, 1, 0) == RTS_NONE);
+	CHECK(rts_seen_switch_out(&v, 1, 0) == RTS_EV_PREEMPT);
+	CHECK(rts_seen_switch_in(&v, 1, 1, 0) == RTS_EV_RESUME);
+	CHECK(rts_seen_switch_out(&v, 1, 1) == RTS_NONE);
+	CHECK(rts_seen_switch_in(&v, 0, 1, 1) == RTS_NONE);
+	CHECK(rts_seen_switch_out(&v, 1, 1) == RTS_NONE);
+	CHECK(rts_seen_switch_in(&v, 1, 1, 1) == RTS_EV_START);
+	/* Job 2 pending as job 1 completes: it goes on to it, here. */
+	CHECK(rts_seen_go_on(&v, 1, 1, 2) == RTS_EV_START);
+	CHECK(rts_seen_switch_out(&v, 1, 2) == RTS_EV_PREEMPT);
+}
+
 int main(void)
 {
 	RUN(test_validation);
@@ -461,5 +535,7 @@ int main(void)
 	RUN(test_sporadic);
 	RUN(test_common_start);
 	RUN(test_reservation);
+	RUN(test_semi_partitioned);
+	RUN(test_seen_split_job);
 	return unit_summary();
 }

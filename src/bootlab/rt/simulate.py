@@ -273,7 +273,9 @@ class _Simulation:
         times += [j.deadline for s in self.tasks for j in s.queue if not j.missed and j.deadline > now]
         for job in filter(None, self.running):
             times.append(now + job.remaining)
-            if self.parts:   # the end of its part: it moves to the next part's CPU
+            if self.parts and self.part(job) is not self.parts[job.task.id][-1]:
+                # The end of its first part: it moves to the next part's CPU.  (Not of its
+                # last: a job running past its wcet, signalled, would put that in the past.)
                 part = self.part(job)
                 times.append(now + part.start + part.wcet - job.executed)
             state = self.state_of[job.task.id]
