@@ -223,3 +223,19 @@ def test_outcome_lists_made_when_read_are_those_made_at_once():
     assert fresh.absent[:3] == whole[:3] and fresh.absent[-1] == whole[-1] and fresh.absent[5] == whole[5]
     assert fresh.absent == whole and fresh.absent + fresh.deferred == whole + list(fresh.deferred)
     assert [] + fresh.failures == list(fresh.failures) and whole[0] in fresh.absent
+
+
+def test_initcalls_start_without_devtmpfs_or_initcall_debug(fixture_path):
+    """A kernel without devtmpfs (Android's GKI has none) and without initcall_debug had no
+    boundary between kernel init and the initcalls: one merged phase.  The kernel brings
+    its other CPUs up just before its initcalls; on one CPU, netlink registers itself in one
+    of the first (a core initcall), an upper bound."""
+    a = analysis(fixture_path("console-gki-no-devtmpfs.txt"))
+    names = [s.name for s in a.phases.spans]
+    assert names[:2] == ["kernel init", "initcalls"], names
+    assert a.phases.spans[1].start == 143_905_000
+    assert "smp: Brought up; the initcalls follow within milliseconds" in a.phases.spans[1].start_evidence
+    a = analysis(fixture_path("dmesg-up-no-devtmpfs.txt"))
+    assert [s.name for s in a.phases.spans][:2] == ["kernel init", "initcalls"]
+    assert a.phases.spans[1].start == 71_518_000  # "NET: Registered protocol family 16", not family 2
+    assert "the initcalls had started by then" in a.phases.spans[1].start_evidence

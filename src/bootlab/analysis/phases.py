@@ -101,7 +101,23 @@ def _initcalls_start(boot: Boot, notes: list[str]) -> tuple[int | None, str]:
     at, ev = _first(boot, km.DEVTMPFS)
     if at is not None:
         return at, _evidence(ev, "devtmpfs: initialized")
-    smp, _ = _first(boot, km.SMP_UP)
+    smp, smp_ev = _first(boot, km.SMP_UP)
+    at, how = _first_initcall(boot, smp, notes)
+    if at is not None:
+        return at, how
+    # Without devtmpfs (Android's GKI has none) and initcall_debug: the kernel brings its
+    # other CPUs up just before its initcalls, and netlink registers itself in one of the
+    # first (a core initcall).
+    if smp is not None:
+        return smp, _evidence(smp_ev, "smp: Brought up; the initcalls follow within milliseconds")
+    at, ev = _first(boot, km.NETLINK)
+    if at is not None:
+        return at, _evidence(ev, "netlink's core initcall: the initcalls had started by then")
+    return None, ""
+
+
+def _first_initcall(boot: Boot, smp: int | None, notes: list[str]) -> tuple[int | None, str]:
+    """The first built-in initcall's start (not before the other CPUs came up)."""
     spans = boot.columns(Kind.INITCALL)
     if spans is None:
         return None, ""

@@ -22,6 +22,7 @@ from ..timeline import Boot, Event, Kind, Mark
 CALIBRATE = "kernel.calibrate"
 SMP_UP = "kernel.smp-up"
 DEVTMPFS = "kernel.devtmpfs"
+NETLINK = "kernel.netlink"  # netlink's core initcall registered its protocol family
 INITRAMFS_UNPACK = "kernel.initramfs-unpack"
 INITRD_FREED = "kernel.initrd-freed"
 ROOT_MOUNTED = "kernel.root-mounted"
@@ -37,6 +38,7 @@ _VERSION = re.compile(r"^Linux version (?P<version>\S+)")
 _CONSOLE_BAUD = re.compile(r"console=(?P<dev>tty[A-Za-z]*\d+|ttyAMA\d+|ttymxc\d+),(?P<baud>\d+)")
 _FREEING = re.compile(r"^(?:Freeing unused kernel (?:image \(initmem\) )?memory|Freeing init memory: \d+[Kk])")
 _TSC = re.compile(r"^tsc: (?:(?P<refined>Refined TSC clocksource calibration:)|Detected) (?P<mhz>\d+\.\d+) MHz")
+_NETLINK = re.compile(r"^NET: Registered (?:PF_NETLINK/PF_ROUTE protocol family|protocol family 16)$")
 _COMPRESSED = re.compile(r"^(?:Decompressing|Uncompressing) Linux")
 
 # A message reaches the expressions only if it starts with one of these (fast path).
@@ -47,6 +49,7 @@ PREFIXES = (
     "Calibrating delay",
     "smp: Brought up",
     "devtmpfs: initialized",
+    "NET: Registered",
     "Trying to unpack rootfs",
     "Unpacking initramfs",
     "Freeing initrd memory",
@@ -92,6 +95,10 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
         mark(SMP_UP)
     elif msg.startswith("devtmpfs: initialized"):
         mark(DEVTMPFS)
+    elif msg.startswith("NET: Registered"):
+        if not _NETLINK.match(msg):
+            return False
+        mark(NETLINK)
     elif msg.startswith(("Trying to unpack rootfs", "Unpacking initramfs")):
         mark(INITRAMFS_UNPACK)
     elif msg.startswith("Freeing initrd memory"):
