@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bootlab import _native
 from bootlab._native import dmesgscan
 from bootlab.analysis import analyze
 from bootlab.render import render
@@ -28,6 +29,7 @@ def scanner(request, monkeypatch):
     with the numpy path that stands in when it is not built."""
     if request.param == "numpy":
         monkeypatch.setattr(dmesg_bulk, "dmesgscan", None)
+        monkeypatch.setattr(_native, "dmesgscan", None)  # (the pairing's, initcall._pair)
     return request.param
 
 
@@ -216,9 +218,10 @@ def test_bulk_reads_initcall_lines_as_the_per_line_path_does(tmp_path, monkeypat
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(st.tuples(st.booleans(), st.one_of(st.integers(0, 3), st.just(70_000))), max_size=80),
        seed=st.randoms())  # (a function id beyond 16 bits: the pairing's sort by function takes another way)
-def test_pairing_in_bulk_pairs_as_the_stack_does(monkeypatch, ops, seed):
+def test_pairing_in_bulk_pairs_as_the_stack_does(monkeypatch, scanner, ops, seed):
     """Calls and returns (each with a function) in file order, handed over calls first as
-    the bulk reader does: the numpy pairing gives what the stack per function gives."""
+    the bulk reader does: the pairing in bulk (in C, or with numpy when the scanner is not
+    built) gives what the stack per function gives."""
     lines = list(range(1, len(ops) + 1))
     calls = [i for i, (is_call, _f) in enumerate(ops) if is_call]
     rets = [i for i, (is_call, _f) in enumerate(ops) if not is_call]

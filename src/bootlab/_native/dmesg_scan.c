@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* memmem */
 #include "dmesg_scan.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The LFs of data[from..to), added to *lines; -1 on a byte the fast path does not take. */
@@ -416,4 +417,105 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 			fixup_took(data, size, from, stop, &kind[i], &fn[i], &a[i], &b[i], names);
 	}
 	return 0;
+}
+
+/* The end of the run of entries sorted by line that starts at `from` in order[]. */
+static size_t run_end(const int64_t *line, const int64_t *order, size_t from, size_t n)
+{
+	size_t i = from + 1;
+
+	while (i < n && line[order[i - 1]] <= line[order[i]])
+		i++;
+	return i;
+}
+
+/* order[] sorted by line, stably, by merging the runs it already has: the entries come as a
+ * few sorted runs (calls, returns; those found in bulk, then those read one by one), so a
+ * pass or two merges them.  tmp has room for n entries; the result is in order[]. */
+static void sort_by_line(const int64_t *line, int64_t *order, int64_t *tmp, size_t n)
+{
+	int64_t *from = order, *to = tmp, *swap;
+
+	for (;;) {
+		size_t lo = 0, runs = 0;
+
+		while (lo < n) {
+			size_t mid = run_end(line, from, lo, n), hi = mid < n ? run_end(line, from, mid, n) : n;
+			size_t a = lo, b = mid, k = lo;
+
+			while (a < mid && b < hi)
+				to[k++] = line[from[b]] < line[from[a]] ? from[b++] : from[a++];
+			while (a < mid)
+				to[k++] = from[a++];
+			while (b < hi)
+				to[k++] = from[b++];
+			lo = hi;
+			runs++;
+		}
+		swap = from;
+		from = to;
+		to = swap;
+		if (runs <= 1)
+			break;
+	}
+	if (from != order)
+		memcpy(order, from, n * sizeof(*order));
+}
+
+long dmesg_pair(size_t n, size_t n_calls, const int64_t *line, const int64_t *key, int64_t *answered,
+		int64_t *open, int64_t *open_len)
+{
+	int64_t most = -1, *order, *tmp, *top, *below;
+	long stacks = 0;
+	size_t written = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (key[i] < 0)
+			return -1;
+		most = key[i] > most ? key[i] : most;
+	}
+	order = malloc((n + 1) * sizeof(*order));
+	tmp = malloc((n + 1) * sizeof(*tmp));
+	top = malloc(((size_t)most + 2) * sizeof(*top));
+	below = malloc((n_calls + 1) * sizeof(*below));
+	if (!order || !tmp || !top || !below) {
+		stacks = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = (int64_t)i;
+	sort_by_line(line, order, tmp, n);
+	for (int64_t k = 0; k <= most; k++)
+		top[k] = -1;
+	/* Each function's open calls as a linked stack: top[key], then below[] down to -1. */
+	for (size_t i = 0; i < n; i++) {
+		int64_t e = order[i], k = key[e];
+
+		if ((size_t)e < n_calls) {
+			below[e] = top[k];
+			top[k] = e;
+		} else {
+			answered[(size_t)e - n_calls] = top[k];
+			if (top[k] >= 0)
+				top[k] = below[top[k]];
+		}
+	}
+	for (int64_t k = 0; k <= most; k++) {
+		size_t depth = 0;
+
+		for (int64_t c = top[k]; c >= 0; c = below[c])
+			depth++;
+		if (!depth)
+			continue;
+		written += depth;
+		for (int64_t c = top[k], at = (int64_t)written - 1; c >= 0; c = below[c])
+			open[at--] = c; /* newest last */
+		open_len[stacks++] = (int64_t)depth;
+	}
+out:
+	free(order);
+	free(tmp);
+	free(top);
+	free(below);
+	return stacks;
 }

@@ -67,4 +67,13 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 /* The slot count dmesg_messages needs for `count` messages. */
 size_t dmesg_name_slots(size_t count);
 
+/* Calls (entries 0..n_calls) and returns (entries n_calls..n), each with its line and its
+ * function's key (0 or more), paired as a stack per function in line order (entries of one
+ * line in entry order): answered[r] is the call return n_calls + r answers, or -1.  The
+ * calls left open are written to open, a stack (oldest first) after another, and each
+ * stack's length to open_len.  Returns the number of stacks, or -1 (nothing done) on a
+ * negative key or no memory. */
+long dmesg_pair(size_t n, size_t n_calls, const int64_t *line, const int64_t *key, int64_t *answered,
+		int64_t *open, int64_t *open_len);
+
 #endif

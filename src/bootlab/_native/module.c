@@ -218,6 +218,43 @@ out:
 	return masks;
 }
 
+static PyObject *pair(PyObject *self, PyObject *args)
+{
+	Py_buffer line, key;
+	Py_ssize_t n_calls, count;
+	PyObject *answered = NULL, *open = NULL, *open_len = NULL, *result = NULL;
+	long stacks = 0;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "y*y*n", &line, &key, &n_calls))
+		return NULL;
+	count = line.len / 8;
+	if (line.len % 8 || key.len != line.len || n_calls < 0 || n_calls > count) {
+		PyErr_SetString(PyExc_ValueError, "lines and keys: int64 columns of one length, n_calls of them calls");
+		goto out;
+	}
+	answered = column(count - n_calls, 8);
+	open = column(n_calls, 8);
+	open_len = column(n_calls, 8);
+	if (!answered || !open || !open_len)
+		goto out;
+	Py_BEGIN_ALLOW_THREADS
+	stacks = dmesg_pair((size_t)count, (size_t)n_calls, line.buf, key.buf, int64s(answered), int64s(open),
+			    int64s(open_len));
+	Py_END_ALLOW_THREADS
+	if (stacks < 0)
+		PyErr_SetString(PyExc_ValueError, "a negative function key, or no memory");
+	else
+		result = Py_BuildValue("OOOl", answered, open, open_len, stacks);
+out:
+	Py_XDECREF(answered);
+	Py_XDECREF(open);
+	Py_XDECREF(open_len);
+	PyBuffer_Release(&line);
+	PyBuffer_Release(&key);
+	return result;
+}
+
 static PyMethodDef methods[] = {
 	{ "lines", lines, METH_VARARGS,
 	  "lines(text) -> (start, end, nbytes, t) int64 columns, or None when the text needs the per-line path" },
@@ -226,6 +263,9 @@ static PyMethodDef methods[] = {
 	{ "holding", holding, METH_VARARGS,
 	  "holding(text, start, end, words) -> uint64 column: per line, bit k set when it holds words[k] "
 	  "(text: bytes-like, or a str of ASCII only)" },
+	{ "pair", pair, METH_VARARGS,
+	  "pair(line, key, n_calls) -> (answered, open, open_len int64 columns, stacks): calls paired with "
+	  "returns as a stack per function in line order (dmesg_scan.h's dmesg_pair)" },
 	{ NULL, NULL, 0, NULL },
 };
 

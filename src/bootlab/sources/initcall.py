@@ -502,16 +502,36 @@ def _pair(line: list[int], key: list[int], n_calls: int) -> tuple[list[int], lis
     when there are many; the calls left open, as one list per function, oldest first,
     functions in the order they opened).
 
-    A stack per function, in file order.  Where a function's calls and returns simply
-    alternate (call, return, call ...), which is nearly always, the stack pairs each return
-    with the call just before it: a big log's are paired at once, sorted by function."""
+    A stack per function, in file order.  A big log's are paired by the C scanner's
+    dmesgscan.pair (the same stack, its lines merged from the few sorted runs they come
+    in), or with numpy when it is not built (_pair_sorted)."""
     if len(line) <= BULK_PAIRING:
         answered = [-1] * (len(line) - n_calls)
         return answered, _stacks(sorted(range(len(line)), key=line.__getitem__), line, key, n_calls, answered)
     import numpy as np
 
-    n = len(line)
+    from .._native import dmesgscan
+
     lines, keys = np.asarray(line, dtype=np.int64), np.asarray(key, dtype=np.int64)
+    if dmesgscan is None:
+        paired, open_calls = _pair_sorted(lines, keys, n_calls)
+    else:
+        paired, flat, lengths, stacks = dmesgscan.pair(lines, keys, n_calls)
+        paired, flat = np.frombuffer(paired, dtype=np.int64), np.frombuffer(flat, dtype=np.int64).tolist()
+        ends = np.cumsum(np.frombuffer(lengths, dtype=np.int64)[:stacks]).tolist()
+        open_calls = [flat[a:b] for a, b in zip([0, *ends], ends)]
+    open_calls.sort(key=lambda stack: line[stack[0]])
+    return paired, open_calls
+
+
+def _pair_sorted(lines, keys, n_calls: int):
+    """_pair's numpy path.  Where a function's calls and returns simply alternate (call,
+    return, call ...), which is nearly always, the stack pairs each return with the call
+    just before it: those are paired at once, sorted by function; the others go through
+    the stack."""
+    import numpy as np
+
+    n = len(lines)
     # By function, then line: two stable sorts, not np.lexsort (2.7 times as long here): the
     # lines come in a few sorted runs (calls, returns; bulk, then fed), which merge fast,
     # and a few thousand functions fit 16 bits, which numpy sorts by radix.
@@ -532,9 +552,8 @@ def _pair(line: list[int], key: list[int], n_calls: int) -> tuple[list[int], lis
     paired[order[rets] - n_calls] = order[rets - 1]
     open_calls = [[c] for c in order[np.flatnonzero(regular & last & ~r)].tolist()]
     irregular = order[~regular]
-    open_calls += _stacks(irregular[np.argsort(lines[irregular], kind="stable")].tolist(), line, key, n_calls,
+    open_calls += _stacks(irregular[np.argsort(lines[irregular], kind="stable")].tolist(), lines, keys, n_calls,
                           paired)
-    open_calls.sort(key=lambda stack: line[stack[0]])
     return paired, open_calls
 
 

@@ -264,8 +264,48 @@ static void test_holding_pairs_of_bytes(void)
 	free(text);
 }
 
+/* Calls 0..4 and returns 5..9 given as runs out of line order (calls first, as the bulk
+ * reader gives them): function 0 alternates, function 1 nests (call, call, return, return),
+ * function 2 returns twice without a call, function 3 opens
+ * twice and is left open; two entries on one line keep their entry order. */
+static void test_pair(void)
+{
+	/*                      calls: 0   1   2   3   4   returns: 5   6   7   8   9 */
+	const int64_t line[] = { 1, 3, 4, 8, 9, 2, 5, 6, 7, 7 };
+	const int64_t key[] = { 0, 1, 1, 3, 3, 0, 1, 1, 2, 2 };
+	int64_t answered[5], open[5], open_len[5];
+	long stacks = dmesg_pair(10, 5, line, key, answered, open, open_len);
+
+	CHECK(stacks == 1);
+	CHECK(answered[0] == 0);
+	CHECK(answered[1] == 2 && answered[2] == 1); /* the newest call first */
+	CHECK(answered[3] == -1 && answered[4] == -1);
+	CHECK(open_len[0] == 2 && open[0] == 3 && open[1] == 4); /* oldest first */
+
+	const int64_t negative[] = { 0, -1 };
+	CHECK(dmesg_pair(2, 1, line, negative, answered, open, open_len) == -1);
+	CHECK(dmesg_pair(0, 0, line, key, answered, open, open_len) == 0);
+}
+
+/* A call after its return on the same line is not its answer; a second function's stack is
+ * written after the first's. */
+static void test_pair_same_line(void)
+{
+	const int64_t line[] = { 4, 2, 4, 1 };
+	const int64_t key[] = { 5, 0, 5, 5 };
+	int64_t answered[2], open[2], open_len[2];
+
+	/* entry 3 (a return of function 5, line 1) comes before every call; entry 2 (a return on
+	 * line 4 after call 0 on line 4) answers it */
+	CHECK(dmesg_pair(4, 2, line, key, answered, open, open_len) == 1);
+	CHECK(answered[0] == 0 && answered[1] == -1);
+	CHECK(open_len[0] == 1 && open[0] == 1);
+}
+
 int main(void)
 {
+	test_pair();
+	test_pair_same_line();
 	test_holding();
 	test_holding_one_lead_byte();
 	test_holding_pairs_of_bytes();
