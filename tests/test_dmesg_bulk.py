@@ -17,7 +17,7 @@ from bootlab import _native
 from bootlab._native import dmesgscan
 from bootlab.analysis import analyze
 from bootlab.render import render
-from bootlab.sources import dmesg_bulk, initcall, printk, read
+from bootlab.sources import Patterns, dmesg_bulk, initcall, printk, read
 from bootlab.timeline import ConsoleLog
 
 REAL = Path(__file__).parent / "data" / "real" / "generic-initcall.dmesg.gz"
@@ -105,18 +105,18 @@ def test_bulk_equals_per_line(tmp_path, monkeypatch, scanner, crlf):
     assert [e.dur for e in unfinished] == [9_900_000_000]
 
 
-def _both_ways(path: Path, monkeypatch, fmt: str | None = None):
+def _both_ways(path: Path, monkeypatch, fmt: str | None = None, patterns: Patterns | None = None):
     """The log read in bulk, its initcalls kept as columns, and line by line as objects."""
     tables = []
     as_columns = initcall.InitcallReader._table
     monkeypatch.setattr(initcall.InitcallReader, "_table", lambda self, *args: tables.append(1) or as_columns(
         self, *args))
     monkeypatch.setattr(initcall, "BULK_PAIRING", 0)
-    bulk = read([str(path)], fmt=fmt)
+    bulk = read([str(path)], patterns, fmt=fmt)
     assert tables or not any(e.kind == "initcall" and not e.attrs.get("unfinished") for e in bulk.events)
     monkeypatch.setattr(initcall, "BULK_PAIRING", 10**9)
     monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 10**9)
-    return bulk, read([str(path)], fmt=fmt)
+    return bulk, read([str(path)], patterns, fmt=fmt)
 
 
 def _reports(boot) -> tuple[str, str]:
@@ -241,6 +241,19 @@ _WORDS = st.sampled_from(["", "calling  ", "initcall ", "probe of ", "async_", "
                           "Freeing unused kernel image (initmem) memory: 2824K", "BOOTLAB READY", "login: "])
 
 
+def _messages_log(tmp_path: Path, monkeypatch, lines) -> Path:
+    """A dmesg of these (message, rest, time, stamped) after a banner, read in bulk however
+    small it is."""
+    text = "[    0.000000] Linux version 6.1.0\n" + "".join(
+        f"[{t // 10**6:5d}.{t % 10**6:06d}] {word}{rest}\n" if stamped else f"{word}{rest}\n"
+        for word, rest, t, stamped in lines)
+    path = tmp_path / "log.dmesg"
+    path.write_bytes(text.encode())
+    monkeypatch.setattr(printk, "BULK_MIN_BYTES", 0)
+    monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 0)
+    return path
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(st.tuples(_WORDS, st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126),
                                                 max_size=30), st.integers(0, 3 * 10**6),
@@ -250,17 +263,27 @@ def test_bulk_reads_any_kernel_messages_as_the_per_line_path_does(tmp_path, monk
     """Messages of every kind the interpreter knows and anything else, stamped or not (a
     continuation line), with time going back: the lines the bulk reader leaves alone are
     exactly those the interpreter would do nothing with."""
-    text = "[    0.000000] Linux version 6.1.0\n" + "".join(
-        f"[{t // 10**6:5d}.{t % 10**6:06d}] {word}{rest}\n" if stamped else f"{word}{rest}\n"
-        for word, rest, t, stamped in lines)
-    path = tmp_path / "log.dmesg"
-    path.write_bytes(text.encode())
-    monkeypatch.setattr(printk, "BULK_MIN_BYTES", 0)
-    monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 0)
-    bulk, per_line = _both_ways(path, monkeypatch, "dmesg")
+    bulk, per_line = _both_ways(_messages_log(tmp_path, monkeypatch, lines), monkeypatch, "dmesg")
     assert _reports(bulk) == _reports(per_line)
     assert _summary(bulk) == _summary(per_line)
     assert [(e.kind, e.name, e.line) for e in bulk.events] == [(e.kind, e.name, e.line) for e in per_line.events]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.tuples(_WORDS, st.sampled_from(["", " x", "0] ab", " a b", "Xab"]), st.integers(0, 3 * 10**6),
+                                st.sampled_from([True] * 9 + [False])), min_size=1, max_size=40),
+       ready=st.sampled_from([r"ab", r"0\] ab", r"\bBOOTLAB[- ]READY\b", r"^[\w.-]+ login$"]),
+       app_start=st.sampled_from([None, r" a b", r"calling  \S+"]))
+def test_bulk_finds_the_pattern_lines_as_the_per_line_path_does(tmp_path, monkeypatch, scanner, lines, ready,
+                                                                app_start):
+    """The ready and app-start patterns on a timed line are matched on its message: the C
+    scanner looks for their hints in the messages in the same look as for the words that
+    mean something (and through the untimed lines on their own); a hint that also fits across
+    a stamp's end ("0] ab") or in an initcall line changes nothing."""
+    bulk, per_line = _both_ways(_messages_log(tmp_path, monkeypatch, lines), monkeypatch, "dmesg",
+                                Patterns.from_options(ready, app_start))
+    assert _reports(bulk) == _reports(per_line)
+    assert _summary(bulk) == _summary(per_line)
 
 
 @settings(max_examples=300, deadline=None)

@@ -194,13 +194,14 @@ static void index_words(const struct dmesg_words *words, struct word_index *inde
 	}
 }
 
-/* Which words data[from..end) holds; with `any`, the first one found is enough.  When every
+/* Which words data[from..end) holds, looked for until one of group_a and one of group_b are
+ * found (with 0 for either: through the whole text).  When every
  * word starts with one byte, memchr jumps to where it is (the words of initcall_debug's
  * levels all start with the "]" of a stamp, one or two to a line); otherwise a byte and the
  * next that start no word are passed over at once (a space or a common letter starts some
  * word of most sets, a pair of bytes far less often). */
 static uint64_t holds(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
-		      const struct word_index *index, int any)
+		      const struct word_index *index, uint64_t group_a, uint64_t group_b)
 {
 	uint64_t found = 0;
 
@@ -222,7 +223,7 @@ static uint64_t holds(const uint8_t *data, int64_t from, int64_t end, const stru
 
 			if ((int64_t)words->len[k] <= end - p && memcmp(data + p, words->text[k], words->len[k]) == 0) {
 				found |= (uint64_t)1 << k;
-				if (any)
+				if ((found & group_a) && (found & group_b))
 					return found;
 			}
 		}
@@ -237,15 +238,14 @@ void dmesg_holding(const uint8_t *data, size_t count, const int64_t *start, cons
 
 	index_words(words, &index);
 	for (size_t i = 0; i < count; i++)
-		masks[i] = holds(data, start[i], end[i], words, &index, 0);
+		masks[i] = holds(data, start[i], end[i], words, &index, 0, 0);
 }
 
 /* Whether data[from..end) starts with one of `starts` (only those that start with its first
  * byte are compared: a million messages against a score of starts each cost more than the
- * rest of the scan) or holds one of `words`. */
-static int meaningful(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
-		      const struct word_index *index, const struct dmesg_words *starts,
-		      const struct word_index *start_index)
+ * rest of the scan). */
+static int starts_with(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *starts,
+		       const struct word_index *start_index)
 {
 	for (uint64_t maybe = from < end ? start_index->first[data[from]] : 0; maybe; maybe &= maybe - 1) {
 		int k = __builtin_ctzll(maybe);
@@ -253,7 +253,24 @@ static int meaningful(const uint8_t *data, int64_t from, int64_t end, const stru
 		if ((int64_t)starts->len[k] <= end - from && memcmp(data + from, starts->text[k], starts->len[k]) == 0)
 			return 1;
 	}
-	return holds(data, from, end, words, index, 1) != 0;
+	return 0;
+}
+
+/* DMESG_MEANINGFUL when data[from..end) starts with one of `starts` or holds one of the
+ * words (bits `meaning` of `all`), plus DMESG_HINTED when it holds one of the hints (bits
+ * `hints`): one look through the text for both, which stops once both are known. */
+static uint8_t meaning_and_hints(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *all,
+				 const struct word_index *index, uint64_t meaning, uint64_t hints,
+				 const struct dmesg_words *starts, const struct word_index *start_index)
+{
+	int started = starts_with(data, from, end, starts, start_index);
+	uint64_t found;
+
+	if (started && !hints)
+		return DMESG_MEANINGFUL;
+	found = started ? holds(data, from, end, all, index, hints, hints)
+			: holds(data, from, end, all, index, meaning, hints ? hints : meaning);
+	return (uint8_t)((started || (found & meaning) ? DMESG_MEANINGFUL : 0) | (found & hints ? DMESG_HINTED : 0));
 }
 
 size_t dmesg_name_slots(size_t count)
@@ -376,25 +393,37 @@ static void fixup_took(const uint8_t *data, int64_t size, int64_t from, int64_t 
 }
 
 int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *offset, const int64_t *end,
-		   const struct dmesg_words *words, const struct dmesg_words *starts, uint8_t *kind,
-		   int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names)
+		   const struct dmesg_words *words, const struct dmesg_words *starts, const struct dmesg_words *hints,
+		   uint8_t *kind, int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names)
 {
 	const int64_t size = (int64_t)n, prefix = (int64_t)strlen("calling  ");
+	const uint8_t *text[64];
+	size_t len[64];
+	struct dmesg_words all = { text, len, words->count + hints->count };
 	struct word_index index, start_index;
+	uint64_t meaning, hint_bits;
 
-	for (size_t k = 0; k < words->count; k++)
-		if (words->len[k] == 0 || k == 64)
+	if (all.count > 64)
+		return -1;
+	for (size_t k = 0; k < all.count; k++) {
+		text[k] = k < words->count ? words->text[k] : hints->text[k - words->count];
+		len[k] = k < words->count ? words->len[k] : hints->len[k - words->count];
+		if (len[k] == 0)
 			return -1; /* (an empty word is in every message: not what a caller means) */
+	}
 	for (size_t k = 0; k < starts->count; k++)
 		if (starts->len[k] == 0 || k == 64)
 			return -1;
-	index_words(words, &index);
+	meaning = words->count ? ~(uint64_t)0 >> (64 - words->count) : 0;
+	hint_bits = all.count ? ~(uint64_t)0 >> (64 - all.count) & ~meaning : 0;
+	index_words(&all, &index);
 	index_words(starts, &start_index);
 	for (size_t i = 0; i < count; i++)
 		if (offset[i] < 0 || end[i] > size || offset[i] > end[i])
 			return -1;
 	for (size_t i = 0; i < count; i++) {
 		int64_t from = offset[i], stop = end[i], fn_end = -1;
+		uint8_t found;
 
 		kind[i] = DMESG_OTHER;
 		fn[i] = -1;
@@ -408,13 +437,12 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 		}
 		if (fn_end >= 0)
 			fn[i] = name_index(data, from + prefix, fn_end - from - prefix, names);
-		if (!meaningful(data, from, stop, words, &index, starts, &start_index))
-			continue;
-		kind[i] |= DMESG_MEANINGFUL;
-		if (kind[i] == DMESG_MEANINGFUL)
+		found = meaning_and_hints(data, from, stop, &all, &index, meaning, hint_bits, starts, &start_index);
+		if (found & DMESG_MEANINGFUL && kind[i] == DMESG_OTHER)
 			call_after_prefix(data, size, from, stop, &kind[i], &fn[i], &a[i], names);
-		if (kind[i] == DMESG_MEANINGFUL)
+		if (found & DMESG_MEANINGFUL && kind[i] == DMESG_OTHER)
 			fixup_took(data, size, from, stop, &kind[i], &fn[i], &a[i], &b[i], names);
+		kind[i] |= found;
 	}
 	return 0;
 }

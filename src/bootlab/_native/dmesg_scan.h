@@ -15,7 +15,7 @@
 #define DMESG_NO_RET_CODE INT64_MIN /* initcall.NO_RET_CODE */
 
 /* What a timed message is (messages' kind). */
-enum { DMESG_OTHER = 0, DMESG_CALL = 1, DMESG_RETURN = 2, DMESG_MEANINGFUL = 4, DMESG_FIXUP = 8 };
+enum { DMESG_OTHER = 0, DMESG_CALL = 1, DMESG_RETURN = 2, DMESG_MEANINGFUL = 4, DMESG_FIXUP = 8, DMESG_HINTED = 16 };
 
 /* The number of lines of data[0..n) (an empty text is one empty line), or -1 when the text does not fit the fast path: a
  * byte that is not ASCII, a control character other than tab, LF and a CR before LF. */
@@ -57,12 +57,14 @@ struct dmesg_names {
  * -1), plus DMESG_MEANINGFUL when the message holds a word or starts with a start.  A
  * meaningful message `DEVICE: FN+0xA/0xB took N usecs` (a PCI fixup run for one device) is
  * DMESG_FIXUP | DMESG_MEANINGFUL: fn[i] = FN+0xA/0xB's index in names, a = DEVICE's, b = N
- * in ns.  names must have room for 2 * `count` names and dmesg_name_slots(count) slots.
- * Returns 0, or -1 (nothing done) when an offset or end lies outside the text, a word or a
- * start is empty or there are more than 64 words or 64 starts. */
+ * in ns.  Any message holding one of `hints` (the ready and app-start patterns' texts) is
+ * also DMESG_HINTED: the same look through it finds both.  names must have room for 2 *
+ * `count` names and dmesg_name_slots(count) slots.  Returns 0, or -1 (nothing done) when an
+ * offset or end lies outside the text, a word, a hint or a start is empty or there are more
+ * than 64 words and hints or 64 starts. */
 int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *offset, const int64_t *end,
-		   const struct dmesg_words *words, const struct dmesg_words *starts, uint8_t *kind,
-		   int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names);
+		   const struct dmesg_words *words, const struct dmesg_words *starts, const struct dmesg_words *hints,
+		   uint8_t *kind, int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names);
 
 /* The slot count dmesg_messages needs for `count` messages. */
 size_t dmesg_name_slots(size_t count);

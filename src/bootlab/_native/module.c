@@ -103,23 +103,23 @@ static PyObject *name_list(const Py_buffer *text, const struct dmesg_names *name
 static PyObject *messages(PyObject *self, PyObject *args)
 {
 	Py_buffer text, offset, end;
-	PyObject *words_tuple, *starts_tuple, *kind = NULL, *fn = NULL, *a = NULL, *b = NULL, *names_list = NULL;
-	PyObject *result = NULL;
-	struct dmesg_words words = { 0 }, starts = { 0 };
+	PyObject *words_tuple, *starts_tuple, *hints_tuple, *kind = NULL, *fn = NULL, *a = NULL, *b = NULL;
+	PyObject *names_list = NULL, *result = NULL;
+	struct dmesg_words words = { 0 }, starts = { 0 }, hints = { 0 };
 	struct dmesg_names names = { 0 };
 	Py_ssize_t count;
 	int failed = 0;
 
 	(void)self;
-	if (!PyArg_ParseTuple(args, "y*y*y*O!O!", &text, &offset, &end, &PyTuple_Type, &words_tuple, &PyTuple_Type,
-			      &starts_tuple))
+	if (!PyArg_ParseTuple(args, "y*y*y*O!O!O!", &text, &offset, &end, &PyTuple_Type, &words_tuple, &PyTuple_Type,
+			      &starts_tuple, &PyTuple_Type, &hints_tuple))
 		return NULL;
 	count = offset.len / 8;
 	if (offset.len % 8 || end.len != offset.len) {
 		PyErr_SetString(PyExc_ValueError, "offsets and ends: int64 columns of one length");
 		goto out;
 	}
-	if (words_of(words_tuple, &words) || words_of(starts_tuple, &starts))
+	if (words_of(words_tuple, &words) || words_of(starts_tuple, &starts) || words_of(hints_tuple, &hints))
 		goto out;
 	names.nslots = dmesg_name_slots((size_t)count);
 	names.at = PyMem_Calloc(2 * (size_t)count + 1, sizeof(int64_t));
@@ -136,11 +136,11 @@ static PyObject *messages(PyObject *self, PyObject *args)
 	if (!kind || !fn || !a || !b)
 		goto out;
 	Py_BEGIN_ALLOW_THREADS
-	failed = dmesg_messages(text.buf, (size_t)text.len, (size_t)count, offset.buf, end.buf, &words, &starts,
+	failed = dmesg_messages(text.buf, (size_t)text.len, (size_t)count, offset.buf, end.buf, &words, &starts, &hints,
 				(uint8_t *)PyByteArray_AS_STRING(kind), int64s(fn), int64s(a), int64s(b), &names);
 	Py_END_ALLOW_THREADS
 	if (failed) {
-		PyErr_SetString(PyExc_ValueError, "a message outside the text, or more than 64 words or starts");
+		PyErr_SetString(PyExc_ValueError, "a message outside the text, or more than 64 words and hints or starts");
 		goto out;
 	}
 	names_list = name_list(&text, &names);
@@ -157,6 +157,7 @@ out:
 	PyMem_Free(names.slots);
 	words_free(&words);
 	words_free(&starts);
+	words_free(&hints);
 	PyBuffer_Release(&text);
 	PyBuffer_Release(&offset);
 	PyBuffer_Release(&end);
@@ -259,7 +260,7 @@ static PyMethodDef methods[] = {
 	{ "lines", lines, METH_VARARGS,
 	  "lines(text) -> (start, end, nbytes, t) int64 columns, or None when the text needs the per-line path" },
 	{ "messages", messages, METH_VARARGS,
-	  "messages(text, offset, end, words, starts) -> (kind uint8, fn, a, b int64 columns, function texts)" },
+	  "messages(text, offset, end, words, starts, hints) -> (kind uint8, fn, a, b int64 columns, function texts)" },
 	{ "holding", holding, METH_VARARGS,
 	  "holding(text, start, end, words) -> uint64 column: per line, bit k set when it holds words[k] "
 	  "(text: bytes-like, or a str of ASCII only)" },

@@ -104,6 +104,10 @@ static struct scanned scan(const char *message)
 	static const size_t start_len[] = { 4, 13, 8 };
 	const struct dmesg_words words = { (const uint8_t *const *)word_text, word_len, 3 };
 	const struct dmesg_words starts = { (const uint8_t *const *)start_text, start_len, 3 };
+	/* (a hint that starts as a word does: they are looked for together) */
+	static const char *const hint_text[] = { "READY", "Run  level", "login:" };
+	static const size_t hint_len[] = { 5, 10, 6 };
+	const struct dmesg_words hints = { (const uint8_t *const *)hint_text, hint_len, 3 };
 	size_t n = strlen(message);
 	uint8_t *text = malloc(n ? n : 1);
 	int64_t offset = 0, end = (int64_t)n, at[2] = { 0 }, len[2] = { 0 }, slots[16] = { 0 };
@@ -111,7 +115,7 @@ static struct scanned scan(const char *message)
 	struct scanned out = { 0 };
 
 	memcpy(text, message, n);
-	CHECK(dmesg_messages(text, n, 1, &offset, &end, &words, &starts, &out.kind, &out.fn, &out.a, &out.b,
+	CHECK(dmesg_messages(text, n, 1, &offset, &end, &words, &starts, &hints, &out.kind, &out.fn, &out.a, &out.b,
 			     &names) == 0);
 	if (out.fn >= 0 && len[out.fn] < (int64_t)sizeof(out.name))
 		memcpy(out.name, text + at[out.fn], (size_t)len[out.fn]);
@@ -177,6 +181,46 @@ static void test_messages(void)
 	CHECK(scan(" took 6 usecs").kind == DMESG_MEANINGFUL);
 }
 
+/* The hints are looked for in the same look as the words: in any message, whatever else
+ * it is, through its whole text. */
+static void test_messages_hinted(void)
+{
+	struct scanned s = scan("calling  READY_init @ 7");
+
+	CHECK(s.kind == (DMESG_CALL | DMESG_MEANINGFUL | DMESG_HINTED) && s.a == 7 && strcmp(s.name, "READY_init") == 0);
+	s = scan("initcall x returned 0 after 5 usecs login:");
+	CHECK(s.kind == (DMESG_MEANINGFUL | DMESG_HINTED) && s.fn == -1); /* not whole to its end: not a return */
+	CHECK(scan("app READY").kind == DMESG_HINTED);
+	CHECK(scan("app READ").kind == DMESG_OTHER); /* a hint cut by the message's end */
+	CHECK(scan("Run /init, then READY").kind == (DMESG_MEANINGFUL | DMESG_HINTED)); /* a start, a hint after */
+	CHECK(scan("Run  level 3").kind == (DMESG_MEANINGFUL | DMESG_HINTED));
+	CHECK(scan("READY, then calling  x @ 1 more").kind == (DMESG_MEANINGFUL | DMESG_HINTED)); /* a word after */
+	CHECK(scan("x login: calling  y @ 2").kind == (DMESG_CALL | DMESG_MEANINGFUL | DMESG_HINTED));
+	s = scan("pci 0000:00:00.0: READY+0x0/0x60 took 6 usecs");
+	CHECK(s.kind == (DMESG_FIXUP | DMESG_MEANINGFUL | DMESG_HINTED) && s.b == 6000);
+}
+
+/* More than 64 words and hints together: refused. */
+static void test_messages_too_many_words(void)
+{
+	static const char source[] = "x";
+	const uint8_t *text[40];
+	size_t len[40];
+	const struct dmesg_words none = { NULL, NULL, 0 }, forty = { text, len, 40 };
+	int64_t offset = 0, end = 1, fn, a, b, at[2], nlen[2], slots[16] = { 0 };
+	struct dmesg_names names = { at, nlen, 0, slots, dmesg_name_slots(1) };
+	uint8_t kind;
+
+	for (int k = 0; k < 40; k++) {
+		text[k] = (const uint8_t *)"w";
+		len[k] = 1;
+	}
+	CHECK(dmesg_messages((const uint8_t *)source, 1, 1, &offset, &end, &forty, &none, &forty, &kind, &fn, &a, &b,
+			     &names) == -1);
+	CHECK(dmesg_messages((const uint8_t *)source, 1, 1, &offset, &end, &forty, &none, &none, &kind, &fn, &a, &b,
+			     &names) == 0);
+}
+
 static void test_names_kept_once(void)
 {
 	static const char source[] = "calling  f @ 1\ninitcall f returned 0 after 1 usecs\ncalling  g @ 1\n";
@@ -186,12 +230,12 @@ static void test_names_kept_once(void)
 	struct dmesg_names names = { at, len, 0, slots, dmesg_name_slots(3) };
 	uint8_t kind[3];
 
-	CHECK(dmesg_messages((const uint8_t *)source, strlen(source), 3, offset, end, &none, &none, kind, fn, a, b,
+	CHECK(dmesg_messages((const uint8_t *)source, strlen(source), 3, offset, end, &none, &none, &none, kind, fn, a, b,
 			     &names) == 0);
 	CHECK(kind[0] == DMESG_CALL && kind[1] == DMESG_RETURN && kind[2] == DMESG_CALL);
 	CHECK(fn[0] == 0 && fn[1] == 0 && fn[2] == 1 && names.count == 2);
 	end[2] = 67; /* past the text: nothing read */
-	CHECK(dmesg_messages((const uint8_t *)source, strlen(source), 3, offset, end, &none, &none, kind, fn, a, b,
+	CHECK(dmesg_messages((const uint8_t *)source, strlen(source), 3, offset, end, &none, &none, &none, kind, fn, a, b,
 			     &names) == -1);
 }
 
@@ -313,6 +357,8 @@ int main(void)
 	test_count_lines_blocks();
 	test_lines();
 	test_messages();
+	test_messages_hinted();
+	test_messages_too_many_words();
 	test_names_kept_once();
 	if (failures)
 		return 1;
