@@ -306,13 +306,14 @@ def test_c_lines_read_as_the_numpy_path_does(data):
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=st.text(alphabet="ab ]x\n", max_size=40), words=st.lists(st.text(alphabet="ab ]x", min_size=1, max_size=3),
+@given(text=st.text(alphabet="ab ]x\n", max_size=60), words=st.lists(st.text(alphabet="ab ]x", min_size=1, max_size=6),
                                                                      min_size=1, max_size=6),
-       cuts=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=8))
+       cuts=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60)), max_size=8))
 def test_c_holding_finds_what_slices_hold_in_bytes_and_in_an_ascii_str(text, words, cuts):
     """dmesgscan.holding: bit k of a line's mask when words[k] is in it (words of one first
-    byte or of several, one byte long or more), the same from the text as bytes and as a
-    str (read in place: console_cost's levels); a str not all ASCII is refused."""
+    byte or of several, one byte long or more: words all 3 bytes or more are looked for by
+    windows that skip), the same from the text as bytes and as a str (read in place:
+    console_cost's levels); a str not all ASCII is refused."""
     lines = [(min(a, b, len(text)), min(max(a, b), len(text))) for a, b in cuts]
     starts = np.asarray([a for a, _ in lines], dtype=np.int64)
     ends = np.asarray([b for _, b in lines], dtype=np.int64)

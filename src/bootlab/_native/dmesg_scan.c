@@ -172,11 +172,22 @@ struct word_index {
 	uint64_t first[256]; /* per byte value, the words that start with it (bit k: words k) */
 	uint64_t pairs[1024]; /* bit b0 | b1 << 8: a word starts with bytes b0 b1 (or is b0 alone) */
 	int lead; /* the byte every word starts with, or -1 when they start with different bytes */
+	int64_t shortest; /* the shortest word's length */
+	/* Per pair of bytes (block()), how far a window of `shortest` bytes that ends with them can
+	 * move on before a word could start in it (0: one may start where it starts). */
+	uint8_t shift[4096];
 };
+
+/* A pair of bytes as an index of word_index.shift: pairs that share one share the least shift. */
+static unsigned block(uint8_t b0, uint8_t b1)
+{
+	return (unsigned)(b0 & 63) << 6 | (b1 & 63);
+}
 
 static void index_words(const struct dmesg_words *words, struct word_index *index)
 {
 	index->lead = words->count ? words->text[0][0] : -1;
+	index->shortest = 0;
 	memset(index->first, 0, sizeof(index->first));
 	memset(index->pairs, 0, sizeof(index->pairs));
 	for (size_t k = 0; k < words->count && k < 64; k++) {
@@ -191,7 +202,58 @@ static void index_words(const struct dmesg_words *words, struct word_index *inde
 			if (words->len[k] == 1 || w[1] == next)
 				index->pairs[pair >> 6] |= (uint64_t)1 << (pair & 63);
 		}
+		if (!index->shortest || (int64_t)words->len[k] < index->shortest)
+			index->shortest = (int64_t)words->len[k];
 	}
+	/* (shifts only for words of 3 bytes or more, below 256) */
+	memset(index->shift, index->shortest >= 3 && index->shortest < 256 ? (int)index->shortest - 1 : 0,
+	       sizeof(index->shift));
+	for (size_t k = 0; k < words->count && k < 64 && index->shortest >= 3 && index->shortest < 256; k++)
+		for (int64_t j = 1; j < index->shortest; j++) {
+			uint8_t *shift = &index->shift[block(words->text[k][j - 1], words->text[k][j])];
+
+			if (*shift > index->shortest - 1 - j)
+				*shift = (uint8_t)(index->shortest - 1 - j);
+		}
+}
+
+/* The words not yet `found` that data[p..end) starts with. */
+static uint64_t words_at(const uint8_t *data, int64_t p, int64_t end, const struct dmesg_words *words,
+			 const struct word_index *index, uint64_t found)
+{
+	uint64_t here = 0;
+
+	for (uint64_t maybe = index->first[data[p]] & ~found; maybe; maybe &= maybe - 1) {
+		int k = __builtin_ctzll(maybe);
+
+		if ((int64_t)words->len[k] <= end - p && memcmp(data + p, words->text[k], words->len[k]) == 0)
+			here |= (uint64_t)1 << k;
+	}
+	return here;
+}
+
+/* holds() for words that start with different bytes, all 3 bytes long or more: a window as
+ * long as the shortest word moves on by the shift its last two bytes allow (the idea of Wu and
+ * Manber's search for many words), most often by several bytes at once. */
+static uint64_t holds_skipping(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
+			       const struct word_index *index, uint64_t group_a, uint64_t group_b)
+{
+	const int64_t m = index->shortest;
+	uint64_t found = 0;
+
+	for (int64_t p = from; p + m <= end;) {
+		unsigned shift = index->shift[block(data[p + m - 2], data[p + m - 1])];
+
+		if (shift) {
+			p += shift;
+			continue;
+		}
+		found |= words_at(data, p, end, words, index, found);
+		if ((found & group_a) && (found & group_b))
+			break;
+		p++;
+	}
+	return found;
 }
 
 /* Which words data[from..end) holds, looked for until one of group_a and one of group_b are
@@ -205,6 +267,8 @@ static uint64_t holds(const uint8_t *data, int64_t from, int64_t end, const stru
 {
 	uint64_t found = 0;
 
+	if (index->lead < 0 && index->shortest >= 3 && index->shortest < 256)
+		return holds_skipping(data, from, end, words, index, group_a, group_b);
 	for (int64_t p = from; p < end; p++) {
 		if (index->lead >= 0) {
 			const uint8_t *at = memchr(data + p, index->lead, (size_t)(end - p));
@@ -218,15 +282,9 @@ static uint64_t holds(const uint8_t *data, int64_t from, int64_t end, const stru
 			if (!(index->pairs[pair >> 6] >> (pair & 63) & 1))
 				continue;
 		}
-		for (uint64_t maybe = index->first[data[p]] & ~found; maybe; maybe &= maybe - 1) {
-			int k = __builtin_ctzll(maybe);
-
-			if ((int64_t)words->len[k] <= end - p && memcmp(data + p, words->text[k], words->len[k]) == 0) {
-				found |= (uint64_t)1 << k;
-				if ((found & group_a) && (found & group_b))
-					return found;
-			}
-		}
+		found |= words_at(data, p, end, words, index, found);
+		if ((found & group_a) && (found & group_b))
+			break;
 	}
 	return found;
 }
@@ -282,14 +340,30 @@ size_t dmesg_name_slots(size_t count)
 	return slots;
 }
 
+/* A hash of len bytes at p taken 8 at a time (a byte at a time was as long as looking
+ * through the messages for their words: a function's text for each of 770,000 lines). */
+static uint64_t hash_bytes(const uint8_t *p, int64_t len)
+{
+	uint64_t hash = (uint64_t)len * 0x9e3779b97f4a7c15ULL, word;
+	int64_t k = 0;
+
+	for (; k + 8 <= len; k += 8) {
+		memcpy(&word, p + k, 8);
+		hash = (hash ^ word) * 0xff51afd7ed558ccdULL;
+		hash ^= hash >> 32;
+	}
+	for (word = 0; k < len; k++) /* (the tail a byte at a time: no store of a variable size to load back) */
+		word = word << 8 | p[k];
+	hash = (hash ^ word) * 0xff51afd7ed558ccdULL;
+	return hash ^ hash >> 29;
+}
+
 /* The index of data[at..at+len) in names, added when new. */
 static int64_t name_index(const uint8_t *data, int64_t at, int64_t len, struct dmesg_names *names)
 {
-	uint64_t hash = 14695981039346656037ULL; /* FNV-1a */
+	uint64_t hash = hash_bytes(data + at, len);
 	size_t mask = names->nslots - 1, slot;
 
-	for (int64_t k = 0; k < len; k++)
-		hash = (hash ^ data[at + k]) * 1099511628211ULL;
 	for (slot = hash & mask; names->slots[slot]; slot = (slot + 1) & mask) {
 		int64_t i = names->slots[slot] - 1;
 

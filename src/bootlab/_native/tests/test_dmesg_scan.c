@@ -346,8 +346,34 @@ static void test_pair_same_line(void)
 	CHECK(open_len[0] == 1 && open[0] == 1);
 }
 
+/* Words of 3 bytes or more that start with different bytes: the window skips; a word at a
+ * line's start, at its end, across the window's last pair, overlapping another, a long word
+ * among short ones, and a pair (block()) shared by two different pairs of bytes. */
+static void test_holding_skipping(void)
+{
+	static const char *const word_text[] = { "took", "login:", "abc", "ogi", "\x61\x7f\x21" };
+	static const size_t word_len[] = { 4, 6, 3, 3, 3 };
+	const struct dmesg_words words = { (const uint8_t *const *)word_text, word_len, 5 };
+	const char *line = "abc, it took a login: t?an abx ogi"; /* ("?a": the block of "\x7f!") */
+	const size_t n = strlen(line);
+	const int64_t start[6] = { 0, 5, 10, 14, 26, 31 }, end[6] = { 34, 11, 13, 21, 34, 34 };
+	uint64_t masks[6];
+	uint8_t *text = malloc(n);
+
+	memcpy(text, line, n);
+	dmesg_holding(text, 6, start, end, &words, masks);
+	CHECK(masks[0] == (1 | 2 | 4 | 8));
+	CHECK(masks[1] == 0);  /* "it too": cut */
+	CHECK(masks[2] == 0);  /* "ok " */
+	CHECK(masks[3] == 2 + 8);  /* " login:" (and "ogi" inside it) */
+	CHECK(masks[4] == 8);  /* "abx ogi": "ogi" at the end */
+	CHECK(masks[5] == 8);
+	free(text);
+}
+
 int main(void)
 {
+	test_holding_skipping();
 	test_pair();
 	test_pair_same_line();
 	test_holding();
