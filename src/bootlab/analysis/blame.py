@@ -10,7 +10,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from ..timeline import NO_TIME, Boot, Kind, SpanTable
+from ..timeline import NO_TIME, Boot, Kind, SpanTable, ranked
 
 EPROBE_DEFER = 517
 # The kernel's own codes (include/linux/errno.h), which the C library's errno does not name.
@@ -108,19 +108,6 @@ def _blamed(boot: Boot, spans: SpanTable, rows) -> list[Blamed]:
     return out
 
 
-def _ranked(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(values, return_inverse=True) of values in [0, bound): without sorting
-    them when the bound is not much more than their count (a million-line log's 400,000
-    initcalls have a few hundred functions)."""
-    if bound > 4 * len(values) + 1024:
-        pairs, key = np.unique(values, return_inverse=True)
-        return pairs, key.reshape(-1)
-    present = np.zeros(bound, dtype=bool)
-    present[values] = True
-    rank = np.cumsum(present) - 1
-    return np.flatnonzero(present), rank[values]
-
-
 def identities(spans: SpanTable, rows) -> tuple[np.ndarray, list[str]]:
     """Per row, which function it is, as an id, and each id's label: a name and its module
     (`__cfi_check [a]` and `__cfi_check [b]` are two functions of two modules)."""
@@ -128,7 +115,7 @@ def identities(spans: SpanTable, rows) -> tuple[np.ndarray, list[str]]:
     module_of_set = np.asarray([modules.setdefault(m, len(modules)) for m in spans.attr_column("module")],
                                dtype=np.int64)
     pair = spans.name[rows].astype(np.int64) * len(modules) + module_of_set[spans.attrs[rows]]
-    pairs, key = _ranked(pair, len(spans.vocab["name"]) * len(modules))
+    pairs, key = ranked(pair, len(spans.vocab["name"]) * len(modules))
     names, module_names = spans.vocab["name"], list(modules)
     labels = [names[p // len(modules)] + (f" [{module_names[p % len(modules)]}]" if p % len(modules) else "")
               for p in pairs.tolist()]

@@ -32,7 +32,7 @@ import bisect
 import re
 
 from ..timeline import (NO_TIME, NS_PER_MS, NS_PER_US, Boot, Clock, Event, Kind, Mark, SpanTable, in_range,
-                        merge_by_line)
+                        merge_by_line, ranked)
 from . import kernel_messages as km
 from .lines import seconds_to_ns
 
@@ -441,7 +441,9 @@ class InitcallReader:
         level_key = np.where(mod > 0, -1, level)
         code_rank = np.searchsorted(np.unique(code), code)  # (return_inverse took 0.058 s here on 400,000, this 0.006 s)
         key = ((code_rank * len(mods) + mod) * (len(cookies) + 1) + cookie) * (len(level_names) + 1) + level_key + 1
-        first, attr_id = np.unique(key, return_index=True, return_inverse=True)[1:]
+        kept, attr_id = ranked(key, int(key.max()) + 1 if len(key) else 0)  # (key >= 0: level_key + 1 >= 0)
+        first = np.full(len(kept), len(key), dtype=np.int64)  # each set's first row
+        np.minimum.at(first, attr_id, np.arange(len(key)))
         mod_names = list(mods)
         attr_sets = []
         for row in first.tolist():
