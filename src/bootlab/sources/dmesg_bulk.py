@@ -140,6 +140,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
         others = np.flatnonzero((t != NO_TIME) & ~initcall_lines)
         meaningful = scanned.meaningful[others] if scanned else _meaningful(text, offsets[others], ends[others])
         visit = np.union1d(np.array(candidates + untimed, dtype=np.int64), others[meaningful])
+    del scanned, timed  # (the scanner's columns are read: freed before the pairing, the read's peak)
     first_timed = int(np.argmax(t != NO_TIME)) if (t != NO_TIME).any() else len(t)
     message, meaning, patterns_seen, say = interp.message, interp.meaning, interp.user.patterns_seen, interp.text
     first = skipped + 1  # the first line's number
@@ -156,6 +157,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
         else:  # (no pattern can match it: only what it means)
             meaning(ti, text[off:end], i + first)
     interp.in_kernel, interp.last_printk = first_timed < len(t), last  # as after reading the lines in order
+    del offsets, visit, initcall_lines, hinted
     if stamped:  # the time warnings, in line order among the others (stamp() comes first on a line)
         boot.diagnostics[before:] = sorted(stamped + boot.diagnostics[before:], key=lambda d: d.line)
     interp.close()

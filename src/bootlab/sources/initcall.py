@@ -302,7 +302,10 @@ class InitcallReader:
     def close(self, end: int | None) -> None:
         """Pair calls with returns and add the spans; report the initcalls that never
         returned: they ran until the log ended (or hung)."""
+        bulk_calls = len(self.bulk_calls[0]) if self.bulk_calls else 0
         cols = self._columns()
+        if "pids" in cols:  # (copied into cols: freed before the pairing and the table, the read's peak)
+            self.bulk_calls = self.bulk_returns = None
         calls = len(cols["call_line"])
         answered, open_calls = _pair(_joined(cols["call_line"], cols["ret_line"]),
                                      _joined(cols["call_fn"], cols["ret_fn"]), calls)
@@ -316,9 +319,8 @@ class InitcallReader:
             spans = self._spans(answered, cols)
             mine = self.events[self.first_event:]
             self.events[self.first_event:] = merge_by_line(mine, spans) if mine else spans
-        bulk_calls = len(self.bulk_calls[0]) if self.bulk_calls else 0
         oldest = {bulk_calls + c for c in self.oldest_calls}
-        bounds = self._next_starts(cols) if oldest else {}
+        bounds = self._next_starts(cols, sorted(oldest)) if oldest else {}
         for stack in open_calls:
             raw, mod = self.functions[int(cols["call_fn"][stack[0]])]
             sym, cookie = _split_cookie(raw)
@@ -341,12 +343,10 @@ class InitcallReader:
                 self.boot.add(Event(Kind.INITCALL, sym, self.clock, t, dur, self.file, lineno, f"pid {pid}",
                                     attrs=attrs))
 
-    def _next_starts(self, cols: dict) -> dict[int, int]:
+    def _next_starts(self, cols: dict, oldest: list[int]) -> dict[int, int]:
         """For each call of the oldest form, the time it ended by at the latest: the next
         call's start, or for the last one the first sign the kernel moved past its
         initcalls (the root mounted, init memory freed); a warning says they are bounds."""
-        bulk_calls = len(self.bulk_calls[0]) if self.bulk_calls else 0
-        oldest = [bulk_calls + c for c in self.oldest_calls]
         lines, times = list(cols["call_line"]), list(cols["call_t"])
         timed = sorted((line, t) for line, t in zip(lines, times) if t != NO_TIME)
         after = [(ev.line, ev.t) for ev in self.events[self.first_event:]
