@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import attrgetter
 from typing import Iterable, Iterator
 
 from .clock_map import RATE_SPREAD, RATE_TOLERANCE, ClockMap, Rate, arrival, envelope, lower, rate_of, steady
@@ -306,18 +307,17 @@ class SpanTable:
 
     @classmethod
     def from_events(cls, events: list[Event]) -> "SpanTable":
-        vocab: dict[str, list] = {c: [] for c in (*cls.COLUMNS, "phase")}
-        known: dict[str, dict] = {c: {} for c in vocab}
-        ids: dict[str, list[int]] = {c: [] for c in vocab}
-        for ev in events:
-            for column, value in (("kind", ev.kind), ("name", ev.name), ("clock", ev.clock), ("file", ev.file),
-                                  ("track", ev.track), ("attrs", ev.attrs), ("phase", ev.phase)):
-                key = id(value) if column == "attrs" else value
-                i = known[column].get(key)
-                if i is None:
-                    i = known[column][key] = len(vocab[column])
-                    vocab[column].append(value)
-                ids[column].append(i)
+        vocab: dict[str, list] = {}
+        ids: dict[str, list[int]] = {}
+        # A column at a time, each value's id by a dict (its first object kept, as the
+        # values first come: a set of attributes by its identity): no loop in Python.
+        for column in (*cls.COLUMNS, "phase"):
+            values = list(map(attrgetter(column), events))
+            keys = list(map(id, values)) if column == "attrs" else values
+            first = dict(zip(keys, values)) if column == "attrs" else None  # (one object per id)
+            index = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+            vocab[column] = list(index) if first is None else [first[key] for key in index]
+            ids[column] = list(map(index.__getitem__, keys))
         table = cls(vocab, ids, [NO_TIME if ev.t is None else ev.t for ev in events],
                     [NO_TIME if ev.dur is None else ev.dur for ev in events], [ev.line for ev in events])
         table.set_phases(vocab["phase"], ids["phase"])
