@@ -455,12 +455,18 @@ class InitcallReader:
         if self.extras:  # a PCI fixup's device: attributes of its own
             position = np.empty(len(order), dtype=np.int64)
             position[order] = np.arange(len(order))
+            # (one set for equal attributes: a log of many boots has each fixup once a boot, and
+            # the analyses go through the sets, not the rows)
+            fixup_sets: dict[tuple, int] = {}
             for r, extra in self.extras.items():
                 row = int(position[r])
-                c, f = int(code[row]), int(fn[row])
-                attr_id[row] = len(attr_sets)
-                attr_sets.append(attributes(extra, None if c == NO_RET_CODE else c, self.functions[f][1],
-                                             named[f][1], level_names[level[row]]))
+                c, f, row_level = int(code[row]), int(fn[row]), level_names[level[row]]
+                key = (*extra.items(), c, f, row_level)
+                if key not in fixup_sets:
+                    fixup_sets[key] = len(attr_sets)
+                    attr_sets.append(attributes(extra, None if c == NO_RET_CODE else c, self.functions[f][1],
+                                                 named[f][1], row_level))
+                attr_id[row] = fixup_sets[key]
         zeros = np.zeros(len(order), dtype=np.int32)
         return SpanTable({"kind": [Kind.INITCALL], "name": list(names), "clock": [self.clock], "file": [self.file],
                           "track": track_names, "attrs": attr_sets},
