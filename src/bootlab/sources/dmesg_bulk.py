@@ -137,11 +137,14 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
     else:
         hinted[:] = False
         hinted[candidates] = True
-        others = np.flatnonzero((t != NO_TIME) & ~initcall_lines)
-        meaningful = scanned.meaningful[others] if scanned else _meaningful(text, offsets[others], ends[others])
-        visit = np.union1d(np.array(candidates + untimed, dtype=np.int64), others[meaningful])
+        if scanned:
+            meant = np.flatnonzero(scanned.meaningful & ~initcall_lines)
+        else:
+            others = np.flatnonzero((t != NO_TIME) & ~initcall_lines)
+            meant = others[_meaningful(text, offsets[others], ends[others])]
+        visit = np.union1d(np.array(candidates + untimed, dtype=np.int64), meant)
+    first_timed = int(timed[0]) if len(timed) else len(t)
     del scanned, timed  # (the scanner's columns are read: freed before the pairing, the read's peak)
-    first_timed = int(np.argmax(t != NO_TIME)) if (t != NO_TIME).any() else len(t)
     message, meaning, patterns_seen, say = interp.message, interp.meaning, interp.user.patterns_seen, interp.text
     first = skipped + 1  # the first line's number
     for i, ti, off, start, end, initcall_line, hint in zip(
