@@ -138,11 +138,13 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
         hinted[:] = False
         hinted[candidates] = True
         if scanned:
-            meant = np.flatnonzero(scanned.meaningful & ~initcall_lines)
+            meant = scanned.meaningful & ~initcall_lines
         else:
             others = np.flatnonzero((t != NO_TIME) & ~initcall_lines)
-            meant = others[_meaningful(text, offsets[others], ends[others])]
-        visit = np.union1d(np.array(candidates + untimed, dtype=np.int64), meant)
+            meant = np.zeros(len(t), dtype=bool)
+            meant[others] = _meaningful(text, offsets[others], ends[others])
+        meant[untimed] = True
+        visit = np.flatnonzero(meant | hinted)  # (not np.union1d: np.unique loads numpy.ma, 0.01 s)
     first_timed = int(timed[0]) if len(timed) else len(t)
     del scanned, timed  # (the scanner's columns are read: freed before the pairing, the read's peak)
     message, meaning, patterns_seen, say = interp.message, interp.meaning, interp.user.patterns_seen, interp.text
@@ -357,7 +359,7 @@ def _candidates(data: bytes, text: str, starts: np.ndarray, ends: np.ndarray, t:
         untimed = np.flatnonzero(t == NO_TIME)
         masks = dmesgscan.holding(data, starts[untimed], ends[untimed], tuple(h.encode() for h in hints))
         found = untimed[np.frombuffer(masks, dtype=np.uint64) != 0]
-        return np.union1d(found, scanned.hinted).tolist()
+        return np.sort(np.concatenate([found, scanned.hinted])).tolist()  # (timed and untimed: no line twice)
     if dmesgscan is not None and _scannable(hints, 64):
         masks = dmesgscan.holding(data, starts, ends, tuple(h.encode() for h in hints))
         return np.flatnonzero(np.frombuffer(masks, dtype=np.uint64)).tolist()
