@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import mmap
 import os
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from bootlab import _native
 from bootlab._native import dmesgscan
 from bootlab.analysis import analyze
 from bootlab.render import render
-from bootlab.sources import Patterns, dmesg_bulk, initcall, printk, read
+from bootlab.sources import Patterns, dmesg_bulk, initcall, multiboot, printk, read
 from bootlab.timeline import ConsoleLog
 
 REAL = Path(__file__).parent / "data" / "real" / "generic-initcall.dmesg.gz"
@@ -30,6 +31,7 @@ def scanner(request, monkeypatch):
     if request.param == "numpy":
         monkeypatch.setattr(dmesg_bulk, "dmesgscan", None)
         monkeypatch.setattr(_native, "dmesgscan", None)  # (the pairing's, initcall._pair)
+        monkeypatch.setattr(multiboot, "dmesgscan", None)  # (the banners' search)
     return request.param
 
 
@@ -322,6 +324,22 @@ def test_c_lines_read_as_the_numpy_path_does(data):
     assert (native is None) == (by_numpy is None)
     if native is not None:
         assert [c.tolist() for c in native] == [c.tolist() for c in by_numpy]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.binary(max_size=40).map(lambda b: b.replace(b"\x00", b"a")) | st.text(alphabet="ab\n", max_size=40).map(
+    str.encode), needle=st.text(alphabet="ab\n", min_size=1, max_size=4).map(str.encode), start=st.integers(0, 45),
+       end=st.integers(0, 45))
+def test_c_find_is_bytes_find(tmp_path, text, needle, start, end):
+    """dmesgscan.find (multiboot's search for banners) is bytes.find, in bytes and in a
+    mapped file."""
+    assert dmesgscan.find(text, needle, start, end) == text.find(needle, start, end)
+    assert dmesgscan.find(text, needle, start) == text.find(needle, start)
+    if text:
+        path = tmp_path / "mapped"
+        path.write_bytes(text)
+        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            assert dmesgscan.find(mapped, needle, start, end) == text.find(needle, start, end)
 
 
 @settings(max_examples=300, deadline=None)

@@ -521,6 +521,17 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 	return 0;
 }
 
+int64_t dmesg_find(const uint8_t *data, size_t n, const uint8_t *needle, size_t len, size_t from, size_t to)
+{
+	const uint8_t *at;
+
+	to = to < n ? to : n;
+	if (!len || from >= to || to - from < len)
+		return -1;
+	at = memmem(data + from, to - from, needle, len);
+	return at ? at - data : -1;
+}
+
 /* The end of the run of entries sorted by line that starts at `from` in order[]. */
 static size_t run_end(const int64_t *line, const int64_t *order, size_t from, size_t n)
 {

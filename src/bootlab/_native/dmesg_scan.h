@@ -69,6 +69,10 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 /* The slot count dmesg_messages needs for `count` messages. */
 size_t dmesg_name_slots(size_t count);
 
+/* Where `needle` (len bytes, at least one) first lies wholly within data[from..to), or -1
+ * (glibc's memmem: three times as fast as CPython's bytes.find on a log). */
+int64_t dmesg_find(const uint8_t *data, size_t n, const uint8_t *needle, size_t len, size_t from, size_t to);
+
 /* Calls (entries 0..n_calls) and returns (entries n_calls..n), each with its line and its
  * function's key (0 or more), paired as a stack per function in line order (entries of one
  * line in entry order): answered[r] is the call return n_calls + r answers, or -1.  The

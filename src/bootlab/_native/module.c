@@ -256,6 +256,29 @@ out:
 	return result;
 }
 
+static PyObject *find(PyObject *self, PyObject *args)
+{
+	Py_buffer text, needle;
+	Py_ssize_t from = 0, to = PY_SSIZE_T_MAX;
+	int64_t at = -1;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "y*y*|nn", &text, &needle, &from, &to))
+		return NULL;
+	if (needle.len == 0 || from < 0 || to < 0) {
+		PyErr_SetString(PyExc_ValueError, "find: a needle of one byte or more, bounds from 0");
+		PyBuffer_Release(&text);
+		PyBuffer_Release(&needle);
+		return NULL;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	at = dmesg_find(text.buf, (size_t)text.len, needle.buf, (size_t)needle.len, (size_t)from, (size_t)to);
+	Py_END_ALLOW_THREADS
+	PyBuffer_Release(&text);
+	PyBuffer_Release(&needle);
+	return PyLong_FromLongLong(at);
+}
+
 static PyMethodDef methods[] = {
 	{ "lines", lines, METH_VARARGS,
 	  "lines(text) -> (start, end, nbytes, t) int64 columns, or None when the text needs the per-line path" },
@@ -264,6 +287,9 @@ static PyMethodDef methods[] = {
 	{ "holding", holding, METH_VARARGS,
 	  "holding(text, start, end, words) -> uint64 column: per line, bit k set when it holds words[k] "
 	  "(text: bytes-like, or a str of ASCII only)" },
+	{ "find", find, METH_VARARGS,
+	  "find(text, needle[, start[, end]]) -> where needle first lies wholly in text[start:end], or -1 "
+	  "(bytes.find's answer, by glibc's memmem)" },
 	{ "pair", pair, METH_VARARGS,
 	  "pair(line, key, n_calls) -> (answered, open, open_len int64 columns, stacks): calls paired with "
 	  "returns as a stack per function in line order (dmesg_scan.h's dmesg_pair)" },

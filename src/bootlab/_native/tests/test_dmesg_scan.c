@@ -371,8 +371,28 @@ static void test_holding_skipping(void)
 	free(text);
 }
 
+/* Within the bounds only, the needle wholly inside them. */
+static void test_find(void)
+{
+	const char *line = "ab Linux version x";
+	const size_t n = strlen(line);
+	uint8_t *text = malloc(n);
+	const uint8_t *needle = (const uint8_t *)"Linux version ";
+
+	memcpy(text, line, n);
+	CHECK(dmesg_find(text, n, needle, 14, 0, n) == 3);
+	CHECK(dmesg_find(text, n, needle, 14, 3, 17) == 3);
+	CHECK(dmesg_find(text, n, needle, 14, 3, 16) == -1); /* cut by the end */
+	CHECK(dmesg_find(text, n, needle, 14, 4, n) == -1);
+	CHECK(dmesg_find(text, n, (const uint8_t *)"x", 1, 8, 1000) == 17); /* an end past the text */
+	CHECK(dmesg_find(text, n, (const uint8_t *)"x", 1, n, n) == -1);
+	CHECK(dmesg_find(text, n, needle, 0, 0, n) == -1);
+	free(text);
+}
+
 int main(void)
 {
+	test_find();
 	test_holding_skipping();
 	test_pair();
 	test_pair_same_line();
