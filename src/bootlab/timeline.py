@@ -562,7 +562,8 @@ class Boot:
             parts.append(table if set(table.vocab["kind"]) <= set(kinds) else table.take(
                 np.flatnonzero(table.where("kind", lambda k: k in kinds))))
             tables.append(table)
-        picked = [i for i, ev in enumerate(self.objects) if ev.kind in kinds]
+        where = self._index()[2]
+        picked = sorted(i for kind in set(kinds) for i in where.get(kind, ()))
         if picked:
             parts.append(SpanTable.from_events([self.objects[i] for i in picked]))
         if len(parts) <= 1:  # (one part is in order already: no slots to find)
@@ -723,17 +724,20 @@ class Boot:
         wanted = set(kinds)
         return [ev for ev in self.events if ev.kind in wanted]
 
-    def _index(self) -> tuple[dict[str, list[Event]], dict[str, list[Event]]]:
-        """(markers by name, events by kind); rebuilt when the event list changes."""
+    def _index(self) -> tuple[dict[str, list[Event]], dict[str, list[Event]], dict[str, list[int]]]:
+        """(markers by name, events by kind, their places in the list by kind); rebuilt when
+        the event list changes."""
         key = (id(self.objects), len(self.objects))
         if self._event_index is None or self._event_index[0] != key:
             marks: dict[str, list[Event]] = {}
             kinds: dict[str, list[Event]] = {}
-            for ev in self.objects:
+            where: dict[str, list[int]] = {}
+            for i, ev in enumerate(self.objects):
                 kinds.setdefault(ev.kind, []).append(ev)
+                where.setdefault(ev.kind, []).append(i)
                 if ev.kind == Kind.MARKER:
                     marks.setdefault(ev.name, []).append(ev)
-            self._event_index = (key, (marks, kinds))
+            self._event_index = (key, (marks, kinds, where))
         return self._event_index[1]
 
     def marks(self, mark: str) -> list[Event]:
