@@ -132,18 +132,20 @@ def top(boot: Boot, kind: str, n: int | None = 10) -> list[Blamed]:
     key = identities(spans, rows)[0]
     if kind == Kind.PROCESS:
         key = key * (len(spans.vocab["track"]) + 1) + spans.track[rows]
-    # Per key, the longest; of equals, a timed one, then the first (sorted among the
-    # longest of each key only: a few hundred, not every row).
+    # Per key, the longest; of equals, the first timed one, else the first (by the least
+    # row per key, not a sort: a log of many copies of a boot has each longest in every copy).
     dur = spans.dur[rows]
     longest = np.full(int(key.max()) + 1 if len(key) else 0, np.iinfo(np.int64).min, dtype=np.int64)
     np.maximum.at(longest, key, dur)
     at_most = dur == longest[key]
     rows, key = rows[at_most], key[at_most]
-    best = rows[np.lexsort((rows, spans.t[rows] == NO_TIME, key))]
-    best_key = key[np.searchsorted(rows, best)]
-    first = np.ones(len(best), dtype=bool)
-    first[1:] = best_key[1:] != best_key[:-1]
-    best = np.sort(best[first])  # in file order: equals rank as they came
+    timed = spans.t[rows] != NO_TIME
+    none = np.iinfo(np.int64).max
+    first, first_timed = np.full(len(longest), none), np.full(len(longest), none)
+    np.minimum.at(first, key, rows)
+    np.minimum.at(first_timed, key[timed], rows[timed])
+    best = np.where(first_timed != none, first_timed, first)
+    best = np.sort(best[best != none])  # in file order: equals rank as they came
     names = spans.vocab["name"]
     ranked = sorted(best.tolist(), key=lambda i: (-int(spans.dur[i]), names[spans.name[i]]))[:n]
     return _blamed(boot, spans, ranked)
