@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 from bootlab import _native
 from bootlab._native import dmesgscan
 from bootlab.analysis import analyze
+from bootlab.analysis.phases import assign, find_phases
 from bootlab.render import render
 from bootlab.sources import Patterns, dmesg_bulk, initcall, multiboot, printk, read
-from bootlab.timeline import ConsoleLog
+from bootlab.timeline import ConsoleLog, Kind
 
 REAL = Path(__file__).parent / "data" / "real" / "generic-initcall.dmesg.gz"
 
@@ -71,7 +72,9 @@ def test_code_ranks_are_the_ranks_among_the_different_codes(codes):
     assert initcall._code_ranks(code).tolist() == np.searchsorted(np.unique(code), code).tolist()
 
 
-def _big_log(path: Path, crlf: bool = False) -> None:
+def _big_log(path: Path, crlf: bool = False, irregular: bool = True) -> None:
+    """The real boot 14 times over, 10 s apart; `irregular`: with lines the bulk reader
+    leaves to the interpreter, the log printed again and time going back."""
     base = gzip.decompress(REAL.read_bytes()).splitlines()
     lines = []
     for rep in range(14):  # ~24,000 lines: above the bulk threshold
@@ -83,22 +86,25 @@ def _big_log(path: Path, crlf: bool = False) -> None:
                 us = int(whole) * 1_000_000 + int(frac) + shift
                 line = b"[%5d.%06d]" % divmod(us, 1_000_000) + rest
             lines.append(line)
+        if not irregular:
+            continue
         # Irregular lines the bulk reader leaves to the general interpreter.
         lines.append(b"a continuation line without a stamp")
         lines.append(b"[%5d.%06d] i8042: no controller[%5d.%06d] calling  mid_line_init+0x0/0x10 @ 1"
                      % (rep * 10 + 9, 0, rep * 10 + 9, 10))
         lines.append(b"[%5d.%06d] initcall mid_line_init+0x0/0x10 returned 0 after 5 usecs" % (rep * 10 + 9, 20))
-    # The log printed again after a dump marker (time starts over: no warning for that).
-    lines.append(b"==== bootlab-dmesg begin ====")
-    lines.extend(base[:200])
-    # Time going back on initcall lines (a warning either way), a line in dmesg -r's layout,
-    # and a call that never returns (it runs until the log's last time).
-    lines.append(b"[    0.500000] calling  back_in_time+0x0/0x10 @ 1")
-    lines.append(b"[    0.500100] initcall back_in_time+0x0/0x10 returned 0 after 100 usecs")
-    lines.append(b"<6>[  140.000000] Run /init as init process")
-    lines.append(b"<6>[123456789012345678901234567890.000000] a stamp no boot can have")
-    lines.append(b"[  140.100000] calling  never_returns+0x0/0x10 @ 1")
-    lines.append(b"[  150.000000] the last line")
+    if irregular:
+        # The log printed again after a dump marker (time starts over: no warning for that).
+        lines.append(b"==== bootlab-dmesg begin ====")
+        lines.extend(base[:200])
+        # Time going back on initcall lines (a warning either way), a line in dmesg -r's layout,
+        # and a call that never returns (it runs until the log's last time).
+        lines.append(b"[    0.500000] calling  back_in_time+0x0/0x10 @ 1")
+        lines.append(b"[    0.500100] initcall back_in_time+0x0/0x10 returned 0 after 100 usecs")
+        lines.append(b"<6>[  140.000000] Run /init as init process")
+        lines.append(b"<6>[123456789012345678901234567890.000000] a stamp no boot can have")
+        lines.append(b"[  140.100000] calling  never_returns+0x0/0x10 @ 1")
+        lines.append(b"[  150.000000] the last line")
     path.write_bytes((b"\r\n" if crlf else b"\n").join(lines) + b"\n")
 
 
@@ -108,6 +114,23 @@ def _summary(boot):
     log = boot.logs[0]
     return (events, list(log.t), list(log.text), list(log.lineno), list(log.nbytes),
             [(d.line, d.message) for d in boot.diagnostics])
+
+
+def test_columns_keep_rows_of_each_part_as_of_the_whole(tmp_path):
+    """Boot.columns(..., keep=...) keeps of each part (the initcalls' table, the probes'
+    objects) the rows a filter of the whole table would keep, in the same order, with
+    their phases."""
+    path = tmp_path / "big.dmesg"
+    _big_log(path, irregular=False)  # (no time going back: no events deduplicated, the table kept)
+    boot = read([str(path)])
+    assign(boot, find_phases(boot))
+    kinds = (Kind.INITCALL, Kind.PROBE)
+    whole = boot.columns(*kinds)
+    assert len(whole.vocab["kind"]) == 2 and boot.tables and whole.phase is not None
+    kept = boot.columns(*kinds, keep=lambda part: (part.line % 3 == 0) | (part.dur > 1_000_000))
+    want = whole.take(np.flatnonzero((whole.line % 3 == 0) | (whole.dur > 1_000_000)))
+    assert 0 < len(kept) < len(whole)
+    assert kept.events() == want.events()
 
 
 @pytest.mark.parametrize("crlf", [False, True])

@@ -550,9 +550,11 @@ class Boot:
         later = np.maximum.accumulate(np.asarray([ev.line for ev in self.objects[table.at:table.until]] or [0]))
         return np.minimum(table.at + np.searchsorted(later, lines, side="right"), table.until)
 
-    def columns(self, *kinds: str) -> SpanTable | None:
+    def columns(self, *kinds: str, keep=None) -> SpanTable | None:
         """The spans of these kinds as one table, in the order of Boot.events; None if
-        there are none."""
+        there are none.  `keep`: which rows of a table to keep (a mask per row), asked of
+        each part before they are put together (a big log's 400,000 spans are not copied
+        into one table to keep a few thousand)."""
         import numpy as np
 
         parts, tables = [], []
@@ -566,6 +568,10 @@ class Boot:
         picked = sorted(i for kind in set(kinds) for i in where.get(kind, ()))
         if picked:
             parts.append(SpanTable.from_events([self.objects[i] for i in picked]))
+        if keep is not None:
+            masks = [keep(part) for part in parts]
+            parts = [part.take(np.flatnonzero(mask)) for part, mask in zip(parts, masks)]
+            picked = np.asarray(picked, dtype=np.int64)[masks[-1]].tolist() if picked else []
         if len(parts) <= 1:  # (one part is in order already: no slots to find)
             return parts[0] if parts else None
         positions = [2 * self.slots(table, part.line) for table, part in zip(tables, parts)]

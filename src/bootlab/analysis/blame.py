@@ -210,18 +210,24 @@ class BlamedRows(Sequence):
         return repr(list(self))
 
 
+NOT_OK = [o for o in Outcome if o != Outcome.OK]
+
+
+def _outcomes(spans: SpanTable) -> np.ndarray:
+    """Per row, the index of its outcome in NOT_OK (-1: OK), decided once per kind and
+    return code: not once per row, nor per attribute set (thousands)."""
+    codes = spans.attr_column("ret")
+    decided = [{code: NOT_OK.index(o) if (o := outcome(kind, code)) != Outcome.OK else -1 for code in set(codes)}
+               for kind in spans.vocab["kind"]]
+    of_set = np.asarray([[index[code] for code in codes] for index in decided], dtype=np.int64)
+    return of_set.reshape(len(decided), len(codes))[spans.kind, spans.attrs]
+
+
 def returned(boot: Boot) -> dict[Outcome, BlamedRows]:
     """Initcalls and probes that did not simply succeed, by outcome (failed, absent
     hardware, deferred), in file order."""
-    spans = boot.columns(Kind.INITCALL, Kind.PROBE)
-    outcomes = [o for o in Outcome if o != Outcome.OK]
+    spans = boot.columns(Kind.INITCALL, Kind.PROBE, keep=lambda part: _outcomes(part) >= 0)
     if spans is None:
-        return {o: BlamedRows(boot, None, np.zeros(0, dtype=np.int64)) for o in outcomes}
-    # Per kind and attribute set, the index of its outcome in `outcomes` (-1: OK), decided
-    # once per kind and return code: not once per row, nor per attribute set (thousands).
-    codes = spans.attr_column("ret")
-    decided = [{code: outcomes.index(o) if (o := outcome(kind, code)) != Outcome.OK else -1 for code in set(codes)}
-               for kind in spans.vocab["kind"]]
-    of_set = np.asarray([[index[code] for code in codes] for index in decided], dtype=np.int64)
-    row_outcome = of_set.reshape(len(decided), len(codes))[spans.kind, spans.attrs]
-    return {o: BlamedRows(boot, spans, np.flatnonzero(row_outcome == k)) for k, o in enumerate(outcomes)}
+        return {o: BlamedRows(boot, None, np.zeros(0, dtype=np.int64)) for o in NOT_OK}
+    row_outcome = _outcomes(spans)
+    return {o: BlamedRows(boot, spans, np.flatnonzero(row_outcome == k)) for k, o in enumerate(NOT_OK)}
