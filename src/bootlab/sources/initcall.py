@@ -253,7 +253,7 @@ class InitcallReader:
         if devices is not None:  # (a numpy column of objects: the bulk reader's)
             import numpy as np
 
-            for r in np.flatnonzero(devices != None).tolist():  # noqa: E711 (elementwise)
+            for r in np.flatnonzero(devices).tolist():  # (a device's text is never empty)
                 self.extras[r] = {"device": devices[r], "fixup": True}
 
     def returned(self, t: int | None, lineno: int, sym: str, mod: str | None, ret: str | None, n: str,
