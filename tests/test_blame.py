@@ -7,8 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bootlab.analysis.blame import _ranked, top
-from bootlab.timeline import Boot, Clock, Event, Kind
+from bootlab.analysis.blame import top
+from bootlab.timeline import Boot, Clock, Event, Kind, ranked
 
 spans = st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from([None, "m1", "m2"]),
                            st.integers(0, 4), st.booleans()), max_size=40)
@@ -18,7 +18,7 @@ spans = st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d"]), st.sampled_fro
 def test_ranking_is_numpys_unique(values, extra):
     # Both ways (a dense table of the values' range, or sorting when the range is wide).
     bound = (max(values) + 1 if values else 1) + extra
-    got_values, got_key = _ranked(np.asarray(values, dtype=np.int64), bound)
+    got_values, got_key = ranked(np.asarray(values, dtype=np.int64), bound)
     want_values, want_key = np.unique(np.asarray(values, dtype=np.int64), return_inverse=True)
     assert got_values.tolist() == want_values.tolist() and got_key.tolist() == want_key.reshape(-1).tolist()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import mmap
 import os
 import subprocess
 import sys
@@ -13,11 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bootlab import _native
 from bootlab._native import dmesgscan
 from bootlab.analysis import analyze
+from bootlab.analysis.phases import assign, find_phases
 from bootlab.render import render
-from bootlab.sources import dmesg_bulk, initcall, printk, read
-from bootlab.timeline import ConsoleLog
+from bootlab.sources import Patterns, dmesg_bulk, initcall, multiboot, printk, read
+from bootlab.timeline import ConsoleLog, Kind
 
 REAL = Path(__file__).parent / "data" / "real" / "generic-initcall.dmesg.gz"
 
@@ -28,6 +31,8 @@ def scanner(request, monkeypatch):
     with the numpy path that stands in when it is not built."""
     if request.param == "numpy":
         monkeypatch.setattr(dmesg_bulk, "dmesgscan", None)
+        monkeypatch.setattr(_native, "dmesgscan", None)  # (the pairing's, initcall._pair)
+        monkeypatch.setattr(multiboot, "dmesgscan", None)  # (the banners' search)
     return request.param
 
 
@@ -48,7 +53,28 @@ def test_numpy_loaded_by_bootlab_runs_no_blas_threads(tmp_path):
     assert out.split() == ["True", "1"]
 
 
-def _big_log(path: Path, crlf: bool = False) -> None:
+def test_analysing_a_big_log_loads_no_numpy_ma(tmp_path):
+    """np.unique asked for the values alone loads numpy.ma (0.01 s of a run's CPU): the
+    bulk reader and its analysis do without."""
+    log = tmp_path / "big.dmesg"
+    _big_log(log)
+    code = ("import sys; from bootlab.sources import read; from bootlab.analysis import analyze; "
+            "from bootlab.render import render; render(analyze(read([sys.argv[1]])), 'text'); "
+            "print('numpy' in sys.modules, 'numpy.ma' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "False"]
+
+
+@given(st.lists(st.one_of(st.integers(-40, 40), st.just(initcall.NO_RET_CODE), st.integers(-2**40, 2**40)),
+                max_size=60))
+def test_code_ranks_are_the_ranks_among_the_different_codes(codes):
+    code = np.asarray(codes, dtype=np.int64)
+    assert initcall._code_ranks(code).tolist() == np.searchsorted(np.unique(code), code).tolist()
+
+
+def _big_log(path: Path, crlf: bool = False, irregular: bool = True) -> None:
+    """The real boot 14 times over, 10 s apart; `irregular`: with lines the bulk reader
+    leaves to the interpreter, the log printed again and time going back."""
     base = gzip.decompress(REAL.read_bytes()).splitlines()
     lines = []
     for rep in range(14):  # ~24,000 lines: above the bulk threshold
@@ -60,22 +86,25 @@ def _big_log(path: Path, crlf: bool = False) -> None:
                 us = int(whole) * 1_000_000 + int(frac) + shift
                 line = b"[%5d.%06d]" % divmod(us, 1_000_000) + rest
             lines.append(line)
+        if not irregular:
+            continue
         # Irregular lines the bulk reader leaves to the general interpreter.
         lines.append(b"a continuation line without a stamp")
         lines.append(b"[%5d.%06d] i8042: no controller[%5d.%06d] calling  mid_line_init+0x0/0x10 @ 1"
                      % (rep * 10 + 9, 0, rep * 10 + 9, 10))
         lines.append(b"[%5d.%06d] initcall mid_line_init+0x0/0x10 returned 0 after 5 usecs" % (rep * 10 + 9, 20))
-    # The log printed again after a dump marker (time starts over: no warning for that).
-    lines.append(b"==== bootlab-dmesg begin ====")
-    lines.extend(base[:200])
-    # Time going back on initcall lines (a warning either way), a line in dmesg -r's layout,
-    # and a call that never returns (it runs until the log's last time).
-    lines.append(b"[    0.500000] calling  back_in_time+0x0/0x10 @ 1")
-    lines.append(b"[    0.500100] initcall back_in_time+0x0/0x10 returned 0 after 100 usecs")
-    lines.append(b"<6>[  140.000000] Run /init as init process")
-    lines.append(b"<6>[123456789012345678901234567890.000000] a stamp no boot can have")
-    lines.append(b"[  140.100000] calling  never_returns+0x0/0x10 @ 1")
-    lines.append(b"[  150.000000] the last line")
+    if irregular:
+        # The log printed again after a dump marker (time starts over: no warning for that).
+        lines.append(b"==== bootlab-dmesg begin ====")
+        lines.extend(base[:200])
+        # Time going back on initcall lines (a warning either way), a line in dmesg -r's layout,
+        # and a call that never returns (it runs until the log's last time).
+        lines.append(b"[    0.500000] calling  back_in_time+0x0/0x10 @ 1")
+        lines.append(b"[    0.500100] initcall back_in_time+0x0/0x10 returned 0 after 100 usecs")
+        lines.append(b"<6>[  140.000000] Run /init as init process")
+        lines.append(b"<6>[123456789012345678901234567890.000000] a stamp no boot can have")
+        lines.append(b"[  140.100000] calling  never_returns+0x0/0x10 @ 1")
+        lines.append(b"[  150.000000] the last line")
     path.write_bytes((b"\r\n" if crlf else b"\n").join(lines) + b"\n")
 
 
@@ -85,6 +114,23 @@ def _summary(boot):
     log = boot.logs[0]
     return (events, list(log.t), list(log.text), list(log.lineno), list(log.nbytes),
             [(d.line, d.message) for d in boot.diagnostics])
+
+
+def test_columns_keep_rows_of_each_part_as_of_the_whole(tmp_path):
+    """Boot.columns(..., keep=...) keeps of each part (the initcalls' table, the probes'
+    objects) the rows a filter of the whole table would keep, in the same order, with
+    their phases."""
+    path = tmp_path / "big.dmesg"
+    _big_log(path, irregular=False)  # (no time going back: no events deduplicated, the table kept)
+    boot = read([str(path)])
+    assign(boot, find_phases(boot))
+    kinds = (Kind.INITCALL, Kind.PROBE)
+    whole = boot.columns(*kinds)
+    assert len(whole.vocab["kind"]) == 2 and boot.tables and whole.phase is not None
+    kept = boot.columns(*kinds, keep=lambda part: (part.line % 3 == 0) | (part.dur > 1_000_000))
+    want = whole.take(np.flatnonzero((whole.line % 3 == 0) | (whole.dur > 1_000_000)))
+    assert 0 < len(kept) < len(whole)
+    assert kept.events() == want.events()
 
 
 @pytest.mark.parametrize("crlf", [False, True])
@@ -103,18 +149,18 @@ def test_bulk_equals_per_line(tmp_path, monkeypatch, scanner, crlf):
     assert [e.dur for e in unfinished] == [9_900_000_000]
 
 
-def _both_ways(path: Path, monkeypatch, fmt: str | None = None):
+def _both_ways(path: Path, monkeypatch, fmt: str | None = None, patterns: Patterns | None = None):
     """The log read in bulk, its initcalls kept as columns, and line by line as objects."""
     tables = []
     as_columns = initcall.InitcallReader._table
     monkeypatch.setattr(initcall.InitcallReader, "_table", lambda self, *args: tables.append(1) or as_columns(
         self, *args))
     monkeypatch.setattr(initcall, "BULK_PAIRING", 0)
-    bulk = read([str(path)], fmt=fmt)
+    bulk = read([str(path)], patterns, fmt=fmt)
     assert tables or not any(e.kind == "initcall" and not e.attrs.get("unfinished") for e in bulk.events)
     monkeypatch.setattr(initcall, "BULK_PAIRING", 10**9)
     monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 10**9)
-    return bulk, read([str(path)], fmt=fmt)
+    return bulk, read([str(path)], patterns, fmt=fmt)
 
 
 def _reports(boot) -> tuple[str, str]:
@@ -216,9 +262,10 @@ def test_bulk_reads_initcall_lines_as_the_per_line_path_does(tmp_path, monkeypat
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(st.tuples(st.booleans(), st.one_of(st.integers(0, 3), st.just(70_000))), max_size=80),
        seed=st.randoms())  # (a function id beyond 16 bits: the pairing's sort by function takes another way)
-def test_pairing_in_bulk_pairs_as_the_stack_does(monkeypatch, ops, seed):
+def test_pairing_in_bulk_pairs_as_the_stack_does(monkeypatch, scanner, ops, seed):
     """Calls and returns (each with a function) in file order, handed over calls first as
-    the bulk reader does: the numpy pairing gives what the stack per function gives."""
+    the bulk reader does: the pairing in bulk (in C, or with numpy when the scanner is not
+    built) gives what the stack per function gives."""
     lines = list(range(1, len(ops) + 1))
     calls = [i for i, (is_call, _f) in enumerate(ops) if is_call]
     rets = [i for i, (is_call, _f) in enumerate(ops) if not is_call]
@@ -238,6 +285,19 @@ _WORDS = st.sampled_from(["", "calling  ", "initcall ", "probe of ", "async_", "
                           "Freeing unused kernel image (initmem) memory: 2824K", "BOOTLAB READY", "login: "])
 
 
+def _messages_log(tmp_path: Path, monkeypatch, lines) -> Path:
+    """A dmesg of these (message, rest, time, stamped) after a banner, read in bulk however
+    small it is."""
+    text = "[    0.000000] Linux version 6.1.0\n" + "".join(
+        f"[{t // 10**6:5d}.{t % 10**6:06d}] {word}{rest}\n" if stamped else f"{word}{rest}\n"
+        for word, rest, t, stamped in lines)
+    path = tmp_path / "log.dmesg"
+    path.write_bytes(text.encode())
+    monkeypatch.setattr(printk, "BULK_MIN_BYTES", 0)
+    monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 0)
+    return path
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(st.tuples(_WORDS, st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126),
                                                 max_size=30), st.integers(0, 3 * 10**6),
@@ -247,17 +307,27 @@ def test_bulk_reads_any_kernel_messages_as_the_per_line_path_does(tmp_path, monk
     """Messages of every kind the interpreter knows and anything else, stamped or not (a
     continuation line), with time going back: the lines the bulk reader leaves alone are
     exactly those the interpreter would do nothing with."""
-    text = "[    0.000000] Linux version 6.1.0\n" + "".join(
-        f"[{t // 10**6:5d}.{t % 10**6:06d}] {word}{rest}\n" if stamped else f"{word}{rest}\n"
-        for word, rest, t, stamped in lines)
-    path = tmp_path / "log.dmesg"
-    path.write_bytes(text.encode())
-    monkeypatch.setattr(printk, "BULK_MIN_BYTES", 0)
-    monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 0)
-    bulk, per_line = _both_ways(path, monkeypatch, "dmesg")
+    bulk, per_line = _both_ways(_messages_log(tmp_path, monkeypatch, lines), monkeypatch, "dmesg")
     assert _reports(bulk) == _reports(per_line)
     assert _summary(bulk) == _summary(per_line)
     assert [(e.kind, e.name, e.line) for e in bulk.events] == [(e.kind, e.name, e.line) for e in per_line.events]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.tuples(_WORDS, st.sampled_from(["", " x", "0] ab", " a b", "Xab"]), st.integers(0, 3 * 10**6),
+                                st.sampled_from([True] * 9 + [False])), min_size=1, max_size=40),
+       ready=st.sampled_from([r"ab", r"0\] ab", r"\bBOOTLAB[- ]READY\b", r"^[\w.-]+ login$"]),
+       app_start=st.sampled_from([None, r" a b", r"calling  \S+"]))
+def test_bulk_finds_the_pattern_lines_as_the_per_line_path_does(tmp_path, monkeypatch, scanner, lines, ready,
+                                                                app_start):
+    """The ready and app-start patterns on a timed line are matched on its message: the C
+    scanner looks for their hints in the messages in the same look as for the words that
+    mean something (and through the untimed lines on their own); a hint that also fits across
+    a stamp's end ("0] ab") or in an initcall line changes nothing."""
+    bulk, per_line = _both_ways(_messages_log(tmp_path, monkeypatch, lines), monkeypatch, "dmesg",
+                                Patterns.from_options(ready, app_start))
+    assert _reports(bulk) == _reports(per_line)
+    assert _summary(bulk) == _summary(per_line)
 
 
 @settings(max_examples=300, deadline=None)
@@ -279,14 +349,31 @@ def test_c_lines_read_as_the_numpy_path_does(data):
         assert [c.tolist() for c in native] == [c.tolist() for c in by_numpy]
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.binary(max_size=40).map(lambda b: b.replace(b"\x00", b"a")) | st.text(alphabet="ab\n", max_size=40).map(
+    str.encode), needle=st.text(alphabet="ab\n", min_size=1, max_size=4).map(str.encode), start=st.integers(0, 45),
+       end=st.integers(0, 45))
+def test_c_find_is_bytes_find(tmp_path, text, needle, start, end):
+    """dmesgscan.find (multiboot's search for banners) is bytes.find, in bytes and in a
+    mapped file."""
+    assert dmesgscan.find(text, needle, start, end) == text.find(needle, start, end)
+    assert dmesgscan.find(text, needle, start) == text.find(needle, start)
+    if text:
+        path = tmp_path / "mapped"
+        path.write_bytes(text)
+        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            assert dmesgscan.find(mapped, needle, start, end) == text.find(needle, start, end)
+
+
 @settings(max_examples=300, deadline=None)
-@given(text=st.text(alphabet="ab ]x\n", max_size=40), words=st.lists(st.text(alphabet="ab ]x", min_size=1, max_size=3),
+@given(text=st.text(alphabet="ab ]x\n", max_size=60), words=st.lists(st.text(alphabet="ab ]x", min_size=1, max_size=6),
                                                                      min_size=1, max_size=6),
-       cuts=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=8))
+       cuts=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60)), max_size=8))
 def test_c_holding_finds_what_slices_hold_in_bytes_and_in_an_ascii_str(text, words, cuts):
     """dmesgscan.holding: bit k of a line's mask when words[k] is in it (words of one first
-    byte or of several, one byte long or more), the same from the text as bytes and as a
-    str (read in place: console_cost's levels); a str not all ASCII is refused."""
+    byte or of several, one byte long or more: words all 3 bytes or more are looked for by
+    windows that skip), the same from the text as bytes and as a str (read in place:
+    console_cost's levels); a str not all ASCII is refused."""
     lines = [(min(a, b, len(text)), min(max(a, b), len(text))) for a, b in cuts]
     starts = np.asarray([a for a, _ in lines], dtype=np.int64)
     ends = np.asarray([b for _, b in lines], dtype=np.int64)

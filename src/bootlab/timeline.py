@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import attrgetter
 from typing import Iterable, Iterator
 
 from .clock_map import RATE_SPREAD, RATE_TOLERANCE, ClockMap, Rate, arrival, envelope, lower, rate_of, steady
@@ -133,6 +134,21 @@ NO_TIME = -(2**63)  # how a line without a time is stored in Times
 # Times and durations beyond this (146 years) are garbage, not a boot: they would not fit
 # the 64-bit columns (a log's `[123456789012345678901234567890.000000]`).
 MAX_NS = 2**62
+
+
+def ranked(values, bound: int):
+    """np.unique(values, return_inverse=True) of values in [0, bound): without sorting
+    them when the bound is not much more than their count (a million-line log's 400,000
+    initcalls have a few hundred functions, and a few dozen sets of attributes)."""
+    import numpy as np
+
+    if bound > 4 * len(values) + 1024:
+        pairs, key = np.unique(values, return_inverse=True)
+        return pairs, key.reshape(-1)
+    present = np.zeros(bound, dtype=bool)
+    present[values] = True
+    rank = np.cumsum(present) - 1
+    return np.flatnonzero(present), rank[values]
 
 
 def in_range(ns: int | None) -> bool:
@@ -258,7 +274,9 @@ class SpanTable:
     span).  Text values are ids into vocabularies (kind, name, clock, file, track, attrs:
     one shared dict per set of attributes); a time not known is NO_TIME, as is a
     duration not known.  A log's table has its rows in line order; Boot.columns() gives
-    them in the order of Boot.events."""
+    them in the order of Boot.events.  Once the phases are assigned, `phase` is an id
+    column too, into vocab["phase"] (a list of 400,000 names cost more to copy than
+    the table's other columns together)."""
 
     __slots__ = ("vocab", "kind", "name", "clock", "file", "track", "attrs", "t", "dur", "line", "phase", "at", "until")
     COLUMNS = ("kind", "name", "clock", "file", "track", "attrs")
@@ -272,7 +290,7 @@ class SpanTable:
         self.t = np.asarray(t, dtype=np.int64)
         self.dur = np.asarray(dur, dtype=np.int64)
         self.line = np.asarray(line, dtype=np.int64)
-        self.phase: list[str | None] | None = None  # per row, once Boot's phases are assigned
+        self.phase = None  # per row, ids into vocab["phase"], once Boot's phases are assigned (set_phases)
         # Where the spans go among the boot's event objects: merged by line into
         # objects[at:until], the events of the same log.
         self.at = self.until = 0
@@ -280,23 +298,29 @@ class SpanTable:
     def __len__(self) -> int:
         return len(self.t)
 
+    def set_phases(self, names: list[str | None], ids) -> None:
+        """Each row's phase: names[ids[row]]."""
+        import numpy as np
+
+        self.vocab = {**self.vocab, "phase": list(names)}  # (the vocabularies may be another table's too)
+        self.phase = np.asarray(ids, dtype=np.int32)
+
     @classmethod
     def from_events(cls, events: list[Event]) -> "SpanTable":
-        vocab: dict[str, list] = {c: [] for c in cls.COLUMNS}
-        known: dict[str, dict] = {c: {} for c in cls.COLUMNS}
-        ids: dict[str, list[int]] = {c: [] for c in cls.COLUMNS}
-        for ev in events:
-            for column, value in (("kind", ev.kind), ("name", ev.name), ("clock", ev.clock), ("file", ev.file),
-                                  ("track", ev.track), ("attrs", ev.attrs)):
-                key = id(value) if column == "attrs" else value
-                i = known[column].get(key)
-                if i is None:
-                    i = known[column][key] = len(vocab[column])
-                    vocab[column].append(value)
-                ids[column].append(i)
+        vocab: dict[str, list] = {}
+        ids: dict[str, list[int]] = {}
+        # A column at a time, each value's id by a dict (its first object kept, as the
+        # values first come: a set of attributes by its identity): no loop in Python.
+        for column in (*cls.COLUMNS, "phase"):
+            values = list(map(attrgetter(column), events))
+            keys = list(map(id, values)) if column == "attrs" else values
+            first = dict(zip(keys, values)) if column == "attrs" else None  # (one object per id)
+            index = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+            vocab[column] = list(index) if first is None else [first[key] for key in index]
+            ids[column] = list(map(index.__getitem__, keys))
         table = cls(vocab, ids, [NO_TIME if ev.t is None else ev.t for ev in events],
                     [NO_TIME if ev.dur is None else ev.dur for ev in events], [ev.line for ev in events])
-        table.phase = [ev.phase for ev in events]
+        table.set_phases(vocab["phase"], ids["phase"])
         return table
 
     @classmethod
@@ -304,9 +328,11 @@ class SpanTable:
         """One table of several, its rows ordered by `positions` (one array per table)."""
         import numpy as np
 
-        vocab: dict[str, list] = {c: [] for c in cls.COLUMNS}
-        ids: dict[str, list] = {c: [] for c in cls.COLUMNS}
-        for column in cls.COLUMNS:
+        phased = all(t.phase is not None for t in tables)
+        columns = (*cls.COLUMNS, "phase") if phased else cls.COLUMNS
+        vocab: dict[str, list] = {c: [] for c in columns}
+        ids: dict[str, list] = {c: [] for c in columns}
+        for column in columns:
             known: dict = {}
             for table in tables:
                 remap = []
@@ -320,15 +346,15 @@ class SpanTable:
                                    else np.zeros(0, dtype=np.int32))
         out = cls(vocab, {c: np.concatenate(ids[c]) for c in cls.COLUMNS}, np.concatenate([t.t for t in tables]),
                   np.concatenate([t.dur for t in tables]), np.concatenate([t.line for t in tables]))
-        if all(t.phase is not None for t in tables):
-            out.phase = [p for t in tables for p in t.phase]
+        if phased:
+            out.phase = np.concatenate(ids["phase"])
         return out.take(np.argsort(np.concatenate(positions), kind="stable"))
 
     def take(self, rows) -> "SpanTable":
         out = SpanTable(self.vocab, {c: getattr(self, c)[rows] for c in self.COLUMNS}, self.t[rows], self.dur[rows],
                         self.line[rows])
         if self.phase is not None:
-            out.phase = [self.phase[i] for i in rows.tolist()]
+            out.phase = self.phase[rows]
         return out
 
     def value(self, column: str, i: int):
@@ -338,14 +364,14 @@ class SpanTable:
         t, dur = int(self.t[i]), int(self.dur[i])
         return Event(self.value("kind", i), self.value("name", i), self.value("clock", i),
                      None if t == NO_TIME else t, None if dur == NO_TIME else dur, self.value("file", i),
-                     int(self.line[i]), self.value("track", i), None if self.phase is None else self.phase[i],
+                     int(self.line[i]), self.value("track", i), None if self.phase is None else self.value("phase", i),
                      self.value("attrs", i))
 
     def events(self) -> list[Event]:
         vocab = self.vocab
         kinds, names, clocks, files = vocab["kind"], vocab["name"], vocab["clock"], vocab["file"]
         tracks, attrs = vocab["track"], vocab["attrs"]
-        phases = self.phase or [None] * len(self)
+        phases = [None] * len(self) if self.phase is None else [vocab["phase"][p] for p in self.phase.tolist()]
         return [Event(kinds[k], names[n], clocks[c], None if t == NO_TIME else t, None if d == NO_TIME else d,
                       files[f], line, tracks[tr], ph, attrs[a])
                 for k, n, c, t, d, f, line, tr, ph, a in zip(
@@ -524,26 +550,34 @@ class Boot:
         later = np.maximum.accumulate(np.asarray([ev.line for ev in self.objects[table.at:table.until]] or [0]))
         return np.minimum(table.at + np.searchsorted(later, lines, side="right"), table.until)
 
-    def columns(self, *kinds: str) -> SpanTable | None:
+    def columns(self, *kinds: str, keep=None) -> SpanTable | None:
         """The spans of these kinds as one table, in the order of Boot.events; None if
-        there are none."""
+        there are none.  `keep`: which rows of a table to keep (a mask per row), asked of
+        each part before they are put together (a big log's 400,000 spans are not copied
+        into one table to keep a few thousand)."""
         import numpy as np
 
-        parts, positions = [], []
+        parts, tables = [], []
         for table in self.tables:
             if not set(table.vocab["kind"]) & set(kinds):
                 continue
-            part = table if set(table.vocab["kind"]) <= set(kinds) else table.take(
-                np.flatnonzero(table.where("kind", lambda k: k in kinds)))
-            parts.append(part)
-            positions.append(2 * self.slots(table, part.line))
-        picked = [(i, ev) for i, ev in enumerate(self.objects) if ev.kind in kinds]
+            parts.append(table if set(table.vocab["kind"]) <= set(kinds) else table.take(
+                np.flatnonzero(table.where("kind", lambda k: k in kinds))))
+            tables.append(table)
+        where = self._index()[2]
+        picked = sorted(i for kind in set(kinds) for i in where.get(kind, ()))
         if picked:
-            parts.append(SpanTable.from_events([ev for _, ev in picked]))
-            positions.append(2 * np.asarray([i for i, _ in picked], dtype=np.int64) + 1)
-        if not parts:
-            return None
-        return parts[0] if len(parts) == 1 else SpanTable.concat(parts, positions)
+            parts.append(SpanTable.from_events([self.objects[i] for i in picked]))
+        if keep is not None:
+            masks = [keep(part) for part in parts]
+            parts = [part.take(np.flatnonzero(mask)) for part, mask in zip(parts, masks)]
+            picked = np.asarray(picked, dtype=np.int64)[masks[-1]].tolist() if picked else []
+        if len(parts) <= 1:  # (one part is in order already: no slots to find)
+            return parts[0] if parts else None
+        positions = [2 * self.slots(table, part.line) for table, part in zip(tables, parts)]
+        if picked:
+            positions.append(2 * np.asarray(picked, dtype=np.int64) + 1)
+        return SpanTable.concat(parts, positions)
 
     def warn(self, file: str, line: int, message: str) -> None:
         self.diagnostics.append(Diagnostic(file, line, message))
@@ -696,17 +730,20 @@ class Boot:
         wanted = set(kinds)
         return [ev for ev in self.events if ev.kind in wanted]
 
-    def _index(self) -> tuple[dict[str, list[Event]], dict[str, list[Event]]]:
-        """(markers by name, events by kind); rebuilt when the event list changes."""
+    def _index(self) -> tuple[dict[str, list[Event]], dict[str, list[Event]], dict[str, list[int]]]:
+        """(markers by name, events by kind, their places in the list by kind); rebuilt when
+        the event list changes."""
         key = (id(self.objects), len(self.objects))
         if self._event_index is None or self._event_index[0] != key:
             marks: dict[str, list[Event]] = {}
             kinds: dict[str, list[Event]] = {}
-            for ev in self.objects:
+            where: dict[str, list[int]] = {}
+            for i, ev in enumerate(self.objects):
                 kinds.setdefault(ev.kind, []).append(ev)
+                where.setdefault(ev.kind, []).append(i)
                 if ev.kind == Kind.MARKER:
                     marks.setdefault(ev.name, []).append(ev)
-            self._event_index = (key, (marks, kinds))
+            self._event_index = (key, (marks, kinds, where))
         return self._event_index[1]
 
     def marks(self, mark: str) -> list[Event]:

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* memmem */
 #include "dmesg_scan.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The LFs of data[from..to), added to *lines; -1 on a byte the fast path does not take. */
@@ -171,11 +172,22 @@ struct word_index {
 	uint64_t first[256]; /* per byte value, the words that start with it (bit k: words k) */
 	uint64_t pairs[1024]; /* bit b0 | b1 << 8: a word starts with bytes b0 b1 (or is b0 alone) */
 	int lead; /* the byte every word starts with, or -1 when they start with different bytes */
+	int64_t shortest; /* the shortest word's length */
+	/* Per pair of bytes (block()), how far a window of `shortest` bytes that ends with them can
+	 * move on before a word could start in it (0: one may start where it starts). */
+	uint8_t shift[4096];
 };
+
+/* A pair of bytes as an index of word_index.shift: pairs that share one share the least shift. */
+static unsigned block(uint8_t b0, uint8_t b1)
+{
+	return (unsigned)(b0 & 63) << 6 | (b1 & 63);
+}
 
 static void index_words(const struct dmesg_words *words, struct word_index *index)
 {
 	index->lead = words->count ? words->text[0][0] : -1;
+	index->shortest = 0;
 	memset(index->first, 0, sizeof(index->first));
 	memset(index->pairs, 0, sizeof(index->pairs));
 	for (size_t k = 0; k < words->count && k < 64; k++) {
@@ -190,19 +202,73 @@ static void index_words(const struct dmesg_words *words, struct word_index *inde
 			if (words->len[k] == 1 || w[1] == next)
 				index->pairs[pair >> 6] |= (uint64_t)1 << (pair & 63);
 		}
+		if (!index->shortest || (int64_t)words->len[k] < index->shortest)
+			index->shortest = (int64_t)words->len[k];
 	}
+	/* (shifts only for words of 3 bytes or more, below 256) */
+	memset(index->shift, index->shortest >= 3 && index->shortest < 256 ? (int)index->shortest - 1 : 0,
+	       sizeof(index->shift));
+	for (size_t k = 0; k < words->count && k < 64 && index->shortest >= 3 && index->shortest < 256; k++)
+		for (int64_t j = 1; j < index->shortest; j++) {
+			uint8_t *shift = &index->shift[block(words->text[k][j - 1], words->text[k][j])];
+
+			if (*shift > index->shortest - 1 - j)
+				*shift = (uint8_t)(index->shortest - 1 - j);
+		}
 }
 
-/* Which words data[from..end) holds; with `any`, the first one found is enough.  When every
+/* The words not yet `found` that data[p..end) starts with. */
+static uint64_t words_at(const uint8_t *data, int64_t p, int64_t end, const struct dmesg_words *words,
+			 const struct word_index *index, uint64_t found)
+{
+	uint64_t here = 0;
+
+	for (uint64_t maybe = index->first[data[p]] & ~found; maybe; maybe &= maybe - 1) {
+		int k = __builtin_ctzll(maybe);
+
+		if ((int64_t)words->len[k] <= end - p && memcmp(data + p, words->text[k], words->len[k]) == 0)
+			here |= (uint64_t)1 << k;
+	}
+	return here;
+}
+
+/* holds() for words that start with different bytes, all 3 bytes long or more: a window as
+ * long as the shortest word moves on by the shift its last two bytes allow (the idea of Wu and
+ * Manber's search for many words), most often by several bytes at once. */
+static uint64_t holds_skipping(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
+			       const struct word_index *index, uint64_t group_a, uint64_t group_b)
+{
+	const int64_t m = index->shortest;
+	uint64_t found = 0;
+
+	for (int64_t p = from; p + m <= end;) {
+		unsigned shift = index->shift[block(data[p + m - 2], data[p + m - 1])];
+
+		if (shift) {
+			p += shift;
+			continue;
+		}
+		found |= words_at(data, p, end, words, index, found);
+		if ((found & group_a) && (found & group_b))
+			break;
+		p++;
+	}
+	return found;
+}
+
+/* Which words data[from..end) holds, looked for until one of group_a and one of group_b are
+ * found (with 0 for either: through the whole text).  When every
  * word starts with one byte, memchr jumps to where it is (the words of initcall_debug's
  * levels all start with the "]" of a stamp, one or two to a line); otherwise a byte and the
  * next that start no word are passed over at once (a space or a common letter starts some
  * word of most sets, a pair of bytes far less often). */
 static uint64_t holds(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
-		      const struct word_index *index, int any)
+		      const struct word_index *index, uint64_t group_a, uint64_t group_b)
 {
 	uint64_t found = 0;
 
+	if (index->lead < 0 && index->shortest >= 3 && index->shortest < 256)
+		return holds_skipping(data, from, end, words, index, group_a, group_b);
 	for (int64_t p = from; p < end; p++) {
 		if (index->lead >= 0) {
 			const uint8_t *at = memchr(data + p, index->lead, (size_t)(end - p));
@@ -216,15 +282,9 @@ static uint64_t holds(const uint8_t *data, int64_t from, int64_t end, const stru
 			if (!(index->pairs[pair >> 6] >> (pair & 63) & 1))
 				continue;
 		}
-		for (uint64_t maybe = index->first[data[p]] & ~found; maybe; maybe &= maybe - 1) {
-			int k = __builtin_ctzll(maybe);
-
-			if ((int64_t)words->len[k] <= end - p && memcmp(data + p, words->text[k], words->len[k]) == 0) {
-				found |= (uint64_t)1 << k;
-				if (any)
-					return found;
-			}
-		}
+		found |= words_at(data, p, end, words, index, found);
+		if ((found & group_a) && (found & group_b))
+			break;
 	}
 	return found;
 }
@@ -236,15 +296,14 @@ void dmesg_holding(const uint8_t *data, size_t count, const int64_t *start, cons
 
 	index_words(words, &index);
 	for (size_t i = 0; i < count; i++)
-		masks[i] = holds(data, start[i], end[i], words, &index, 0);
+		masks[i] = holds(data, start[i], end[i], words, &index, 0, 0);
 }
 
 /* Whether data[from..end) starts with one of `starts` (only those that start with its first
  * byte are compared: a million messages against a score of starts each cost more than the
- * rest of the scan) or holds one of `words`. */
-static int meaningful(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *words,
-		      const struct word_index *index, const struct dmesg_words *starts,
-		      const struct word_index *start_index)
+ * rest of the scan). */
+static int starts_with(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *starts,
+		       const struct word_index *start_index)
 {
 	for (uint64_t maybe = from < end ? start_index->first[data[from]] : 0; maybe; maybe &= maybe - 1) {
 		int k = __builtin_ctzll(maybe);
@@ -252,7 +311,24 @@ static int meaningful(const uint8_t *data, int64_t from, int64_t end, const stru
 		if ((int64_t)starts->len[k] <= end - from && memcmp(data + from, starts->text[k], starts->len[k]) == 0)
 			return 1;
 	}
-	return holds(data, from, end, words, index, 1) != 0;
+	return 0;
+}
+
+/* DMESG_MEANINGFUL when data[from..end) starts with one of `starts` or holds one of the
+ * words (bits `meaning` of `all`), plus DMESG_HINTED when it holds one of the hints (bits
+ * `hints`): one look through the text for both, which stops once both are known. */
+static uint8_t meaning_and_hints(const uint8_t *data, int64_t from, int64_t end, const struct dmesg_words *all,
+				 const struct word_index *index, uint64_t meaning, uint64_t hints,
+				 const struct dmesg_words *starts, const struct word_index *start_index)
+{
+	int started = starts_with(data, from, end, starts, start_index);
+	uint64_t found;
+
+	if (started && !hints)
+		return DMESG_MEANINGFUL;
+	found = started ? holds(data, from, end, all, index, hints, hints)
+			: holds(data, from, end, all, index, meaning, hints ? hints : meaning);
+	return (uint8_t)((started || (found & meaning) ? DMESG_MEANINGFUL : 0) | (found & hints ? DMESG_HINTED : 0));
 }
 
 size_t dmesg_name_slots(size_t count)
@@ -264,14 +340,30 @@ size_t dmesg_name_slots(size_t count)
 	return slots;
 }
 
+/* A hash of len bytes at p taken 8 at a time (a byte at a time was as long as looking
+ * through the messages for their words: a function's text for each of 770,000 lines). */
+static uint64_t hash_bytes(const uint8_t *p, int64_t len)
+{
+	uint64_t hash = (uint64_t)len * 0x9e3779b97f4a7c15ULL, word;
+	int64_t k = 0;
+
+	for (; k + 8 <= len; k += 8) {
+		memcpy(&word, p + k, 8);
+		hash = (hash ^ word) * 0xff51afd7ed558ccdULL;
+		hash ^= hash >> 32;
+	}
+	for (word = 0; k < len; k++) /* (the tail a byte at a time: no store of a variable size to load back) */
+		word = word << 8 | p[k];
+	hash = (hash ^ word) * 0xff51afd7ed558ccdULL;
+	return hash ^ hash >> 29;
+}
+
 /* The index of data[at..at+len) in names, added when new. */
 static int64_t name_index(const uint8_t *data, int64_t at, int64_t len, struct dmesg_names *names)
 {
-	uint64_t hash = 14695981039346656037ULL; /* FNV-1a */
+	uint64_t hash = hash_bytes(data + at, len);
 	size_t mask = names->nslots - 1, slot;
 
-	for (int64_t k = 0; k < len; k++)
-		hash = (hash ^ data[at + k]) * 1099511628211ULL;
 	for (slot = hash & mask; names->slots[slot]; slot = (slot + 1) & mask) {
 		int64_t i = names->slots[slot] - 1;
 
@@ -375,25 +467,37 @@ static void fixup_took(const uint8_t *data, int64_t size, int64_t from, int64_t 
 }
 
 int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *offset, const int64_t *end,
-		   const struct dmesg_words *words, const struct dmesg_words *starts, uint8_t *kind,
-		   int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names)
+		   const struct dmesg_words *words, const struct dmesg_words *starts, const struct dmesg_words *hints,
+		   uint8_t *kind, int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names)
 {
 	const int64_t size = (int64_t)n, prefix = (int64_t)strlen("calling  ");
+	const uint8_t *text[64];
+	size_t len[64];
+	struct dmesg_words all = { text, len, words->count + hints->count };
 	struct word_index index, start_index;
+	uint64_t meaning, hint_bits;
 
-	for (size_t k = 0; k < words->count; k++)
-		if (words->len[k] == 0 || k == 64)
+	if (all.count > 64)
+		return -1;
+	for (size_t k = 0; k < all.count; k++) {
+		text[k] = k < words->count ? words->text[k] : hints->text[k - words->count];
+		len[k] = k < words->count ? words->len[k] : hints->len[k - words->count];
+		if (len[k] == 0)
 			return -1; /* (an empty word is in every message: not what a caller means) */
+	}
 	for (size_t k = 0; k < starts->count; k++)
 		if (starts->len[k] == 0 || k == 64)
 			return -1;
-	index_words(words, &index);
+	meaning = words->count ? ~(uint64_t)0 >> (64 - words->count) : 0;
+	hint_bits = all.count ? ~(uint64_t)0 >> (64 - all.count) & ~meaning : 0;
+	index_words(&all, &index);
 	index_words(starts, &start_index);
 	for (size_t i = 0; i < count; i++)
 		if (offset[i] < 0 || end[i] > size || offset[i] > end[i])
 			return -1;
 	for (size_t i = 0; i < count; i++) {
 		int64_t from = offset[i], stop = end[i], fn_end = -1;
+		uint8_t found;
 
 		kind[i] = DMESG_OTHER;
 		fn[i] = -1;
@@ -407,13 +511,124 @@ int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *o
 		}
 		if (fn_end >= 0)
 			fn[i] = name_index(data, from + prefix, fn_end - from - prefix, names);
-		if (!meaningful(data, from, stop, words, &index, starts, &start_index))
-			continue;
-		kind[i] |= DMESG_MEANINGFUL;
-		if (kind[i] == DMESG_MEANINGFUL)
+		found = meaning_and_hints(data, from, stop, &all, &index, meaning, hint_bits, starts, &start_index);
+		if (found & DMESG_MEANINGFUL && kind[i] == DMESG_OTHER)
 			call_after_prefix(data, size, from, stop, &kind[i], &fn[i], &a[i], names);
-		if (kind[i] == DMESG_MEANINGFUL)
+		if (found & DMESG_MEANINGFUL && kind[i] == DMESG_OTHER)
 			fixup_took(data, size, from, stop, &kind[i], &fn[i], &a[i], &b[i], names);
+		kind[i] |= found;
 	}
 	return 0;
+}
+
+int64_t dmesg_find(const uint8_t *data, size_t n, const uint8_t *needle, size_t len, size_t from, size_t to)
+{
+	const uint8_t *at;
+
+	to = to < n ? to : n;
+	if (!len || from >= to || to - from < len)
+		return -1;
+	at = memmem(data + from, to - from, needle, len);
+	return at ? at - data : -1;
+}
+
+/* The end of the run of entries sorted by line that starts at `from` in order[]. */
+static size_t run_end(const int64_t *line, const int64_t *order, size_t from, size_t n)
+{
+	size_t i = from + 1;
+
+	while (i < n && line[order[i - 1]] <= line[order[i]])
+		i++;
+	return i;
+}
+
+/* order[] sorted by line, stably, by merging the runs it already has: the entries come as a
+ * few sorted runs (calls, returns; those found in bulk, then those read one by one), so a
+ * pass or two merges them.  tmp has room for n entries; the result is in order[]. */
+static void sort_by_line(const int64_t *line, int64_t *order, int64_t *tmp, size_t n)
+{
+	int64_t *from = order, *to = tmp, *swap;
+
+	for (;;) {
+		size_t lo = 0, runs = 0;
+
+		while (lo < n) {
+			size_t mid = run_end(line, from, lo, n), hi = mid < n ? run_end(line, from, mid, n) : n;
+			size_t a = lo, b = mid, k = lo;
+
+			while (a < mid && b < hi)
+				to[k++] = line[from[b]] < line[from[a]] ? from[b++] : from[a++];
+			while (a < mid)
+				to[k++] = from[a++];
+			while (b < hi)
+				to[k++] = from[b++];
+			lo = hi;
+			runs++;
+		}
+		swap = from;
+		from = to;
+		to = swap;
+		if (runs <= 1)
+			break;
+	}
+	if (from != order)
+		memcpy(order, from, n * sizeof(*order));
+}
+
+long dmesg_pair(size_t n, size_t n_calls, const int64_t *line, const int64_t *key, int64_t *answered,
+		int64_t *open, int64_t *open_len)
+{
+	int64_t most = -1, *order, *tmp, *top, *below;
+	long stacks = 0;
+	size_t written = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (key[i] < 0)
+			return -1;
+		most = key[i] > most ? key[i] : most;
+	}
+	order = malloc((n + 1) * sizeof(*order));
+	tmp = malloc((n + 1) * sizeof(*tmp));
+	top = malloc(((size_t)most + 2) * sizeof(*top));
+	below = malloc((n_calls + 1) * sizeof(*below));
+	if (!order || !tmp || !top || !below) {
+		stacks = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = (int64_t)i;
+	sort_by_line(line, order, tmp, n);
+	for (int64_t k = 0; k <= most; k++)
+		top[k] = -1;
+	/* Each function's open calls as a linked stack: top[key], then below[] down to -1. */
+	for (size_t i = 0; i < n; i++) {
+		int64_t e = order[i], k = key[e];
+
+		if ((size_t)e < n_calls) {
+			below[e] = top[k];
+			top[k] = e;
+		} else {
+			answered[(size_t)e - n_calls] = top[k];
+			if (top[k] >= 0)
+				top[k] = below[top[k]];
+		}
+	}
+	for (int64_t k = 0; k <= most; k++) {
+		size_t depth = 0;
+
+		for (int64_t c = top[k]; c >= 0; c = below[c])
+			depth++;
+		if (!depth)
+			continue;
+		written += depth;
+		for (int64_t c = top[k], at = (int64_t)written - 1; c >= 0; c = below[c])
+			open[at--] = c; /* newest last */
+		open_len[stacks++] = (int64_t)depth;
+	}
+out:
+	free(order);
+	free(tmp);
+	free(top);
+	free(below);
+	return stacks;
 }

@@ -15,7 +15,7 @@
 #define DMESG_NO_RET_CODE INT64_MIN /* initcall.NO_RET_CODE */
 
 /* What a timed message is (messages' kind). */
-enum { DMESG_OTHER = 0, DMESG_CALL = 1, DMESG_RETURN = 2, DMESG_MEANINGFUL = 4, DMESG_FIXUP = 8 };
+enum { DMESG_OTHER = 0, DMESG_CALL = 1, DMESG_RETURN = 2, DMESG_MEANINGFUL = 4, DMESG_FIXUP = 8, DMESG_HINTED = 16 };
 
 /* The number of lines of data[0..n) (an empty text is one empty line), or -1 when the text does not fit the fast path: a
  * byte that is not ASCII, a control character other than tab, LF and a CR before LF. */
@@ -57,14 +57,29 @@ struct dmesg_names {
  * -1), plus DMESG_MEANINGFUL when the message holds a word or starts with a start.  A
  * meaningful message `DEVICE: FN+0xA/0xB took N usecs` (a PCI fixup run for one device) is
  * DMESG_FIXUP | DMESG_MEANINGFUL: fn[i] = FN+0xA/0xB's index in names, a = DEVICE's, b = N
- * in ns.  names must have room for 2 * `count` names and dmesg_name_slots(count) slots.
- * Returns 0, or -1 (nothing done) when an offset or end lies outside the text, a word or a
- * start is empty or there are more than 64 words or 64 starts. */
+ * in ns.  Any message holding one of `hints` (the ready and app-start patterns' texts) is
+ * also DMESG_HINTED: the same look through it finds both.  names must have room for 2 *
+ * `count` names and dmesg_name_slots(count) slots.  Returns 0, or -1 (nothing done) when an
+ * offset or end lies outside the text, a word, a hint or a start is empty or there are more
+ * than 64 words and hints or 64 starts. */
 int dmesg_messages(const uint8_t *data, size_t n, size_t count, const int64_t *offset, const int64_t *end,
-		   const struct dmesg_words *words, const struct dmesg_words *starts, uint8_t *kind,
-		   int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names);
+		   const struct dmesg_words *words, const struct dmesg_words *starts, const struct dmesg_words *hints,
+		   uint8_t *kind, int64_t *fn, int64_t *a, int64_t *b, struct dmesg_names *names);
 
 /* The slot count dmesg_messages needs for `count` messages. */
 size_t dmesg_name_slots(size_t count);
+
+/* Where `needle` (len bytes, at least one) first lies wholly within data[from..to), or -1
+ * (glibc's memmem: three times as fast as CPython's bytes.find on a log). */
+int64_t dmesg_find(const uint8_t *data, size_t n, const uint8_t *needle, size_t len, size_t from, size_t to);
+
+/* Calls (entries 0..n_calls) and returns (entries n_calls..n), each with its line and its
+ * function's key (0 or more), paired as a stack per function in line order (entries of one
+ * line in entry order): answered[r] is the call return n_calls + r answers, or -1.  The
+ * calls left open are written to open, a stack (oldest first) after another, and each
+ * stack's length to open_len.  Returns the number of stacks, or -1 (nothing done) on a
+ * negative key or no memory. */
+long dmesg_pair(size_t n, size_t n_calls, const int64_t *line, const int64_t *key, int64_t *answered,
+		int64_t *open, int64_t *open_len);
 
 #endif

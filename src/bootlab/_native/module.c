@@ -103,23 +103,23 @@ static PyObject *name_list(const Py_buffer *text, const struct dmesg_names *name
 static PyObject *messages(PyObject *self, PyObject *args)
 {
 	Py_buffer text, offset, end;
-	PyObject *words_tuple, *starts_tuple, *kind = NULL, *fn = NULL, *a = NULL, *b = NULL, *names_list = NULL;
-	PyObject *result = NULL;
-	struct dmesg_words words = { 0 }, starts = { 0 };
+	PyObject *words_tuple, *starts_tuple, *hints_tuple, *kind = NULL, *fn = NULL, *a = NULL, *b = NULL;
+	PyObject *names_list = NULL, *result = NULL;
+	struct dmesg_words words = { 0 }, starts = { 0 }, hints = { 0 };
 	struct dmesg_names names = { 0 };
 	Py_ssize_t count;
 	int failed = 0;
 
 	(void)self;
-	if (!PyArg_ParseTuple(args, "y*y*y*O!O!", &text, &offset, &end, &PyTuple_Type, &words_tuple, &PyTuple_Type,
-			      &starts_tuple))
+	if (!PyArg_ParseTuple(args, "y*y*y*O!O!O!", &text, &offset, &end, &PyTuple_Type, &words_tuple, &PyTuple_Type,
+			      &starts_tuple, &PyTuple_Type, &hints_tuple))
 		return NULL;
 	count = offset.len / 8;
 	if (offset.len % 8 || end.len != offset.len) {
 		PyErr_SetString(PyExc_ValueError, "offsets and ends: int64 columns of one length");
 		goto out;
 	}
-	if (words_of(words_tuple, &words) || words_of(starts_tuple, &starts))
+	if (words_of(words_tuple, &words) || words_of(starts_tuple, &starts) || words_of(hints_tuple, &hints))
 		goto out;
 	names.nslots = dmesg_name_slots((size_t)count);
 	names.at = PyMem_Calloc(2 * (size_t)count + 1, sizeof(int64_t));
@@ -136,11 +136,11 @@ static PyObject *messages(PyObject *self, PyObject *args)
 	if (!kind || !fn || !a || !b)
 		goto out;
 	Py_BEGIN_ALLOW_THREADS
-	failed = dmesg_messages(text.buf, (size_t)text.len, (size_t)count, offset.buf, end.buf, &words, &starts,
+	failed = dmesg_messages(text.buf, (size_t)text.len, (size_t)count, offset.buf, end.buf, &words, &starts, &hints,
 				(uint8_t *)PyByteArray_AS_STRING(kind), int64s(fn), int64s(a), int64s(b), &names);
 	Py_END_ALLOW_THREADS
 	if (failed) {
-		PyErr_SetString(PyExc_ValueError, "a message outside the text, or more than 64 words or starts");
+		PyErr_SetString(PyExc_ValueError, "a message outside the text, or more than 64 words and hints or starts");
 		goto out;
 	}
 	names_list = name_list(&text, &names);
@@ -157,6 +157,7 @@ out:
 	PyMem_Free(names.slots);
 	words_free(&words);
 	words_free(&starts);
+	words_free(&hints);
 	PyBuffer_Release(&text);
 	PyBuffer_Release(&offset);
 	PyBuffer_Release(&end);
@@ -218,14 +219,80 @@ out:
 	return masks;
 }
 
+static PyObject *pair(PyObject *self, PyObject *args)
+{
+	Py_buffer line, key;
+	Py_ssize_t n_calls, count;
+	PyObject *answered = NULL, *open = NULL, *open_len = NULL, *result = NULL;
+	long stacks = 0;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "y*y*n", &line, &key, &n_calls))
+		return NULL;
+	count = line.len / 8;
+	if (line.len % 8 || key.len != line.len || n_calls < 0 || n_calls > count) {
+		PyErr_SetString(PyExc_ValueError, "lines and keys: int64 columns of one length, n_calls of them calls");
+		goto out;
+	}
+	answered = column(count - n_calls, 8);
+	open = column(n_calls, 8);
+	open_len = column(n_calls, 8);
+	if (!answered || !open || !open_len)
+		goto out;
+	Py_BEGIN_ALLOW_THREADS
+	stacks = dmesg_pair((size_t)count, (size_t)n_calls, line.buf, key.buf, int64s(answered), int64s(open),
+			    int64s(open_len));
+	Py_END_ALLOW_THREADS
+	if (stacks < 0)
+		PyErr_SetString(PyExc_ValueError, "a negative function key, or no memory");
+	else
+		result = Py_BuildValue("OOOl", answered, open, open_len, stacks);
+out:
+	Py_XDECREF(answered);
+	Py_XDECREF(open);
+	Py_XDECREF(open_len);
+	PyBuffer_Release(&line);
+	PyBuffer_Release(&key);
+	return result;
+}
+
+static PyObject *find(PyObject *self, PyObject *args)
+{
+	Py_buffer text, needle;
+	Py_ssize_t from = 0, to = PY_SSIZE_T_MAX;
+	int64_t at = -1;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "y*y*|nn", &text, &needle, &from, &to))
+		return NULL;
+	if (needle.len == 0 || from < 0 || to < 0) {
+		PyErr_SetString(PyExc_ValueError, "find: a needle of one byte or more, bounds from 0");
+		PyBuffer_Release(&text);
+		PyBuffer_Release(&needle);
+		return NULL;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	at = dmesg_find(text.buf, (size_t)text.len, needle.buf, (size_t)needle.len, (size_t)from, (size_t)to);
+	Py_END_ALLOW_THREADS
+	PyBuffer_Release(&text);
+	PyBuffer_Release(&needle);
+	return PyLong_FromLongLong(at);
+}
+
 static PyMethodDef methods[] = {
 	{ "lines", lines, METH_VARARGS,
 	  "lines(text) -> (start, end, nbytes, t) int64 columns, or None when the text needs the per-line path" },
 	{ "messages", messages, METH_VARARGS,
-	  "messages(text, offset, end, words, starts) -> (kind uint8, fn, a, b int64 columns, function texts)" },
+	  "messages(text, offset, end, words, starts, hints) -> (kind uint8, fn, a, b int64 columns, function texts)" },
 	{ "holding", holding, METH_VARARGS,
 	  "holding(text, start, end, words) -> uint64 column: per line, bit k set when it holds words[k] "
 	  "(text: bytes-like, or a str of ASCII only)" },
+	{ "find", find, METH_VARARGS,
+	  "find(text, needle[, start[, end]]) -> where needle first lies wholly in text[start:end], or -1 "
+	  "(bytes.find's answer, by glibc's memmem)" },
+	{ "pair", pair, METH_VARARGS,
+	  "pair(line, key, n_calls) -> (answered, open, open_len int64 columns, stacks): calls paired with "
+	  "returns as a stack per function in line order (dmesg_scan.h's dmesg_pair)" },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -10,7 +10,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from ..timeline import NO_TIME, Boot, Kind, SpanTable
+from ..timeline import NO_TIME, Boot, Kind, SpanTable, ranked
 
 EPROBE_DEFER = 517
 # The kernel's own codes (include/linux/errno.h), which the C library's errno does not name.
@@ -108,19 +108,6 @@ def _blamed(boot: Boot, spans: SpanTable, rows) -> list[Blamed]:
     return out
 
 
-def _ranked(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(values, return_inverse=True) of values in [0, bound): without sorting
-    them when the bound is not much more than their count (a million-line log's 400,000
-    initcalls have a few hundred functions)."""
-    if bound > 4 * len(values) + 1024:
-        pairs, key = np.unique(values, return_inverse=True)
-        return pairs, key.reshape(-1)
-    present = np.zeros(bound, dtype=bool)
-    present[values] = True
-    rank = np.cumsum(present) - 1
-    return np.flatnonzero(present), rank[values]
-
-
 def identities(spans: SpanTable, rows) -> tuple[np.ndarray, list[str]]:
     """Per row, which function it is, as an id, and each id's label: a name and its module
     (`__cfi_check [a]` and `__cfi_check [b]` are two functions of two modules)."""
@@ -128,7 +115,7 @@ def identities(spans: SpanTable, rows) -> tuple[np.ndarray, list[str]]:
     module_of_set = np.asarray([modules.setdefault(m, len(modules)) for m in spans.attr_column("module")],
                                dtype=np.int64)
     pair = spans.name[rows].astype(np.int64) * len(modules) + module_of_set[spans.attrs[rows]]
-    pairs, key = _ranked(pair, len(spans.vocab["name"]) * len(modules))
+    pairs, key = ranked(pair, len(spans.vocab["name"]) * len(modules))
     names, module_names = spans.vocab["name"], list(modules)
     labels = [names[p // len(modules)] + (f" [{module_names[p % len(modules)]}]" if p % len(modules) else "")
               for p in pairs.tolist()]
@@ -145,18 +132,20 @@ def top(boot: Boot, kind: str, n: int | None = 10) -> list[Blamed]:
     key = identities(spans, rows)[0]
     if kind == Kind.PROCESS:
         key = key * (len(spans.vocab["track"]) + 1) + spans.track[rows]
-    # Per key, the longest; of equals, a timed one, then the first (sorted among the
-    # longest of each key only: a few hundred, not every row).
+    # Per key, the longest; of equals, the first timed one, else the first (by the least
+    # row per key, not a sort: a log of many copies of a boot has each longest in every copy).
     dur = spans.dur[rows]
     longest = np.full(int(key.max()) + 1 if len(key) else 0, np.iinfo(np.int64).min, dtype=np.int64)
     np.maximum.at(longest, key, dur)
     at_most = dur == longest[key]
     rows, key = rows[at_most], key[at_most]
-    best = rows[np.lexsort((rows, spans.t[rows] == NO_TIME, key))]
-    best_key = key[np.searchsorted(rows, best)]
-    first = np.ones(len(best), dtype=bool)
-    first[1:] = best_key[1:] != best_key[:-1]
-    best = np.sort(best[first])  # in file order: equals rank as they came
+    timed = spans.t[rows] != NO_TIME
+    none = np.iinfo(np.int64).max
+    first, first_timed = np.full(len(longest), none), np.full(len(longest), none)
+    np.minimum.at(first, key, rows)
+    np.minimum.at(first_timed, key[timed], rows[timed])
+    best = np.where(first_timed != none, first_timed, first)
+    best = np.sort(best[best != none])  # in file order: equals rank as they came
     names = spans.vocab["name"]
     ranked = sorted(best.tolist(), key=lambda i: (-int(spans.dur[i]), names[spans.name[i]]))[:n]
     return _blamed(boot, spans, ranked)
@@ -221,18 +210,24 @@ class BlamedRows(Sequence):
         return repr(list(self))
 
 
+NOT_OK = [o for o in Outcome if o != Outcome.OK]
+
+
+def _outcomes(spans: SpanTable) -> np.ndarray:
+    """Per row, the index of its outcome in NOT_OK (-1: OK), decided once per kind and
+    return code: not once per row, nor per attribute set (thousands)."""
+    codes = spans.attr_column("ret")
+    decided = [{code: NOT_OK.index(o) if (o := outcome(kind, code)) != Outcome.OK else -1 for code in set(codes)}
+               for kind in spans.vocab["kind"]]
+    of_set = np.asarray([[index[code] for code in codes] for index in decided], dtype=np.int64)
+    return of_set.reshape(len(decided), len(codes))[spans.kind, spans.attrs]
+
+
 def returned(boot: Boot) -> dict[Outcome, BlamedRows]:
     """Initcalls and probes that did not simply succeed, by outcome (failed, absent
     hardware, deferred), in file order."""
-    spans = boot.columns(Kind.INITCALL, Kind.PROBE)
-    outcomes = [o for o in Outcome if o != Outcome.OK]
+    spans = boot.columns(Kind.INITCALL, Kind.PROBE, keep=lambda part: _outcomes(part) >= 0)
     if spans is None:
-        return {o: BlamedRows(boot, None, np.zeros(0, dtype=np.int64)) for o in outcomes}
-    # Per kind and attribute set, the index of its outcome in `outcomes` (-1: OK), decided
-    # once per kind and return code: not once per row, nor per attribute set (thousands).
-    codes = spans.attr_column("ret")
-    decided = [{code: outcomes.index(o) if (o := outcome(kind, code)) != Outcome.OK else -1 for code in set(codes)}
-               for kind in spans.vocab["kind"]]
-    of_set = np.asarray([[index[code] for code in codes] for index in decided], dtype=np.int64)
-    row_outcome = of_set.reshape(len(decided), len(codes))[spans.kind, spans.attrs]
-    return {o: BlamedRows(boot, spans, np.flatnonzero(row_outcome == k)) for k, o in enumerate(outcomes)}
+        return {o: BlamedRows(boot, None, np.zeros(0, dtype=np.int64)) for o in NOT_OK}
+    row_outcome = _outcomes(spans)
+    return {o: BlamedRows(boot, spans, np.flatnonzero(row_outcome == k)) for k, o in enumerate(NOT_OK)}

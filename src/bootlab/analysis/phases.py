@@ -395,7 +395,7 @@ def assign(boot: Boot, phases: Phases) -> None:
         at = boot.ref_times(table)
         i = np.searchsorted(np.asarray(starts, dtype=np.int64), at, side="right") - 1
         i[(at == NO_TIME) | (i < 0) | (at > end)] = len(spans)
-        table.phase = [names[k] for k in i.tolist()]
+        table.set_phases(names, i)
     for ev in boot.objects:
         at = boot.at(ev)
         if at is None:

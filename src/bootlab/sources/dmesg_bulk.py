@@ -124,22 +124,29 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
     for diagnostic in stamped:
         diagnostic.line += skipped
     timed = np.flatnonzero(t != NO_TIME)
-    scanned = None if dmesgscan is None else _Scanned(data, timed, offsets, ends)
+    hints = [hint for hint, _rank, _p in interp.user.ready] + [hint for hint, _p in interp.user.app_start]
+    scanned = None if dmesgscan is None else _Scanned(data, timed, offsets, ends, hints)
     initcall_lines = _initcalls(interp.initcalls, t, skipped + 1, _scanned_initcalls(interp.initcalls, scanned)
                                 if scanned else _numpy_initcalls(interp.initcalls, text, arr, t, offsets, ends))
     # Only these lines need Python: those a ready or app-start pattern could match, those
     # without a time, and kernel messages that can mean something beyond their time.
-    candidates = _candidates(data, text, starts, ends, interp)
+    candidates = _candidates(data, text, starts, ends, t, hints, scanned)
     hinted = np.ones(len(t), dtype=bool)  # the lines a pattern could match
     if candidates is None:
         visit = np.arange(len(t))
     else:
         hinted[:] = False
         hinted[candidates] = True
-        others = np.flatnonzero((t != NO_TIME) & ~initcall_lines)
-        meaningful = scanned.meaningful[others] if scanned else _meaningful(text, offsets[others], ends[others])
-        visit = np.union1d(np.array(candidates + untimed, dtype=np.int64), others[meaningful])
-    first_timed = int(np.argmax(t != NO_TIME)) if (t != NO_TIME).any() else len(t)
+        if scanned:
+            meant = scanned.meaningful & ~initcall_lines
+        else:
+            others = np.flatnonzero((t != NO_TIME) & ~initcall_lines)
+            meant = np.zeros(len(t), dtype=bool)
+            meant[others] = _meaningful(text, offsets[others], ends[others])
+        meant[untimed] = True
+        visit = np.flatnonzero(meant | hinted)  # (not np.union1d: np.unique loads numpy.ma, 0.01 s)
+    first_timed = int(timed[0]) if len(timed) else len(t)
+    del scanned, timed  # (the scanner's columns are read: freed before the pairing, the read's peak)
     message, meaning, patterns_seen, say = interp.message, interp.meaning, interp.user.patterns_seen, interp.text
     first = skipped + 1  # the first line's number
     for i, ti, off, start, end, initcall_line, hint in zip(
@@ -155,6 +162,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
         else:  # (no pattern can match it: only what it means)
             meaning(ti, text[off:end], i + first)
     interp.in_kernel, interp.last_printk = first_timed < len(t), last  # as after reading the lines in order
+    del offsets, visit, initcall_lines, hinted
     if stamped:  # the time warnings, in line order among the others (stamp() comes first on a line)
         boot.diagnostics[before:] = sorted(stamped + boot.diagnostics[before:], key=lambda d: d.line)
     interp.close()
@@ -196,18 +204,27 @@ class _Scanned:
     (an index into `names`, each different text once) and fields.  It also reads a
     `calling` line after a device's prefix ("pci 0000:00:00.0: calling  quirk_x+0x0/0x20
     @ 1") and a PCI fixup's `took` line (its device's text an index into `names` too),
-    which the numpy path leaves to the interpreter."""
+    which the numpy path leaves to the interpreter.  In the same look through each message
+    it finds those holding a ready or app-start pattern's hint (`hinted`: their lines;
+    None when the hints cannot be looked for in C, see _scannable)."""
 
-    CALL, RETURN, MEANINGFUL, FIXUP = 1, 2, 4, 8  # dmesg_scan.h's kinds
+    CALL, RETURN, MEANINGFUL, FIXUP, HINTED = 1, 2, 4, 8, 16  # dmesg_scan.h's kinds
 
-    def __init__(self, data: bytes, timed: np.ndarray, offsets: np.ndarray, ends: np.ndarray):
+    def __init__(self, data: bytes, timed: np.ndarray, offsets: np.ndarray, ends: np.ndarray,
+                 hints: list[str | None]):
         words = tuple(w.encode() for w in MEANINGFUL_WORDS)
         starts = tuple(w.encode() for w in MEANINGFUL_STARTS)
-        kind, fn, a, b, self.names = dmesgscan.messages(data, offsets[timed], ends[timed], words, starts)
+        scannable = _scannable(hints, 64 - len(words))
+        lines = len(offsets)
+        if len(timed) < lines:  # (every line stamped, as nearly always: no copies)
+            offsets, ends = offsets[timed], ends[timed]
+        kind, fn, a, b, self.names = dmesgscan.messages(data, offsets, ends, words, starts,
+                                                        tuple(h.encode() for h in hints) if scannable else ())
         self.timed, self.kind = timed, np.frombuffer(kind, dtype=np.uint8)
         self.fn, self.a, self.b = (np.frombuffer(c, dtype=np.int64) for c in (fn, a, b))
-        self.meaningful = np.zeros(len(offsets), dtype=bool)
+        self.meaningful = np.zeros(lines, dtype=bool)
         self.meaningful[timed] = (self.kind & self.MEANINGFUL) != 0
+        self.hinted = timed[(self.kind & self.HINTED) != 0] if scannable else None
 
 
 def _scanned_initcalls(reader: InitcallReader, scanned: _Scanned):
@@ -325,15 +342,25 @@ def _meaningful(text: str, offsets: np.ndarray, ends: np.ndarray) -> np.ndarray:
                         for a, b in zip(offsets.tolist(), ends.tolist())), dtype=bool, count=len(offsets))
 
 
-def _candidates(data: bytes, text: str, starts: np.ndarray, ends: np.ndarray,
-                interp: Interpreter) -> list[int] | None:
+def _scannable(hints: list[str | None], most: int) -> bool:
+    """Whether the C scanner can look for these hints (at most `most` of them, none empty,
+    ASCII, within a line's text)."""
+    return 0 < len(hints) <= most and all(h and h.isascii() and "\n" not in h and "\r" not in h for h in hints)
+
+
+def _candidates(data: bytes, text: str, starts: np.ndarray, ends: np.ndarray, t: np.ndarray,
+                hints: list[str | None], scanned: _Scanned | None) -> list[int] | None:
     """The lines (sorted) a ready or app-start pattern could match: those holding its hint;
-    None when a pattern has none."""
-    hints = [hint for hint, _rank, _p in interp.user.ready] + [hint for hint, _p in interp.user.app_start]
+    None when a pattern has none.  Of a timed line, only its message is matched: the scanner
+    has looked through those (_Scanned.hinted); the untimed lines are looked through here."""
     if any(h is None for h in hints):
         return None
-    if dmesgscan is not None and 0 < len(hints) <= 64 and all(
-            h and h.isascii() and "\n" not in h and "\r" not in h for h in hints):  # (within a line's text)
+    if scanned is not None and scanned.hinted is not None:
+        untimed = np.flatnonzero(t == NO_TIME)
+        masks = dmesgscan.holding(data, starts[untimed], ends[untimed], tuple(h.encode() for h in hints))
+        found = untimed[np.frombuffer(masks, dtype=np.uint64) != 0]
+        return np.sort(np.concatenate([found, scanned.hinted])).tolist()  # (timed and untimed: no line twice)
+    if dmesgscan is not None and _scannable(hints, 64):
         masks = dmesgscan.holding(data, starts, ends, tuple(h.encode() for h in hints))
         return np.flatnonzero(np.frombuffer(masks, dtype=np.uint64)).tolist()
     lines: set[int] = set()

@@ -104,6 +104,10 @@ static struct scanned scan(const char *message)
 	static const size_t start_len[] = { 4, 13, 8 };
 	const struct dmesg_words words = { (const uint8_t *const *)word_text, word_len, 3 };
 	const struct dmesg_words starts = { (const uint8_t *const *)start_text, start_len, 3 };
+	/* (a hint that starts as a word does: they are looked for together) */
+	static const char *const hint_text[] = { "READY", "Run  level", "login:" };
+	static const size_t hint_len[] = { 5, 10, 6 };
+	const struct dmesg_words hints = { (const uint8_t *const *)hint_text, hint_len, 3 };
 	size_t n = strlen(message);
 	uint8_t *text = malloc(n ? n : 1);
 	int64_t offset = 0, end = (int64_t)n, at[2] = { 0 }, len[2] = { 0 }, slots[16] = { 0 };
@@ -111,7 +115,7 @@ static struct scanned scan(const char *message)
 	struct scanned out = { 0 };
 
 	memcpy(text, message, n);
-	CHECK(dmesg_messages(text, n, 1, &offset, &end, &words, &starts, &out.kind, &out.fn, &out.a, &out.b,
+	CHECK(dmesg_messages(text, n, 1, &offset, &end, &words, &starts, &hints, &out.kind, &out.fn, &out.a, &out.b,
 			     &names) == 0);
 	if (out.fn >= 0 && len[out.fn] < (int64_t)sizeof(out.name))
 		memcpy(out.name, text + at[out.fn], (size_t)len[out.fn]);
@@ -177,6 +181,46 @@ static void test_messages(void)
 	CHECK(scan(" took 6 usecs").kind == DMESG_MEANINGFUL);
 }
 
+/* The hints are looked for in the same look as the words: in any message, whatever else
+ * it is, through its whole text. */
+static void test_messages_hinted(void)
+{
+	struct scanned s = scan("calling  READY_init @ 7");
+
+	CHECK(s.kind == (DMESG_CALL | DMESG_MEANINGFUL | DMESG_HINTED) && s.a == 7 && strcmp(s.name, "READY_init") == 0);
+	s = scan("initcall x returned 0 after 5 usecs login:");
+	CHECK(s.kind == (DMESG_MEANINGFUL | DMESG_HINTED) && s.fn == -1); /* not whole to its end: not a return */
+	CHECK(scan("app READY").kind == DMESG_HINTED);
+	CHECK(scan("app READ").kind == DMESG_OTHER); /* a hint cut by the message's end */
+	CHECK(scan("Run /init, then READY").kind == (DMESG_MEANINGFUL | DMESG_HINTED)); /* a start, a hint after */
+	CHECK(scan("Run  level 3").kind == (DMESG_MEANINGFUL | DMESG_HINTED));
+	CHECK(scan("READY, then calling  x @ 1 more").kind == (DMESG_MEANINGFUL | DMESG_HINTED)); /* a word after */
+	CHECK(scan("x login: calling  y @ 2").kind == (DMESG_CALL | DMESG_MEANINGFUL | DMESG_HINTED));
+	s = scan("pci 0000:00:00.0: READY+0x0/0x60 took 6 usecs");
+	CHECK(s.kind == (DMESG_FIXUP | DMESG_MEANINGFUL | DMESG_HINTED) && s.b == 6000);
+}
+
+/* More than 64 words and hints together: refused. */
+static void test_messages_too_many_words(void)
+{
+	static const char source[] = "x";
+	const uint8_t *text[40];
+	size_t len[40];
+	const struct dmesg_words none = { NULL, NULL, 0 }, forty = { text, len, 40 };
+	int64_t offset = 0, end = 1, fn, a, b, at[2], nlen[2], slots[16] = { 0 };
+	struct dmesg_names names = { at, nlen, 0, slots, dmesg_name_slots(1) };
+	uint8_t kind;
+
+	for (int k = 0; k < 40; k++) {
+		text[k] = (const uint8_t *)"w";
+		len[k] = 1;
+	}
+	CHECK(dmesg_messages((const uint8_t *)source, 1, 1, &offset, &end, &forty, &none, &forty, &kind, &fn, &a, &b,
+			     &names) == -1);
+	CHECK(dmesg_messages((const uint8_t *)source, 1, 1, &offset, &end, &forty, &none, &none, &kind, &fn, &a, &b,
+			     &names) == 0);
+}
+
 static void test_names_kept_once(void)
 {
 	static const char source[] = "calling  f @ 1\ninitcall f returned 0 after 1 usecs\ncalling  g @ 1\n";
@@ -186,12 +230,12 @@ static void test_names_kept_once(void)
 	struct dmesg_names names = { at, len, 0, slots, dmesg_name_slots(3) };
 	uint8_t kind[3];
 
-	CHECK(dmesg_messages((const uint8_t *)source, strlen(source), 3, offset, end, &none, &none, kind, fn, a, b,
+	CHECK(dmesg_messages((const uint8_t *)source, strlen(source), 3, offset, end, &none, &none, &none, kind, fn, a, b,
 			     &names) == 0);
 	CHECK(kind[0] == DMESG_CALL && kind[1] == DMESG_RETURN && kind[2] == DMESG_CALL);
 	CHECK(fn[0] == 0 && fn[1] == 0 && fn[2] == 1 && names.count == 2);
 	end[2] = 67; /* past the text: nothing read */
-	CHECK(dmesg_messages((const uint8_t *)source, strlen(source), 3, offset, end, &none, &none, kind, fn, a, b,
+	CHECK(dmesg_messages((const uint8_t *)source, strlen(source), 3, offset, end, &none, &none, &none, kind, fn, a, b,
 			     &names) == -1);
 }
 
@@ -264,8 +308,94 @@ static void test_holding_pairs_of_bytes(void)
 	free(text);
 }
 
+/* Calls 0..4 and returns 5..9 given as runs out of line order (calls first, as the bulk
+ * reader gives them): function 0 alternates, function 1 nests (call, call, return, return),
+ * function 2 returns twice without a call, function 3 opens
+ * twice and is left open; two entries on one line keep their entry order. */
+static void test_pair(void)
+{
+	/*                      calls: 0   1   2   3   4   returns: 5   6   7   8   9 */
+	const int64_t line[] = { 1, 3, 4, 8, 9, 2, 5, 6, 7, 7 };
+	const int64_t key[] = { 0, 1, 1, 3, 3, 0, 1, 1, 2, 2 };
+	int64_t answered[5], open[5], open_len[5];
+	long stacks = dmesg_pair(10, 5, line, key, answered, open, open_len);
+
+	CHECK(stacks == 1);
+	CHECK(answered[0] == 0);
+	CHECK(answered[1] == 2 && answered[2] == 1); /* the newest call first */
+	CHECK(answered[3] == -1 && answered[4] == -1);
+	CHECK(open_len[0] == 2 && open[0] == 3 && open[1] == 4); /* oldest first */
+
+	const int64_t negative[] = { 0, -1 };
+	CHECK(dmesg_pair(2, 1, line, negative, answered, open, open_len) == -1);
+	CHECK(dmesg_pair(0, 0, line, key, answered, open, open_len) == 0);
+}
+
+/* A call after its return on the same line is not its answer; a second function's stack is
+ * written after the first's. */
+static void test_pair_same_line(void)
+{
+	const int64_t line[] = { 4, 2, 4, 1 };
+	const int64_t key[] = { 5, 0, 5, 5 };
+	int64_t answered[2], open[2], open_len[2];
+
+	/* entry 3 (a return of function 5, line 1) comes before every call; entry 2 (a return on
+	 * line 4 after call 0 on line 4) answers it */
+	CHECK(dmesg_pair(4, 2, line, key, answered, open, open_len) == 1);
+	CHECK(answered[0] == 0 && answered[1] == -1);
+	CHECK(open_len[0] == 1 && open[0] == 1);
+}
+
+/* Words of 3 bytes or more that start with different bytes: the window skips; a word at a
+ * line's start, at its end, across the window's last pair, overlapping another, a long word
+ * among short ones, and a pair (block()) shared by two different pairs of bytes. */
+static void test_holding_skipping(void)
+{
+	static const char *const word_text[] = { "took", "login:", "abc", "ogi", "\x61\x7f\x21" };
+	static const size_t word_len[] = { 4, 6, 3, 3, 3 };
+	const struct dmesg_words words = { (const uint8_t *const *)word_text, word_len, 5 };
+	const char *line = "abc, it took a login: t?an abx ogi"; /* ("?a": the block of "\x7f!") */
+	const size_t n = strlen(line);
+	const int64_t start[6] = { 0, 5, 10, 14, 26, 31 }, end[6] = { 34, 11, 13, 21, 34, 34 };
+	uint64_t masks[6];
+	uint8_t *text = malloc(n);
+
+	memcpy(text, line, n);
+	dmesg_holding(text, 6, start, end, &words, masks);
+	CHECK(masks[0] == (1 | 2 | 4 | 8));
+	CHECK(masks[1] == 0);  /* "it too": cut */
+	CHECK(masks[2] == 0);  /* "ok " */
+	CHECK(masks[3] == 2 + 8);  /* " login:" (and "ogi" inside it) */
+	CHECK(masks[4] == 8);  /* "abx ogi": "ogi" at the end */
+	CHECK(masks[5] == 8);
+	free(text);
+}
+
+/* Within the bounds only, the needle wholly inside them. */
+static void test_find(void)
+{
+	const char *line = "ab Linux version x";
+	const size_t n = strlen(line);
+	uint8_t *text = malloc(n);
+	const uint8_t *needle = (const uint8_t *)"Linux version ";
+
+	memcpy(text, line, n);
+	CHECK(dmesg_find(text, n, needle, 14, 0, n) == 3);
+	CHECK(dmesg_find(text, n, needle, 14, 3, 17) == 3);
+	CHECK(dmesg_find(text, n, needle, 14, 3, 16) == -1); /* cut by the end */
+	CHECK(dmesg_find(text, n, needle, 14, 4, n) == -1);
+	CHECK(dmesg_find(text, n, (const uint8_t *)"x", 1, 8, 1000) == 17); /* an end past the text */
+	CHECK(dmesg_find(text, n, (const uint8_t *)"x", 1, n, n) == -1);
+	CHECK(dmesg_find(text, n, needle, 0, 0, n) == -1);
+	free(text);
+}
+
 int main(void)
 {
+	test_find();
+	test_holding_skipping();
+	test_pair();
+	test_pair_same_line();
 	test_holding();
 	test_holding_one_lead_byte();
 	test_holding_pairs_of_bytes();
@@ -273,6 +403,8 @@ int main(void)
 	test_count_lines_blocks();
 	test_lines();
 	test_messages();
+	test_messages_hinted();
+	test_messages_too_many_words();
 	test_names_kept_once();
 	if (failures)
 		return 1;
