@@ -139,10 +139,14 @@ def percentiles(errors_us: list[float]) -> dict:
 TOOLS = ("bootlab", "grabserial", "bootlab-ordinary")
 
 
-def reader(tool: str, pty: str, out: Path) -> list[str]:
+def reader(tool: str, pty: str, out: Path, paced: bool) -> list[str]:
+    """The paced stream is a 115200-baud line, and both tools read it as a serial port (at
+    that speed, which pyserial sets on a pty and the pty ignores); flat out it is no line at
+    all, so bootlab reads a pty there."""
     if tool == "grabserial":
-        return ["grabserial", "-S", "-d", pty, "-T", "-F", "%s.%f", "-Q", "-o", str(out)]
-    capture = [sys.executable, "-m", "bootlab", "capture", "-Q", "--pty", pty, "-o", str(out)]
+        return ["grabserial", "-S", "-d", pty, "-b", "115200", "-T", "-F", "%s.%f", "-Q", "-o", str(out)]
+    port = ["-d", pty, "-b", "115200"] if paced else ["--pty", pty]
+    capture = [sys.executable, "-m", "bootlab", "capture", "-Q", *port, "-o", str(out)]
     return capture + (["--rt-priority", "0"] if tool == "bootlab-ordinary" else [])
 
 
@@ -158,7 +162,7 @@ def run(mode: str, n: int, work: Path, keep: Path | None = None, shift: int = 0)
         tty.setraw(s)
         ptys.append((m, s, os.ttyname(s)))
     outs = [work / f"{mode}-{tool}.{'grabserial' if tool == 'grabserial' else 'capture'}" for tool in tools]
-    readers = [subprocess.Popen(reader(tool, pty[2], out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    readers = [subprocess.Popen(reader(tool, pty[2], out, mode == "paced"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                for tool, pty, out in zip(tools, ptys, outs)]
     time.sleep(3)  # every tool started and opened its port
     # The writer's instants are the truth: at a real-time priority above the readers' it is

@@ -93,6 +93,54 @@ def test_every_byte_stamped_at_first_byte(tmp_path):
         assert 0 <= stamp - truth < 200_000_000
 
 
+def test_a_serial_port_stamps_lines_by_the_lines_speed_not_the_read(tmp_path):
+    """A serial port delivers at most one byte per byte time, so the bytes of one read came
+    one byte time apart at the latest: a read after a delay (here a writer that, like a USB
+    adapter's latency timer, hands over three lines at once 20 ms after their first byte was
+    due) no longer stamps all its lines at the read.  Each stamp stays an upper bound: never
+    before the line's first byte was due on the line (a real pty opened as a serial port by
+    pyserial, which accepts its speed)."""
+    from bootlab.capture.serial_port import SerialSource
+
+    master, slave, name = _pty()
+    source = SerialSource(name, 115200)
+    assert source.byte_ns == 86_806  # 10 bits at 115200 baud
+    source.open()
+    byte = source.byte_ns
+    lines = [f"burst {k} line {j}: the bytes of a console line\r\n".encode() for k in range(10) for j in range(3)]
+    due: list[int] = []
+
+    def writer():
+        time.sleep(0.2)
+        for k in range(10):
+            burst = lines[3 * k:3 * k + 3]
+            first = time.monotonic_ns()
+            offset = 0
+            for line in burst:
+                due.append(first + offset * byte)
+                offset += len(line)
+            time.sleep((offset * byte + 20_000_000) / 1e9)  # held after its last byte was due
+            os.write(master, b"".join(burst))
+            time.sleep(0.05)
+        os.write(master, b"QUIT\n")
+
+    th = threading.Thread(target=writer)
+    th.start()
+    t0, result = _run_capture(tmp_path / "s.capture", source, session.Stop(quit=re.compile(b"QUIT"), deadline=20))
+    th.join()
+    source.close()
+    os.close(master)
+    os.close(slave)
+    got, stamps = _records(tmp_path / "s.capture")
+    assert got[:30] == [line.rstrip(b"\n") for line in lines]
+    for stamp, truth in zip(stamps, due):
+        assert stamp >= truth - t0  # never before the line's first byte was due
+    for k in range(10):
+        for j in range(2):  # the next line of a burst: at least its predecessor's bytes later
+            i = 3 * k + j
+            assert stamps[i + 1] - stamps[i] >= len(lines[i]) * byte
+
+
 def test_reconnect_marks_the_gap(tmp_path):
     link = tmp_path / "ttyUSB0"
     master, slave, name = _pty()

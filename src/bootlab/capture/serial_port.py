@@ -19,6 +19,9 @@ class SerialSource(FdSource):
         self.settings = dict(baudrate=baud, parity=PARITIES[parity], bytesize=bytesize, stopbits=stopbits,
                              xonxoff=xonxoff, rtscts=rtscts)
         self.name = f"serial:{device}"
+        # start bit, data bits, parity bit, stop bits
+        bits = 1 + bytesize + (parity != "none") + stopbits
+        self.byte_ns = round(bits * 1e9 / baud)
         self.port: serial.Serial | None = None
 
     def open(self) -> None:
@@ -38,4 +41,5 @@ class SerialSource(FdSource):
         self.fd = None
 
     def describe(self) -> dict:
-        return {"source": "serial", "device": self.device, **{k: str(v) for k, v in self.settings.items()}}
+        return {"source": "serial", "device": self.device, **{k: str(v) for k, v in self.settings.items()},
+                "line_byte_ns": self.byte_ns}

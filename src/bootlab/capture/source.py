@@ -22,6 +22,9 @@ class SourceLost(Exception):
 
 class Source:
     name = "source"
+    # One byte's time on the line, when the device delivers at most one byte in that time (a
+    # serial port at its baud); None when bytes can come faster (a pty, a socket, a child).
+    byte_ns: int | None = None
 
     def open(self) -> None:
         raise NotImplementedError
