@@ -55,6 +55,17 @@ def _run_capture(path, source, stop, reconnect=False):
     return t0, result
 
 
+def _capture_while(path, source, master, writer):
+    """Capture source until QUIT while writer() writes to the pty's master; both closed after."""
+    th = threading.Thread(target=writer)
+    th.start()
+    t0, result = _run_capture(path, source, session.Stop(quit=re.compile(b"QUIT"), deadline=20))
+    th.join()
+    source.close()
+    os.close(master)
+    return t0, result
+
+
 def test_every_byte_stamped_at_first_byte(tmp_path):
     master, slave, name = _pty()
     source = PtySource(name)
@@ -71,12 +82,7 @@ def test_every_byte_stamped_at_first_byte(tmp_path):
             os.write(master, p)
             time.sleep(0.02 if p == b"slow " else 0.003)
 
-    th = threading.Thread(target=writer)
-    th.start()
-    t0, result = _run_capture(tmp_path / "c.capture", source, session.Stop(quit=re.compile(b"QUIT"), deadline=20))
-    th.join()
-    source.close()
-    os.close(master)
+    t0, result = _capture_while(tmp_path / "c.capture", source, master, writer)
     assert result.reason == "quit"
     lines, stamps = _records(tmp_path / "c.capture")
     assert b"\n".join(lines) + b"\n" == b"".join(p for _, p in sent)
@@ -124,13 +130,9 @@ def test_a_serial_port_stamps_lines_by_the_lines_speed_not_the_read(tmp_path):
             time.sleep(0.05)
         os.write(master, b"QUIT\n")
 
-    th = threading.Thread(target=writer)
-    th.start()
-    t0, result = _run_capture(tmp_path / "s.capture", source, session.Stop(quit=re.compile(b"QUIT"), deadline=20))
-    th.join()
-    source.close()
-    os.close(master)
+    t0, result = _capture_while(tmp_path / "s.capture", source, master, writer)
     os.close(slave)
+    assert result.reason == "quit"
     got, stamps = _records(tmp_path / "s.capture")
     assert got[:30] == [line.rstrip(b"\n") for line in lines]
     for stamp, truth in zip(stamps, due):
