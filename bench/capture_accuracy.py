@@ -140,13 +140,12 @@ TOOLS = ("bootlab", "grabserial", "bootlab-ordinary")
 
 
 def reader(tool: str, pty: str, out: Path, paced: bool) -> list[str]:
-    """The paced stream is a 115200-baud line, and both tools read it as a serial port (at
-    that speed, which pyserial sets on a pty and the pty ignores); flat out it is no line at
-    all, so bootlab reads a pty there."""
+    """The paced stream is a 115200-baud line, and bootlab is told so (`--line-baud`: a pty
+    bridged from a serial port); flat out it is no line at all."""
     if tool == "grabserial":
-        return ["grabserial", "-S", "-d", pty, "-b", "115200", "-T", "-F", "%s.%f", "-Q", "-o", str(out)]
-    port = ["-d", pty, "-b", "115200"] if paced else ["--pty", pty]
-    capture = [sys.executable, "-m", "bootlab", "capture", "-Q", *port, "-o", str(out)]
+        return ["grabserial", "-S", "-d", pty, "-T", "-F", "%s.%f", "-Q", "-o", str(out)]
+    speed = ["--line-baud", "115200"] if paced else []
+    capture = [sys.executable, "-m", "bootlab", "capture", "-Q", "--pty", pty, *speed, "-o", str(out)]
     return capture + (["--rt-priority", "0"] if tool == "bootlab-ordinary" else [])
 
 

@@ -143,6 +143,30 @@ def test_a_serial_port_stamps_lines_by_the_lines_speed_not_the_read(tmp_path):
             assert stamps[i + 1] - stamps[i] >= len(lines[i]) * byte
 
 
+def test_cli_line_baud_declares_a_ptys_line_speed(tmp_path, capsys):
+    """`--line-baud N`: a pty (or a TCP console) bridged from a real serial line is stamped by
+    that line's speed, recorded in the header; for a console of any other kind it is refused."""
+    from bootlab.cli import main
+    master, slave, name = _pty()
+    out = tmp_path / "l.capture"
+    proc = subprocess.Popen(BOOTLAB + ["capture", "--pty", name, "--line-baud", "9600", "-Q", "-o", str(out),
+                                       "-q", "done"], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            os.write(master, b"hello\r\ndone\r\n")  # until the reader has opened the pty and seen it
+            time.sleep(0.2)
+        assert proc.wait(timeout=10) == 0, proc.stderr.read()
+    finally:
+        proc.kill()
+        os.close(master)
+        os.close(slave)
+    assert read([str(out)]).meta["capture_line_byte_ns"] == 1_041_667  # 10 bits at 9600 baud
+    assert main(["capture", "--exec", "true", "--line-baud", "9600"]) == 2
+    assert "--line-baud is for a pty or a TCP console" in capsys.readouterr().err
+    assert main(["capture", "--pty", name, "--line-baud", "0"]) == 2
+
+
 def test_reconnect_marks_the_gap(tmp_path):
     link = tmp_path / "ttyUSB0"
     master, slave, name = _pty()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import serial
 
-from .source import FdSource, SourceLost
+from .source import FdSource, SourceLost, byte_time_ns
 
 PARITIES = {"none": serial.PARITY_NONE, "even": serial.PARITY_EVEN, "odd": serial.PARITY_ODD,
             "mark": serial.PARITY_MARK, "space": serial.PARITY_SPACE}
@@ -19,9 +19,7 @@ class SerialSource(FdSource):
         self.settings = dict(baudrate=baud, parity=PARITIES[parity], bytesize=bytesize, stopbits=stopbits,
                              xonxoff=xonxoff, rtscts=rtscts)
         self.name = f"serial:{device}"
-        # start bit, data bits, parity bit, stop bits
-        bits = 1 + bytesize + (parity != "none") + stopbits
-        self.byte_ns = round(bits * 1e9 / baud)
+        self.byte_ns = byte_time_ns(baud, bytesize, parity, stopbits)
         self.port: serial.Serial | None = None
 
     def open(self) -> None:
@@ -41,5 +39,4 @@ class SerialSource(FdSource):
         self.fd = None
 
     def describe(self) -> dict:
-        return {"source": "serial", "device": self.device, **{k: str(v) for k, v in self.settings.items()},
-                "line_byte_ns": self.byte_ns}
+        return {"source": "serial", "device": self.device, **{k: str(v) for k, v in self.settings.items()}}

@@ -12,6 +12,11 @@ import os
 import select
 
 
+def byte_time_ns(baud: int, bytesize: int = 8, parity: str = "none", stopbits: float = 1) -> int:
+    """One character's time on a serial line: its start bit, data bits, parity and stop bits."""
+    return round((1 + bytesize + (parity != "none") + stopbits) * 1e9 / baud)
+
+
 class SourceClosed(Exception):
     pass
 

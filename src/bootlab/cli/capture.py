@@ -19,6 +19,7 @@ from ..capture import priority, session
 from ..capture.power import device_source
 from ..capture.process import ProcessSource
 from ..capture.pty_source import PtySource
+from ..capture.source import byte_time_ns
 from ..capture.tcp import TcpSource
 from ..capture.writer import GrabserialWriter, NativeWriter
 from ..targets import strategy
@@ -47,6 +48,9 @@ def register(sub) -> None:
     ser.add_argument("-s", "--stopbits", type=float, default=1, choices=(1, 1.5, 2))
     ser.add_argument("-x", "--xonxoff", action="store_true", help="software flow control")
     ser.add_argument("-r", "--rtscts", action="store_true", help="hardware flow control")
+    ser.add_argument("--line-baud", type=int, metavar="N",
+                     help="a pty's or TCP console's bytes come over a serial line at N baud (bridged from a real "
+                          "port): stamp its lines by that speed, as a serial port's (-d) are by -b")
     out = p.add_argument_group("output (grabserial's options mean what they mean there)")
     out.add_argument("-o", "--output", metavar="FILE", help="write the capture to FILE (native format unless --grabserial)")
     out.add_argument("--grabserial", action="store_true", help="write FILE in grabserial's -t/-T format")
@@ -84,6 +88,17 @@ def _regex(text: str | None, what: str) -> re.Pattern | None:
 
 
 def make_source(args: argparse.Namespace):
+    source = _console(args)
+    if args.line_baud is not None:
+        if not isinstance(source, (PtySource, TcpSource)):
+            raise UsageError("--line-baud is for a pty or a TCP console (a serial port's speed is -b)")
+        if args.line_baud <= 0:
+            raise UsageError(f"--line-baud {args.line_baud}: a line's speed is a positive number of bits per second")
+        source.byte_ns = byte_time_ns(args.line_baud, args.width, args.parity, args.stopbits)
+    return source
+
+
+def _console(args: argparse.Namespace):
     chosen = [x for x in (args.device, args.pty, args.tcp, args.exec_cmd, args.labgrid_env) if x]
     if len(chosen) != 1:
         raise UsageError("give exactly one console: -d DEVICE, --pty PATH, --tcp HOST:PORT, --exec CMD or --labgrid-env FILE")

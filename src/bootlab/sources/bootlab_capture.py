@@ -182,7 +182,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
         meta = {}
         boot.warn(file, 1, "capture header is damaged; reading records anyway")
     boot.meta.setdefault("host_zero", meta.get("zero", "capture start"))
-    for key in ("baud", "source", "target", "cmdline", "scheduling"):
+    for key in ("baud", "source", "target", "cmdline", "scheduling", "line_byte_ns"):
         if meta.get(key):
             boot.meta.setdefault(f"capture_{key}", meta[key])
     if meta.get("baud"):

@@ -54,7 +54,8 @@ def run(parts: Parts, writers_for: Callable[[dict], list], reconnect: bool = Fal
     def open_writers(extra: dict) -> list:
         nonlocal writers
         if writers is None:
-            writers = writers_for({**parts.meta, **parts.console.describe(), **extra})
+            speed = {"line_byte_ns": parts.console.byte_ns} if parts.console.byte_ns else {}
+            writers = writers_for({**parts.meta, **parts.console.describe(), **speed, **extra})
         return writers
 
     t0 = None
