@@ -37,10 +37,12 @@ def _records(path: Path):
     for _, t, flag, payload in bootlab_capture.iter_records(data, str(path), Boot()):
         if flag != "|":
             continue
-        pieces = bootlab_capture.segments(t, payload)
+        # a line cut by an event (a stall the reader recorded) goes on in the next record
+        continues = payload.endswith(bootlab_capture.CONTINUES) and not payload.endswith(b"\\" + bootlab_capture.CONTINUES)
+        pieces = bootlab_capture.segments(t, payload[:-len(bootlab_capture.CONTINUES)] if continues else payload)
         first = t if first is None else first
         cur += b"".join(raw for _, raw in pieces)
-        if not payload.endswith(bootlab_capture.CONTINUES):
+        if not continues:
             lines.append(cur)
             stamps.append(first)
             cur, first = b"", None
