@@ -318,7 +318,7 @@ def test_cli_reader_priority_and_children_ordinary(tmp_path, opts):
     proc = subprocess.run(BOOTLAB + ["capture", "--exec", child, "-Q", "-o", str(out), *opts],
                           capture_output=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert f"policy {os.SCHED_OTHER}".encode() in out.read_bytes()
+    assert f"policy {os.SCHED_OTHER}".encode() in bootlab_capture.console_bytes(out.read_bytes())
     policy = read([str(out)]).meta["capture_scheduling"]
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(10))
