@@ -39,6 +39,20 @@ def test_small_configuration_keeps_every_requested_option(tree, tmp_path):
     assert "CONFIG_MODULES" not in config and config["CONFIG_KERNEL_XZ"] == "y" and config["CONFIG_64BIT"] == "y"
 
 
+def test_camera_kernel_skips_the_initcalls_the_device_does_not_need(tree, tmp_path):
+    # Issue 17's kernel init + initcalls: what campaigns/kernel-init.toml kept is the camera
+    # device's configuration and command line, and Kconfig keeps every option asked for.
+    camera = load(str(CAMERA))
+    cfg = camera.kernel_config()
+    assert kernel_build.configure(cfg, tree, tmp_path) == []
+    config = kernel_build.read_config(tmp_path / ".config")
+    assert kconfig.not_kept(cfg.requests(), config) == []
+    assert config.get("CONFIG_CRYPTO_MANAGER_DISABLE_TESTS") == "y"  # no BLAKE2s self-test at boot
+    assert config.get("CONFIG_SERIAL_8250_RUNTIME_UARTS") == "1"
+    assert "CONFIG_I2C" not in config and "CONFIG_CPU_FREQ" not in config
+    assert "noreplace-smp" in camera.target.append.split()
+
+
 def test_an_option_olddefconfig_drops_is_named_with_its_fragment_line(tree, tmp_path):
     # The 8250 console without TTY: Kconfig cannot keep it, and says so before any build.
     fragment = tmp_path / "console-only.config"
