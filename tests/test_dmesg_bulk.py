@@ -109,8 +109,9 @@ def _big_log(path: Path, crlf: bool = False, irregular: bool = True) -> None:
 
 
 def _summary(boot):
-    events = sorted((str(e.kind), e.name, e.clock, e.t, e.dur, e.track, tuple(sorted((e.attrs or {}).items())))
-                    for e in boot.events)
+    # by repr: two events that tie up to their track or duration may have None in one
+    events = sorted(((str(e.kind), e.name, e.clock, e.t, e.dur, e.track, tuple(sorted((e.attrs or {}).items())))
+                     for e in boot.events), key=repr)
     log = boot.logs[0]
     return (events, list(log.t), list(log.text), list(log.lineno), list(log.nbytes),
             [(d.line, d.message) for d in boot.diagnostics])
