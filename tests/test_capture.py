@@ -145,6 +145,22 @@ def test_a_serial_port_stamps_lines_by_the_lines_speed_not_the_read(tmp_path):
             assert stamps[i + 1] - stamps[i] >= len(lines[i]) * byte
 
 
+def test_stamps_by_the_lines_speed_never_go_back_in_one_capture():
+    """A boot's bootloader steps and the rest of it are read by several sessions on one
+    console: a later read is never stamped before the last stamp of the same capture, nor
+    any before zero; a new capture (another zero) starts afresh."""
+    source = PtySource("/dev/null")
+    source.byte_ns = 10
+    assert source.arrivals(5, 1000, b"ab\ncd\nef") == [(930, b"ab\n"), (960, b"cd\n"), (990, b"ef")]
+    # the next read brought 32 bytes: its first lines would be before the last stamp, 990
+    assert source.arrivals(5, 1100, b"gh\n" * 10 + b"ij") == [(990, b"gh\n")] * 7 + [
+        (1000, b"gh\n"), (1030, b"gh\n"), (1060, b"gh\n"), (1090, b"ij")]
+    assert source.arrivals(5, 1200, b"x" * 300) == [(1090, b"x" * 300)]  # a later session of the same capture
+    assert source.arrivals(7, 100, b"x" * 300) == [(0, b"x" * 300)]  # a new capture: from zero, not before
+    source.byte_ns = None
+    assert source.arrivals(7, 100, b"ab\ncd") == [(100, b"ab\ncd")]
+
+
 def test_cli_line_baud_declares_a_ptys_line_speed(tmp_path, capsys):
     """`--line-baud N`: a pty (or a TCP console) bridged from a real serial line is stamped by
     that line's speed, recorded in the header; for a console of any other kind it is refused."""

@@ -52,7 +52,6 @@ def run(source: Source, writers: list, t0: int, stop: Stop, reconnect: bool = Fa
     source.watched(watch)
     line = bytearray()  # the current line, for pattern matching only
     line_start = 0
-    stamped = 0  # the last stamp given: stamps never go back
     last_data = time.monotonic_ns()
     ready_deadline: int | None = None
     try:
@@ -95,8 +94,7 @@ def run(source: Source, writers: list, t0: int, stop: Stop, reconnect: bool = Fa
                     w.event(at - t0, text)
             t = time.monotonic_ns() - t0
             last_data = t + t0
-            pieces = arrivals(t, data, source.byte_ns, stamped)
-            stamped = pieces[-1][0]
+            pieces = source.arrivals(t0, t, data)
             for w in writers:
                 for at, piece in pieces:
                     w.chunk(at, piece)
@@ -135,30 +133,6 @@ def run(source: Source, writers: list, t0: int, stop: Stop, reconnect: bool = Fa
         source.watched(None)
         watch.close()
     return result
-
-
-def arrivals(t: int, data: bytes, byte_ns: int | None, floor: int) -> list[tuple[int, bytes]]:
-    """The bytes of a read at t, cut where lines start, each piece with the latest time its
-    first byte can have reached the host.  A line that delivers at most one byte per byte_ns
-    (a serial port at its baud) brought the i-th of n bytes no later than (n - 1 - i) byte
-    times before the read: a read after a delay (a USB adapter's latency timer, a kernel
-    worker kept from the CPU, the reader's own wait) then leaves the lines it brought
-    stamped about when they came, not all at the read.  Never before `floor`, the last
-    stamp given (each is an upper bound, and a later byte is not stamped before an earlier
-    one).  Without a line speed, the whole read at t."""
-    if byte_ns is None:
-        return [(t, data)]
-    n = len(data)
-    starts = [0]
-    i = data.find(b"\n")
-    while 0 <= i < n - 1:
-        starts.append(i + 1)
-        i = data.find(b"\n", i + 1)
-    out = []
-    for a, b in zip(starts, starts[1:] + [n]):
-        floor = max(floor, t - (n - 1 - a) * byte_ns)
-        out.append((floor, data[a:b]))
-    return out
 
 
 def _reopen(source: Source, stop: Stop, t0: int) -> bool:

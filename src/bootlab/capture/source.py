@@ -30,6 +30,7 @@ class Source:
     # One byte's time on the line, when the device delivers at most one byte in that time (a
     # serial port at its baud); None when bytes can come faster (a pty, a socket, a child).
     byte_ns: int | None = None
+    _stamped = (None, 0)  # (the capture's zero, the last stamp given in it): stamps never go back
 
     def open(self) -> None:
         raise NotImplementedError
@@ -46,6 +47,35 @@ class Source:
 
     def unthrottle(self) -> None:
         """Stop emulating a slow line (after the boot's end, to collect the rest quickly)."""
+
+    def arrivals(self, t0: int, t: int, data: bytes) -> list[tuple[int, bytes]]:
+        """The bytes of a read at t (ns since the capture's zero t0), cut where lines start,
+        each piece with the latest time its first byte can have reached the host.  A line
+        that delivers at most one byte per byte_ns (a serial port at its baud) brought the
+        i-th of n bytes no later than (n - 1 - i) byte times before the read: a read after a
+        delay (a USB adapter's latency timer, a kernel worker kept from the CPU, the reader's
+        own wait) then leaves the lines it brought stamped about when they came, not all at
+        the read.  Never before the last stamp given in the same capture (each is an upper
+        bound, and a later byte is not stamped before an earlier one; a boot's bootloader
+        steps and the rest of it are read by several sessions), nor before zero.  Without a
+        line speed, the whole read at t."""
+        if self.byte_ns is None:
+            return [(t, data)]
+        zero, floor = self._stamped
+        if zero != t0:
+            floor = 0
+        n = len(data)
+        starts = [0]
+        i = data.find(b"\n")
+        while 0 <= i < n - 1:
+            starts.append(i + 1)
+            i = data.find(b"\n", i + 1)
+        out = []
+        for a, b in zip(starts, starts[1:] + [n]):
+            floor = max(floor, t - (n - 1 - a) * self.byte_ns)
+            out.append((floor, data[a:b]))
+        self._stamped = (t0, floor)
+        return out
 
     def relays(self) -> list[tuple[str, int]]:
         """Host threads the console's bytes pass through before the reader, (name, tid),
