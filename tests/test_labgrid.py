@@ -64,3 +64,20 @@ def test_labgrid_bad_environment(tmp_path):
     done = subprocess.run([sys.executable, "-m", "bootlab", "capture", "--labgrid-env", str(env), "-o",
                            str(tmp_path / "x.capture")], capture_output=True, text=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_a_strategy_needs_labgrids_uboot_driver(tmp_path):
+    """[labgrid] strategy: the strategy stops autoboot with the environment's UBootDriver,
+    which must then boot the board (tests/targets/test_labgrid_board.py boots one)."""
+    import pytest
+
+    from bootlab.targets import kinds
+    from bootlab.targets.description import TargetError
+
+    (tmp_path / "t.toml").write_text('[labgrid]\nenv = "env.yaml"\nready = "x"\nstrategy = "uboot"\n'
+                                     '[bootloader]\nboot_command = "boot"\n')
+    with pytest.raises(TargetError, match=r'labgrid.strategy: .* it needs \[bootloader\] driver = "labgrid"'):
+        kinds.load(str(tmp_path / "t.toml"))
+    (tmp_path / "t.toml").write_text('[labgrid]\nenv = "env.yaml"\nready = "x"\nstrategy = "uboot"\n'
+                                     '[bootloader]\ndriver = "labgrid"\n')
+    assert kinds.load(str(tmp_path / "t.toml")).strategy == "uboot"

@@ -54,7 +54,7 @@ def test_bootlab_boots_a_labgrid_board_through_labgrids_drivers(tmp_path, capsys
     run = Store(db).runs()[0]
     assert run.status == "ok" and run.metrics["at:ready"] > 0
     assert run.target == {"labgrid": {"prepare": "", "ready": "BOOTLAB READY", "silence": 30.0, "deadline": 120.0,
-                                      "env": "env.yaml", "role": "main"}}
+                                      "env": "env.yaml", "role": "main", "strategy": ""}}
     header = Store(db).capture(run.id).split(b"\n", 1)[0]
     assert b'"source": "labgrid"' in header and b'"zero": "power-on"' in header
 
@@ -98,10 +98,11 @@ images:
     return board
 
 
-def _boot_arm(tmp_path, board: arm64_board.Arm64Board, **loader_keys):
+def _boot_arm(tmp_path, board: arm64_board.Arm64Board, labgrid: dict | None = None, **loader_keys):
     loader = {**board.bootloader.to_dict(), "env": {**board.variables(), **board.bootloader.env}, **loader_keys}
     (tmp_path / "board.toml").write_text(tomli_w.dumps({"labgrid": {"env": "env.yaml", "ready": "BOOTLAB READY",
-                                                                    "deadline": 180.0}, "bootloader": loader}))
+                                                                    "deadline": 180.0, **(labgrid or {})},
+                                                        "bootloader": loader}))
     db = str(tmp_path / "runs.db")
     main(["boot", "--target", str(tmp_path / "board.toml"), "--db", db])
     run = Store(db).runs()[0]
@@ -155,6 +156,46 @@ def test_labgrids_uboot_driver_failing_a_command_names_the_step(tmp_path):
                                    "missing-file && booti ${kernel_addr_r}")
     assert run.status == "failed" and run.reason.startswith("bootloader: boot: `tftpboot"), run.reason
     assert "did not start a kernel" in run.reason and b"missing-file" in text
+
+
+# labgrid's UBootStrategy binds a shell driver too; it is not used on the way to "uboot".
+STRATEGY = UBOOT_DRIVER + """      ShellDriver:
+        prompt: "# "
+        login_prompt: "login: "
+        username: "root"
+      UBootStrategy: {}
+"""
+
+
+def test_the_arm_board_through_labgrids_uboot_strategy(tmp_path):
+    """With [labgrid] strategy = "uboot" the environment's UBootStrategy powers the board and
+    stops autoboot in its own transition; time zero is the end of its power driver's `on`
+    step, and what labgrid read meanwhile is in the capture at the instants it arrived."""
+    board = _arm_environment(tmp_path, STRATEGY)
+    run, text, capture = _boot_arm(tmp_path, board, driver="labgrid", labgrid={"strategy": "uboot"})
+    assert run.status == "ok", run.reason
+    assert b"labgrid UBootStrategy: transition to 'uboot'" in capture and b'"labgrid_strategy": "uboot"' in capture
+    assert b"labgrid UBootDriver: stop autoboot" not in capture  # the strategy did
+    at = [text.index(words) for words in (b"U-Boot 20", b"Hit any key to stop autoboot", b"setenv bootfile",
+                                          b"Bytes transferred", b"BOOTLAB READY")]
+    assert at == sorted(at)
+    records = [line for line in capture.split(b"\n")[1:] if line]
+    zero = records.index(next(r for r in records if r.endswith(b"power-on")))
+    banner = next(i for i, r in enumerate(records) if b"U-Boot 20" in r)
+    prompt = next(i for i, r in enumerate(records) if b"Hit any key" in r)
+    assert zero < banner < prompt
+    stamp = lambda record: float(record.split(b" ", 1)[0])
+    assert 0 <= stamp(records[banner]) < stamp(records[prompt]) < run.metrics["at:ready"]
+
+
+def test_a_strategy_that_cannot_reach_the_prompt_is_a_failed_run_from_power_on(tmp_path):
+    """A bootloader the strategy cannot stop (here its prompt is not the one the environment
+    names): a failed run naming the step, timed from power-on, with U-Boot's console."""
+    board = _arm_environment(tmp_path, STRATEGY.replace('prompt: "=> "', 'prompt: "never> "\n        login_timeout: 8'))
+    run, text, capture = _boot_arm(tmp_path, board, driver="labgrid", labgrid={"strategy": "uboot"})
+    assert run.status == "failed" and run.reason.startswith("bootloader: stop autoboot: labgrid UBootStrategy: "), \
+        run.reason
+    assert b"power-on" in capture and b"U-Boot 20" in text and b"Hit any key to stop autoboot" in text
 
 
 @pytest.mark.parametrize("kind", ["board", "arm64"])

@@ -85,6 +85,14 @@ class LabgridSource(Source):
         except Exception as err:
             raise SourceLost(f"{self.env_file}: {err}") from None
 
+    def strategy(self):
+        """The environment's strategy (labgrid_strategy.py), the target's only one."""
+        self._bind()
+        try:
+            return self.target.get_strategy()
+        except Exception as err:
+            raise SourceLost(f"{self.env_file}: {err}") from None
+
     def write(self, data: bytes) -> None:
         try:
             self.console.write(data)

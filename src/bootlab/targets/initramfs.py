@@ -30,7 +30,9 @@ import hashlib
 import os
 import shlex
 import stat
+import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -337,7 +339,18 @@ def busybox(arch: str = "amd64") -> Path:
     root = packages.cache_dir() / "artifacts" / deb.stem
     binary = root / "bin" / "busybox"
     if not binary.exists():
-        subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True, capture_output=True)
+        # Unpacked aside and renamed: a fresh cache has no artifacts directory yet, and two
+        # builds at once never see a half-unpacked tree.
+        root.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=root.name + ".", dir=root.parent))
+        done = subprocess.run(["dpkg-deb", "-x", str(deb), str(work)], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            shutil.rmtree(work, ignore_errors=True)
+            raise InitramfsError(f"unpacking {deb.name} failed: {done.stderr.strip()[-300:]}")
+        try:
+            work.rename(root)
+        except OSError:  # another build unpacked it first
+            shutil.rmtree(work, ignore_errors=True)
     return binary
 
 

@@ -9,25 +9,26 @@ labgrid reads the console itself meanwhile (pexpect over the console driver), so
 reads is handed to the capture as it arrives, stamped on the boot's clock like every other
 byte: nothing U-Boot prints is missing from the capture.  What labgrid types through pexpect
 is marked there as an event (the key that interrupts autoboot is written past it,
-unmarked).  Power stays the environment's power driver switched by bootlab, not labgrid's
-UBootStrategy: a strategy's transition power-cycles inside itself, and time zero is the
-instant power is applied.
+unmarked).  Power is the environment's power driver switched by bootlab, or, with
+`[labgrid] strategy`, its strategy's transition, which also stops autoboot
+(labgrid_strategy.py).
 """
 
 from __future__ import annotations
 
 from ..capture.labgrid_console import LabgridSource
 from ..capture.source import SourceLost
-from .link import Link
+from .link import Early, Link
 from .protocols import StepFailed
 from .uboot import HANDOVER, Recorder, UBoot, quoted
 
 
-class _Recorded:
+class Recorded:
     """The console as labgrid's pexpect sees it: what it reads goes to the boot's writers as
-    it arrives, what it sends is marked there, as bootlab's own driver marks what it types."""
+    it arrives, what it sends is marked there, as bootlab's own driver marks what it types
+    (`link`: a Link, or a link.Early before time zero is known)."""
 
-    def __init__(self, console, link: Link):
+    def __init__(self, console, link: Link | Early):
         self.console = console
         self.link = link
 
@@ -42,20 +43,29 @@ class _Recorded:
         return self.console.write(data)
 
 
+def labgrid_error(err: Exception) -> str:
+    """One line for an error of labgrid's (pexpect adds its buffer's dump to a timeout's)."""
+    return f"{type(err).__name__}: {(str(err).strip() or 'no detail').splitlines()[0]}"
+
+
 class LabgridUBoot:
-    def __init__(self, board: LabgridSource, loader: UBoot):
+    """`stopped`: the environment's strategy already stopped autoboot (labgrid_strategy.py)."""
+
+    def __init__(self, board: LabgridSource, loader: UBoot, stopped: bool = False):
         self.board = board
         self.loader = loader
+        self.stopped = stopped
 
     def run(self, link: Link) -> None:
         driver = self.board.uboot()
         console = driver.console
         # labgrid's drivers read and write the console through its pexpect spawn
         # (ConsoleExpectMixin._expect, PtxExpect.driver).
-        console._expect.driver = _Recorded(console, link)
+        console._expect.driver = Recorded(console, link)
         try:
-            self._step(link, "bootloader: stop autoboot", "labgrid UBootDriver: stop autoboot",
-                       lambda: self.board.target.activate(driver))
+            if not self.stopped:
+                self._step(link, "bootloader: stop autoboot", "labgrid UBootDriver: stop autoboot",
+                           lambda: self.board.target.activate(driver))
             for name, value in self.loader.variables().items():
                 command = f"setenv {name} {quoted(value)}"
                 self._step(link, f"bootloader: setenv {name}", f"labgrid UBootDriver: {command}",
@@ -98,7 +108,6 @@ class LabgridUBoot:
         except SourceLost as err:
             raise StepFailed(step, str(err)) from None
         except Exception as err:  # labgrid's TIMEOUT, ExecutionError, binding errors
-            detail = (str(err).strip() or "no detail").splitlines()[0]  # pexpect adds its buffer's dump
             if type(err).__name__ == "TIMEOUT" and timed_out:
-                detail = timed_out
-            raise StepFailed(step, f"{type(err).__name__}: {detail}") from None
+                raise StepFailed(step, f"TIMEOUT: {timed_out}") from None
+            raise StepFailed(step, labgrid_error(err)) from None

@@ -61,3 +61,27 @@ class Link:
             self.console.write(text.encode())
         except OSError as err:
             raise StepFailed("console", f"cannot write to {self.console.name}: {err.strerror}") from None
+
+
+class Early:
+    """What someone else read from the console and typed on it before time zero was known
+    (a labgrid strategy powers the board on and stops its bootloader in one transition):
+    kept with the host's clock, written into the capture once time zero is (replay).  It
+    stands in for a Link while it keeps: record and mark, as Link has them."""
+
+    def __init__(self):
+        self.kept: list[tuple[int, bytes | str]] = []
+
+    def record(self, data: bytes) -> None:
+        self.kept.append((time.monotonic_ns(), data))
+
+    def mark(self, text: str) -> None:
+        self.kept.append((time.monotonic_ns(), text))
+
+    def replay(self, writers: list, t0: int) -> None:
+        """Into the capture, on its clock; what came before time zero (a board's last words
+        as power went off) at zero, so nothing read is lost."""
+        for t, item in self.kept:
+            for w in writers:
+                (w.chunk if isinstance(item, bytes) else w.event)(max(0, t - t0), item)
+        self.kept.clear()

@@ -3,7 +3,8 @@ implement and one strategy (strategy.py) that boots any target from them.
 
 - power: `on()` applies power and returns the instant it did (host monotonic ns: time
   zero), `off()` removes it.  Drivers: a shell command (shell_power.py), launching a process
-  (QEMU: qemu.py), labgrid's power drivers (labgrid_parts.py), none (`bootlab capture` of a
+  (QEMU: qemu.py), labgrid's power drivers (capture/labgrid_console.py) or a
+  labgrid strategy's transition (labgrid_strategy.py), none (`bootlab capture` of a
   running console).
 - console: a byte stream (capture.source.Source) that can also be written to.  Drivers:
   serial ports, ptys, TCP, a process's stdio, labgrid's console drivers.
@@ -23,15 +24,22 @@ from ..capture.source import Source
 
 
 class StepFailed(Exception):
-    def __init__(self, step: str, detail: str):
+    """`t0`: time zero, when the step failed after power was applied inside it (a labgrid
+    strategy powers the board and stops its bootloader in one transition)."""
+
+    def __init__(self, step: str, detail: str, t0: int | None = None):
         super().__init__(f"{step}: {detail}")
         self.step = step
         self.detail = detail
+        self.t0 = t0
 
 
 class PowerProtocol(Protocol):
     def on(self) -> int:
-        """Apply power; the host's monotonic clock (ns) when it was applied: time zero."""
+        """Apply power; the host's monotonic clock (ns) when it was applied: time zero.
+        A power part that reads the console itself while switching on (a labgrid strategy
+        that also stops the bootloader) keeps what it read as `early` (strategy.Early), which
+        the sequence writes into the capture once time zero is known."""
 
     def off(self) -> None:
         """Remove power (a no-op when it is off)."""

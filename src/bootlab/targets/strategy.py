@@ -79,6 +79,7 @@ def run(parts: Parts, writers_for: Callable[[dict], list], reconnect: bool = Fal
                 raise StepFailed("power-on", str(err)) from None
             out = open_writers({"scheduling": policy, **_power_meta(parts.power)})
             mark_zero(out, t0, getattr(parts.power, "powered", True), getattr(parts.power, "issued_ns", None))
+            _replay_early(parts.power, out, t0)
             try:
                 if parts.bootloader is not None:
                     parts.bootloader.run(Link(parts.console, out, t0, parts.stop))
@@ -88,11 +89,23 @@ def run(parts: Parts, writers_for: Callable[[dict], list], reconnect: bool = Fal
         return Sequence(t0, result, None)
     except StepFailed as failed:
         out = open_writers({"scheduling": policy})
+        if t0 is None and failed.t0 is not None:  # power came on inside the step that failed
+            t0 = failed.t0
+            mark_zero(out, t0, getattr(parts.power, "powered", True))
+        if t0 is not None:
+            _replay_early(parts.power, out, t0)
         for w in out:
             w.event(time.monotonic_ns() - t0 if t0 is not None else 0, f"failed {failed}")
         return Sequence(t0, None, failed)
     finally:
         parts.console.close()
+
+
+def _replay_early(power, writers: list, t0: int) -> None:
+    """What the power part read and typed while it switched on (link.Early), into the capture."""
+    early = getattr(power, "early", None)
+    if early is not None:
+        early.replay(writers, t0)
 
 
 def _power_meta(power) -> dict:
