@@ -104,7 +104,6 @@ def _board_file(tmp_path: Path, arm64: str, kconfig_table: str) -> str:
 
 
 @pytest.mark.parametrize("arm64, table, message", [
-    ('kernel = "generic"', 'base = "tinyconfig"', r'b.toml:4: \[kconfig\] is read only with arm64.kernel = "built"'),
     ('kernel = "built"', 'base = "defconfig"', r"b.toml:5: kconfig.base: base must be one of tinyconfig, generic, cloud"),
     ('kernel = "built"', 'fragments = "small.config"', r"b.toml:5: kconfig.fragments: expected list"),
     ('kernel = "rt"', 'base = "tinyconfig"', r"b.toml:2: arm64.kernel: kernel must be one of generic, cloud or built"),
@@ -112,6 +111,26 @@ def _board_file(tmp_path: Path, arm64: str, kconfig_table: str) -> str:
 def test_the_boards_kconfig_table_is_checked_with_file_and_line(tmp_path, arm64, table, message):
     with pytest.raises(TargetError, match=message):
         kinds.load(_board_file(tmp_path, arm64, table))
+
+
+def test_a_kconfig_table_beside_a_debian_kernel_is_the_optimizers_own_kernel_candidate(tmp_path):
+    """[kconfig] beside a Debian kernel names the kernel that could be built for the board:
+    kept in the description (and its copies), tried by the optimizer as own-kernel."""
+    from bootlab.lab.candidates import Facts, for_target
+    from bootlab.lab.patch import apply
+
+    shipped = kinds.load(str(ROOT / "demo" / "board-arm64-shipped.toml"))
+    assert shipped.target.kernel == "generic" and shipped.to_dict()["kconfig"]["base"] == "tinyconfig"
+    assert all(Path(f).is_absolute() for f in shipped.standalone("copy").to_dict()["kconfig"]["fragments"])
+    own = next(c for c in for_target(shipped, Facts()) if c.name == "own-kernel")
+    assert "tinyconfig + small-arm64 + camera" in own.description
+    patched = kinds.from_dict(apply(shipped.to_dict(), own.patch), base=shipped.base)
+    assert patched.target.kernel == "built" and patched.initramfs.init == "script"
+    assert patched.kernel_config() == kinds.load(str(ROOT / "demo" / "board-arm64-built.toml")).kernel_config()
+    # Without the table there is no such candidate; with a built kernel it is there already.
+    assert "own-kernel" not in {c.name for c in for_target(kinds.load(str(ROOT / "demo" / "board-arm64.toml")),
+                                                          Facts())}
+    assert "own-kernel" not in {c.name for c in for_target(patched, Facts())}
 
 
 def test_the_built_kernels_configuration_is_part_of_the_boards_description():

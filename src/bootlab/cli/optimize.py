@@ -16,7 +16,7 @@ import argparse
 import os
 import sys
 
-from ..lab.optimizer import Budget, Optimizer, OptimizerError, final_target_file, waterfall_campaign
+from ..lab.optimizer import Budget, Optimizer, OptimizerError, built_kernel, final_target_file, waterfall_campaign
 from ..lab.reports import optimize_data, optimize_html, optimize_text, to_json
 from ..lab.waterfall import png
 from ..targets import kernel_build, kinds
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if image is not None:
         write_output(image, os.path.join(out_dir, "waterfall.png"))
     written = ["final.toml", "waterfall.toml (bootlab lab run)", "report.txt", "report.json", "report.html"]
-    if "kconfig" in outcome.final.to_dict():  # a kernel bootlab builds
+    if built_kernel(outcome.final):  # its configuration against Debian's
         try:
             write_output(kernel_config_report(outcome), os.path.join(out_dir, "final-config.txt"))
             written.append("final-config.txt")

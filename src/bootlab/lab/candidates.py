@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..advice import Finding
 from ..advice.common import find_lines
@@ -27,7 +28,7 @@ from ..render.fmt import span
 from ..sources import bootlab_capture
 from ..targets import kinds, packages, rootfs, uboot_build
 from ..targets.arm64_board import BUILT, FIT_BOOT_COMMAND, STATIC_NETWORK, Arm64Board
-from ..targets.reference import Target
+from ..targets.reference import KconfigSection, Target
 from ..timeline import Boot, Kind
 from .patch import arg_name, kernel_args
 
@@ -214,7 +215,7 @@ def initramfs_levers(i) -> list[Candidate]:
 def arm64(t: Arm64Board, facts: Facts) -> list[Candidate]:
     """The ARM64 board's levers: U-Boot's saved environment (no countdown, a direct boot
     command instead of the distro scan and DHCP), loading less (the kernel gzipped or not,
-    Debian's -cloud kernel), the command line in bootargs, the initramfs."""
+    Debian's -cloud kernel, the board's own kernel), the command line in bootargs, the initramfs."""
     names = {arg_name(a) for a in kernel_args(t.cmdline())}
     k, loader = t.target, t.bootloader
     out: list[Candidate] = []
@@ -237,6 +238,15 @@ def arm64(t: Arm64Board, facts: Facts) -> list[Candidate]:
         {"arm64": {"fit": True}, "bootloader": {"boot_command": FIT_BOOT_COMMAND}})
     add(k.kernel != "cloud", "cloud-kernel", "Debian's -cloud kernel (a configuration trimmed for virtual machines)",
         {"arm64": {"kernel": "cloud"}})
+    # The description's [kconfig] beside a Debian kernel: the kernel that could be built for
+    # the board.  Its init is one script: a small configuration leaves out what busybox
+    # init's syslogd needs (networking, System V IPC).
+    add(k.kernel != BUILT and t.kconfig != KconfigSection(), "own-kernel",
+        f"a kernel built for the board from Debian's source ({t.kconfig.base}"
+        f"{''.join(' + ' + Path(f).stem for f in t.kconfig.fragments)}; [kconfig]), init one script",
+        {"arm64": {"kernel": BUILT}, "initramfs": {"init": "script"}},
+        ("a cross-build (minutes; cached by its .config), counted in the budget",
+         "the application's output must stay the same: what it needs must be in the configuration"))
     out += cmdline_levers(names, "arm64")
     add(k.memory > 128, "ram-128M", "128 MiB of RAM: less memory for the kernel to initialise",
         {"arm64": {"memory": 128}}, ("on a board, mem= does this",))

@@ -183,9 +183,9 @@ def _probe_patch(t) -> dict:
     return patch
 
 
-def _built_kernel(t) -> bool:
-    """Whether `t` boots a kernel bootlab builds (its description then has [kconfig])."""
-    return "kconfig" in t.to_dict()
+def built_kernel(t) -> bool:
+    """Whether `t` boots a kernel bootlab builds (from its [kconfig] table)."""
+    return getattr(getattr(t, "target", None), "kernel", None) == "built"
 
 
 def phase_order(runs) -> list[str]:
@@ -206,7 +206,7 @@ def _rebuilds(variants: list[campaigns.Variant]) -> float:
     kernel other than the first variant's, at what the last build from its base for its
     architecture took (an overestimate when the cache has some)."""
     configs = {json.dumps(v.spec.to_dict().get("kconfig"), sort_keys=True): v.spec for v in variants[1:]
-               if _built_kernel(v.spec)
+               if built_kernel(v.spec)
                and v.spec.to_dict().get("kconfig") != variants[0].spec.to_dict().get("kconfig")}
     return sum(kernel_build.last_build_seconds(t.kconfig.base, t.kernel_config().arch) for t in configs.values())
 
@@ -307,7 +307,7 @@ class Optimizer:
         """The slow built-in initcalls, as what removes them: for a kernel bootlab builds,
         the Kconfig option that builds each (a rebuild); for a packaged kernel, the stand-in
         initcall_blacklist=."""
-        if not _built_kernel(current):
+        if not built_kernel(current):
             return from_initcalls(boot, self.kind.cmdline)
         try:
             kernel = kernel_build.build(current.kernel_config()).kernel

@@ -30,7 +30,9 @@ console (the [bootloader] table).
 
     [kconfig]                   # with kernel = "built": as the reference device's (reference.py),
                                 # for arm64 (base tinyconfig, or the packaged arm64 generic or cloud
-                                # kernel's configuration; kernel/fragments/small-arm64.config)
+                                # kernel's configuration; kernel/fragments/small-arm64.config).
+                                # Beside a Debian kernel: the kernel that could be built for the
+                                # board, which the optimizer tries (candidate own-kernel)
     [initramfs]                 # as the reference device's (reference.py), built for arm64
     [boot]                      # ready, silence, deadline (reference.py)
     [bootloader]                # uboot.py
@@ -133,7 +135,9 @@ class Arm64Board(reference.QemuDescription):
     initramfs: reference.InitramfsSection = field(default_factory=reference.InitramfsSection)
     boot: reference.BootSection = field(default_factory=reference.BootSection)
     bootloader: uboot.UBoot | None = None
-    kconfig: reference.KconfigSection = field(default_factory=reference.KconfigSection)  # with kernel = "built"
+    # What a built kernel is built from: the one booted with kernel = "built", else the one
+    # the optimizer may build for the board (own-kernel) when the description gives the table.
+    kconfig: reference.KconfigSection = field(default_factory=reference.KconfigSection)
     base: Path | None = field(default=None, compare=False)
 
     def variables(self) -> dict[str, str]:
@@ -170,7 +174,8 @@ class Arm64Board(reference.QemuDescription):
         board = asdict(self.target)
         if self.target.firmware != BUILT:  # the table is read only for a built U-Boot
             del board["uboot"]
-        built = {"kconfig": asdict(self.kconfig)} if self.target.kernel == BUILT else {}
+        built = ({"kconfig": asdict(self.kconfig)}
+                 if self.target.kernel == BUILT or self.kconfig != reference.KconfigSection() else {})
         return {"name": self.name, "arm64": board, "initramfs": asdict(self.initramfs),
                 "boot": asdict(self.boot), **built, **loader}
 
@@ -221,8 +226,6 @@ def from_dict(data: dict, where=lambda *path: "") -> Arm64Board:
         kconfig=section(reference.KconfigSection, data.get("kconfig", {}), "kconfig", where),
     )
     board.validate(where)
-    if "kconfig" in data and target.kernel != BUILT:
-        raise TargetError(f"{where('kconfig')}[kconfig] is read only with arm64.kernel = \"{BUILT}\"")
     return board
 
 
