@@ -12,6 +12,7 @@ from bootlab.rt.simulate import ExecOverride, hyperperiod_ns, simulate
 from bootlab.rt.trace import format_trace, parse_trace
 
 DATA = Path(__file__).parent / "data"
+ROOT = Path(__file__).resolve().parents[2]
 MS = 1_000_000
 
 
@@ -164,6 +165,17 @@ def test_cli_simulate_defaults_to_one_hyperperiod_and_checks_exec(rt_cli):
     assert status == 2 and "TASK[@JOB]=TIME" in err
     status, _, err = rt_cli("simulate", DATA / "table3_tasks.toml", "--until", "soon")
     assert status == 2 and "not a duration" in err
+
+
+def test_cli_simulate_enforces_budgets_as_the_kernel_does(rt_cli):
+    """--enforce: a runaway job (task 0 asks 100 ms of a 2 ms wcet) is throttled at its wcet,
+    so the lower priorities keep their deadlines; without it they miss."""
+    args = ("simulate", ROOT / "rt" / "examples" / "fp.toml", "--until", "80ms", "--exec", "0@0=100ms")
+    status, ideal, _ = rt_cli(*args)
+    assert status == 0 and "miss task=1 " in ideal and "overrun" not in ideal
+    status, enforced, _ = rt_cli(*args, "--enforce")
+    assert status == 0 and "2000000 overrun task=0 job=0" in enforced
+    assert "miss task=1 " not in enforced and "miss task=2 " not in enforced
 
 
 def cpu_runs(config: Config, until_ms: int) -> list[tuple[int, int, int, int, int]]:

@@ -36,6 +36,10 @@ def register(subparsers) -> None:
                                "default: one hyperperiod after the last first release, at most 10 s")
     simulate.add_argument("--exec", dest="overrides", action="append", default=[], metavar="TASK[@JOB]=TIME",
                           help="what-if execution time of a task's jobs (or of job JOB only), e.g. control=3ms; repeatable")
+    simulate.add_argument("--enforce", action="store_true",
+                          help="enforce budgets as the kernel does: a job past its wcet gets an overrun event and, "
+                               "unless its task says overrun = \"signal\", no CPU until its task's next release "
+                               "(without the kernel's slack for its own overheads)")
     simulate.add_argument("-o", "--output", metavar="FILE", help="write the trace here instead of standard output")
     simulate.set_defaults(rt_run=_simulate)
 
@@ -134,7 +138,7 @@ def _simulate(args: argparse.Namespace) -> int:
             until = parse_duration(args.until, config.unit)
         except ValueError as err:
             raise UsageError(f"--until: {err}") from err
-    text = format_trace(simulate(config, until, overrides), config.plugin)
+    text = format_trace(simulate(config, until, overrides, enforce=args.enforce), config.plugin)
     if args.output:
         _write(args.output, text)
     else:
