@@ -214,7 +214,34 @@ def test_the_minimal_boot_target_is_a_candidate_and_a_wrong_value_names_its_line
     # The application as PID 1 has no boot target and no systemd log.
     app = reference.from_dict(apply(t.to_dict(), {"rootfs": {"init": "app"}}))
     assert not {"boot-target-app", "systemd-log-warning"} & {c.name for c in userspace(app, Facts())}
+    # Pruning the unit files comes once the boot target is bootlab.target, never before.
+    assert "prune-units" not in found and "prune-units" in {c.name for c in userspace(done, Facts())}
     bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\n[rootfs]\nprune_units = true\n')
+    with pytest.raises(TargetError, match=r"bad.toml:3.*rootfs.prune_units: prune_units needs boot_target"):
+        reference.load(str(bad))
     bad.write_text('name = "x"\n[rootfs]\nboot_target = "graphical"\n')
     with pytest.raises(TargetError, match=r"bad.toml:3.*rootfs.boot_target: boot_target must be one of multi-user, app"):
         reference.load(str(bad))
+
+
+def test_pruning_keeps_the_targets_slices_and_the_power_off_and_never_bootlabs_units(tmp_path):
+    """prune_units' commands, run on a tree shaped like Debian's: what bootlab.target's boot
+    and the power-off load stays, the rest of /usr/lib/systemd/system and its .wants links go,
+    /etc/systemd/system is not touched."""
+    import subprocess
+    units = tmp_path / "usr/lib/systemd/system"
+    (units / "sysinit.target.wants").mkdir(parents=True)
+    etc = tmp_path / "etc/systemd/system"
+    etc.mkdir(parents=True)
+    names = ["poweroff.target", "-.slice", "system.slice", "systemd-poweroff.service", "emergency.service",
+             "systemd-udevd.service", "systemd-journald.socket", "tmp.mount", "apt-daily.timer", "getty@.service"]
+    for name in names:
+        (units / name).write_text("[Unit]\n")
+    (units / "sysinit.target.wants" / "systemd-udevd.service").symlink_to("../systemd-udevd.service")
+    (units / "dbus-org.freedesktop.login1.service").symlink_to("systemd-logind.service")
+    (etc / rootfs.APP_UNIT).write_text("[Unit]\n")
+    subprocess.run(["sh", "-c", rootfs._prune_units(str(tmp_path))], check=True)
+    assert sorted(p.name for p in units.iterdir()) == sorted(["poweroff.target", "-.slice", "system.slice",
+                                                              "systemd-poweroff.service", "emergency.service"])
+    assert (etc / rootfs.APP_UNIT).exists()

@@ -82,12 +82,14 @@ def test_a_masked_unit_the_application_needed_is_a_failed_run(tmp_path, capsys):
     assert "ready" not in run.metrics and "at:ready" not in run.metrics
 
 
-def test_the_minimal_boot_target_reaches_ready_and_systemds_view_is_still_collected(tmp_path, capsys):
+@pytest.mark.parametrize("prune", ["false", "true"])
+def test_the_minimal_boot_target_reaches_ready_and_systemds_view_is_still_collected(tmp_path, capsys, prune):
     # systemd kept as PID 1, booted into bootlab.target with vivid loaded by the initramfs:
     # only the application's unit starts before ready (blame has nothing else), the analyze
-    # unit still prints systemd's view after it, and the critical chain is read back.
+    # unit still prints systemd's view after it, and the critical chain is read back; with
+    # Debian's other unit files removed too (prune_units), which the power-off must not need.
     db, store = _boot(tmp_path, capsys, **{'filesystem = "ext4"': 'filesystem = "ext4"\nboot_target = "app"\n'
-                                                                   'modules_early = true\nread_only = true'})
+                                                                   f'modules_early = true\nread_only = true\nprune_units = {prune}'})
     run = store.get(1)
     assert run.status == "ok", run.reason
     boot = read_run(store, run, Patterns.from_options(run.target["boot"]["ready"]))
@@ -101,6 +103,7 @@ def test_the_minimal_boot_target_reaches_ready_and_systemds_view_is_still_collec
     assert b"Queued start job for default target bootlab.target" in console
     assert b"vivid-000: V4L2 capture device registered as video0" in console.split(b"bootlab-mark: modules.end")[0]
     assert b"sysinit.target" not in console.split(b"BOOTLAB READY")[0]
+    assert b"reboot: Power down" in console  # the guest powered itself off after printing the view
     assert main(["show", "1", "--db", db]) == 0
     assert rootfs.APP_UNIT in capsys.readouterr().out
 

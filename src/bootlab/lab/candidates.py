@@ -331,8 +331,8 @@ def off_chain(facts: Facts, masked: list[str]) -> list[tuple[str, int]]:
 
 def userspace(t: Target, facts: Facts) -> list[Candidate]:
     """Masking what the application does not wait for, the application's unit started early,
-    systemd's generators off, a boot target with only the application, its modules loaded by
-    the initramfs, systemd's log level, a volatile journal, no status lines, the application
+    systemd's generators off, a boot target with only the application (and the unit files it
+    does not load removed), its modules loaded by the initramfs, systemd's log level, a volatile journal, no status lines, the application
     as PID 1, and the root filesystem.
     A unit masked that the application needed stops the boot short of ready: that boot
     fails and the candidate is not kept."""
@@ -367,6 +367,11 @@ def userspace(t: Target, facts: Facts) -> list[Candidate]:
                              {"rootfs": {"boot_target": "app"}},
                              notes=["no udev, journald, fsck or remount of the root, getty, timers: a product "
                                     "that needs one starts it from its own unit"]))
+    if r.init == "systemd" and r.boot_target == "app" and not r.prune_units:
+        out.append(Candidate("prune-units", "Debian's unit files that bootlab.target and the power-off never load "
+                                            "removed: systemd reads fewer at its start",
+                             {"rootfs": {"prune_units": True}},
+                             notes=["a unit the product starts later (by hand, a timer, a socket) is gone from the image"]))
     if r.modules and not r.modules_early:
         out.append(Candidate("modules-early", "the application's modules loaded by the initramfs (insmod), not by "
                                               "its unit's modprobe: before systemd starts",

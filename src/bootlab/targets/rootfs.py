@@ -24,6 +24,8 @@
                                 # bootlab.target, which pulls in only the application's unit (and the
                                 # analyze unit); both without default dependencies, so sysinit.target,
                                 # basic.target and everything they pull in never start
+    prune_units = false         # true (with boot_target = "app"): Debian's unit files that bootlab.target and the
+                                # power-off never load removed from the image, so systemd reads fewer at its start
     journal = "auto"            # journald Storage= (auto, volatile, persistent, none)
     analyze = true              # after ready, print systemd-analyze's view on the console (sources/systemd_analyze.py)
     bootchart = false           # systemd-bootchart as init (it starts systemd); its SVG printed after ready
@@ -137,6 +139,7 @@ class RootfsSection:
     generators: bool = True
     app_unit: dict[str, str] = field(default_factory=dict)
     boot_target: str = "multi-user"
+    prune_units: bool = False
     journal: str = "auto"
     analyze: bool = True
     bootchart: bool = False
@@ -150,6 +153,8 @@ class RootfsSection:
              f"flash_mib must be 1..{max(NAND_CHIPS)} (MiB of emulated NAND)"),
             (self.init in ("systemd", "app"), "init", "init must be systemd or app"),
             (self.boot_target in BOOT_TARGETS, "boot_target", f"boot_target must be one of {', '.join(BOOT_TARGETS)}"),
+            (not self.prune_units or self.boot_target == "app", "prune_units",
+             "prune_units needs boot_target = \"app\" (multi-user.target needs the units it would remove)"),
             (self.journal in JOURNAL, "journal", f"journal must be one of {', '.join(JOURNAL)}"),
             (APP_UNIT not in self.mask, "mask", f"{APP_UNIT} is the application: it cannot be masked"),
             (all(p and not p.startswith("-") for p in self.packages), "packages", "package names only"),
@@ -424,6 +429,23 @@ def _mask_generators(tree: str) -> str:
             f'if [ -e "$g" ]; then ln -sf /dev/null {q(masks)}/"${{g##*/}}"; fi; done; ')
 
 
+# What bootlab.target's boot and its power-off load from Debian's unit files (prune_units):
+# the targets and slices, and the services that end a boot or stand in when one fails.
+KEPT_SERVICES = ("systemd-poweroff", "systemd-reboot", "systemd-halt", "systemd-exit", "systemd-kexec",
+                 "emergency", "rescue")
+
+
+def _prune_units(tree: str) -> str:
+    """The shell commands that remove from Debian's unit directory every unit file but the
+    targets, slices and KEPT_SERVICES, and its .wants/.requires links (they belong to the
+    targets bootlab.target leaves out); /etc/systemd/system (bootlab's units) is kept."""
+    units = shlex.quote(f"{tree}/usr/lib/systemd/system")
+    kept = " ".join(f"! -name {name}.service" for name in KEPT_SERVICES)
+    return (f"find {units} -mindepth 1 -maxdepth 1 -type d \\( -name '*.wants' -o -name '*.requires' \\) "
+            f"-exec rm -rf {{}} +; "
+            f"find {units} -mindepth 1 -maxdepth 1 ! -type d ! -name '*.target' ! -name '*.slice' {kept} -delete; ")
+
+
 def _mkfs(r: RootfsSection, tree: str, image: str) -> list[str]:
     """The shell command that makes the image from the tree (inside the namespace)."""
     fs = r.filesystem
@@ -515,6 +537,7 @@ def image(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str])
                   f"tar -C {q(str(root))} --exclude='./dev/*' -xf {q(str(tree))}; "
                   f"tar -C {q(str(added))} --owner=0 --group=0 -cf - . | tar -C {q(str(root))} --keep-directory-symlink -xf -; "
                   + ("" if r.generators else _mask_generators(str(root)))
+                  + (_prune_units(str(root)) if r.prune_units else "")
                   + _mkfs(r, str(root), str(built)) + f"; chmod a+r {q(str(built))}")
         _run(_namespace() + ["sh", "-c", script], f"making the {r.filesystem} root filesystem image")
         # The image leaves the namespace: make it the user's on the host.
