@@ -163,3 +163,85 @@ def test_a_unit_name_the_console_shortened_is_made_whole_where_the_logs_tell(boo
     assert any("…" in ev.attrs["text"] for ev in finished)  # a status line's, made whole
     shortened = [ev for ev in units if "…" in ev.name]
     assert len(shortened) == 25 and all(ev.attrs.get("shortened") for ev in shortened)
+
+
+def test_the_minimal_boot_target_and_the_early_modules_in_the_image():
+    """boot_target = "app": default.target is bootlab.target, which wants only the
+    application's unit and the analyze unit, neither with default dependencies (they would
+    pull in sysinit.target and basic.target); modules_early: the initramfs loads vivid with
+    its parameters, and the root has neither its module nor a modprobe line."""
+    kernel = packages.kernel("generic", fetch=False)
+    demo = reference.load(str(DEMO)).rootfs
+    stock = rootfs.overlay(demo, kernel, {})
+    assert "/etc/systemd/system/default.target" not in stock
+    assert f"/etc/systemd/system/multi-user.target.wants/{rootfs.APP_UNIT}" in stock
+    assert b"ExecStartPre=/sbin/modprobe vivid n_devs=1 node_types=0x1" in stock[f"/etc/systemd/system/{rootfs.APP_UNIT}"][0]
+    assert any(path.endswith("/vivid.ko") for path in stock)
+    assert demo.mount_options == "ro" and demo.remounted  # systemd checks and remounts it
+
+    r = apply(reference.load(str(DEMO)).to_dict(), {"rootfs": {"boot_target": "app", "modules_early": True}})
+    r = reference.from_dict(r).rootfs
+    files = rootfs.overlay(r, kernel, {})
+    assert files["/etc/systemd/system/default.target"] == (f"/etc/systemd/system/{rootfs.APP_TARGET}", 0)
+    wants = sorted(p for p in files if ".wants/" in p)
+    assert wants == [f"/etc/systemd/system/{rootfs.APP_TARGET}.wants/{u}" for u in (rootfs.ANALYZE_UNIT, rootfs.APP_UNIT)]
+    for unit in (rootfs.APP_UNIT, rootfs.ANALYZE_UNIT):
+        text = files[f"/etc/systemd/system/{unit}"][0].decode()
+        assert "DefaultDependencies=no" in text and f"WantedBy={rootfs.APP_TARGET}" in text
+    # The analyze unit still runs after the application's, so systemd's view is collected.
+    assert f"After={rootfs.APP_UNIT}" in files[f"/etc/systemd/system/{rootfs.ANALYZE_UNIT}"][0].decode()
+    app_unit = files[f"/etc/systemd/system/{rootfs.APP_UNIT}"][0].decode()
+    assert "modprobe" not in app_unit and not any(path.endswith("/vivid.ko") for path in files)
+    assert r.kernel_modules()[-1] == "vivid n_devs=1 node_types=0x1"
+    assert r.kernel_modules()[:4] == demo.kernel_modules()
+    # Nothing checks or remounts the root: the initramfs mounts it as it stays.
+    assert not r.remounted and r.mount_options == "rw"
+    assert rootfs.RootfsSection(boot_target="app", read_only=True).mount_options == "ro"
+    # init= the application with the modules early: no modprobe in its script either.
+    script = rootfs.overlay(rootfs.RootfsSection(init="app", modules_early=True, modules=["vivid"]), kernel, {})
+    assert b"modprobe" not in script[rootfs.APP_INIT][0]
+
+
+def test_the_minimal_boot_target_is_a_candidate_and_a_wrong_value_names_its_line(tmp_path):
+    t = reference.load(str(DEMO))
+    found = {c.name: c for c in userspace(t, Facts())}
+    assert found["boot-target-app"].patch == {"rootfs": {"boot_target": "app"}}
+    assert found["modules-early"].patch == {"rootfs": {"modules_early": True}}
+    assert found["systemd-log-warning"].patch == {"target": {"append": "systemd.log_level=warning"}}
+    done = reference.from_dict(apply(t.to_dict(), {"rootfs": {"boot_target": "app", "modules_early": True},
+                                                   "target": {"append": "systemd.log_level=warning"}}))
+    assert not {"boot-target-app", "modules-early", "systemd-log-warning"} & {c.name for c in userspace(done, Facts())}
+    # The application as PID 1 has no boot target and no systemd log.
+    app = reference.from_dict(apply(t.to_dict(), {"rootfs": {"init": "app"}}))
+    assert not {"boot-target-app", "systemd-log-warning"} & {c.name for c in userspace(app, Facts())}
+    # Pruning the unit files comes once the boot target is bootlab.target, never before.
+    assert "prune-units" not in found and "prune-units" in {c.name for c in userspace(done, Facts())}
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\n[rootfs]\nprune_units = true\n')
+    with pytest.raises(TargetError, match=r"bad.toml:3.*rootfs.prune_units: prune_units needs boot_target"):
+        reference.load(str(bad))
+    bad.write_text('name = "x"\n[rootfs]\nboot_target = "graphical"\n')
+    with pytest.raises(TargetError, match=r"bad.toml:3.*rootfs.boot_target: boot_target must be one of multi-user, app"):
+        reference.load(str(bad))
+
+
+def test_pruning_keeps_the_targets_slices_and_the_power_off_and_never_bootlabs_units(tmp_path):
+    """prune_units' commands, run on a tree shaped like Debian's: what bootlab.target's boot
+    and the power-off load stays, the rest of /usr/lib/systemd/system and its .wants links go,
+    /etc/systemd/system is not touched."""
+    import subprocess
+    units = tmp_path / "usr/lib/systemd/system"
+    (units / "sysinit.target.wants").mkdir(parents=True)
+    etc = tmp_path / "etc/systemd/system"
+    etc.mkdir(parents=True)
+    names = ["poweroff.target", "-.slice", "system.slice", "systemd-poweroff.service", "emergency.service",
+             "systemd-udevd.service", "systemd-journald.socket", "tmp.mount", "apt-daily.timer", "getty@.service"]
+    for name in names:
+        (units / name).write_text("[Unit]\n")
+    (units / "sysinit.target.wants" / "systemd-udevd.service").symlink_to("../systemd-udevd.service")
+    (units / "dbus-org.freedesktop.login1.service").symlink_to("systemd-logind.service")
+    (etc / rootfs.APP_UNIT).write_text("[Unit]\n")
+    subprocess.run(["sh", "-c", rootfs._prune_units(str(tmp_path))], check=True)
+    assert sorted(p.name for p in units.iterdir()) == sorted(["poweroff.target", "-.slice", "system.slice",
+                                                              "systemd-poweroff.service", "emergency.service"])
+    assert (etc / rootfs.APP_UNIT).exists()

@@ -82,6 +82,32 @@ def test_a_masked_unit_the_application_needed_is_a_failed_run(tmp_path, capsys):
     assert "ready" not in run.metrics and "at:ready" not in run.metrics
 
 
+@pytest.mark.parametrize("prune", ["false", "true"])
+def test_the_minimal_boot_target_reaches_ready_and_systemds_view_is_still_collected(tmp_path, capsys, prune):
+    # systemd kept as PID 1, booted into bootlab.target with vivid loaded by the initramfs:
+    # only the application's unit starts before ready (blame has nothing else), the analyze
+    # unit still prints systemd's view after it, and the critical chain is read back; with
+    # Debian's other unit files removed too (prune_units), which the power-off must not need.
+    db, store = _boot(tmp_path, capsys, **{'filesystem = "ext4"': 'filesystem = "ext4"\nboot_target = "app"\n'
+                                                                   f'modules_early = true\nread_only = true\nprune_units = {prune}'})
+    run = store.get(1)
+    assert run.status == "ok", run.reason
+    boot = read_run(store, run, Patterns.from_options(run.target["boot"]["ready"]))
+    assert set(boot.meta["systemd_analyze"]) == {"time", "blame", "critical-chain"}
+    units = boot.of_kind(Kind.UNIT)
+    blamed = {ev.name for ev in units if (ev.attrs or {}).get("source") == "blame"}
+    assert rootfs.APP_UNIT in blamed and not {"systemd-journald.service", "systemd-udevd.service",
+                                              "systemd-udev-trigger.service", "systemd-tmpfiles-setup.service"} & blamed
+    assert any(ev.name == rootfs.APP_UNIT and (ev.attrs or {}).get("critical_chain") for ev in units)
+    console = bootlab_capture.console_bytes(store.capture(1))
+    assert b"Queued start job for default target bootlab.target" in console
+    assert b"vivid-000: V4L2 capture device registered as video0" in console.split(b"bootlab-mark: modules.end")[0]
+    assert b"sysinit.target" not in console.split(b"BOOTLAB READY")[0]
+    assert b"reboot: Power down" in console  # the guest powered itself off after printing the view
+    assert main(["show", "1", "--db", db]) == 0
+    assert rootfs.APP_UNIT in capsys.readouterr().out
+
+
 def _flash_boot(tmp_path: Path, capsys, filesystem: str) -> tuple[dict[str, float], bytes]:
     """A boot of the demo device with its root on the emulated NAND, on the smallest flash
     that holds the image (the 128 MiB chip): its metrics and console text."""

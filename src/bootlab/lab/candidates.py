@@ -341,7 +341,9 @@ def off_chain(facts: Facts, masked: list[str]) -> list[tuple[str, int]]:
 
 def userspace(t: Target, facts: Facts) -> list[Candidate]:
     """Masking what the application does not wait for, the application's unit started early,
-    systemd's generators off, a volatile journal, no status lines, the application as PID 1, and the root filesystem.
+    systemd's generators off, a boot target with only the application (and the unit files it
+    does not load removed), its modules loaded by the initramfs, systemd's log level, a volatile journal, no status lines, the application
+    as PID 1, and the root filesystem.
     A unit masked that the application needed stops the boot short of ready: that boot
     fails and the candidate is not kept."""
     r = t.rootfs
@@ -368,6 +370,26 @@ def userspace(t: Target, facts: Facts) -> list[Candidate]:
                              {"rootfs": {"generators": False}},
                              notes=["a unit a generator would have made is not there: fstab's mounts other than "
                                     "the root, a getty on the console; a boot that needed one fails and is not kept"]))
+    if r.init == "systemd" and r.boot_target != "app":
+        out.append(Candidate("boot-target-app", f"systemd boots into {rootfs.APP_TARGET}: only the application's unit "
+                                                "(and the unit that prints systemd's view after ready), without "
+                                                "sysinit.target, basic.target or multi-user.target's units",
+                             {"rootfs": {"boot_target": "app"}},
+                             notes=["no udev, journald, fsck or remount of the root, getty, timers: a product "
+                                    "that needs one starts it from its own unit"]))
+    if r.init == "systemd" and r.boot_target == "app" and not r.prune_units:
+        out.append(Candidate("prune-units", "Debian's unit files that bootlab.target and the power-off never load "
+                                            "removed: systemd reads fewer at its start",
+                             {"rootfs": {"prune_units": True}},
+                             notes=["a unit the product starts later (by hand, a timer, a socket) is gone from the image"]))
+    if r.modules and not r.modules_early:
+        out.append(Candidate("modules-early", "the application's modules loaded by the initramfs (insmod), not by "
+                                              "its unit's modprobe: before systemd starts",
+                             {"rootfs": {"modules_early": True}}))
+    if r.init == "systemd" and "systemd.log_level" not in names:
+        out.append(Candidate("systemd-log-warning", "systemd.log_level=warning: systemd's info lines are not "
+                                                    "written to the kernel log and its console",
+                             {"target": {"append": "systemd.log_level=warning"}}))
     if r.journal != "volatile":
         out.append(Candidate("journal-volatile", "journald Storage=volatile: the journal kept in RAM, never flushed "
                                                  "to the disk", {"rootfs": {"journal": "volatile"}}))

@@ -387,8 +387,8 @@ def build(target: Target, fetch: bool = True) -> Built:
             disk = rootfs.image(r, k, target.host_files(r.files))
         except (rootfs.RootfsError, packages.PackageError) as err:
             raise TargetError(str(err)) from None
-        # Mounted read-only first: systemd checks it (fsck) and remounts it as fstab says.
-        mount = "rw" if r.writable and r.init == "app" else "ro"
+        # Mounted read-only first when systemd checks it (fsck) and remounts it as fstab says.
+        mount = r.mount_options
         try:
             spec = initramfs.InitramfsSpec(k, compression=i.compression, init="switch-root",
                                            modules=r.kernel_modules(), steps=r.flash_steps(),

@@ -14,10 +14,18 @@
     init = "systemd"            # systemd, or app: the application as PID 1 (init= a script that starts it)
     app = "true"                # the application's command line; it prints the ready line itself
     modules = []                # loaded by the application's unit before it starts ("name param=value")
+    modules_early = false       # true: the modules loaded by the switch-root initramfs instead (insmod,
+                                # with the disk's; no modprobe in the unit), before systemd starts
     files = {}                  # {"/path/in/root" = "path/on/host"}, relative to the target file
     mask = []                   # units masked (linked to /dev/null)
     generators = true           # false: systemd's generators masked (none runs before the units load)
     app_unit = {}               # extra [Unit] settings of bootlab-app.service, e.g. {DefaultDependencies = "no"}
+    boot_target = "multi-user"  # multi-user (Debian's default.target), or app: default.target is
+                                # bootlab.target, which pulls in only the application's unit (and the
+                                # analyze unit); both without default dependencies, so sysinit.target,
+                                # basic.target and everything they pull in never start
+    prune_units = false         # true (with boot_target = "app"): Debian's unit files that bootlab.target and the
+                                # power-off never load removed from the image, so systemd reads fewer at its start
     journal = "auto"            # journald Storage= (auto, volatile, persistent, none)
     analyze = true              # after ready, print systemd-analyze's view on the console (sources/systemd_analyze.py)
     bootchart = false           # systemd-bootchart as init (it starts systemd); its SVG printed after ready
@@ -76,6 +84,8 @@ DISK_MODULES = ["virtio_pci", "virtio_blk"]
 APP_UNIT = "bootlab-app.service"
 ANALYZE_UNIT = "bootlab-analyze.service"
 APP_INIT = "/usr/local/sbin/bootlab-app-init"  # init= the application (init = "app")
+APP_TARGET = "bootlab.target"  # default.target with boot_target = "app"
+BOOT_TARGETS = ("multi-user", "app")
 JOURNAL = ("auto", "volatile", "persistent", "none")
 # After ready the guest waits for the boot to finish, prints systemd's view and powers off,
 # which ends the capture.  On a loaded host (TCG shares the CPUs) that took more than the 15 s
@@ -123,10 +133,13 @@ class RootfsSection:
     init: str = "systemd"
     app: str = "true"
     modules: list[str] = field(default_factory=list)
+    modules_early: bool = False
     files: dict[str, str] = field(default_factory=dict)
     mask: list[str] = field(default_factory=list)
     generators: bool = True
     app_unit: dict[str, str] = field(default_factory=dict)
+    boot_target: str = "multi-user"
+    prune_units: bool = False
     journal: str = "auto"
     analyze: bool = True
     bootchart: bool = False
@@ -139,6 +152,9 @@ class RootfsSection:
             (isinstance(self.flash_mib, int) and 1 <= self.flash_mib <= max(NAND_CHIPS), "flash_mib",
              f"flash_mib must be 1..{max(NAND_CHIPS)} (MiB of emulated NAND)"),
             (self.init in ("systemd", "app"), "init", "init must be systemd or app"),
+            (self.boot_target in BOOT_TARGETS, "boot_target", f"boot_target must be one of {', '.join(BOOT_TARGETS)}"),
+            (not self.prune_units or self.boot_target == "app", "prune_units",
+             "prune_units needs boot_target = \"app\" (multi-user.target needs the units it would remove)"),
             (self.journal in JOURNAL, "journal", f"journal must be one of {', '.join(JOURNAL)}"),
             (APP_UNIT not in self.mask, "mask", f"{APP_UNIT} is the application: it cannot be masked"),
             (all(p and not p.startswith("-") for p in self.packages), "packages", "package names only"),
@@ -158,6 +174,19 @@ class RootfsSection:
     def all_packages(self) -> list[str]:
         """What mmdebstrap installs: the packages, and what the keys above ask for."""
         return sorted(set(self.packages) | ({"systemd-bootchart"} if self.bootchart else set()))
+
+    @property
+    def remounted(self) -> bool:
+        """Whether systemd checks and remounts the root as fstab says (systemd-fsck-root and
+        systemd-remount-fs, pulled in by sysinit.target's local-fs.target): not when the
+        application is PID 1 nor when the boot target leaves sysinit.target out."""
+        return self.init == "systemd" and self.boot_target == "multi-user"
+
+    @property
+    def mount_options(self) -> str:
+        """How the initramfs mounts the root: read-only when systemd checks and remounts it,
+        else as it stays (nothing remounts it later)."""
+        return "rw" if self.writable and not self.remounted else "ro"
 
     @property
     def fstype(self) -> str:
@@ -197,9 +226,11 @@ class RootfsSection:
         return spec if chip == self.flash_mib else f"{spec} parts={blocks}"
 
     def kernel_modules(self) -> list[str]:
-        """What the initramfs loads to mount this root."""
+        """What the initramfs loads: the modules that mount this root, then the application's
+        with modules_early (so they are loaded before systemd or the application starts)."""
         flash = [self.nandsim()] if self.on_flash else []
-        return DISK_MODULES + flash + list(FILESYSTEMS[self.filesystem][1])
+        early = list(self.modules) if self.modules_early else []
+        return DISK_MODULES + flash + list(FILESYSTEMS[self.filesystem][1]) + early
 
     def flash_steps(self) -> dict[str, str]:
         """The initramfs's timed steps before it mounts a flash root: programming the NAND from
@@ -324,7 +355,8 @@ def overlay(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str
     from .initramfs import split_modules
 
     files: dict[str, tuple[bytes | str, int]] = {}
-    names, params = split_modules(r.modules)
+    # With modules_early the initramfs has loaded them: the root needs neither them nor modprobe lines.
+    names, params = split_modules([] if r.modules_early else r.modules)
     order = packages.load_order(kernel, names) if names else []
     release = kernel.release
     for _name, path in order:
@@ -343,21 +375,30 @@ def overlay(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str
     service = {"Type": "exec", "ExecStartPre": modprobes, "ExecStart": r.app,
                "StandardOutput": "tty", "StandardError": "tty", "TTYPath": "/dev/console",
                "TTYReset": "no", "TTYVHangup": "no", "RemainAfterExit": "yes"}
-    unit = {"Description": "the application (bootlab)", **r.app_unit}
+    # boot_target = "app": nothing but bootlab.target's own units starts, so neither of them
+    # may ask for sysinit.target or basic.target (their default dependencies would pull in
+    # everything multi-user does).
+    minimal = {"DefaultDependencies": "no"} if r.boot_target == "app" else {}
+    wanted_by = APP_TARGET if r.boot_target == "app" else "multi-user.target"
+    unit = {"Description": "the application (bootlab)", **r.app_unit, **minimal}
     files[f"/etc/systemd/system/{APP_UNIT}"] = (
-        _unit({"Unit": unit, "Service": service, "Install": {"WantedBy": "multi-user.target"}}).encode(), 0o644)
-    files[f"/etc/systemd/system/multi-user.target.wants/{APP_UNIT}"] = (f"/etc/systemd/system/{APP_UNIT}", 0)
+        _unit({"Unit": unit, "Service": service, "Install": {"WantedBy": wanted_by}}).encode(), 0o644)
+    files[f"/etc/systemd/system/{wanted_by}.wants/{APP_UNIT}"] = (f"/etc/systemd/system/{APP_UNIT}", 0)
+    if r.boot_target == "app":
+        target = {"Unit": {"Description": "the application and nothing else (bootlab)", "AllowIsolate": "yes"}}
+        files[f"/etc/systemd/system/{APP_TARGET}"] = (_unit(target).encode(), 0o644)
+        files["/etc/systemd/system/default.target"] = (f"/etc/systemd/system/{APP_TARGET}", 0)
     if r.analyze:
         files["/usr/local/sbin/bootlab-analyze"] = (analyze_script(bootchart=r.bootchart, plot=r.plot).encode(), 0o755)
         analyze = {"Unit": {"Description": "systemd's view of the boot, after ready (bootlab)",
-                            "After": APP_UNIT},
+                            "After": APP_UNIT, **minimal},
                    "Service": {"Type": "simple", "ExecStart": "/usr/local/sbin/bootlab-analyze",
                                "Environment": "SYSTEMD_COLORS=0",
                                "StandardOutput": "tty", "TTYPath": "/dev/console", "TTYReset": "no",
                                "TTYVHangup": "no"},
-                   "Install": {"WantedBy": "multi-user.target"}}
+                   "Install": {"WantedBy": wanted_by}}
         files[f"/etc/systemd/system/{ANALYZE_UNIT}"] = (_unit(analyze).encode(), 0o644)
-        files[f"/etc/systemd/system/multi-user.target.wants/{ANALYZE_UNIT}"] = (
+        files[f"/etc/systemd/system/{wanted_by}.wants/{ANALYZE_UNIT}"] = (
             f"/etc/systemd/system/{ANALYZE_UNIT}", 0)
     if r.bootchart:
         files["/etc/systemd/bootchart.conf"] = (
@@ -386,6 +427,23 @@ def _mask_generators(tree: str) -> str:
     own, masks = f"{tree}/usr/lib/systemd/system-generators", f"{tree}/etc/systemd/system-generators"
     return (f"mkdir -p {q(masks)}; for g in {q(own)}/*; do "
             f'if [ -e "$g" ]; then ln -sf /dev/null {q(masks)}/"${{g##*/}}"; fi; done; ')
+
+
+# What bootlab.target's boot and its power-off load from Debian's unit files (prune_units):
+# the targets and slices, and the services that end a boot or stand in when one fails.
+KEPT_SERVICES = ("systemd-poweroff", "systemd-reboot", "systemd-halt", "systemd-exit", "systemd-kexec",
+                 "emergency", "rescue")
+
+
+def _prune_units(tree: str) -> str:
+    """The shell commands that remove from Debian's unit directory every unit file but the
+    targets, slices and KEPT_SERVICES, and its .wants/.requires links (they belong to the
+    targets bootlab.target leaves out); /etc/systemd/system (bootlab's units) is kept."""
+    units = shlex.quote(f"{tree}/usr/lib/systemd/system")
+    kept = " ".join(f"! -name {name}.service" for name in KEPT_SERVICES)
+    return (f"find {units} -mindepth 1 -maxdepth 1 -type d \\( -name '*.wants' -o -name '*.requires' \\) "
+            f"-exec rm -rf {{}} +; "
+            f"find {units} -mindepth 1 -maxdepth 1 ! -type d ! -name '*.target' ! -name '*.slice' {kept} -delete; ")
 
 
 def _mkfs(r: RootfsSection, tree: str, image: str) -> list[str]:
@@ -479,6 +537,7 @@ def image(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str])
                   f"tar -C {q(str(root))} --exclude='./dev/*' -xf {q(str(tree))}; "
                   f"tar -C {q(str(added))} --owner=0 --group=0 -cf - . | tar -C {q(str(root))} --keep-directory-symlink -xf -; "
                   + ("" if r.generators else _mask_generators(str(root)))
+                  + (_prune_units(str(root)) if r.prune_units else "")
                   + _mkfs(r, str(root), str(built)) + f"; chmod a+r {q(str(built))}")
         _run(_namespace() + ["sh", "-c", script], f"making the {r.filesystem} root filesystem image")
         # The image leaves the namespace: make it the user's on the host.
