@@ -334,23 +334,22 @@ def busybox(arch: str = "amd64") -> Path:
         return BUSYBOX
     try:
         deb = packages.download("busybox-static", arch)
+        root = packages.cache_dir() / "artifacts" / deb.stem
+        binary = root / "bin" / "busybox"
+        if not binary.exists():
+            # Unpacked aside and renamed: a fresh cache has no artifacts directory yet, and
+            # two builds at once never see a half-unpacked tree.
+            root.parent.mkdir(parents=True, exist_ok=True)
+            work = Path(tempfile.mkdtemp(prefix=root.name + ".", dir=root.parent))
+            try:
+                packages.unpack(deb, work)
+                work.rename(root)
+            except OSError:  # another build unpacked it first
+                pass
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
     except packages.PackageError as err:
         raise InitramfsError(f"busybox-static for {arch}: {err}") from None
-    root = packages.cache_dir() / "artifacts" / deb.stem
-    binary = root / "bin" / "busybox"
-    if not binary.exists():
-        # Unpacked aside and renamed: a fresh cache has no artifacts directory yet, and two
-        # builds at once never see a half-unpacked tree.
-        root.parent.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=root.name + ".", dir=root.parent))
-        done = subprocess.run(["dpkg-deb", "-x", str(deb), str(work)], capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            shutil.rmtree(work, ignore_errors=True)
-            raise InitramfsError(f"unpacking {deb.name} failed: {done.stderr.strip()[-300:]}")
-        try:
-            work.rename(root)
-        except OSError:  # another build unpacked it first
-            shutil.rmtree(work, ignore_errors=True)
     return binary
 
 

@@ -45,6 +45,11 @@ def _run(args: list[str], cwd: Path | None = None) -> str:
     return done.stdout
 
 
+def unpack(deb: Path, into: Path) -> None:
+    """A package's files under `into` (dpkg-deb -x: no scripts run, nothing installed)."""
+    _run(["dpkg-deb", "-x", str(deb), str(into)])
+
+
 def available_abis() -> list[str]:
     """ABIs ('6.1.0-56') with all three flavours in apt's lists, oldest first."""
     out = _run(["apt-cache", "pkgnames", "linux-image-6.1.0-"])
@@ -145,7 +150,7 @@ def kernel(flavour: str, abi: str | None = None, fetch: bool = True, quiet: bool
     root.mkdir(parents=True, exist_ok=True)
     if not quiet:
         print(f"unpacking {deb.name} ...", flush=True)
-    _run(["dpkg-deb", "-x", str(deb), str(root)])
+    unpack(deb, root)
     # The package's postinst would run depmod; modules.dep is what load_order() reads.
     _run(["depmod", "-b", str(root), k.release])
     done.touch()
@@ -174,7 +179,7 @@ def headers(k: Kernel, fetch: bool = True, quiet: bool = True) -> Path:
         deb = download(k.headers_package, k.arch, quiet)
         if not quiet:
             print(f"unpacking {deb.name} ...", flush=True)
-        _run(["dpkg-deb", "-x", str(deb), str(k.root)])
+        unpack(deb, k.root)
         done.touch()
     # scripts -> ../../lib/linux-kbuild-6.1/scripts: that directory inside the cache's root is
     # the host's.
