@@ -24,6 +24,14 @@ SMALL = ROOT / "demo" / "kernel-small.toml"
 SMALL_FRAGMENT = ROOT / "kernel" / "fragments" / "small-x86_64.config"
 CAMERA = ROOT / "demo" / "camera-built.toml"
 
+def packaged(flavour: str) -> packages.Kernel:
+    """Debian's packaged kernel of a flavour, from the cache (make setup fetches it)."""
+    try:
+        return packages.kernel(flavour, fetch=False)
+    except packages.PackageError:
+        pytest.skip("the packaged kernels are not fetched (make setup)")
+
+
 needs_source = pytest.mark.skipif(not kernel_build.SOURCE_TARBALL.exists(),
                                    reason="linux-source-6.1 is not installed (make setup)")
 
@@ -74,10 +82,7 @@ def test_inline_options_come_last_and_choose_the_kernel_compression(tree, tmp_pa
 
 
 def test_debians_configuration_is_kept_as_packaged(tree, tmp_path):
-    try:
-        k = packages.kernel("cloud", fetch=False)
-    except packages.PackageError:
-        pytest.skip("the packaged kernels are not fetched (make setup)")
+    k = packaged("cloud")
     assert kernel_build.configure(kernel_build.KernelConfig("cloud"), tree, tmp_path) == []
     shipped, built = kernel_build.read_config(k.config), kernel_build.read_config(tmp_path / ".config")
     changed = {name for name in shipped.keys() | built.keys() if shipped.get(name) != built.get(name)}
@@ -86,6 +91,35 @@ def test_debians_configuration_is_kept_as_packaged(tree, tmp_path):
     assert changed <= {"CONFIG_CC_VERSION_TEXT", "CONFIG_BUILD_SALT", "CONFIG_SYSTEM_TRUSTED_KEYS",
                        "CONFIG_MODULE_SIG_ALL", "CONFIG_MODULE_SIG_KEY"}, changed
     assert "CONFIG_MODULES" in built and len(built) > 2000
+
+
+VIVID = ["rc_core", "cec", "mc", "videodev", "videobuf2_common", "videobuf2_v4l2", "videobuf2_memops",
+         "videobuf2_vmalloc", "videobuf2_dma_contig", "v4l2_dv_timings", "v4l2_tpg", "vivid"]
+
+
+def test_localmodconfig_keeps_only_the_modules_the_device_loads(tree, tmp_path):
+    k = packaged("generic")
+    shipped = kernel_build.read_config(k.config)
+    cfg = kernel_build.KernelConfig("generic", [], {"DEBUG_INFO_NONE": "y"}, "amd64", VIVID)
+    kernel_build.configure(cfg, tree, tmp_path)
+    built = kernel_build.read_config(tmp_path / ".config")
+    modules = {name for name, value in built.items() if value == "m"}
+    # Debian builds about 3,800 modules; the camera keeps vivid, what it needs, and what
+    # Kconfig selects beside them (the media tuners of MEDIA_SUBDRV_AUTOSELECT).
+    assert sum(value == "m" for value in shipped.values()) > 3000
+    assert {"CONFIG_VIDEO_VIVID", "CONFIG_VIDEOBUF2_VMALLOC", "CONFIG_VIDEO_V4L2_TPG"} <= modules
+    assert len(modules) < 40 and "CONFIG_EXT4_FS" not in modules and "CONFIG_E1000" not in built
+    # Built-in options are left alone: the serial console and the ext4 Debian builds in.
+    assert built["CONFIG_SERIAL_8250"] == shipped["CONFIG_SERIAL_8250"] == "y"
+    assert built.get("CONFIG_DEBUG_INFO_NONE") == "y"
+    assert len(kernel_build.difference(shipped, built).removed) > 3000
+
+
+def test_a_module_localmodconfig_cannot_place_is_named(tree, tmp_path):
+    packaged("generic")
+    cfg = kernel_build.KernelConfig("generic", [], {}, "amd64", ["vivid", "vivdi"])
+    with pytest.raises(kernel_build.KernelBuildError, match="builds vivdi"):
+        kernel_build.configure(cfg, tree, tmp_path)
 
 
 def test_makefiles_name_the_options_that_build_an_object(tree):
@@ -153,10 +187,7 @@ def test_a_built_kernel_target_names_its_fragments_from_the_target_file():
 
 @needs_source
 def test_the_source_is_the_packaged_kernels_version():
-    try:
-        k = packages.kernel("generic", fetch=False)
-    except packages.PackageError:
-        pytest.skip("the packaged kernels are not fetched (make setup)")
+    k = packaged("generic")
     assert kernel_build.packaged_version(k) == kernel_build.source_version()
 
 

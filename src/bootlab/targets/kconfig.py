@@ -110,15 +110,17 @@ def not_kept(wanted: list[Request], config: dict[str, str]) -> list[str]:
     return lost
 
 
-def run(args: list[str], cwd: Path | None = None, env: dict | None = None) -> str:
+def run(args: list[str], cwd: Path | None = None, env: dict | None = None, with_stderr: bool = False) -> str:
+    """The command's standard output (and its standard error after it, if asked); its
+    standard input is empty, so a question gets its default answer."""
     try:
         done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, check=False,
-                              env={**os.environ, **(env or {})})
+                              env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         raise BuildError(f"{args[0]} is not installed (run make setup)") from None
     if done.returncode != 0:
         raise BuildError(f"{' '.join(args)} failed:\n{(done.stdout + done.stderr).strip()[-1500:]}")
-    return done.stdout
+    return done.stdout + done.stderr if with_stderr else done.stdout
 
 
 def complete(tree: Path, out: Path, fragments: list[Path], wanted: list[Request], inline_table: str,

@@ -74,6 +74,7 @@ class KernelConfig:
     fragments: list[Path] = field(default_factory=list)
     options: dict[str, str] = field(default_factory=dict)  # {"KERNEL_LZ4": "y"}, applied last
     arch: str = "amd64"  # Debian's name (ARCHITECTURES); the .config names it too (CONFIG_ARM64)
+    localmodconfig: list[str] = field(default_factory=list)  # the base's modules to keep (local_modules)
 
     def requests(self) -> list[Request]:
         """Every option the fragments and inline options ask for, the last word winning."""
@@ -237,9 +238,28 @@ def configure(cfg: KernelConfig, tree: Path, out: Path, abi: str | None = None) 
         shutil.copyfile(k.config, out / ".config")
     else:
         raise KernelBuildError(f"unknown kernel base {cfg.base!r}: one of {', '.join(BASES)}")
+    if cfg.localmodconfig:
+        local_modules(tree, out, cfg.arch, cfg.base, cfg.localmodconfig)
     complete(tree, out, cfg.fragments, wanted, INLINE_TABLE, lambda *targets: _make(tree, out, cfg.arch, *targets),
              _ccache_env())
     return warnings
+
+
+def local_modules(tree: Path, out: Path, arch: str, base: str, keep: list[str]) -> None:
+    """Turn off every module of out/.config but `keep` and what they need, with the kernel's
+    own `make localmodconfig` (scripts/kconfig/streamline_config.pl): it reads the modules a
+    device loads as lsmod prints them and follows the Makefiles and Kconfig dependencies to
+    the options that build them.  Built-in options are left alone.  A module name no option
+    builds is an error: it would otherwise be dropped without a word."""
+    lsmod = out / "bootlab-lsmod"
+    # lsmod's names use underscores where the objects' file names may have dashes.
+    lsmod.write_text("Module Size Used by\n" + "".join(f"{name.replace('-', '_')} 0 0\n" for name in keep))
+    said = run(_make(tree, out, arch, "localmodconfig", extra=[f"LSMOD={lsmod}"]), env=_ccache_env(),
+               with_stderr=True)
+    unknown = re.findall(r"^(\S+) config not found!!$", said, re.MULTILINE)
+    if unknown:
+        raise KernelBuildError(f"localmodconfig: no option of the {base} configuration builds "
+                               f"{', '.join(unknown)} (a module name as lsmod prints it)")
 
 
 def refusal(cfg: KernelConfig) -> str | None:

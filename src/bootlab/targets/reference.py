@@ -39,6 +39,8 @@ artifacts built from it (kernel image, initramfs, QEMU command line).
     base = "tinyconfig"         # tinyconfig, or the packaged generic or cloud kernel's configuration
     fragments = []              # Kconfig fragments merged in order, relative to the target file
     options = {}                # {"KERNEL_LZ4" = "y"}: options set last
+    localmodconfig = []         # the base's modules to keep ("vivid"): every other module of the base
+                                # turned off by the kernel's own `make localmodconfig`, before the fragments
 
     [boot]
     ready = "BOOTLAB READY"     # the line that ends the boot
@@ -110,6 +112,7 @@ class KconfigSection:
     base: str = "tinyconfig"
     fragments: list[str] = field(default_factory=list)
     options: dict[str, str] = field(default_factory=dict)
+    localmodconfig: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -230,7 +233,8 @@ def absolute_paths(paths: list[str], base: Path | None) -> list[Path]:
 def kernel_config(k: KconfigSection, base: Path | None, arch: str = "amd64") -> kernel_build.KernelConfig:
     """A [kconfig] table (which the ARM64 board shares) for an architecture, each fragment's
     path made absolute."""
-    return kernel_build.KernelConfig(k.base, absolute_paths(k.fragments, base), dict(k.options), arch)
+    return kernel_build.KernelConfig(k.base, absolute_paths(k.fragments, base), dict(k.options), arch,
+                                     list(k.localmodconfig))
 
 
 def check_kconfig(k: KconfigSection, where=lambda *path: "") -> None:
