@@ -22,6 +22,8 @@ from bootlab.timeline import Boot, Clock, Event, Kind
 
 from .conftest import FakeBooter
 
+ROOT = Path(__file__).resolve().parents[2]
+
 ONLY = {"quiet", "cloud-kernel", "initramfs-lz4", "init-direct", "initramfs-zstd", "init-script"}
 
 
@@ -262,6 +264,27 @@ def test_builtin_candidates_follow_the_configuration():
     t.target.append = "quiet"
     # tsc=reliable makes a boot under TCG hang now and then: never a candidate.
     assert not any("tsc=reliable" in json.dumps(c.patch) for c in builtin(t, Facts(lpj=5, tsc_khz=2596000)))
+
+
+def test_the_devices_own_kernel_is_debians_configuration_with_only_its_modules():
+    camera = load(str(ROOT / "demo" / "camera.toml"))
+    try:
+        packages.kernel("generic", fetch=False)
+    except packages.PackageError:
+        pytest.skip("the packaged kernels are not fetched (make setup)")
+    own = next(c for c in builtin(camera, Facts()) if c.name == "own-kernel")
+    assert own.refused is None
+    built = kinds.from_dict(apply(camera.to_dict(), own.patch), base=camera.base)
+    cfg = built.kernel_config()
+    assert (built.target.kernel, cfg.base, cfg.options) == ("built", "generic", {"DEBUG_INFO_NONE": "y"})
+    assert cfg.localmodconfig[-1] == "vivid" and "videodev" in cfg.localmodconfig
+    assert "own-kernel" not in {c.name for c in builtin(built, Facts())}
+    assert "own-kernel" not in {c.name for c in builtin(Target(), Facts())}  # no module of Debian's loaded
+    # Modules carried prebuilt for Debian's kernel would not load into another: refused, with the way out.
+    carried = load(str(ROOT / "demo" / "camera.toml"))
+    carried.initramfs.files["/rt/rtsched.ko"] = "rtsched.ko"
+    refused = next(c for c in builtin(carried, Facts()) if c.name == "own-kernel").refused
+    assert refused and "/rt/rtsched.ko" in refused and "kbuild" in refused
 
 
 CAPTURE = b"""#bootlab-capture 1 {"zero": "power-on"}

@@ -26,7 +26,7 @@ from ..advice.common import find_lines
 from ..advice.drivers import SLOW_INITCALL_NS, is_builtin
 from ..render.fmt import span
 from ..sources import bootlab_capture
-from ..targets import kinds, packages, rootfs, uboot_build
+from ..targets import kernel_build, kinds, packages, rootfs, uboot_build
 from ..targets.arm64_board import BUILT, FIT_BOOT_COMMAND, STATIC_NETWORK, Arm64Board
 from ..targets.reference import KconfigSection, Target
 from ..timeline import Boot, Kind
@@ -177,7 +177,37 @@ def builtin(t: Target, facts: Facts) -> list[Candidate]:
         add(True, "console-921600", "console UART at 921600 baud",
             {"target": {"append": f"console={device},921600", "console_baud": 921600}},
             ("the host's serial adapter must support the speed",))
-    return _refuse_flavours(out + userspace(t, facts), t, "amd64")
+    return _refuse_flavours(out + own_kernel(t) + userspace(t, facts), t, "amd64")
+
+
+def own_kernel(t: Target) -> list[Candidate]:
+    """Debian's configuration of the kernel the device boots, built from Debian's source
+    with only the modules the device loads (its initramfs's, with what they need): what
+    `make localmodconfig` on the running device gives.  Debug information is off: the image
+    and the installed modules are stripped of it anyway, it only lengthens the build."""
+    k = t.target
+    names = [m.split()[0] for m in t.initramfs.modules + t.initramfs.modules_after]
+    if k.kernel not in kernel_build.BASES or t.rootfs is not None or not names:
+        # A systemd device's modules are udev's choice, not known before it boots; a device
+        # that loads none of Debian's has nothing to trim this way.
+        return []
+    refused = None
+    try:
+        keep = [name for name, _ in packages.load_order(packages.kernel(k.kernel, fetch=False), names)]
+    except packages.PackageError as err:
+        keep, refused = names, str(err)
+    prebuilt = sorted(inside for inside in t.initramfs.files if inside.endswith(".ko"))
+    if prebuilt:
+        refused = (f"the initramfs carries modules built for Debian's kernel ({', '.join(prebuilt)}): name their "
+                   "Kbuild directory in [initramfs] kbuild, so they are built for each kernel")
+    return [Candidate("own-kernel", f"Debian's {k.kernel} configuration built from its source with only the "
+                                    f"{len(keep)} modules the device loads (make localmodconfig), debug information off",
+                      {"target": {"kernel": "built"},
+                       "kconfig": {"base": k.kernel, "localmodconfig": keep, "options": {"DEBUG_INFO_NONE": "y"}}},
+                      notes=["a build from Debian's configuration (about half an hour here; cached by its .config), "
+                             "counted in the budget",
+                             "built-in drivers are all kept: the configuration candidates that follow trim them"],
+                      refused=refused)]
 
 
 def cmdline_levers(names: set[str], table: str) -> list[Candidate]:
