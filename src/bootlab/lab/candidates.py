@@ -477,6 +477,10 @@ def from_initcalls(boot: Boot, cmdline_table: str = "target") -> list[Candidate]
 # The kernel's own compression and slab allocator: Kconfig choices (init/Kconfig, mm/Kconfig).
 KERNEL_COMPRESSIONS = ("GZIP", "BZIP2", "LZMA", "XZ", "LZO", "LZ4", "ZSTD", "UNCOMPRESSED")
 SLAB_ALLOCATORS = ("SLAB", "SLUB", "SLOB")
+# How the compiler optimizes the kernel (init/Kconfig): for speed (-O2, Debian's) or for size
+# (-Os, tinyconfig's).  Under TCG -Os costs more than its code: its inline page-sized memsets
+# are byte stores (README, kernel init and initcalls).
+COMPILER_OPTIMIZATIONS = {"O2": "CC_OPTIMIZE_FOR_PERFORMANCE", "Os": "CC_OPTIMIZE_FOR_SIZE"}
 TRIM_INITCALL_NS = 2_000_000  # an initcall this slow is worth a rebuild without it
 TRIM_CANDIDATES = 8  # the slowest ones: each candidate is a kernel build
 
@@ -490,7 +494,8 @@ def _choice(config: dict[str, str], options: tuple[str, ...], pick: str, prefix:
 
 def kernel_config(t: Target, config: dict[str, str], origins: dict) -> list[Candidate]:
     """Kconfig changes for a kernel bootlab builds: the kernel's compression (the first
-    seed's Table I on the kernel itself), the slab allocator, and the option that builds
+    seed's Table I on the kernel itself), the slab allocator, the compiler's optimization
+    (-O2 or -Os), and the option that builds
     each slow initcall (`origins`: kernel_trim.origins of the probe boot's slow built-in
     initcalls, slowest first, with their durations).  `config` is the current .config."""
     if t.target.kernel != "built":
@@ -504,6 +509,11 @@ def kernel_config(t: Target, config: dict[str, str], origins: dict) -> list[Cand
         if config.get(f"CONFIG_{allocator}") != "y" and any(config.get(f"CONFIG_{a}") == "y" for a in SLAB_ALLOCATORS):
             out.append(Candidate(f"kernel-{allocator.lower()}", f"the {allocator} allocator",
                                  {"kconfig": {"options": _choice(config, SLAB_ALLOCATORS, allocator)}}))
+    choices = tuple(COMPILER_OPTIMIZATIONS.values())
+    for flag, option in COMPILER_OPTIMIZATIONS.items():
+        if config.get(f"CONFIG_{option}") != "y" and any(config.get(f"CONFIG_{o}") == "y" for o in choices):
+            out.append(Candidate(f"kernel-{flag.lower()}", f"the kernel compiled with -{flag} ({option})",
+                                 {"kconfig": {"options": _choice(config, choices, option)}}))
     seen: set[str] = set()
     for origin, dur in origins:
         option = origin.option
