@@ -40,6 +40,9 @@ Neither needs root: without it mmdebstrap builds in a user namespace (--mode=uns
 image is made inside one too (mmdebstrap --unshare-helper), so the files keep their owners.
 The kernel's virtio and filesystem drivers are modules in Debian's kernels: the initramfs
 (initramfs.py, the switch-root init) loads them, mounts this image and hands over to /sbin/init.
+The tree is built for the kernel's architecture (the ARM64 board's is arm64: mmdebstrap
+--arch=arm64, its maintainer scripts under qemu-user through binfmt_misc, binfmt.py), and its
+cache key has the architecture.
 
 The flash filesystems live on the kernel's NAND simulator (nandsim, in RAM: empty at every
 power-on).  Their image is what a factory would program (mtd-utils: mkfs.ubifs and ubinize,
