@@ -34,6 +34,10 @@ console (the [bootloader] table).
                                 # Beside a Debian kernel: the kernel that could be built for the
                                 # board, which the optimizer tries (candidate own-kernel)
     [initramfs]                 # as the reference device's (reference.py), built for arm64
+    [rootfs]                    # as the reference device's (rootfs.py): a Debian root with systemd
+                                # on a virtio disk, the tree built for arm64 (mmdebstrap --arch=arm64,
+                                # its maintainer scripts under qemu-user: binfmt.py); the initramfs
+                                # then only mounts it (switch-root)
     [boot]                      # ready, silence, deadline (reference.py)
     [bootloader]                # uboot.py
 
@@ -67,7 +71,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import initramfs, kernel_build, packages, qemu, reference, uboot, uboot_build, uboot_images
+from . import initramfs, kernel_build, packages, qemu, reference, rootfs, uboot, uboot_build, uboot_images
 from .description import TargetError, section
 from .kconfig import BuildError
 
@@ -138,6 +142,7 @@ class Arm64Board(reference.QemuDescription):
     # What a built kernel is built from: the one booted with kernel = "built", else the one
     # the optimizer may build for the board (own-kernel) when the description gives the table.
     kconfig: reference.KconfigSection = field(default_factory=reference.KconfigSection)
+    rootfs: rootfs.RootfsSection | None = None
     base: Path | None = field(default=None, compare=False)
 
     def variables(self) -> dict[str, str]:
@@ -176,8 +181,9 @@ class Arm64Board(reference.QemuDescription):
             del board["uboot"]
         built = ({"kconfig": asdict(self.kconfig)}
                  if self.target.kernel == BUILT or self.kconfig != reference.KconfigSection() else {})
+        root = {"rootfs": asdict(self.rootfs)} if self.rootfs is not None else {}
         return {"name": self.name, "arm64": board, "initramfs": asdict(self.initramfs),
-                "boot": asdict(self.boot), **built, **loader}
+                "boot": asdict(self.boot), **built, **loader, **root}
 
     def validate(self, where=lambda *path: "") -> None:
         t = self.target
@@ -199,10 +205,11 @@ class Arm64Board(reference.QemuDescription):
                 raise TargetError(f"{where('arm64', key)}arm64.{key}: {message}")
         reference.check_kconfig(self.kconfig, where)
         reference.check_initramfs(self.initramfs, self.boot, where)
+        reference.check_rootfs(self.rootfs, self.initramfs, where)
 
 
 # The board's tables (as a campaign may hold them); a description also has its name.
-KEYS = ("arm64", "initramfs", "boot", "bootloader", "kconfig")
+KEYS = ("arm64", "initramfs", "boot", "bootloader", "kconfig", "rootfs")
 
 
 def from_dict(data: dict, where=lambda *path: "") -> Arm64Board:
@@ -224,6 +231,7 @@ def from_dict(data: dict, where=lambda *path: "") -> Arm64Board:
         boot=section(reference.BootSection, data.get("boot", {}), "boot", where),
         bootloader=uboot.from_dict(data["bootloader"], where) if "bootloader" in data else None,
         kconfig=section(reference.KconfigSection, data.get("kconfig", {}), "kconfig", where),
+        rootfs=reference.read_rootfs(data, where),
     )
     board.validate(where)
     return board
@@ -241,6 +249,7 @@ class Built(qemu.QemuBootable):
     initrd_size: int
     initrd_compressed: int
     digest: str
+    disk: Path | None = None  # the [rootfs] table's image (rootfs.py)
 
     @property
     def image(self) -> Path:
@@ -268,13 +277,15 @@ class Built(qemu.QemuBootable):
         icount = ["-icount", t.icount] if t.icount else []
         return ["qemu-system-aarch64", "-machine", "virt", "-cpu", t.cpu, "-accel", t.accel,
                 "-m", str(t.memory), "-smp", str(t.cpus), "-nographic", "-no-reboot", "-bios", str(self.firmware), *flash, *icount,
-                "-netdev", f"user,id=net0,tftp={self.tftp}", "-device", "virtio-net-pci,netdev=net0"]
+                "-netdev", f"user,id=net0,tftp={self.tftp}", "-device", "virtio-net-pci,netdev=net0",
+                *self.disk_argv()]
 
     def describe(self) -> dict:
         return {**self.target.to_dict(), "kernel_release": self.kernel.release, "tftp": str(self.tftp),
                 "flash": str(self.flash) if self.flash else None, "image_size": self.image.stat().st_size,
                 "initrd_size": self.initrd_size, "initrd_compressed": self.initrd_compressed,
-                "digest": self.digest}
+                "digest": self.digest,
+                **({"disk_path": str(self.disk), "disk_size": self.disk.stat().st_size} if self.disk else {})}
 
 
 def script(board: Arm64Board) -> str:
@@ -305,8 +316,12 @@ def build(board: Arm64Board, fetch: bool = True) -> Built:
     except (packages.PackageError, kernel_build.KernelBuildError) as err:
         raise TargetError(str(err)) from None
     out = packages.cache_dir() / "artifacts"
-    initrd, size = reference.build_initramfs(board.initramfs, k, board.host_files(),
-                                               board.host_files(board.initramfs.kbuild))
+    disk = None
+    if board.rootfs is not None:  # the tree for arm64: the kernel's architecture
+        disk, initrd, size = reference.build_root(board, k)
+    else:
+        initrd, size = reference.build_initramfs(board.initramfs, k, board.host_files(),
+                                                   board.host_files(board.initramfs.kbuild))
     commands = script(board)
     tftp = out / f"tftp-arm64-{_digest([k.release, t.image, t.fit, initrd.name, commands])}"
     if not (tftp / BOOT_SCRIPT).exists():
@@ -341,8 +356,8 @@ def build(board: Arm64Board, fetch: bool = True) -> Built:
             with open(work, "r+b") as fh:
                 fh.truncate(FLASH_BANK)  # QEMU wants the whole bank; U-Boot reads only the environment
             work.replace(flash)
-    digest = _digest([board.to_dict(), k.release, initrd.name, str(firmware)])
-    return Built(board, k, tftp, flash, firmware, size, initrd.stat().st_size, digest)
+    digest = _digest([board.to_dict(), k.release, initrd.name, str(firmware)] + ([disk.name] if disk else []))
+    return Built(board, k, tftp, flash, firmware, size, initrd.stat().st_size, digest, disk)
 
 
 def _digest(what) -> str:

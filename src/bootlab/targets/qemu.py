@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..capture import priority, session
 from ..capture.pacing import PacedSource
 from ..capture.process import ProcessSource
-from . import initramfs
+from . import initramfs, rootfs
 from .description import TargetError
 from .strategy import Parts
 
@@ -58,7 +58,8 @@ def kvm_usable(kernel: str, timeout: float = 10.0) -> tuple[bool, str]:
 class QemuBootable:
     """What a target booted by launching QEMU offers the boot sequence and the run store
     (kinds.py), for a built target with `target` (its description: boot, [target]-like
-    table with console_baud) and `qemu_argv()`: the reference device, the ARM64 board."""
+    table with console_baud, an optional rootfs) and `qemu_argv()`: the reference device,
+    the ARM64 board."""
 
     @property
     def ready(self) -> str:
@@ -73,10 +74,23 @@ class QemuBootable:
         t = self.target.target
         return None if t.icount else (t.console_baud or None)
 
+    disk = None  # the root filesystem image (rootfs.py) on a virtio disk, with a [rootfs] table
+
     @property
     def after_ready(self) -> float:
         """Seconds to keep reading after ready; the guest powers off when done (EOF)."""
+        if self.disk is not None and self.target.rootfs.analyze:
+            return rootfs.AFTER_READY  # systemd's view is printed after ready
         return AFTER_READY
+
+    def disk_argv(self) -> list[str]:
+        """QEMU's arguments for the root filesystem's disk, if any: virtio (on PCI, on both
+        machines), in snapshot mode: the guest's writes go to a temporary file, every boot
+        starts from the same image."""
+        if self.disk is None:
+            return []
+        drive = f"file={self.disk},if=virtio,format=raw,snapshot=on"
+        return ["-drive", drive if self.target.rootfs.disk_writable else drive + ",readonly=on"]
 
     def command(self) -> list[str]:
         return self.qemu_argv()

@@ -126,7 +126,10 @@ class QemuDescription:
     """What the descriptions of the targets bootlab builds share (the reference device, the
     ARM64 board): a table `target` with the kernel's `cmdline` and `append`, an [initramfs]
     table whose files and a [kconfig] table whose fragments are named relative to `base`,
-    the target file's directory."""
+    the target file's directory, and an optional [rootfs] table (a Debian root on a virtio
+    disk: build_root())."""
+
+    rootfs: rootfs.RootfsSection | None = None
 
     def to_toml(self) -> str:
         return tomli_w.dumps(self.to_dict())
@@ -146,6 +149,8 @@ class QemuDescription:
         out.initramfs.files = self.host_files()
         out.initramfs.kbuild = self.host_files(self.initramfs.kbuild)
         out.kconfig.fragments = [str(f) for f in absolute_paths(self.kconfig.fragments, self.base)]
+        if out.rootfs is not None:
+            out.rootfs.files = self.host_files(self.rootfs.files)
         self._absolute(out)
         return out
 
@@ -178,10 +183,6 @@ class Target(QemuDescription):
     def kernel_config(self) -> kernel_build.KernelConfig:
         """The [kconfig] table with each fragment's path made absolute, as host_files()."""
         return kernel_config(self.kconfig, self.base)
-
-    def _absolute(self, out: "Target") -> None:
-        if out.rootfs is not None:
-            out.rootfs.files = self.host_files(self.rootfs.files)
 
     def validate(self, where=lambda *path: "") -> None:
         t = self.target
@@ -271,6 +272,46 @@ def build_initramfs(i: InitramfsSection, k: packages.Kernel, files: dict[str, st
         raise TargetError(str(err)) from None
 
 
+def read_rootfs(data: dict, where=lambda *path: "") -> rootfs.RootfsSection | None:
+    """A description's [rootfs] table (which the ARM64 board shares), if it has one."""
+    return section(rootfs.RootfsSection, data["rootfs"], "rootfs", where) if "rootfs" in data else None
+
+
+def check_rootfs(r: rootfs.RootfsSection | None, i: InitramfsSection, where=lambda *path: "") -> None:
+    """The [rootfs] table's checks, and the [initramfs] keys it leaves without a meaning."""
+    if r is None:
+        return
+    for key, message in r.problems():
+        raise TargetError(f"{where('rootfs', key)}rootfs.{key}: {message}")
+    # The initramfs only mounts the root: what it would run belongs to [rootfs].
+    unused = {k: v for k, v in asdict(InitramfsSection()).items() if k != "compression"}
+    for key, value in asdict(i).items():
+        if key in unused and value != unused[key]:
+            raise TargetError(f"{where('initramfs', key)}initramfs.{key}: with a [rootfs] table the initramfs "
+                              "only mounts the root; the application and its files are rootfs.app, "
+                              "rootfs.modules and rootfs.files")
+
+
+def build_root(target: QemuDescription, k: packages.Kernel) -> tuple[Path, Path, int]:
+    """The [rootfs] table built for a kernel (and its architecture): the disk image and the
+    switch-root initramfs that loads the disk's and the filesystem's modules and mounts it;
+    (disk, initramfs, its uncompressed size)."""
+    r = target.rootfs
+    try:
+        disk = rootfs.image(r, k, target.host_files(r.files))
+    except (rootfs.RootfsError, packages.PackageError) as err:
+        raise TargetError(str(err)) from None
+    # Mounted read-only first when systemd checks it (fsck) and remounts it as fstab says.
+    try:
+        spec = initramfs.InitramfsSpec(k, compression=target.initramfs.compression, init="switch-root",
+                                       modules=r.kernel_modules(), steps=r.flash_steps(), files=r.flash_programs(),
+                                       root=f"{r.device} {r.fstype} {r.mount_options} {r.init_path}")
+        initrd, size = initramfs.build(spec, packages.cache_dir() / "artifacts")
+    except (initramfs.InitramfsError, packages.PackageError, rootfs.RootfsError) as err:
+        raise TargetError(str(err)) from None
+    return disk, initrd, size
+
+
 def from_dict(data: dict, where=lambda *path: "") -> Target:
     known = set(KEYS)
     for key in data:
@@ -283,18 +324,9 @@ def from_dict(data: dict, where=lambda *path: "") -> Target:
         boot=section(BootSection, data.get("boot", {}), "boot", where),
         kconfig=section(KconfigSection, data.get("kconfig", {}), "kconfig", where),
         bootloader=uboot.from_dict(data["bootloader"], where) if "bootloader" in data else None,
-        rootfs=section(rootfs.RootfsSection, data["rootfs"], "rootfs", where) if "rootfs" in data else None,
+        rootfs=read_rootfs(data, where),
     )
-    if t.rootfs is not None:
-        for key, message in t.rootfs.problems():
-            raise TargetError(f"{where('rootfs', key)}rootfs.{key}: {message}")
-        # The initramfs only mounts the root: what it would run belongs to [rootfs].
-        unused = {k: v for k, v in asdict(InitramfsSection()).items() if k != "compression"}
-        for key, value in asdict(t.initramfs).items():
-            if key in unused and value != unused[key]:
-                raise TargetError(f"{where('initramfs', key)}initramfs.{key}: with a [rootfs] table the initramfs "
-                                  "only mounts the root; the application and its files are rootfs.app, "
-                                  "rootfs.modules and rootfs.files")
+    check_rootfs(t.rootfs, t.initramfs, where)
     if "kconfig" in data and t.target.kernel != "built":
         raise TargetError(f"{where('kconfig')}[kconfig] is read only with target.kernel = \"built\"")
     t.validate(where)
@@ -337,17 +369,7 @@ class Built(qemu.QemuBootable):
             argv += ["-bios", bios]
         if t.icount:
             argv += ["-icount", t.icount]
-        if self.disk is not None:
-            # snapshot: the guest's writes go to a temporary file, every boot starts from the same image
-            drive = f"file={self.disk},if=virtio,format=raw,snapshot=on"
-            argv += ["-drive", drive if self.target.rootfs.disk_writable else drive + ",readonly=on"]
-        return argv
-
-    @property
-    def after_ready(self) -> float:
-        if self.disk is not None and self.target.rootfs.analyze:
-            return rootfs.AFTER_READY  # systemd's view is printed after ready
-        return super().after_ready
+        return argv + self.disk_argv()
 
     def bootloader(self) -> uboot.UBoot | None:
         """U-Boot's dialogue with firmware = "u-boot": the [bootloader] table, by default the
@@ -386,20 +408,7 @@ def build(target: Target, fetch: bool = True) -> Built:
             raise TargetError(f"{k.image}: {err}") from None
     disk = None
     if target.rootfs is not None:
-        r = target.rootfs
-        try:
-            disk = rootfs.image(r, k, target.host_files(r.files))
-        except (rootfs.RootfsError, packages.PackageError) as err:
-            raise TargetError(str(err)) from None
-        # Mounted read-only first when systemd checks it (fsck) and remounts it as fstab says.
-        mount = r.mount_options
-        try:
-            spec = initramfs.InitramfsSpec(k, compression=i.compression, init="switch-root",
-                                           modules=r.kernel_modules(), steps=r.flash_steps(),
-                                           files=r.flash_programs(), root=f"{r.device} {r.fstype} {mount} {r.init_path}")
-            initrd, size = initramfs.build(spec, out)
-        except (initramfs.InitramfsError, packages.PackageError, rootfs.RootfsError) as err:
-            raise TargetError(str(err)) from None
+        disk, initrd, size = build_root(target, k)
     else:
         initrd, size = build_initramfs(i, k, target.host_files(), target.host_files(i.kbuild))
     try:

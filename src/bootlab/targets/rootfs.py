@@ -40,6 +40,9 @@ Neither needs root: without it mmdebstrap builds in a user namespace (--mode=uns
 image is made inside one too (mmdebstrap --unshare-helper), so the files keep their owners.
 The kernel's virtio and filesystem drivers are modules in Debian's kernels: the initramfs
 (initramfs.py, the switch-root init) loads them, mounts this image and hands over to /sbin/init.
+The tree is built for the kernel's architecture (the ARM64 board's is arm64: mmdebstrap
+--arch=arm64, its maintainer scripts under qemu-user through binfmt_misc, binfmt.py), and its
+cache key has the architecture.
 
 The flash filesystems live on the kernel's NAND simulator (nandsim, in RAM: empty at every
 power-on).  Their image is what a factory would program (mtd-utils: mkfs.ubifs and ubinize,
@@ -60,7 +63,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import packages
+from . import binfmt, packages
 
 # filesystem -> (the kernel's name for it, the modules that mount it, whether it can be
 # written); the modules include the checksums each asks for as a soft dependency (modules.softdep).
@@ -294,15 +297,23 @@ def _run(cmd: list[str], what: str) -> None:
         raise RootfsError(f"{what} failed: {(done.stderr or done.stdout).strip()[:600]}")
 
 
-def debian_tree(r: RootfsSection) -> Path:
-    """mmdebstrap's tarball of the Debian tree, built once per (suite, mirror, variant, packages)."""
-    key = _digest(r.suite, r.mirror, r.variant, r.all_packages)
-    out = packages.cache_dir() / "rootfs" / f"debian-{r.suite}-{key}.tar"
+def debian_tree(r: RootfsSection, arch: str = "amd64") -> Path:
+    """mmdebstrap's tarball of the Debian tree for an architecture (the kernel's), built once
+    per (suite, mirror, variant, packages, architecture).  A foreign architecture's maintainer
+    scripts run under qemu-user (binfmt.py)."""
+    # amd64 keeps the key and name it had before there were two architectures (caches stay valid).
+    own = () if arch == "amd64" else (arch,)
+    key = _digest(r.suite, r.mirror, r.variant, r.all_packages, *own)
+    out = packages.cache_dir() / "rootfs" / f"debian-{'-'.join((r.suite, *own, key))}.tar"
     if out.exists():
         return out
+    try:
+        binfmt.ensure(arch)
+    except binfmt.BinfmtError as err:
+        raise RootfsError(f"building the Debian tree for {arch}: {err}") from None
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp.tar")
-    cmd = ["mmdebstrap", "--quiet", f"--variant={r.variant}", "--mode=auto", "--format=tar",
+    cmd = ["mmdebstrap", "--quiet", f"--variant={r.variant}", "--mode=auto", "--format=tar", f"--arch={arch}",
            f"--include={','.join(r.all_packages)}",
            # no documentation or apt lists: they are not booted
            "--dpkgopt=path-exclude=/usr/share/{doc,man,info,locale}/*",
@@ -502,7 +513,7 @@ def image(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str])
     _need(*MKFS[r.filesystem.partition("-")[0]], f"a {r.filesystem} root filesystem")
     if r.filesystem in ("ubifs", "squashfs-ubi"):
         _need("ubinize", "mtd-utils", f"a {r.filesystem} root filesystem")
-    tree = debian_tree(r)
+    tree = debian_tree(r, kernel.arch)
     files = overlay(r, kernel, host_files)
     content = hashlib.sha256()
     for path, (data, mode) in sorted(files.items()):
