@@ -47,8 +47,12 @@ def test_kernel_candidates_configure_as_they_say(tree, tmp_path):
     candidates = {c.name: c for c in kernel_config(small, config, [(origin, 30_000_000)])}
     assert {"kernel-lz4", "kernel-gzip", "kernel-slab", "kernel-o2", "kconfig-no-SERIO_SERPORT"} <= set(candidates)
     assert "kernel-xz" not in candidates and "kernel-os" not in candidates  # what it is already
+    # tinyconfig is not preemptible and has no SMP: its RCU is Tiny RCU, PREEMPT brings preemptible RCU.
+    assert config.get("CONFIG_TINY_RCU") == "y" and "kernel-preempt-none" not in candidates
+    assert "preemptible RCU" in candidates["kernel-preempt"].description
     for name, on, off in (("kernel-lz4", "CONFIG_KERNEL_LZ4", "CONFIG_KERNEL_XZ"),
                           ("kernel-o2", "CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE", "CONFIG_CC_OPTIMIZE_FOR_SIZE"),
+                          ("kernel-preempt", "CONFIG_PREEMPT_RCU", "CONFIG_PREEMPT_NONE"),
                           ("kconfig-no-SERIO_SERPORT", None, "CONFIG_SERIO_SERPORT")):
         variant = kinds.from_dict(apply(small.to_dict(), candidates[name].patch), base=small.base)
         out = tmp_path / name

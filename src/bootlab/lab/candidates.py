@@ -481,6 +481,9 @@ SLAB_ALLOCATORS = ("SLAB", "SLUB", "SLOB")
 # (-Os, tinyconfig's).  Under TCG -Os costs more than its code: its inline page-sized memsets
 # are byte stores (README, kernel init and initcalls).
 COMPILER_OPTIMIZATIONS = {"O2": "CC_OPTIMIZE_FOR_PERFORMANCE", "Os": "CC_OPTIMIZE_FOR_SIZE"}
+# The preemption model (kernel/Kconfig.preempt), and with it the RCU variant
+# (kernel/rcu/Kconfig): preemptible RCU with PREEMPT, else Tree RCU with SMP, else Tiny RCU.
+PREEMPTION_MODELS = ("PREEMPT_NONE", "PREEMPT_VOLUNTARY", "PREEMPT")
 TRIM_INITCALL_NS = 2_000_000  # an initcall this slow is worth a rebuild without it
 TRIM_CANDIDATES = 8  # the slowest ones: each candidate is a kernel build
 
@@ -495,7 +498,7 @@ def _choice(config: dict[str, str], options: tuple[str, ...], pick: str, prefix:
 def kernel_config(t: Target, config: dict[str, str], origins: dict) -> list[Candidate]:
     """Kconfig changes for a kernel bootlab builds: the kernel's compression (the first
     seed's Table I on the kernel itself), the slab allocator, the compiler's optimization
-    (-O2 or -Os), and the option that builds
+    (-O2 or -Os), the preemption model (and so the RCU variant), and the option that builds
     each slow initcall (`origins`: kernel_trim.origins of the probe boot's slow built-in
     initcalls, slowest first, with their durations).  `config` is the current .config."""
     if t.target.kernel != "built":
@@ -514,6 +517,16 @@ def kernel_config(t: Target, config: dict[str, str], origins: dict) -> list[Cand
         if config.get(f"CONFIG_{option}") != "y" and any(config.get(f"CONFIG_{o}") == "y" for o in choices):
             out.append(Candidate(f"kernel-{flag.lower()}", f"the kernel compiled with -{flag} ({option})",
                                  {"kconfig": {"options": _choice(config, choices, option)}}))
+    for model in PREEMPTION_MODELS:
+        if config.get(f"CONFIG_{model}") != "y" and any(config.get(f"CONFIG_{m}") == "y" for m in PREEMPTION_MODELS):
+            rcu = ("preemptible RCU" if model == "PREEMPT" else
+                   "Tree RCU" if config.get("CONFIG_SMP") == "y" else "Tiny RCU")
+            notes = [] if model == "PREEMPT" else [
+                "a real-time application needs a preemptible kernel for its latency: measure it (bootlab rt) "
+                "before keeping this"]
+            out.append(Candidate(f"kernel-{model.lower().replace('_', '-')}",
+                                 f"the {model} preemption model, and with it {rcu}",
+                                 {"kconfig": {"options": _choice(config, PREEMPTION_MODELS, model)}}, notes=notes))
     seen: set[str] = set()
     for origin, dur in origins:
         option = origin.option
