@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bootlab.advice.kernel_config import idle_drivers
 from bootlab.lab.candidates import kernel_config, slow_builtin_initcalls
 from bootlab.lab.optimizer import Optimizer
 from bootlab.lab.patch import apply
@@ -62,6 +63,34 @@ def test_kernel_candidates_configure_as_they_say(tree, tmp_path):
         assert off not in result and (on is None or result[on] == "y")
         diff = kernel_build.difference(config, result)
         assert off.removeprefix("CONFIG_") in diff.removed
+
+
+def test_built_in_drivers_that_found_no_device_are_turned_off_in_one_candidate(tree, tmp_path):
+    """localmodconfig's pass done for built-ins: every driver of Debian's generic kernel that
+    registered in the initcall_debug boot and probed nothing, off in one rebuild; what
+    Kconfig will not let go (an option others select) is left as it is, before any build."""
+    config = kernel_build.read_config(packages.kernel("generic", fetch=False).config)
+    idle = sorted({ev.name for ev in idle_drivers(read([str(GENERIC_INITCALLS)]))})
+    found = kernel_trim.origins(tree, idle, config)
+    target = kinds.from_dict({"target": {"kernel": "built"}, "kconfig": {"base": "generic"}})
+    unused = [found[n] for n in idle if n in found and found[n].option]
+    types = kernel_build.kconfig_types(tree, [o.option for o in unused] + ["SERIAL_8250"])
+    # pci_driver_init registers the PCI bus, not a driver: a bool, never offered.
+    assert types["SERIAL_8250"] == "tristate" and types["PCI"] == "bool" and "PCI" in {o.option for o in unused}
+    candidate = next(c for c in kernel_config(target, config, [], [o for o in unused
+                                                                   if types.get(o.option) == "tristate"])
+                     if c.name == "kconfig-idle-drivers")
+    asked = candidate.patch["kconfig"]["options"]
+    assert len(asked) >= 5 and set(asked.values()) == {"n"} and "PCI" not in asked
+    kept = Optimizer(Store(str(tmp_path / "o.db")), target, name="idle")._kconfig_kept(target, candidate)
+    assert kept is not None
+    options = kept.patch["kconfig"]["options"]
+    assert options and set(options) <= set(asked)
+    out = tmp_path / "idle"
+    out.mkdir()
+    kernel_build.configure(kinds.from_dict(apply(target.to_dict(), kept.patch)).kernel_config(), tree, out)
+    removed = kernel_build.difference(config, kernel_build.read_config(out / ".config")).removed
+    assert set(options) <= set(removed)
 
 
 def test_a_configurations_difference_names_what_became_of_each_option():

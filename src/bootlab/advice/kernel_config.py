@@ -23,9 +23,10 @@ _SLUB = re.compile(r"SLUB: ")
 _VERSION = re.compile(r"^(\d+)\.(\d+)")
 
 
-def idle_drivers(ctx: Context) -> list:
-    """Built-in driver registrations that found no device: no probe ran while they did."""
-    index = line_index(ctx.boot)
+def idle_drivers(boot) -> list:
+    """Built-in driver registrations that found no device: no probe ran while they did
+    (an initcall_debug boot's initcalls and probes)."""
+    index = line_index(boot)
     table, probes = index.span_table(Kind.INITCALL), index.starts(Kind.PROBE)
     if table is None:
         return []
@@ -34,7 +35,7 @@ def idle_drivers(ctx: Context) -> list:
     for k, clock in enumerate(table.vocab["clock"]):
         rows = idle & (table.clock == k)
         idle[rows] = ~probes.starting_in(clock, table.t[rows], table.t[rows] + table.dur[rows])
-    return spans(ctx.boot, Kind.INITCALL, where=lambda _table: idle)
+    return spans(boot, Kind.INITCALL, where=lambda _table: idle)
 
 
 @rule(FAMILY)
@@ -59,7 +60,7 @@ def trim(ctx: Context) -> Finding | None:
             saving_ns=None, how=how, non_intrusive=True, patch=patch, confidence="low",
             notes=["boot once with `initcall_debug` (and loglevel=8, or read `dmesg`) to see which initcalls "
                    "the time goes to"])
-    idle = sorted(idle_drivers(ctx), key=lambda ev: -ev.dur)
+    idle = sorted(idle_drivers(ctx.boot), key=lambda ev: -ev.dur)
     saving = total(ev.dur for ev in idle)
     if not worth_it(saving):
         return None

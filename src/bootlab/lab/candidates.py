@@ -495,12 +495,14 @@ def _choice(config: dict[str, str], options: tuple[str, ...], pick: str, prefix:
             if o == pick or config.get(f"CONFIG_{prefix}{o}") == "y"}
 
 
-def kernel_config(t: Target, config: dict[str, str], origins: dict) -> list[Candidate]:
+def kernel_config(t: Target, config: dict[str, str], origins: list, idle: list | None = None) -> list[Candidate]:
     """Kconfig changes for a kernel bootlab builds: the kernel's compression (the first
     seed's Table I on the kernel itself), the slab allocator, the compiler's optimization
     (-O2 or -Os), the preemption model (and so the RCU variant), and the option that builds
     each slow initcall (`origins`: kernel_trim.origins of the probe boot's slow built-in
-    initcalls, slowest first, with their durations).  `config` is the current .config."""
+    initcalls, slowest first, with their durations).  `idle`: kernel_trim.origins of the
+    built-in drivers that found no device in the probe boot, all turned off in one candidate
+    (what localmodconfig does for modules, done for built-ins).  `config` is the current .config."""
     if t.target.kernel != "built":
         return []
     out: list[Candidate] = []
@@ -527,6 +529,15 @@ def kernel_config(t: Target, config: dict[str, str], origins: dict) -> list[Cand
             out.append(Candidate(f"kernel-{model.lower().replace('_', '-')}",
                                  f"the {model} preemption model, and with it {rcu}",
                                  {"kconfig": {"options": _choice(config, PREEMPTION_MODELS, model)}}, notes=notes))
+    unused = sorted({o.option for o in idle or () if o.option is not None})
+    if unused:
+        out.append(Candidate("kconfig-idle-drivers", f"the {len(unused)} options of built-in drivers that found no "
+                                                     f"device in the probe boot off ({', '.join(unused[:6])}"
+                                                     f"{' ...' if len(unused) > 6 else ''})",
+                             {"kconfig": {"options": {option: "n" for option in unused}}},
+                             notes=["a driver the product needs for a device that appears later (hot-plugged, "
+                                    "or probed after ready) is gone: such a boot fails or prints something else, "
+                                    "and is not kept"]))
     seen: set[str] = set()
     for origin, dur in origins:
         option = origin.option

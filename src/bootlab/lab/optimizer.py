@@ -56,6 +56,7 @@ from typing import Callable
 import tomli_w
 
 from ..advice import advise
+from ..advice.kernel_config import idle_drivers
 from ..analysis import Options, analyze
 from ..sources import NotALog, Patterns
 from ..targets import kernel_build, kernel_trim, kinds
@@ -317,17 +318,36 @@ class Optimizer:
             return []
         config = kernel_build.read_config(kernel.config)
         slow = slow_builtin_initcalls(boot)[:TRIM_CANDIDATES]
-        found = kernel_trim.origins(tree, [name for name, _ in slow], config)
+        idle = sorted({ev.name for ev in idle_drivers(boot)})
+        found = kernel_trim.origins(tree, sorted({name for name, _ in slow} | set(idle)), config)
         out = []
-        for c in kernel_config(current, config, [(found[name], dur) for name, dur in slow if name in found]):
-            # Kconfig refuses some (an option another one selects): known in seconds, not
-            # after a build.
-            why = kernel_build.refusal(_target(apply(current.to_dict(), c.patch), current.base).kernel_config())
-            if why is None:
+        # Of the drivers that found no device, those that could be modules (tristate): a bool
+        # behind such a name is a bus or a subsystem's core (pci_driver_init), not a driver.
+        unused = [found[name] for name in idle if name in found and found[name].option]
+        types = kernel_build.kconfig_types(tree, [o.option for o in unused])
+        for c in kernel_config(current, config, [(found[name], dur) for name, dur in slow if name in found],
+                               [o for o in unused if types.get(o.option) == "tristate"]):
+            c = self._kconfig_kept(current, c)
+            if c is not None:
                 out.append(c)
-            else:
-                self.log(f"{c.name}: not applicable: {why.splitlines()[-1].strip()}")
         return out
+
+    def _kconfig_kept(self, current: Target, c: Candidate) -> Candidate | None:
+        """The candidate as Kconfig would make it: one it refuses (an option another one
+        selects) is known in seconds, not after a build; of several options, those Kconfig
+        keeps stay (the others are named in the log)."""
+        why = kernel_build.refusal(_target(apply(current.to_dict(), c.patch), current.base).kernel_config())
+        options = c.patch["kconfig"]["options"]
+        lost = set(re.findall(r"\b(CONFIG_[A-Za-z0-9_]+)=\S+ requested", why or ""))
+        if why is not None and len(options) > 1 and lost and len(lost) < len(options):
+            self.log(f"{c.name}: Kconfig keeps {', '.join(sorted(lost))} (selected by others): left as they are")
+            c.patch = {"kconfig": {"options": {k: v for k, v in options.items() if f"CONFIG_{k}" not in lost}}}
+            c.description += f"; {len(lost)} of them kept, which other options select"
+            why = kernel_build.refusal(_target(apply(current.to_dict(), c.patch), current.base).kernel_config())
+        if why is not None:
+            self.log(f"{c.name}: not applicable: {why.splitlines()[-1].strip()}")
+            return None
+        return c
 
     def applicable(self, candidates: list[Candidate], on: Target) -> tuple[list[tuple[Candidate, Target]],
                                                                            list[tuple[Candidate, str]]]:

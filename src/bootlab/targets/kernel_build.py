@@ -531,3 +531,19 @@ def kconfig_locations(tree: Path, symbols: list[str]) -> dict[str, str]:
             if m and m.group(1) in wanted and m.group(1) not in where:
                 where[m.group(1)] = f"{kconfig.relative_to(tree)}:{n}"
     return where
+
+
+_TYPE = re.compile(r"\s*(?:def_)?(bool|tristate|int|hex|string)\b")
+
+
+def kconfig_types(tree: Path, symbols: list[str]) -> dict[str, str]:
+    """Each symbol's Kconfig type where it is defined: {"SERIAL_8250": "tristate"}; a
+    tristate is a driver that could be a module, a bool a part of the kernel itself."""
+    types: dict[str, str] = {}
+    for symbol, where in kconfig_locations(tree, symbols).items():
+        path, line = where.rsplit(":", 1)
+        following = (tree / path).read_text(errors="replace").splitlines()[int(line):int(line) + 4]
+        found = next((m.group(1) for m in map(_TYPE.match, following) if m), None)
+        if found:
+            types[symbol] = found
+    return types
