@@ -495,6 +495,20 @@ def _choice(config: dict[str, str], options: tuple[str, ...], pick: str, prefix:
             if o == pick or config.get(f"CONFIG_{prefix}{o}") == "y"}
 
 
+def _other_choices(config: dict[str, str], options: tuple[str, ...], describe) -> list[Candidate]:
+    """A candidate for each member of a Kconfig choice the configuration has but did not
+    pick; `describe(option)` gives its (name, description, notes)."""
+    if not any(config.get(f"CONFIG_{o}") == "y" for o in options):
+        return []  # the choice is not in this configuration
+    out = []
+    for option in options:
+        if config.get(f"CONFIG_{option}") != "y":
+            name, description, notes = describe(option)
+            out.append(Candidate(name, description, {"kconfig": {"options": _choice(config, options, option)}},
+                                 notes=list(notes)))
+    return out
+
+
 def kernel_config(t: Target, config: dict[str, str], origins: list, idle: list | None = None) -> list[Candidate]:
     """Kconfig changes for a kernel bootlab builds: the kernel's compression (the first
     seed's Table I on the kernel itself), the slab allocator, the compiler's optimization
@@ -510,25 +524,18 @@ def kernel_config(t: Target, config: dict[str, str], origins: list, idle: list |
         if config.get(f"CONFIG_HAVE_KERNEL_{method}") == "y" and config.get(f"CONFIG_KERNEL_{method}") != "y":
             out.append(Candidate(f"kernel-{method.lower()}", f"the kernel image compressed with {method.lower()}",
                                  {"kconfig": {"options": _choice(config, KERNEL_COMPRESSIONS, method, "KERNEL_")}}))
-    for allocator in SLAB_ALLOCATORS:
-        if config.get(f"CONFIG_{allocator}") != "y" and any(config.get(f"CONFIG_{a}") == "y" for a in SLAB_ALLOCATORS):
-            out.append(Candidate(f"kernel-{allocator.lower()}", f"the {allocator} allocator",
-                                 {"kconfig": {"options": _choice(config, SLAB_ALLOCATORS, allocator)}}))
-    choices = tuple(COMPILER_OPTIMIZATIONS.values())
-    for flag, option in COMPILER_OPTIMIZATIONS.items():
-        if config.get(f"CONFIG_{option}") != "y" and any(config.get(f"CONFIG_{o}") == "y" for o in choices):
-            out.append(Candidate(f"kernel-{flag.lower()}", f"the kernel compiled with -{flag} ({option})",
-                                 {"kconfig": {"options": _choice(config, choices, option)}}))
-    for model in PREEMPTION_MODELS:
-        if config.get(f"CONFIG_{model}") != "y" and any(config.get(f"CONFIG_{m}") == "y" for m in PREEMPTION_MODELS):
-            rcu = ("preemptible RCU" if model == "PREEMPT" else
-                   "Tree RCU" if config.get("CONFIG_SMP") == "y" else "Tiny RCU")
-            notes = [] if model == "PREEMPT" else [
-                "a real-time application needs a preemptible kernel for its latency: measure it (bootlab rt) "
-                "before keeping this"]
-            out.append(Candidate(f"kernel-{model.lower().replace('_', '-')}",
-                                 f"the {model} preemption model, and with it {rcu}",
-                                 {"kconfig": {"options": _choice(config, PREEMPTION_MODELS, model)}}, notes=notes))
+    out += _other_choices(config, SLAB_ALLOCATORS, lambda a: (f"kernel-{a.lower()}", f"the {a} allocator", []))
+    flags = {option: flag for flag, option in COMPILER_OPTIMIZATIONS.items()}
+    out += _other_choices(config, tuple(flags), lambda o: (f"kernel-{flags[o].lower()}",
+                                                           f"the kernel compiled with -{flags[o]} ({o})", []))
+    rcu = {"PREEMPT": "preemptible RCU"}
+    not_preemptible = ["a real-time application needs a preemptible kernel for its latency: measure it (bootlab rt) "
+                       "before keeping this"]
+    out += _other_choices(config, PREEMPTION_MODELS, lambda m: (
+        f"kernel-{m.lower().replace('_', '-')}",
+        f"the {m} preemption model, and with it "
+        f"{rcu.get(m, 'Tree RCU' if config.get('CONFIG_SMP') == 'y' else 'Tiny RCU')}",
+        [] if m == "PREEMPT" else not_preemptible))
     unused = sorted({o.option for o in idle or () if o.option is not None})
     if unused:
         out.append(Candidate("kconfig-idle-drivers", f"the {len(unused)} options of built-in drivers that found no "

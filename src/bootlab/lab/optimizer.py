@@ -60,6 +60,7 @@ from ..advice.kernel_config import idle_drivers
 from ..analysis import Options, analyze
 from ..sources import NotALog, Patterns
 from ..targets import kernel_build, kernel_trim, kinds
+from ..targets.kconfig import NotKept
 from ..targets.reference import Target, TargetError
 from ..timeline import Phase
 from . import campaign as campaigns
@@ -338,14 +339,14 @@ class Optimizer:
         keeps stay (the others are named in the log)."""
         why = kernel_build.refusal(_target(apply(current.to_dict(), c.patch), current.base).kernel_config())
         options = c.patch["kconfig"]["options"]
-        lost = set(re.findall(r"\b(CONFIG_[A-Za-z0-9_]+)=\S+ requested", why or ""))
-        if why is not None and len(options) > 1 and lost and len(lost) < len(options):
+        lost = {name for name in options if isinstance(why, NotKept) and f"CONFIG_{name}" in why.names}
+        if lost and len(lost) < len(options):
             self.log(f"{c.name}: Kconfig keeps {', '.join(sorted(lost))} (selected by others): left as they are")
-            c.patch = {"kconfig": {"options": {k: v for k, v in options.items() if f"CONFIG_{k}" not in lost}}}
+            c.patch = {"kconfig": {"options": {k: v for k, v in options.items() if k not in lost}}}
             c.description += f"; {len(lost)} of them kept, which other options select"
             why = kernel_build.refusal(_target(apply(current.to_dict(), c.patch), current.base).kernel_config())
         if why is not None:
-            self.log(f"{c.name}: not applicable: {why.splitlines()[-1].strip()}")
+            self.log(f"{c.name}: not applicable: {str(why).splitlines()[-1].strip()}")
             return None
         return c
 

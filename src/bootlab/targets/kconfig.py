@@ -110,6 +110,15 @@ def not_kept(wanted: list[Request], config: dict[str, str]) -> list[str]:
     return lost
 
 
+class NotKept(BuildError):
+    """A configuration that does not keep what was asked: the message, and the names of the
+    options it did not keep (CONFIG_X)."""
+
+    def __init__(self, wanted: list[Request], config: dict[str, str]) -> None:
+        super().__init__("the configuration does not keep what was asked:\n  " + "\n  ".join(not_kept(wanted, config)))
+        self.names = {r.name for r in wanted if config.get(r.name, "n") != r.value}
+
+
 def run(args: list[str], cwd: Path | None = None, env: dict | None = None, with_stderr: bool = False) -> str:
     """The command's standard output (and its standard error after it, if asked); its
     standard input is empty, so a question gets its default answer."""
@@ -139,9 +148,9 @@ def complete(tree: Path, out: Path, fragments: list[Path], wanted: list[Request]
         run([str(tree / "scripts" / "kconfig" / "merge_config.sh"), "-m", "-O", str(out), str(out / ".config"),
              *merged], cwd=out)
     run(make("olddefconfig"), env=env)
-    lost = not_kept(wanted, read_config(out / ".config"))
-    if lost:
-        raise BuildError("the configuration does not keep what was asked:\n  " + "\n  ".join(lost))
+    refused = NotKept(wanted, read_config(out / ".config"))
+    if refused.names:
+        raise refused
 
 
 def config_digest(config: Path, version: str) -> str:

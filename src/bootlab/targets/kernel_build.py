@@ -262,15 +262,16 @@ def local_modules(tree: Path, out: Path, arch: str, base: str, keep: list[str]) 
                                f"{', '.join(unknown)} (a module name as lsmod prints it)")
 
 
-def refusal(cfg: KernelConfig) -> str | None:
+def refusal(cfg: KernelConfig) -> KernelBuildError | None:
     """Why Kconfig would not make this configuration (an option another one selects, an
-    unmet dependency), found by configuring it alone, without compiling; None if it would."""
+    unmet dependency), found by configuring it alone, without compiling; None if it would.
+    A kconfig.NotKept names the options it did not keep."""
     scratch = Path(tempfile.mkdtemp(dir=kernels_dir(), prefix=".check-"))
     try:
         configure(cfg, source_tree(), scratch)
         return None
     except KernelBuildError as err:
-        return str(err)
+        return err
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
