@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RT = ROOT / "rt"
 GRABBER = ROOT / "apps" / "grabber"
 CAMERA_BUILT = ROOT / "demo" / "camera-built.toml"
+DEBUG_FRAGMENT = ROOT / "kernel" / "fragments" / "debug.config"
 
 
 def _need(*paths: Path) -> None:
@@ -98,6 +99,18 @@ def use_built_kernel(t: reference.Target) -> None:
     t.initramfs.kbuild = dict(camera.initramfs.kbuild)
 
 
+def use_debug_kernel(t: reference.Target) -> None:
+    """Boot t on the camera device's kernel with kernel/fragments/debug.config: lockdep with
+    the raw-lock nesting check (a sleeping lock under a raw one, which PREEMPT_RT forbids),
+    sleep in atomic context, KASAN and hrtimer object debugging."""
+    use_built_kernel(t)
+    t.kconfig.fragments = [*t.kconfig.fragments, str(DEBUG_FRAGMENT)]
+    # KASAN's kernel does not start through the PVH entry (nothing on the console): qboot
+    # loads the bzImage; microvm's MP table gives the kernel (no ACPI) its CPUs.
+    t.target.machine, t.target.firmware, t.target.image = "microvm", "qboot", "bzimage"
+    t.target.memory = 512  # KASAN's shadow, lockdep's tables
+
+
 def rt_files(kernel: str = "generic", board: str = "x86") -> dict[str, Path]:
     """The scheduler's programs, examples and scenarios, and its modules for `kernel` unless
     the target builds them itself (the built kernel)."""
@@ -150,6 +163,36 @@ def test_rt_scenarios_in_the_guest(tmp_path, board, kernel):
     (tmp_path / "hsf_edf.trace").write_text(traces["hsf_edf"])
     assert main(["rt", "check", str(RT / "examples" / "hsf-edf.toml"), str(tmp_path / "hsf_edf.trace"),
                  "--tolerance-us", "500"]) == 0
+
+
+@pytest.mark.parametrize("scenario_set", ["one-cpu", "multicore"])
+def test_rt_scenarios_on_a_debug_kernel(tmp_path, scenario_set):
+    """The scenarios on a kernel that checks what Debian's -rt kernel cannot (use_debug_kernel):
+    on one CPU under -icount (every scenario: plugin unloads under waiting tasks, 100 load
+    cycles, killed tasks...) and on two vCPUs (partitioned, global and semi-partitioned in
+    one boot).  The checkers slow every lock and access, so timing is not judged (--untimed);
+    the kernel log must stay clean.  A waitqueue woken under rt.lock in the timer callback
+    (the PREEMPT_RT defect the review found) makes this fail with "BUG: Invalid wait context"."""
+    files = rt_files("built")
+    _need(*files.values())
+    multicore = scenario_set == "multicore"
+    t = _guest_target("==== rtsched-guest done ====",
+                      "env PATH=/rt:/bin RT=/rt " + ("SET=multicore" if multicore else "CYCLES=100")
+                      + " sh /rt/scenarios.sh", files)
+    use_debug_kernel(t)
+    if multicore:
+        t.target.cpus = 2
+        t.target.append += " tsc=reliable"  # as the SMP tests above
+    else:
+        t.target.icount = BOARDS["x86"].icount
+    console = _boot(t, tmp_path)
+    judge = ["--smp", "--global-cpus", "2", "--semi"] if multicore else []
+    done = subprocess.run([sys.executable, str(RT / "tests" / "check_guest.py"), "--untimed", *judge, console],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:]
+    # The checkers were there to look (the dmesg scenario prints the whole kernel log).
+    text = Path(console).read_text(errors="replace")
+    assert "Lock dependency validator" in text and "KernelAddressSanitizer initialized" in text
 
 
 def test_rt_partitioned_in_an_smp_guest(tmp_path):

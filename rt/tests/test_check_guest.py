@@ -45,6 +45,20 @@ def test_overrun_is_caught():
     assert failed == 2
 
 
+def test_untimed_skips_budgets_but_not_the_order():
+    """On a debug kernel (--untimed) an overrun is reported, not failed; a wrong server
+    order still fails."""
+    rc, body = parse_scenarios("\n".join(trace(6 * MS)))["table3"]
+    checker = Checker(timed=False)
+    with redirect_stdout(io.StringIO()) as out:
+        checker.hsf("table3", parse_trace(body), tol=100_000)
+    assert checker.failed == 0 and "SKIP table3: server 0 within budget: timing not judged" in out.getvalue()
+    rc, body = parse_scenarios("\n".join(two_servers(0)))["hsf_edf"]
+    with redirect_stdout(io.StringIO()):
+        checker.hsf("hsf_edf", parse_trace(body), tol=100_000, servers_by_deadline=True)
+    assert checker.failed == 1
+
+
 def two_servers(first):
     """Server 0 (prio 0, period 10 ms) and server 1 (prio 1, period 5 ms), `first` active."""
     other = 1 - first
