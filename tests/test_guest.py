@@ -197,8 +197,9 @@ def test_rt_scenarios_on_a_debug_kernel(tmp_path, scenario_set):
 
 def test_rt_partitioned_in_an_smp_guest(tmp_path):
     """The partitioned plugins, one scheduler per CPU, on two vCPUs: every task registered
-    on its CPU and run there only.  -icount hangs SMP guests, so guest time is the host's
-    and timing is not asserted (tests never assert wall-clock times)."""
+    on its CPU and run there only.  -icount gives SMP guests no faithful clock (rt/README.md),
+    so guest time is the host's and timing is not asserted (tests never assert wall-clock
+    times)."""
     files = rt_files()
     _need(*files.values())
     t = _guest_target("==== rtsched-guest done ====", "env PATH=/rt:/bin RT=/rt SET=smp sh /rt/scenarios.sh", files)
