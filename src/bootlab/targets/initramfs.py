@@ -296,7 +296,7 @@ def bootlab_init(arch: str = "amd64") -> Path:
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
+    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")  # another process may compile it too
     cmd = [COMPILERS[arch], "-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(tmp), str(source)]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -412,9 +412,7 @@ def build(spec: InitramfsSpec, out_dir: Path) -> tuple[Path, int]:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"initramfs-{digest}.cpio.{spec.compression}"
     if not path.exists():
-        tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(compress(raw, spec.compression))
-        tmp.replace(path)
+        packages.write_atomically(path, compress(raw, spec.compression))
     return path, len(raw)
 
 

@@ -68,6 +68,13 @@ def modules(kernel: packages.Kernel, directory: Path) -> list[Path]:
     built = sorted(home.glob(f"{directory.name}/*.ko")) if home.is_dir() else []
     if built:
         return built
+    home.parent.mkdir(parents=True, exist_ok=True)
+    with packages.Locked(home.with_name(home.name + ".lock")):
+        built = sorted(home.glob(f"{directory.name}/*.ko")) if home.is_dir() else []
+        return built or _build(kernel, directory, sources, home)
+
+
+def _build(kernel: packages.Kernel, directory: Path, sources: list[Path], home: Path) -> list[Path]:
     work = home.with_name(home.name + ".tmp")
     shutil.rmtree(work, ignore_errors=True)
     for path in sources:

@@ -13,7 +13,6 @@ callback, one step per Kbuild line.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -195,17 +194,3 @@ class Failed(BuildError):
         self.lines = lines
 
 
-class Locked:
-    """An exclusive lock on a file: two builds of one configuration wait for each other."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __enter__(self):
-        self.fh = open(self.path, "w")
-        fcntl.flock(self.fh, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        fcntl.flock(self.fh, fcntl.LOCK_UN)
-        self.fh.close()

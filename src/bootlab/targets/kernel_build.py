@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import packages
-from .kconfig import (BuildError, Failed, Locked, Progress, Request, complete, config_digest, read_config, requests,
+from .kconfig import (BuildError, Failed, Progress, Request, complete, config_digest, read_config, requests,
                       run, stream)
 
 SOURCE_PACKAGE = "linux-source-6.1"
@@ -182,7 +182,7 @@ def source_tree() -> Path:
     if (tree / ".complete").exists():
         return tree
     tree.parent.mkdir(parents=True, exist_ok=True)
-    with Locked(tree.parent / f"{version}.lock"):
+    with packages.Locked(tree.parent / f"{version}.lock"):
         if (tree / ".complete").exists():
             return tree
         tmp = Path(tempfile.mkdtemp(dir=tree.parent, prefix=".unpack-"))
@@ -296,7 +296,7 @@ def build(cfg: KernelConfig, progress: Progress | None = None, abi: str | None =
         warnings = configure(cfg, tree, staging, abi)
         digest = config_digest(staging / ".config", version)
         home = root / digest
-        with Locked(root / f"{digest}.lock"):
+        with packages.Locked(root / f"{digest}.lock"):
             done = _installed(home, digest)
             if done is not None:
                 return Outcome(done, False, 0.0, warnings)

@@ -17,6 +17,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import packages
+
 MAGICS = (
     (b"\xfd7zXZ\x00", "xz"),
     (b"\x1f\x8b", "gzip"),
@@ -93,7 +95,5 @@ def extract_vmlinux(bzimage: Path, out: Path) -> Path:
         raise ImageError(f"cannot decompress a {compression} kernel payload here")
     if not elf.startswith(b"\x7fELF"):
         raise ImageError("the decompressed payload is not an ELF file")
-    tmp = out.with_suffix(".tmp")
-    tmp.write_bytes(elf)
-    tmp.replace(out)
+    packages.write_atomically(out, elf)
     return out

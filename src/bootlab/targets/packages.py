@@ -10,6 +10,7 @@ as the signed ones, without the EFI signature wrapper that QEMU does not need.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -33,6 +34,34 @@ def cache_dir() -> Path:
     path = Path(base)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+class Locked:
+    """An exclusive lock on a file in the cache: two processes that would make one entry
+    (a kernel build, a Debian tree, an unpacked package) wait for each other, and the second
+    finds it made."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self):
+        self.fh = open(self.path, "w")
+        fcntl.flock(self.fh, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        fcntl.flock(self.fh, fcntl.LOCK_UN)
+        self.fh.close()
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write a cache file so that a reader sees it whole or not at all, also when another
+    process writes the same file at the same time (each writes its own temporary file)."""
+    fd, name = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.chmod(name, 0o644)
+    os.replace(name, path)
 
 
 def _run(args: list[str], cwd: Path | None = None) -> str:
@@ -146,15 +175,18 @@ def kernel(flavour: str, abi: str | None = None, fetch: bool = True, quiet: bool
         return k
     if not fetch:
         raise PackageError(f"{k.package} is not in the cache (run `bootlab target fetch`)")
-    deb = download(k.package, arch, quiet)
     root.mkdir(parents=True, exist_ok=True)
-    if not quiet:
-        print(f"unpacking {deb.name} ...", flush=True)
-    unpack(deb, root)
-    # The package's postinst would run depmod; modules.dep is what load_order() reads.
-    _run(["depmod", "-b", str(root), k.release])
-    done.touch()
-    (cache_dir() / "kernel-abi").write_text(abi + "\n")
+    with Locked(done.with_suffix(".lock")):
+        if done.exists() and k.image.exists():
+            return k
+        deb = download(k.package, arch, quiet)
+        if not quiet:
+            print(f"unpacking {deb.name} ...", flush=True)
+        unpack(deb, root)
+        # The package's postinst would run depmod; modules.dep is what load_order() reads.
+        _run(["depmod", "-b", str(root), k.release])
+        done.touch()
+    write_atomically(cache_dir() / "kernel-abi", (abi + "\n").encode())
     return k
 
 
@@ -176,11 +208,13 @@ def headers(k: Kernel, fetch: bool = True, quiet: bool = True) -> Path:
     if not (done.exists() and tree.is_dir()):
         if not fetch:
             raise PackageError(f"{k.headers_package} is not in the cache (run `bootlab target fetch --arch {k.arch}`)")
-        deb = download(k.headers_package, k.arch, quiet)
-        if not quiet:
-            print(f"unpacking {deb.name} ...", flush=True)
-        unpack(deb, k.root)
-        done.touch()
+        with Locked(done.with_suffix(".lock")):
+            if not (done.exists() and tree.is_dir()):
+                deb = download(k.headers_package, k.arch, quiet)
+                if not quiet:
+                    print(f"unpacking {deb.name} ...", flush=True)
+                unpack(deb, k.root)
+                done.touch()
     # scripts -> ../../lib/linux-kbuild-6.1/scripts: that directory inside the cache's root is
     # the host's.
     kbuild = Path(os.readlink(tree / "scripts")).parent.name

@@ -312,6 +312,13 @@ def debian_tree(r: RootfsSection, arch: str = "amd64") -> Path:
     except binfmt.BinfmtError as err:
         raise RootfsError(f"building the Debian tree for {arch}: {err}") from None
     out.parent.mkdir(parents=True, exist_ok=True)
+    with packages.Locked(out.with_suffix(".lock")):
+        if not out.exists():
+            _mmdebstrap(r, arch, out)
+    return out
+
+
+def _mmdebstrap(r: RootfsSection, arch: str, out: Path) -> None:
     tmp = out.with_suffix(".tmp.tar")
     cmd = ["mmdebstrap", "--quiet", f"--variant={r.variant}", "--mode=auto", "--format=tar", f"--arch={arch}",
            f"--include={','.join(r.all_packages)}",
@@ -322,7 +329,6 @@ def debian_tree(r: RootfsSection, arch: str = "amd64") -> Path:
     _need("mmdebstrap", "mmdebstrap", "building the Debian tree")
     _run(cmd, "building the Debian tree with mmdebstrap")
     tmp.replace(out)
-    return out
 
 
 def _unit(sections: dict[str, dict[str, str | list[str]]]) -> str:
@@ -525,6 +531,13 @@ def image(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str])
     out = packages.cache_dir() / "rootfs" / f"root-{key}.{r.filesystem}"
     if out.exists():
         return out
+    with packages.Locked(out.with_suffix(".lock")):
+        if not out.exists():
+            _make_image(r, tree, files, out)
+    return out
+
+
+def _make_image(r: RootfsSection, tree: Path, files: dict, out: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="bootlab-rootfs-") as tmp:
         work = Path(tmp)
         # Without root, the namespace's root is one of the user's subordinate ids, not the
@@ -554,4 +567,3 @@ def image(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str])
         # The image leaves the namespace: make it the user's on the host.
         shutil.move(str(built), out.with_suffix(".tmp"))
     out.with_suffix(".tmp").replace(out)
-    return out

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import kernel_build, packages
-from .kconfig import (BuildError, Failed, Locked, Progress, Request, complete, config_digest, read_config, requests,
+from .kconfig import (BuildError, Failed, Progress, Request, complete, config_digest, read_config, requests,
                       run, stream)
 
 PACKAGE = "u-boot-qemu"  # the installed firmware whose source is built
@@ -105,9 +105,7 @@ def _fetch(name: str, into: Path) -> Path:
         except (urllib.error.URLError, OSError) as err:
             tried.append(f"{pool}{name}: {getattr(err, 'reason', err)}")
             continue
-        part = path.with_name(path.name + ".part")
-        part.write_bytes(data)
-        part.rename(path)
+        packages.write_atomically(path, data)
         return path
     raise BuildError("cannot download Debian's U-Boot source:\n  " + "\n  ".join(tried))
 
@@ -147,7 +145,7 @@ def source_tree() -> Path:
     if (tree / ".complete").exists():
         return tree
     root.mkdir(parents=True, exist_ok=True)
-    with Locked(root / f"{v}.lock"):
+    with packages.Locked(root / f"{v}.lock"):
         if (tree / ".complete").exists():
             return tree
         files = root / "files"
@@ -227,7 +225,7 @@ def build(cfg: UBootConfig, progress: Progress | None = None) -> Outcome:
         configure(cfg, tree, staging)
         digest = config_digest(staging / ".config", version())
         home = root / digest
-        with Locked(root / f"{digest}.lock"):
+        with packages.Locked(root / f"{digest}.lock"):
             if (home / "u-boot.json").exists():
                 return Outcome(home / "u-boot.bin", home / "config", digest, False, 0.0)
             shutil.rmtree(home, ignore_errors=True)
