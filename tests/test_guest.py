@@ -22,7 +22,9 @@ from bootlab.rt.trace import parse_trace, traces_in_console
 from bootlab.sources import bootlab_capture
 from bootlab.targets import arm64_board, kinds, reference, strategy
 
-pytestmark = pytest.mark.qemu
+# Nothing here depends on the host's load (-icount guests, or no timing at all): it runs
+# beside other tests (make test's parallel phase).
+pytestmark = [pytest.mark.qemu, pytest.mark.parallel]
 ROOT = Path(__file__).resolve().parent.parent
 RT = ROOT / "rt"
 GRABBER = ROOT / "apps" / "grabber"

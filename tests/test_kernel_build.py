@@ -19,6 +19,10 @@ from bootlab.lab.store import Store
 from bootlab.targets import kconfig, kernel_build, packages
 from bootlab.targets.reference import TargetError, load
 
+# Nothing here depends on the host's load (orders and contents, no durations): it runs
+# beside other tests (make test's parallel phase).
+pytestmark = pytest.mark.parallel
+
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ROOT / "demo" / "kernel-small.toml"
 SMALL_FRAGMENT = ROOT / "kernel" / "fragments" / "small-x86_64.config"

@@ -18,6 +18,10 @@ from bootlab.targets.description import TargetError
 
 from . import captured
 
+# Nothing here depends on the host's load (orders and contents, no durations): it runs
+# beside other tests (make test's parallel phase).
+pytestmark = pytest.mark.parallel
+
 AARCH64 = 183  # ELF e_machine
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "demo" / "board-arm64.toml"

@@ -23,6 +23,10 @@ from bootlab.targets.description import TargetError
 
 from . import captured
 
+# Nothing here depends on the host's load (orders and contents, no durations): it runs
+# beside other tests (make test's parallel phase).
+pytestmark = pytest.mark.parallel
+
 ROOT = Path(__file__).resolve().parents[2]
 BUILT = ROOT / "demo" / "board-arm64-built.toml"
 GRABBER = ROOT / "apps" / "grabber" / "build" / "arm64" / "static" / "grabber"

@@ -15,6 +15,10 @@ import pytest
 from bootlab.targets import kbuild, kernel_build, packages, reference
 from bootlab.targets.description import TargetError
 
+# Nothing here depends on the host's load (orders and contents, no durations): it runs
+# beside other tests (make test's parallel phase).
+pytestmark = pytest.mark.parallel
+
 ROOT = Path(__file__).resolve().parents[2]
 KMOD = ROOT / "rt" / "kmod"
 CAMERA_BUILT = ROOT / "demo" / "camera-built.toml"

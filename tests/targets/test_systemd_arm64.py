@@ -20,6 +20,10 @@ from bootlab.targets import arm64_board, kinds, rootfs
 from bootlab.targets.description import TargetError
 from bootlab.timeline import Kind
 
+# Nothing here depends on the host's load (orders and contents, no durations): it runs
+# beside other tests (make test's parallel phase).
+pytestmark = pytest.mark.parallel
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "demo" / "systemd-arm64.toml"
 GRABBER = ROOT / "apps" / "grabber" / "build" / "arm64" / "static" / "grabber"

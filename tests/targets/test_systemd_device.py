@@ -19,7 +19,9 @@ from bootlab.targets import rootfs
 from bootlab.timeline import Kind, Mark
 
 DEMO = Path(__file__).resolve().parents[2] / "demo" / "systemd.toml"
-pytestmark = [pytest.mark.qemu,
+# Nothing here depends on the host's load (causal orders, no durations): it runs beside
+# other tests (make test's parallel phase).
+pytestmark = [pytest.mark.qemu, pytest.mark.parallel,
               pytest.mark.skipif(not shutil.which("mmdebstrap"), reason="needs mmdebstrap (make setup)")]
 
 

@@ -24,6 +24,10 @@ from bootlab.timeline import Kind
 
 from . import captured
 
+# Nothing here depends on the host's load (orders and contents, no durations): it runs
+# beside other tests (make test's parallel phase).
+pytestmark = pytest.mark.parallel
+
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "demo" / "board-arm64-shipped.toml"
 GRABBER = ROOT / "apps" / "grabber" / "build" / "arm64" / "static" / "grabber"
