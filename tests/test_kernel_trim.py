@@ -77,8 +77,7 @@ def test_built_in_drivers_that_found_no_device_are_turned_off_in_one_candidate(t
     types = kernel_build.kconfig_types(tree, [o.option for o in unused] + ["SERIAL_8250"])
     # pci_driver_init registers the PCI bus, not a driver: a bool, never offered.
     assert types["SERIAL_8250"] == "tristate" and types["PCI"] == "bool" and "PCI" in {o.option for o in unused}
-    candidate = next(c for c in kernel_config(target, config, [], [o for o in unused
-                                                                   if types.get(o.option) == "tristate"])
+    candidate = next(c for c in kernel_config(target, config, [], kernel_trim.modular(tree, unused))
                      if c.name == "kconfig-idle-drivers")
     asked = candidate.patch["kconfig"]["options"]
     assert len(asked) >= 5 and set(asked.values()) == {"n"} and "PCI" not in asked

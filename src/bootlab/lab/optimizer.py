@@ -322,12 +322,8 @@ class Optimizer:
         idle = sorted({ev.name for ev in idle_drivers(boot)})
         found = kernel_trim.origins(tree, sorted({name for name, _ in slow} | set(idle)), config)
         out = []
-        # Of the drivers that found no device, those that could be modules (tristate): a bool
-        # behind such a name is a bus or a subsystem's core (pci_driver_init), not a driver.
-        unused = [found[name] for name in idle if name in found and found[name].option]
-        types = kernel_build.kconfig_types(tree, [o.option for o in unused])
-        for c in kernel_config(current, config, [(found[name], dur) for name, dur in slow if name in found],
-                               [o for o in unused if types.get(o.option) == "tristate"]):
+        unused = kernel_trim.modular(tree, [found[name] for name in idle if name in found])
+        for c in kernel_config(current, config, [(found[name], dur) for name, dur in slow if name in found], unused):
             c = self._kconfig_kept(current, c)
             if c is not None:
                 out.append(c)

@@ -16,7 +16,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .kernel_build import enabled_by
+from .kernel_build import enabled_by, kconfig_types
 
 # Macros that define a driver's init function NAME_init from NAME (include/linux/*.h).
 _REGISTERED = r"(?:module|builtin)_[a-z0-9_]*driver"
@@ -74,3 +74,10 @@ def origins(tree: Path, functions: list[str], config: dict[str, str]) -> dict[st
         if len(built) == 1:  # a name defined in several built files cannot be told apart
             out[name] = built[0]
     return out
+
+
+def modular(tree: Path, found: list[Origin]) -> list[Origin]:
+    """Those of `found` whose option could be a module (tristate): a driver.  A bool behind
+    an idle registration is a bus or a subsystem's core (pci_driver_init), not a driver."""
+    types = kconfig_types(tree, [o.option for o in found if o.option])
+    return [o for o in found if o.option and types.get(o.option) == "tristate"]

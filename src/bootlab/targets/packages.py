@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 # A flavour's package suffix is this prefix and the architecture: "cloud-arm64".
 FLAVOURS = {"generic": "", "cloud": "cloud-", "rt": "rt-"}
@@ -52,6 +53,17 @@ class Locked:
     def __exit__(self, *exc) -> None:
         fcntl.flock(self.fh, fcntl.LOCK_UN)
         self.fh.close()
+
+
+def made_once(out: Path, make: Callable[[Path], None]) -> Path:
+    """`out`, made by make(out) unless it exists: two processes that want it at once make it
+    once (the second waits for the first, then finds it)."""
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with Locked(out.with_name(out.name + ".lock")):
+            if not out.exists():
+                make(out)
+    return out
 
 
 def write_atomically(path: Path, data: bytes) -> None:

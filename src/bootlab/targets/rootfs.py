@@ -311,11 +311,7 @@ def debian_tree(r: RootfsSection, arch: str = "amd64") -> Path:
         binfmt.ensure(arch)
     except binfmt.BinfmtError as err:
         raise RootfsError(f"building the Debian tree for {arch}: {err}") from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with packages.Locked(out.with_suffix(".lock")):
-        if not out.exists():
-            _mmdebstrap(r, arch, out)
-    return out
+    return packages.made_once(out, lambda path: _mmdebstrap(r, arch, path))
 
 
 def _mmdebstrap(r: RootfsSection, arch: str, out: Path) -> None:
@@ -529,12 +525,7 @@ def image(r: RootfsSection, kernel: packages.Kernel, host_files: dict[str, str])
         del table["flash_mib"]  # no part of a block device's image: the cached ones stay valid
     key = _digest(tree.name, table, content.hexdigest())
     out = packages.cache_dir() / "rootfs" / f"root-{key}.{r.filesystem}"
-    if out.exists():
-        return out
-    with packages.Locked(out.with_suffix(".lock")):
-        if not out.exists():
-            _make_image(r, tree, files, out)
-    return out
+    return packages.made_once(out, lambda path: _make_image(r, tree, files, path))
 
 
 def _make_image(r: RootfsSection, tree: Path, files: dict, out: Path) -> None:
