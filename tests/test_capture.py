@@ -438,3 +438,41 @@ def test_a_reader_kept_from_its_cpu_says_so(tmp_path):
              and (m := re.fullmatch(r"stalled ([\d.]+) ms \(bootlab's reader waited [\d.]+ ms for a CPU in the last "
                                     r"[\d.]+ ms, host steal \d+ ms since the last report\)", ev.attrs["detail"]))]
     assert waits and max(waits) >= 30, [ev.attrs["detail"] for ev in boot.events if ev.name == "capture.stalled"]
+
+
+OWNER = """
+import sys, time
+from bootlab.capture.process import ProcessSource
+source = ProcessSource(["sleep", "300"])
+source.on()
+print(source.proc.pid, flush=True)
+time.sleep(300)
+"""
+
+
+def test_a_launched_console_dies_with_a_killed_bootlab():
+    """A bootlab killed outright (kill -9) cannot power off: its child (QEMU) is killed by
+    the kernel rather than left running, and loading the host, for ever."""
+    owner = subprocess.Popen([sys.executable, "-c", OWNER], stdout=subprocess.PIPE, text=True)
+    child = int(owner.stdout.readline())
+    assert Path(f"/proc/{child}").exists()
+    owner.kill()
+    owner.wait()
+    for _ in range(100):  # the child is reparented, killed, then reaped by its new parent
+        try:
+            if Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        except OSError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the launched program outlived the killed bootlab")
+
+
+def test_a_missing_program_is_reported_by_name():
+    from bootlab.capture.process import ProcessSource
+    from bootlab.capture.source import SourceLost
+
+    with pytest.raises(SourceLost, match="cannot start no-such-program: No such file or directory"):
+        ProcessSource(["no-such-program"]).on()

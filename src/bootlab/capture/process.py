@@ -6,11 +6,18 @@ stdout and stderr are merged unless stderr goes to a file.  With `small_buffer` 
 child's stdout is a Unix socket with the smallest send buffer instead of a pipe: when the
 host drains it slowly (see pacing.py) the child waits on its writes a few bytes at a time,
 as a guest waits on a slow UART.
+
+The child runs in its own session (a Ctrl-C meant for bootlab does not reach it: bootlab
+records the boot as interrupted, then powers off) and dies with bootlab: a bootlab killed
+outright (kill -9, the OOM killer) cannot power off, and a QEMU left behind would run, and
+load the host, for ever.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -18,6 +25,19 @@ import time
 
 from . import priority
 from .source import FdSource, SourceClosed, SourceLost
+
+
+def dies_with_us(argv: list[str]) -> list[str]:
+    """argv run so that the kernel kills it when this thread ends: PR_SET_PDEATHSIG, set by
+    util-linux's setpriv, which then execs a shell that execs argv (the pid stays the
+    child's).  A thread, not the process: launch from the thread that outlives the child.
+    Should bootlab die before setpriv set the signal, the shell finds another parent than
+    bootlab and exits instead of starting argv.  A program that is not there is reported as
+    Popen would (FileNotFoundError), not as an exit status."""
+    if shutil.which(argv[0]) is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
+    return ["setpriv", "--pdeathsig", "KILL", "--", "sh", "-c", '[ "$PPID" = "$0" ] && exec "$@"', str(os.getpid()),
+            *argv]
 
 
 class ProcessSource(FdSource):
@@ -53,7 +73,7 @@ class ProcessSource(FdSource):
         stderr = open(self.stderr_path, "wb") if self.stderr_path else subprocess.STDOUT
         try:
             self.started_ns = time.monotonic_ns()
-            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE if self.typed else subprocess.DEVNULL,
+            self.proc = subprocess.Popen(dies_with_us(self.argv), stdin=subprocess.PIPE if self.typed else subprocess.DEVNULL,
                                          stdout=write_end, stderr=stderr, env=self.env, start_new_session=True)
         except OSError as err:
             os.close(read_end)

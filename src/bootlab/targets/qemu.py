@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..capture import priority, session
 from ..capture.pacing import PacedSource
-from ..capture.process import ProcessSource
+from ..capture.process import ProcessSource, dies_with_us
 from . import initramfs, rootfs
 from .description import TargetError
 from .strategy import Parts
@@ -39,7 +39,7 @@ def kvm_usable(kernel: str, timeout: float = 10.0) -> tuple[bool, str]:
     argv = ["qemu-system-x86_64", "-accel", "kvm", "-nographic", "-no-reboot", "-m", "256", "-kernel", kernel,
             "-append", "console=ttyS0 panic=-1"]
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(dies_with_us(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except FileNotFoundError:
         return False, "qemu-system-x86_64 is not installed"
     try:
