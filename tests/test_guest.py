@@ -121,11 +121,12 @@ def rt_files(kernel: str = "generic", board: str = "x86") -> dict[str, Path]:
     if kernel in built.modules:
         files = {f"/rt/{p.name}": p for p in sorted(built.modules[kernel].glob("*.ko"))}
         assert files, f"no modules for the {kernel} kernel in {built.modules[kernel]} (make build)"
-    files.update({f"/rt/{name}": built.programs / name for name in ("rtctl", "rt_periodic", "rt_checks", "rt_dropcap")})
+    # rtctl and every scenario program (rt/Makefile builds each rt/tests/guest/*.c).
+    programs = ["rtctl", *sorted(p.stem for p in (RT / "tests" / "guest").glob("*.c"))]
+    files.update({f"/rt/{name}": built.programs / name for name in programs})
     files.update({f"/rt/{p.name}": p for p in sorted((RT / "examples").glob("*.toml"))})
     files["/rt/scenarios.sh"] = RT / "tests" / "guest" / "scenarios.sh"
-    files["/rt/edf_guest.toml"] = RT / "tests" / "guest" / "edf_guest.toml"
-    files["/rt/overrun_guest.toml"] = RT / "tests" / "guest" / "overrun_guest.toml"
+    files.update({f"/rt/{p.name}": p for p in sorted((RT / "tests" / "guest").glob("*.toml"))})
     return files
 
 

@@ -203,6 +203,17 @@ static void start_epoch(struct rts_sched *s, long long now, long long epoch)
  * Start a periodic task.  With use_reservation the parameters come from
  * the reservation of p->id (made by rtctl load); otherwise p is new.
  */
+/* A new period (or the first): the budget is whole again. */
+static void new_budget(struct rts_sched *s, struct rts_task *t)
+{
+	int on_cpu;
+
+	t->spent = 0;
+	t->overran = 0;
+	if (s->cpu_time)
+		t->cpu_base = s->cpu_time(s, t->p.id, &on_cpu);
+}
+
 int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 		 int use_reservation, long long now, const char **why)
 {
@@ -242,9 +253,8 @@ int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 	t->completed = 0;
 	t->checked = 0;
 	t->misses = 0;
-	t->spent = 0;
+	new_budget(s, t);
 	t->executed = 0;
-	t->overran = 0;
 	t->next_sporadic = RTS_NEVER;
 	s->nr_running++;
 	rts_emit(s, now, RTS_EV_TASK_CREATE, t->p.id, t->p.server, 0, 0);
@@ -313,18 +323,38 @@ int rts_clear(struct rts_sched *s)
 	return 0;
 }
 
+/*
+ * How much of its budget task id has used in this period: the CPU time it
+ * got since its release (cpu_time), or the time it was chosen.
+ */
+static long long budget_used(const struct rts_sched *s,
+			     const struct rts_task *t, int *on_cpu)
+{
+	*on_cpu = 1;
+	if (!s->cpu_time)
+		return t->spent + s->now - s->chosen_since;
+	return s->cpu_time(s, t->p.id, on_cpu) - t->cpu_base;
+}
+
 /* When the first chosen task will have used its budget of this period. */
 static long long budget_end(const struct rts_sched *s)
 {
 	const struct rts_task *t;
-	long long end, first = RTS_NEVER;
-	int i;
+	long long end, left, first = RTS_NEVER;
+	int i, on_cpu;
 
 	for (i = 0; i < s->nr_ids; i++) {
 		t = &s->task[i];
 		if (!t->chosen || t->overran || !rts_pending(t))
 			continue;
-		end = s->chosen_since + t->p.wcet + s->overrun_slack - t->spent;
+		left = t->p.wcet + s->overrun_slack - budget_used(s, t, &on_cpu);
+		/*
+		 * Off its CPU it uses no budget, and nothing tells the core
+		 * when it gets the CPU back: look again a little later.
+		 */
+		if (!on_cpu && left < RTS_BUDGET_RECHECK)
+			left = RTS_BUDGET_RECHECK;
+		end = s->now + left;
 		if (end < first)
 			first = end;
 	}
@@ -357,12 +387,12 @@ static void charge(struct rts_sched *s, long long t)
 static void enforce(struct rts_sched *s, long long t)
 {
 	struct rts_task *c;
-	int i;
+	int i, on_cpu;
 
 	for (i = 0; i < s->nr_ids; i++) {
 		c = &s->task[i];
 		if (!c->chosen || c->overran || !rts_pending(c) ||
-		    c->spent < c->p.wcet + s->overrun_slack)
+		    budget_used(s, c, &on_cpu) < c->p.wcet + s->overrun_slack)
 			continue;
 		c->overran = 1;
 		rts_emit(s, t, RTS_EV_OVERRUN, i, c->p.server, c->completed,
@@ -462,17 +492,14 @@ static void release_jobs(struct rts_sched *s, struct rts_task *t, long long at)
 			return;
 		t->sporadic_release[t->released % RTS_SPORADIC_BACKLOG] = r;
 		t->next_sporadic = RTS_NEVER;
-		t->spent = 0;
-		t->overran = 0;
+		new_budget(s, t);
 		t->released++;
 		rts_emit(s, r, RTS_EV_RELEASE, t->p.id, t->p.server,
 			 t->released - 1, r + t->p.deadline);
 		return;
 	}
 	while ((r = rts_release_time(t, t->released)) <= at) {
-		/* A new period: the budget is whole again. */
-		t->spent = 0;
-		t->overran = 0;
+		new_budget(s, t);
 		t->released++;
 		rts_emit(s, r, RTS_EV_RELEASE, t->p.id, t->p.server,
 			 t->released - 1, r + t->p.deadline);

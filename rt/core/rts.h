@@ -26,6 +26,11 @@
 #define RTS_MIN_PERIOD	100000LL
 /* Sporadic jobs released but not complete, at most (their release times). */
 #define RTS_SPORADIC_BACKLOG	16
+/*
+ * With cpu_time, how soon to look again at a chosen task kept from its CPU
+ * with little budget left: its overrun is seen at most this late (ns).
+ */
+#define RTS_BUDGET_RECHECK	50000LL
 
 /* Error codes, equal to the Linux errno values so they pass through. */
 #define RTS_ENOENT	2
@@ -115,6 +120,7 @@ struct rts_task {
 	unsigned long long checked;	/* jobs whose deadline was checked */
 	unsigned long long misses;
 	long long spent;		/* time chosen since its last release */
+	long long cpu_base;		/* cpu_time() at its last release */
 	long long executed;		/* time chosen in its current job */
 	int overran;			/* used its budget in this period */
 	int chosen;			/* among the tasks to run now (rts_choose) */
@@ -173,6 +179,15 @@ struct rts_sched {
 	int run[RTS_MAX_CPUS];
 	long long chosen_since;	/* the chosen tasks are charged up to here */
 	long long overrun_slack;	/* budget = wcet + this, per period */
+	/*
+	 * Optional (the kernel): the CPU time task id has had so far, and
+	 * whether it is on a CPU now.  With it a task's budget is charged
+	 * for the CPU it got, so time it was chosen but kept from its CPU
+	 * (by a thread of higher priority, an interrupt thread, a stalled
+	 * vCPU) does not count; without it (the simulator's twin), for the
+	 * time it was chosen.
+	 */
+	long long (*cpu_time)(const struct rts_sched *s, int id, int *on_cpu);
 	rts_emit_fn emit;
 	void *emit_ctx;
 };

@@ -40,6 +40,7 @@
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/signal.h>
+#include <linux/seqlock.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
@@ -113,6 +114,13 @@ struct rt_task {
 	bool follows_parts;		/* semi-partitioned: pinned to its part's CPU */
 	struct rts_seen seen;		/* the recorder's view of its jobs */
 	struct rt_inst *inst;		/* its CPU's scheduler while running */
+	/*
+	 * Its CPU time, which its budget is charged for: counted at its own
+	 * switches (rt_probe_switch) and read under rt.lock (rt_cpu_time).
+	 */
+	seqcount_t cpu_seq;
+	u64 cpu_ns;			/* had up to on_cpu_since */
+	u64 on_cpu_since;		/* when it took its CPU; 0: off it */
 	struct rcu_head rcu;
 };
 
@@ -132,7 +140,13 @@ static struct {
 	struct cpumask cpus;		/* rt_cpu..: a global plugin's tasks' */
 	const struct rts_policy *policy;
 	struct rt_task __rcu *task[RTS_MAX_TASKS];
+	/*
+	 * 1 + the highest id ever in task[]: how far the switch probes look,
+	 * on every switch of a thread at fifo_prio, also one of no task.
+	 */
+	int nr_ids;
 	struct tracepoint *process_exit;
+	struct tracepoint *sched_switch;
 	char server_name[RTS_MAX_SERVERS][RTSCHED_NAME_LEN];
 	char task_name[RTS_MAX_TASKS][RTSCHED_NAME_LEN];
 } rt;
@@ -451,6 +465,63 @@ static enum hrtimer_restart rt_timer_fn(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
+/*
+ * The policy core's cpu_time: the CPU time task id has had, and whether it
+ * is on a CPU.  rt.lock held; its switch on another CPU may be counting.
+ */
+static long long rt_cpu_time(const struct rts_sched *s, int id, int *on_cpu)
+{
+	struct rt_task *rtt = rt_task_at(id);
+	unsigned int seq;
+	u64 ns, since, now;
+
+	*on_cpu = 0;
+	if (!rtt)
+		return 0;
+	do {
+		seq = read_seqcount_begin(&rtt->cpu_seq);
+		ns = rtt->cpu_ns;
+		since = rtt->on_cpu_since;
+	} while (read_seqcount_retry(&rtt->cpu_seq, seq));
+	if (!since)
+		return ns;
+	*on_cpu = 1;
+	now = ktime_get_ns();
+	return ns + (now > since ? now - since : 0);
+}
+
+/*
+ * sched_switch: count the CPU time of the registered tasks switched out
+ * and in.  Only the task's own switches write its count (and its
+ * rt_ioctl_run()), one at a time; interrupts are off here.
+ */
+static void rt_probe_switch(void *data, bool preempt,
+			    struct task_struct *prev, struct task_struct *next,
+			    unsigned int prev_state)
+{
+	struct rt_task *out, *in;
+	u64 now;
+	int id;
+
+	out = rt_task_of(prev, &id, true);
+	in = rt_task_of(next, &id, true);
+	if (!out && !in)
+		return;
+	now = ktime_get_ns();
+	if (out) {
+		write_seqcount_begin(&out->cpu_seq);
+		if (out->on_cpu_since && now > out->on_cpu_since)
+			out->cpu_ns += now - out->on_cpu_since;
+		out->on_cpu_since = 0;
+		write_seqcount_end(&out->cpu_seq);
+	}
+	if (in) {
+		write_seqcount_begin(&in->cpu_seq);
+		in->on_cpu_since = now;
+		write_seqcount_end(&in->cpu_seq);
+	}
+}
+
 /* Save current's scheduling class, to give it back when it leaves. */
 static int rt_save_class(struct rt_task *rtt)
 {
@@ -726,6 +797,12 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	if (err)
 		goto out_mask;
 
+	/*
+	 * A thread of this file before: let the switch probes that found it
+	 * finish, so that only this thread's switches write its CPU time.
+	 */
+	if (rtt->tsk)
+		synchronize_rcu();
 	rtt->tsk = current;
 	rtt->pid = task_pid_vnr(current);
 	rtt->in_wait = true;
@@ -734,12 +811,18 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	/* Running now: its next switch-out may preempt a job (recorder). */
 	rtt->seen = (struct rts_seen) { .job_here = 1 };
 	raw_spin_lock_irq(&rt.lock);
+	/* On its CPU now, which its first switch-in would have said. */
+	write_seqcount_begin(&rtt->cpu_seq);
+	rtt->on_cpu_since = ktime_get_ns();
+	write_seqcount_end(&rtt->cpu_seq);
 	if (p.id == RTSCHED_AUTO_ID && !reserved)
 		p.id = rt_free_id();
 	err = -EINVAL;
 	/* A running task holds its slot; the recorder wants the pid early. */
 	if (p.id >= 0 && p.id < RTS_MAX_TASKS && !rt_task_at(p.id) &&
 	    !rt_id_used_elsewhere(p.id, in)) {
+		/* Pairs with rt_task_of(): the bound before the slot. */
+		smp_store_release(&rt.nr_ids, max(rt.nr_ids, p.id + 1));
 		rcu_assign_pointer(rt.task[p.id], rtt);
 		rt_share_epoch(in);
 		err = rts_task_run(in->sched, &p, reserved, ktime_get_ns(),
@@ -1085,6 +1168,7 @@ static int rt_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	}
 	kref_init(&rtt->ref);
+	seqcount_init(&rtt->cpu_seq);
 	rtt->id = RTS_NONE;
 	init_task_work(&rtt->gate, rt_gate_fn);
 	file->private_data = rtt;
@@ -1154,6 +1238,7 @@ int rtsched_register_plugin(const struct rts_policy *policy)
 				 (long long)start_lead_us * 1000, rt_emit, in);
 			in->sched->overrun_slack = (long long)overrun_slack_us *
 						   NSEC_PER_USEC;
+			in->sched->cpu_time = rt_cpu_time;
 			in->sched->nr_cpus = policy->global || policy->split ?
 					     rt_cpus : 1;
 		}
@@ -1208,12 +1293,14 @@ EXPORT_SYMBOL_GPL(rtsched_unregister_plugin);
 struct rt_task *rt_task_of(struct task_struct *p, int *id, bool by_class)
 {
 	struct rt_task *rtt;
-	int i;
+	int i, n;
 
 	if (by_class && (p->policy != SCHED_FIFO ||
 			 p->rt_priority != fifo_prio))
 		return NULL;
-	for (i = 0; i < RTS_MAX_TASKS; i++) {
+	/* Pairs with rt_ioctl_run(): a slot seen is within the bound. */
+	n = smp_load_acquire(&rt.nr_ids);
+	for (i = 0; i < n; i++) {
 		rtt = rcu_dereference_sched(rt.task[i]);
 		if (rtt && rtt->tsk == p) {
 			*id = i;
@@ -1276,7 +1363,10 @@ int rt_job_go_on(struct rt_task *rtt, int id, int cpu, u64 *job)
 
 static int __init rt_init(void)
 {
-	/* The recorder's, and the one that ends a thread's registration. */
+	/*
+	 * The recorder's and the CPU time's, and the one that ends a thread's
+	 * registration.
+	 */
 	static const char *const tracepoints[] = {
 		"sched_switch", "sched_process_exit",
 	};
@@ -1319,10 +1409,14 @@ static int __init rt_init(void)
 	err = rt_trace_init(trace_records, rt_cpu, rt_cpus, tp[0]);
 	if (err)
 		goto err_sched;
+	rt.sched_switch = tp[0];
 	rt.process_exit = tp[1];
-	err = tracepoint_probe_register(rt.process_exit, rt_probe_exit, NULL);
+	err = tracepoint_probe_register(rt.sched_switch, rt_probe_switch, NULL);
 	if (err)
 		goto err_trace;
+	err = tracepoint_probe_register(rt.process_exit, rt_probe_exit, NULL);
+	if (err)
+		goto err_switch_probe;
 	err = misc_register(&rt_misc);
 	if (err)
 		goto err_exit_probe;
@@ -1331,6 +1425,8 @@ static int __init rt_init(void)
 
 err_exit_probe:
 	tracepoint_probe_unregister(rt.process_exit, rt_probe_exit, NULL);
+err_switch_probe:
+	tracepoint_probe_unregister(rt.sched_switch, rt_probe_switch, NULL);
 	tracepoint_synchronize_unregister();
 err_trace:
 	rt_trace_exit();
@@ -1346,6 +1442,7 @@ static void __exit rt_exit(void)
 
 	misc_deregister(&rt_misc);
 	tracepoint_probe_unregister(rt.process_exit, rt_probe_exit, NULL);
+	tracepoint_probe_unregister(rt.sched_switch, rt_probe_switch, NULL);
 	/* rt_trace_exit() waits for the probes of both tracepoints. */
 	rt_trace_exit();
 	for (i = 0; i < rt_cpus; i++)

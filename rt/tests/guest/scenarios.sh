@@ -1,7 +1,7 @@
 #!/bin/sh
 # rtsched guest scenarios.  Runs inside the busybox initramfs as root with
-# the modules in $RT (default /rt) and rtctl, rt_periodic, rt_checks and
-# rt_dropcap on PATH.  Each scenario prints its output between
+# the modules in $RT (default /rt) and rtctl and the programs of
+# rt/tests/guest (rt_periodic, rt_checks, rt_dropcap, rt_intruder) on PATH.  Each scenario prints its output between
 #   ==== rtsched-scenario NAME begin ====
 #   ==== rtsched-scenario NAME end rc=N ====
 # and its trace, when it has one, between
@@ -349,6 +349,13 @@ unplugin hsf
 
 plugin fp
 run_config overrun --duration 1500 --spin 1 "$RT/overrun_guest.toml"
+rtctl clear
+# A thread of a higher priority than rtsched's tasks (fifo_prio 50) holds
+# the CPU 1 ms of every 2: "steady" is charged for the CPU it gets, never
+# for the time it waits (kept_away_guest.toml).
+rt_intruder 60 1000 2000 1700 &
+run_config kept_away --duration 1500 "$RT/kept_away_guest.toml"
+wait
 rtctl clear
 unplugin fp
 

@@ -347,6 +347,67 @@ static void test_throttle_fp(void)
 	CHECK(c.ran_task[0] == 20 * MS);
 }
 
+/* The CPU the kernel says task 0 got: all of it but [away_from, away_until). */
+static long long away_from, away_until, clock_now;
+
+static long long cpu_but_away(const struct rts_sched *s, int id, int *on_cpu)
+{
+	(void)s;
+	(void)id;
+	*on_cpu = clock_now < away_from || clock_now >= away_until;
+	return min_time(clock_now, away_from) +
+	       (clock_now > away_until ? clock_now - away_until : 0);
+}
+
+/* Advance to t with the kernel's clock at t, and choose as it does. */
+static void advance_to(struct rts_sched *s, long long t)
+{
+	clock_now = t;
+	rts_advance(s, t);
+	rts_choose(s);
+}
+
+/*
+ * With the kernel's CPU time, a task kept from its CPU 20 us before the
+ * end of its budget, for 3 ms, is not charged for them: throttled after
+ * its 2 ms of CPU, at 5.02 ms, not at 2 ms; and looked at every
+ * RTS_BUDGET_RECHECK while it is away.  Without it, chosen time is
+ * charged: throttled at 2 ms.
+ */
+static void test_budget_charges_cpu_time(void)
+{
+	static struct rts_sched s;
+	static struct trace tr;
+	static struct cpu c;
+
+	start_fresh(&s, &rts_policy_fp, &tr, &c);
+	s.cpu_time = cpu_but_away;
+	away_from = 2 * MS - 20000;
+	away_until = 5 * MS;
+	run_task(&s, task(0, RTS_NONE, 0, 10 * MS, 2 * MS));
+	advance_to(&s, 0);
+	CHECK(rts_next_event(&s) == 2 * MS);
+	advance_to(&s, 2 * MS);
+	CHECK(count(&tr, RTS_EV_OVERRUN, 0, RTS_NONE) == 0);
+	CHECK(rts_next_event(&s) == 2 * MS + RTS_BUDGET_RECHECK);
+	advance_to(&s, 4 * MS);
+	CHECK(count(&tr, RTS_EV_OVERRUN, 0, RTS_NONE) == 0);
+	CHECK(rts_next_event(&s) == 4 * MS + RTS_BUDGET_RECHECK);
+	advance_to(&s, 5 * MS + 10000);
+	CHECK(count(&tr, RTS_EV_OVERRUN, 0, RTS_NONE) == 0);
+	CHECK(rts_next_event(&s) == 5 * MS + 20000);
+	advance_to(&s, 5 * MS + 20000);
+	CHECK(count(&tr, RTS_EV_OVERRUN, 0, RTS_NONE) == 1);
+	CHECK(!s.task[0].chosen);
+
+	/* The same without the kernel's CPU time: chosen from 0, over at 2. */
+	start_fresh(&s, &rts_policy_fp, &tr, &c);
+	run_task(&s, task(0, RTS_NONE, 0, 10 * MS, 2 * MS));
+	advance_to(&s, 0);
+	advance_to(&s, 2 * MS);
+	CHECK(count(&tr, RTS_EV_OVERRUN, 0, RTS_NONE) == 1);
+}
+
 /* The same inside one server: Server0's spinner leaves its sibling on time. */
 static void test_throttle_in_server(void)
 {
@@ -532,6 +593,7 @@ int main(void)
 	RUN(test_hsf_isolation);
 	RUN(test_throttle_fp);
 	RUN(test_throttle_in_server);
+	RUN(test_budget_charges_cpu_time);
 	RUN(test_sporadic);
 	RUN(test_common_start);
 	RUN(test_reservation);
