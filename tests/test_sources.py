@@ -34,6 +34,8 @@ def _detected(path):
 @pytest.mark.parametrize("name, fmt", [
     ("dmesg-plain.txt", "dmesg"),
     ("dmesg-caller-id.txt", "dmesg"),
+    ("dmesg-mediatek-context.txt", "dmesg"),
+    ("console-vendor-context.txt", "console"),
     ("dmesg-continuation.txt", "dmesg"),
     ("dmesg-delta.txt", "dmesg"),
     ("dmesg-iso.txt", "dmesg-iso"),
@@ -143,6 +145,22 @@ def test_caller_id(fixture_path):
     (call,) = _events(boot, Kind.INITCALL)
     assert (call.name, call.t, call.dur) == ("ipc_ns_init", 120 * MS, 500 * US)
     assert boot.first_mark(Mark.USERSPACE_START).attrs["init"] == "/sbin/init"
+
+
+@pytest.mark.parametrize("name, version, devtmpfs, initcall, freed", [
+    ("console-vendor-context.txt", "3.10.104", 410025 * US, ("rk_pm_init", 512300 * US, 2441 * US), 2250713 * US),
+    ("dmesg-mediatek-context.txt", "4.4.146+", 231100 * US, ("mtk_clk_init", 310 * MS, 1250 * US), 1902300 * US),
+])
+def test_vendor_context_after_the_stamp_is_not_the_message(fixture_path, name, version, devtmpfs, initcall, freed):
+    """Rockchip's and Samsung's `[0:  swapper/0:  1]` and MediaTek's `-(0)[1:swapper/0]`
+    (CPU, task, PID) between the stamp and the message: the milestones are read."""
+    boot = read([fixture_path(name)])
+    assert boot.meta["kernel_version"] == version
+    assert boot.first_mark("kernel.devtmpfs").t == devtmpfs
+    assert boot.meta["lpj"] in (240000, 52000)
+    (call,) = _events(boot, Kind.INITCALL)
+    assert (call.name, call.t, call.dur) == initcall
+    assert boot.first_mark("kernel.free-initmem").t == freed
 
 
 def test_syslog_reads_kernel_lines_only(fixture_path):
