@@ -335,6 +335,15 @@ def test_systemd_time_all_parts(fixture_path):
     assert boot.at(reached) == 3600 * MS + 68100 * MS
 
 
+def test_the_end_is_reached_after_the_first_phase_starts_not_after_printk_zero(fixture_path):
+    """systemd's firmware and loader times come before printk time zero: the text report's
+    "reached after power-on" is the whole boot, 1min 23.508s, not the 73.208 s after zero."""
+    from bootlab.render import render
+
+    text = render(analyze(read([fixture_path("systemd-time-full.txt")])), "text")
+    assert "ready reached 83.508 s after power-on" in text
+
+
 @pytest.mark.parametrize("text, ns", [("1min 9.608s", 69608 * MS), ("821ms", 821 * MS), ("588us", 588 * US),
                                       ("2h 3min", (2 * 3600 + 3 * 60) * S), ("1.5s", 1500 * MS)])
 def test_span(text, ns):
