@@ -163,6 +163,17 @@ def test_vendor_context_after_the_stamp_is_not_the_message(fixture_path, name, v
     assert boot.first_mark("kernel.free-initmem").t == freed
 
 
+def test_a_printk_clock_started_before_the_kernel_is_not_kernel_init(fixture_path):
+    """A Rockchip vendor kernel's first message is stamped [    1.651207]: the counter ran
+    from reset, so the 1.65 s before it are the firmware's, not kernel init."""
+    a = analyze(read([fixture_path("dmesg-clock-before-kernel.txt")]))
+    start = a.phases.boundaries[Mark.KERNEL_START]
+    assert start.at == 1651207 * US and start.evidence.endswith("dmesg-clock-before-kernel.txt:1 (the kernel's first message)")
+    assert a.phases.spans[0].duration == (2050442 - 1651207) * US  # to devtmpfs
+    assert a.phases.total == (4802003 - 1651207) * US
+    assert any("did not start with the kernel" in note for note in a.phases.notes)
+
+
 def test_syslog_reads_kernel_lines_only(fixture_path):
     boot = read([fixture_path("syslog.txt")])
     assert boot.meta["console_baud"] == 115200
