@@ -174,6 +174,19 @@ def test_a_printk_clock_started_before_the_kernel_is_not_kernel_init(fixture_pat
     assert any("did not start with the kernel" in note for note in a.phases.notes)
 
 
+def test_a_banner_microseconds_after_the_first_messages_keeps_kernel_init_at_printk_zero(tmp_path):
+    """SPARC's sun4v kernel prints PROMLIB lines before its banner, at [    0.000066]: its
+    clock started with it, and kernel init starts at printk time zero, with no note."""
+    path = tmp_path / "dmesg.txt"
+    path.write_text("[    0.000021] PROMLIB: Sun IEEE Boot Prom 'OBP 4.30.4 2011/07/06 14:29'\n"
+                    "[    0.000066] Linux version 5.4.0-sparc64 (builder@buildhost) #1 SMP\n"
+                    "[    1.512000] devtmpfs: initialized\n"
+                    "[    4.200000] Run /sbin/init as init process\n")
+    a = analyze(read([str(path)]))
+    assert a.phases.boundaries[Mark.KERNEL_START].at == 0
+    assert not any("did not start with the kernel" in note for note in a.phases.notes)
+
+
 def test_syslog_reads_kernel_lines_only(fixture_path):
     boot = read([fixture_path("syslog.txt")])
     assert boot.meta["console_baud"] == 115200
