@@ -10,7 +10,8 @@ Boundaries, in order of preference:
                    zero; the bootloader timer's zero (its reset)
   bootloader       U-Boot SPL / U-Boot / GRUB banner; systemd's loader time
   kernel load      "Starting kernel ...", "Booting from ROM...", bootstage start_kernel
-  kernel init      the printk clock's zero (timekeeping starts with the kernel)
+  kernel init      the printk clock's zero (timekeeping starts with the kernel); the kernel's
+                   first message when it is stamped later (a clock the firmware started)
   initcalls        "devtmpfs: initialized" (driver_init, right before do_initcalls);
                    else the first built-in initcall after SMP bring-up; else the first
                    built-in one (a module's initcall runs when userspace loads it)
