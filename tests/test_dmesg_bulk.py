@@ -181,6 +181,18 @@ def test_bulk_leaves_other_layouts_to_the_per_line_path(tmp_path, scanner):
     assert len(boot.logs[0]) == 30_000
 
 
+@pytest.mark.parametrize("context", [b"  [0:      swapper/0:    1] ", b" -(0)[1:swapper/0]"])
+def test_bulk_leaves_a_vendor_context_after_the_stamp_to_the_per_line_path(tmp_path, scanner, context):
+    """The CPU/task/PID a vendor kernel puts after the stamp is not in the fixed layout: the
+    message would start with it, and no milestone would be read."""
+    path = tmp_path / "vendor.dmesg"
+    path.write_bytes(b"".join(b"[%5d.%06d]%scalling  x%d+0x0/0x10 @ 1\n" % (i // 1000, i % 1000, context, i)
+                              for i in range(30_000)) + b"[   31.000000]%sdevtmpfs: initialized\n" % context)
+    boot = read([str(path)])
+    assert not isinstance(boot.logs[0].text, dmesg_bulk.SlicedText)
+    assert boot.first_mark("kernel.devtmpfs").t == 31_000_000_000
+
+
 @pytest.mark.parametrize("dirt, dirty", [(b"", False), (b"\r\n", False), (b"\tx", False), (b"\x1b[0m", True),
                                          (b"\x7f", True), (b"a\rb", True), (b"\x00", True)])
 def test_control_characters_send_a_log_to_the_per_line_cleaning(dirt, dirty):

@@ -34,6 +34,8 @@ def _detected(path):
 @pytest.mark.parametrize("name, fmt", [
     ("dmesg-plain.txt", "dmesg"),
     ("dmesg-caller-id.txt", "dmesg"),
+    ("dmesg-mediatek-context.txt", "dmesg"),
+    ("console-vendor-context.txt", "console"),
     ("dmesg-continuation.txt", "dmesg"),
     ("dmesg-delta.txt", "dmesg"),
     ("dmesg-iso.txt", "dmesg-iso"),
@@ -143,6 +145,46 @@ def test_caller_id(fixture_path):
     (call,) = _events(boot, Kind.INITCALL)
     assert (call.name, call.t, call.dur) == ("ipc_ns_init", 120 * MS, 500 * US)
     assert boot.first_mark(Mark.USERSPACE_START).attrs["init"] == "/sbin/init"
+
+
+@pytest.mark.parametrize("name, version, devtmpfs, initcall, freed", [
+    ("console-vendor-context.txt", "3.10.104", 410025 * US, ("rk_pm_init", 512300 * US, 2441 * US), 2250713 * US),
+    ("dmesg-mediatek-context.txt", "4.4.146+", 231100 * US, ("mtk_clk_init", 310 * MS, 1250 * US), 1902300 * US),
+])
+def test_vendor_context_after_the_stamp_is_not_the_message(fixture_path, name, version, devtmpfs, initcall, freed):
+    """Rockchip's and Samsung's `[0:  swapper/0:  1]` and MediaTek's `-(0)[1:swapper/0]`
+    (CPU, task, PID) between the stamp and the message: the milestones are read."""
+    boot = read([fixture_path(name)])
+    assert boot.meta["kernel_version"] == version
+    assert boot.first_mark("kernel.devtmpfs").t == devtmpfs
+    assert boot.meta["lpj"] in (240000, 52000)
+    (call,) = _events(boot, Kind.INITCALL)
+    assert (call.name, call.t, call.dur) == initcall
+    assert boot.first_mark("kernel.free-initmem").t == freed
+
+
+def test_a_printk_clock_started_before_the_kernel_is_not_kernel_init(fixture_path):
+    """A Rockchip vendor kernel's first message is stamped [    1.651207]: the counter ran
+    from reset, so the 1.65 s before it are the firmware's, not kernel init."""
+    a = analyze(read([fixture_path("dmesg-clock-before-kernel.txt")]))
+    start = a.phases.boundaries[Mark.KERNEL_START]
+    assert start.at == 1651207 * US and start.evidence.endswith("dmesg-clock-before-kernel.txt:1 (the kernel's first message)")
+    assert a.phases.spans[0].duration == (2050442 - 1651207) * US  # to devtmpfs
+    assert a.phases.total == (4802003 - 1651207) * US
+    assert any("did not start with the kernel" in note for note in a.phases.notes)
+
+
+def test_a_banner_microseconds_after_the_first_messages_keeps_kernel_init_at_printk_zero(tmp_path):
+    """SPARC's sun4v kernel prints PROMLIB lines before its banner, at [    0.000066]: its
+    clock started with it, and kernel init starts at printk time zero, with no note."""
+    path = tmp_path / "dmesg.txt"
+    path.write_text("[    0.000021] PROMLIB: Sun IEEE Boot Prom 'OBP 4.30.4 2011/07/06 14:29'\n"
+                    "[    0.000066] Linux version 5.4.0-sparc64 (builder@buildhost) #1 SMP\n"
+                    "[    1.512000] devtmpfs: initialized\n"
+                    "[    4.200000] Run /sbin/init as init process\n")
+    a = analyze(read([str(path)]))
+    assert a.phases.boundaries[Mark.KERNEL_START].at == 0
+    assert not any("did not start with the kernel" in note for note in a.phases.notes)
 
 
 def test_syslog_reads_kernel_lines_only(fixture_path):
@@ -315,6 +357,15 @@ def test_systemd_time_all_parts(fixture_path):
     assert boot.clocks[Clock.USERSPACE].offset == 3600 * MS
     (reached,) = _events(boot, Kind.UNIT)
     assert boot.at(reached) == 3600 * MS + 68100 * MS
+
+
+def test_the_end_is_reached_after_the_first_phase_starts_not_after_printk_zero(fixture_path):
+    """systemd's firmware and loader times come before printk time zero: the text report's
+    "reached after power-on" is the whole boot, 1min 23.508s, not the 73.208 s after zero."""
+    from bootlab.render import render
+
+    text = render(analyze(read([fixture_path("systemd-time-full.txt")])), "text")
+    assert "ready reached 83.508 s after power-on" in text
 
 
 @pytest.mark.parametrize("text, ns", [("1min 9.608s", 69608 * MS), ("821ms", 821 * MS), ("588us", 588 * US),

@@ -10,7 +10,8 @@ Boundaries, in order of preference:
                    zero; the bootloader timer's zero (its reset)
   bootloader       U-Boot SPL / U-Boot / GRUB banner; systemd's loader time
   kernel load      "Starting kernel ...", "Booting from ROM...", bootstage start_kernel
-  kernel init      the printk clock's zero (timekeeping starts with the kernel)
+  kernel init      the printk clock's zero (timekeeping starts with the kernel); the kernel's
+                   first message when it is stamped later (a clock the firmware started)
   initcalls        "devtmpfs: initialized" (driver_init, right before do_initcalls);
                    else the first built-in initcall after SMP bring-up; else the first
                    built-in one (a module's initcall runs when userspace loads it)
@@ -303,6 +304,37 @@ def _bootloader_start(boot: Boot, power_on: int | None, notes: list[str]) -> tup
     return at, _evidence(after, "bootloader banner")
 
 
+# A banner stamped later than this was not printed by a kernel whose clock started with it:
+# such a kernel's first messages come within microseconds (SPARC's sun4v prints its
+# PROMLIB lines first and the banner at [    0.000066]), a firmware's counter runs for
+# the hundreds of milliseconds a boot ROM and a bootloader take at the least.
+CLOCK_BEFORE_KERNEL_NS = 10_000_000
+
+
+def _kernel_clock_started_before(boot: Boot, notes: list[str]) -> tuple[int, str] | None:
+    """Where the kernel started when its printk clock did not start with it.  The banner is
+    at printk time zero on most kernels; some count from a timer that ran before the
+    kernel (Rockchip's vendor kernels stamp their first message [    1.702674]: the arm64
+    counter runs from the SoC's reset), so printk time zero is firmware and bootloader
+    time, not kernel init.  The kernel starts at its first message then (the banner, or
+    ARM's "Booting Linux on physical CPU" just before it), and a note says what came before."""
+    banner, ev = _first(boot, km.BANNER)
+    if banner is None or ev.clock != Clock.PRINTK or ev.t is None or ev.t < CLOCK_BEFORE_KERNEL_NS:
+        return None
+    first, first_ev = ev.t, ev
+    for cpu in boot.marks(km.BOOT_CPU):
+        if cpu.clock == Clock.PRINTK and cpu.t is not None and cpu.t <= first and cpu.line <= ev.line:
+            first, first_ev = cpu.t, cpu
+    at = boot.to_ref(Clock.PRINTK, first)
+    if at is None:
+        return None
+    notes.append(f"the printk clock did not start with the kernel: its first message ({_evidence(first_ev)}) is "
+                 f"stamped {first / 1e9:.6f} s by a timer that ran before it (the firmware's, as on "
+                 "Rockchip SoCs whose counter runs from reset, or a kernel before a kexec); kernel init starts "
+                 "there, and the time before it is in no phase")
+    return at, _evidence(first_ev, "the kernel's first message")
+
+
 def find_phases(boot: Boot) -> Phases:
     result = Phases()
     result.notes += _log_start_missing(boot)
@@ -313,6 +345,9 @@ def find_phases(boot: Boot) -> Phases:
     found[Mark.KERNEL_LOAD] = (at, _evidence(ev, "kernel handover"))
     kstart = boot.to_ref(Clock.PRINTK, 0)
     found[Mark.KERNEL_START] = (kstart, "printk clock zero" if kstart is not None else "")
+    late = _kernel_clock_started_before(boot, result.notes)
+    if late is not None:
+        found[Mark.KERNEL_START] = late
     if kstart is None:
         at, ev = _first(boot, km.BANNER)
         if at is not None:

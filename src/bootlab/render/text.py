@@ -51,7 +51,9 @@ def render(a: Analysis) -> str:
         out.append("")
         out.append(f"Startup finished in {parts} = {span(total)}")
         start_name = "power-on" if "power-on" in p.boundaries else first.phases[0].value
-        out.append(f"{end.mark} reached {seconds(end.at)} s after {start_name} ({end.evidence})")
+        # From the first phase's start, not the reference clock's zero: systemd-analyze's
+        # firmware and loader times come before printk time zero.
+        out.append(f"{end.mark} reached {seconds(end.at - first.start)} s after {start_name} ({end.evidence})")
         seen = a.console.ready_line_at if a.console is not None else None
         waited = backlog(end.at, seen)
         if waited is not None:

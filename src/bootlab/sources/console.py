@@ -22,11 +22,19 @@ from .userspace import Patterns, UserspaceReader
 
 FORMAT = "console"
 
+# Vendor kernels stamp each message with the CPU, task and PID after the time; it is not
+# the message's text (left in, no milestone in such a log is recognised: no kernel version,
+# devtmpfs, initcall or Freeing unused kernel memory):
+#   Rockchip's and Samsung's Android 3.x kernels   [    1.419225]  [0:      swapper/0:    1] devtmpfs: initialized
+#   MediaTek's (CPU in parentheses, then PID:task)  [    0.151464] -(0)[1:swapper/0]msg, also .(0), <0>-(0), " (0)"
+VENDOR_CONTEXT_FORMS = r"\s*\[\s*\d+:[^\]]*:\s*\d+\]|\s*(?:<\d>)?[-.]?\(\d+\)\[\d+:[^\]]*\]"
+VENDOR_CONTEXT = f"(?:{VENDOR_CONTEXT_FORMS})?"
 # [    1.234567] msg, optionally with a caller id: [  311.349740][    T1] msg
-PRINTK_AT_START = re.compile(r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\](?:\[\s*(?P<caller>[TC]\d+)\])? ?")
+PRINTK_AT_START = re.compile(r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\](?:\[\s*(?P<caller>[TC]\d+)\])?"
+                             + VENDOR_CONTEXT + " ?")
 PAUSE_CUT = 100_000_000  # ns of silence inside a physical line that make what follows a new line
 LEADING_INVISIBLE = re.compile(r"(?:\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_]|[ -/][0-~]|[a-z])|[\x00-\x20\x7f])*")
-PRINTK_INSIDE = re.compile(r"\[\s*\d+\.\d{6,9}\](?:\[\s*[TC]\d+\])? ")
+PRINTK_INSIDE = re.compile(r"\[\s*\d+\.\d{6,9}\](?:\[\s*[TC]\d+\])?" + VENDOR_CONTEXT + " ")
 # The reference device's init prints the kernel log after ready between these lines
 # (targets/initramfs.py and bootlab-init.c print the same text): the log is printed again.
 DMESG_DUMP_BEGIN = "==== bootlab-dmesg begin ===="

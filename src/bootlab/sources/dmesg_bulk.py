@@ -26,7 +26,7 @@ import numpy as np
 
 from .._native import dmesgscan
 from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SlicedText, SourceInfo, in_range
-from .console import DMESG_DUMP_BEGIN, MEANINGFUL, MEANINGFUL_STARTS, MEANINGFUL_WORDS, Interpreter, stamp_ns
+from .console import DMESG_DUMP_BEGIN, VENDOR_CONTEXT_FORMS, MEANINGFUL, MEANINGFUL_STARTS, MEANINGFUL_WORDS, Interpreter, stamp_ns
 from .initcall import NO_RET_CODE, InitcallReader
 from .userspace import Patterns
 
@@ -36,6 +36,9 @@ MIN_LINES = 20_000
 # page faults (on a virtual machine especially) than the pass itself.
 CHUNK = 1 << 22
 _LEADING_NEWLINES = re.compile(rb"\n*")
+# A vendor kernel's CPU/task/PID after the stamp (console.VENDOR_CONTEXT): the message does
+# not start right after the fixed layout's stamp, so the per-line path reads such a log.
+_VENDOR_CONTEXT = re.compile(rf"^(?:<\d+>)?\[[ \d]+\.\d{{6}}\](?:{VENDOR_CONTEXT_FORMS})".encode(), re.M)
 
 
 def _stamps(arr: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -93,6 +96,8 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
     skipped = _LEADING_NEWLINES.match(data).end()
     if skipped:
         data = data[skipped:]
+    if _VENDOR_CONTEXT.search(data, 0, 1 << 16):
+        return False
     arr = np.frombuffer(data, dtype=np.uint8)
     columns = _lines(data, arr)
     if columns is None:

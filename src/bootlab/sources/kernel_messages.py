@@ -29,6 +29,7 @@ ROOT_MOUNTED = "kernel.root-mounted"
 FREE_INITMEM = "kernel.free-initmem"
 WRITE_PROTECT = "kernel.write-protect"
 BANNER = "kernel.banner"
+BOOT_CPU = "kernel.boot-cpu"  # "Booting Linux on physical CPU 0x0": ARM's first message, just before the banner
 
 _CALIBRATE = re.compile(r"Calibrating delay (?:loop|using timer specific routine)(?P<skipped> \(skipped\))?.*?(?P<bogo>[\d.]+) BogoMIPS \(lpj=(?P<lpj>\d+)\)")
 _RUN_INIT = re.compile(r"^Run (?P<init>\S+) as init process")
@@ -44,6 +45,7 @@ _COMPRESSED = re.compile(r"^(?:Decompressing|Uncompressing) Linux")
 # A message reaches the expressions only if it starts with one of these (fast path).
 PREFIXES = (
     "Linux version",
+    "Booting Linux on physical CPU",
     "Command line:",
     "Kernel command line:",
     "Calibrating delay",
@@ -77,6 +79,8 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
             boot.meta.setdefault("kernel_version", m.group("version"))
             boot.meta.setdefault("kernel_banner", msg)
         mark(BANNER)
+    elif msg.startswith("Booting Linux on physical CPU"):
+        mark(BOOT_CPU)
     elif msg.startswith(("Command line:", "Kernel command line:")):
         cmdline = msg.split(":", 1)[1].strip()
         boot.meta.setdefault("cmdline", cmdline)

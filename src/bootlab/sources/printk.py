@@ -23,14 +23,14 @@ import re
 from datetime import datetime
 
 from ..timeline import Boot, Clock, ConsoleLog, SourceInfo, in_range
-from .console import Interpreter
+from .console import VENDOR_CONTEXT, Interpreter
 from .kernel_messages import is_banner
 from .lines import CONTROL_BYTES, clean, decode
 from .userspace import Patterns
 
 DMESG = re.compile(
     r"^(?:<\d+>)?(?:[a-z]+\s*:[a-z]+\s*: )?\[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})(?: <\s*-?\d+\.\d+>)?\]"
-    r"(?:\[\s*(?P<caller>[TC]\d+)\])? ?"
+    r"(?:\[\s*(?P<caller>[TC]\d+)\])?" + VENDOR_CONTEXT + " ?"  # (a vendor kernel's CPU/task/PID: see console)
 )
 # The wall clock dmesg computes as boot time + printk time, to the microsecond.
 DMESG_ISO = re.compile(
