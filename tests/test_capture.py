@@ -450,6 +450,14 @@ time.sleep(300)
 """
 
 
+def exited(pid: int) -> bool:
+    """Whether process pid has exited (perhaps a zombie its new parent has not reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
 def test_a_launched_console_dies_with_a_killed_bootlab():
     """A bootlab killed outright (kill -9) cannot power off: its child (QEMU) is killed by
     the kernel rather than left running, and loading the host, for ever."""
@@ -459,10 +467,7 @@ def test_a_launched_console_dies_with_a_killed_bootlab():
     owner.kill()
     owner.wait()
     for _ in range(100):  # the child is reparented, killed, then reaped by its new parent
-        try:
-            if Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                break
-        except OSError:
+        if exited(child):
             break
         time.sleep(0.05)
     else:

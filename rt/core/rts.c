@@ -199,10 +199,6 @@ static void start_epoch(struct rts_sched *s, long long now, long long epoch)
 	}
 }
 
-/*
- * Start a periodic task.  With use_reservation the parameters come from
- * the reservation of p->id (made by rtctl load); otherwise p is new.
- */
 /* A new period (or the first): the budget is whole again. */
 static void new_budget(struct rts_sched *s, struct rts_task *t)
 {
@@ -214,6 +210,10 @@ static void new_budget(struct rts_sched *s, struct rts_task *t)
 		t->cpu_base = s->cpu_time(s, t->p.id, &on_cpu);
 }
 
+/*
+ * Start a periodic task.  With use_reservation the parameters come from
+ * the reservation of p->id (made by rtctl load); otherwise p is new.
+ */
 int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 		 int use_reservation, long long now, const char **why)
 {

@@ -116,7 +116,7 @@ struct rt_task {
 	struct rt_inst *inst;		/* its CPU's scheduler while running */
 	/*
 	 * Its CPU time, which its budget is charged for: counted at its own
-	 * switches (rt_probe_switch) and read under rt.lock (rt_cpu_time).
+	 * switches (rt_count_switch) and read under rt.lock (rt_cpu_time).
 	 */
 	seqcount_t cpu_seq;
 	u64 cpu_ns;			/* had up to on_cpu_since */
@@ -141,12 +141,11 @@ static struct {
 	const struct rts_policy *policy;
 	struct rt_task __rcu *task[RTS_MAX_TASKS];
 	/*
-	 * 1 + the highest id ever in task[]: how far the switch probes look,
+	 * 1 + the highest id ever in task[]: how far the switch probe looks,
 	 * on every switch of a thread at fifo_prio, also one of no task.
 	 */
 	int nr_ids;
 	struct tracepoint *process_exit;
-	struct tracepoint *sched_switch;
 	char server_name[RTS_MAX_SERVERS][RTSCHED_NAME_LEN];
 	char task_name[RTS_MAX_TASKS][RTSCHED_NAME_LEN];
 } rt;
@@ -491,23 +490,13 @@ static long long rt_cpu_time(const struct rts_sched *s, int id, int *on_cpu)
 }
 
 /*
- * sched_switch: count the CPU time of the registered tasks switched out
- * and in.  Only the task's own switches write its count (and its
- * rt_ioctl_run()), one at a time; interrupts are off here.
+ * The CPU time of registered tasks switched out and in at now, counted by
+ * the sched_switch probe (rtsched_trace.c).  Only the task's own switches
+ * write its count (and its rt_ioctl_run()), one at a time; interrupts are
+ * off here.
  */
-static void rt_probe_switch(void *data, bool preempt,
-			    struct task_struct *prev, struct task_struct *next,
-			    unsigned int prev_state)
+void rt_count_switch(struct rt_task *out, struct rt_task *in, u64 now)
 {
-	struct rt_task *out, *in;
-	u64 now;
-	int id;
-
-	out = rt_task_of(prev, &id, true);
-	in = rt_task_of(next, &id, true);
-	if (!out && !in)
-		return;
-	now = ktime_get_ns();
 	if (out) {
 		write_seqcount_begin(&out->cpu_seq);
 		if (out->on_cpu_since && now > out->on_cpu_since)
@@ -1363,10 +1352,7 @@ int rt_job_go_on(struct rt_task *rtt, int id, int cpu, u64 *job)
 
 static int __init rt_init(void)
 {
-	/*
-	 * The recorder's and the CPU time's, and the one that ends a thread's
-	 * registration.
-	 */
+	/* The recorder's, and the one that ends a thread's registration. */
 	static const char *const tracepoints[] = {
 		"sched_switch", "sched_process_exit",
 	};
@@ -1409,14 +1395,10 @@ static int __init rt_init(void)
 	err = rt_trace_init(trace_records, rt_cpu, rt_cpus, tp[0]);
 	if (err)
 		goto err_sched;
-	rt.sched_switch = tp[0];
 	rt.process_exit = tp[1];
-	err = tracepoint_probe_register(rt.sched_switch, rt_probe_switch, NULL);
-	if (err)
-		goto err_trace;
 	err = tracepoint_probe_register(rt.process_exit, rt_probe_exit, NULL);
 	if (err)
-		goto err_switch_probe;
+		goto err_trace;
 	err = misc_register(&rt_misc);
 	if (err)
 		goto err_exit_probe;
@@ -1425,8 +1407,6 @@ static int __init rt_init(void)
 
 err_exit_probe:
 	tracepoint_probe_unregister(rt.process_exit, rt_probe_exit, NULL);
-err_switch_probe:
-	tracepoint_probe_unregister(rt.sched_switch, rt_probe_switch, NULL);
 	tracepoint_synchronize_unregister();
 err_trace:
 	rt_trace_exit();
@@ -1442,7 +1422,6 @@ static void __exit rt_exit(void)
 
 	misc_deregister(&rt_misc);
 	tracepoint_probe_unregister(rt.process_exit, rt_probe_exit, NULL);
-	tracepoint_probe_unregister(rt.sched_switch, rt_probe_switch, NULL);
 	/* rt_trace_exit() waits for the probes of both tracepoints. */
 	rt_trace_exit();
 	for (i = 0; i < rt_cpus; i++)

@@ -125,6 +125,11 @@ static void job_event(int id, int type, u64 job, u64 now, int cpu)
 	rt_trace_put(&rec);
 }
 
+/*
+ * The framework's one sched_switch probe: it counts the CPU time of the
+ * tasks switched out and in (their budgets are charged for it) on any CPU,
+ * and records the switch and the job events on the real-time CPUs.
+ */
 static void probe_sched_switch(void *data, bool preempt,
 			       struct task_struct *prev,
 			       struct task_struct *next,
@@ -133,15 +138,22 @@ static void probe_sched_switch(void *data, bool preempt,
 	struct rtsched_record rec = {
 		.type = RTS_EV_SWITCH, .task = -1, .server = -1,
 	};
-	struct rt_task *rtt;
-	int id, type, cpu = smp_processor_id();
+	struct rt_task *out, *in;
+	int out_id, in_id, type, cpu = smp_processor_id();
+	bool recorded;
 	u64 job;
 
+	out = rt_task_of(prev, &out_id, true);
+	in = rt_task_of(next, &in_id, true);
 	/* Unlocked: a quick filter, rt_trace_put() decides under the lock. */
-	if (!READ_ONCE(ring.buf) || cpu < ring.first_cpu ||
-	    cpu >= ring.first_cpu + ring.nr_cpus)
+	recorded = READ_ONCE(ring.buf) && cpu >= ring.first_cpu &&
+		   cpu < ring.first_cpu + ring.nr_cpus;
+	if (!out && !in && !recorded)
 		return;
 	rec.time = ktime_get_ns();
+	rt_count_switch(out, in, rec.time);
+	if (!recorded)
+		return;
 	rec.cpu = cpu;
 	rec.pid = task_pid_nr(prev);
 	rec.next_pid = task_pid_nr(next);
@@ -153,14 +165,12 @@ static void probe_sched_switch(void *data, bool preempt,
 	rt_trace_put(&rec);
 
 	/* Job events of the task switched out and of the one switched in. */
-	rtt = rt_task_of(prev, &id, true);
-	type = rtt ? rt_job_switch_out(rtt, id, &job) : RTS_NONE;
+	type = out ? rt_job_switch_out(out, out_id, &job) : RTS_NONE;
 	if (type != RTS_NONE)
-		job_event(id, type, job, rec.time, cpu);
-	rtt = rt_task_of(next, &id, true);
-	type = rtt ? rt_job_switch_in(rtt, id, cpu, &job) : RTS_NONE;
+		job_event(out_id, type, job, rec.time, cpu);
+	type = in ? rt_job_switch_in(in, in_id, cpu, &job) : RTS_NONE;
 	if (type != RTS_NONE)
-		job_event(id, type, job, rec.time, cpu);
+		job_event(in_id, type, job, rec.time, cpu);
 }
 
 /*

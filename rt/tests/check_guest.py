@@ -161,7 +161,7 @@ class Checker:
     def task_budget(self, scenario, events, task, tol):
         """From the sched_switch lines: the task ran at most wcet + slack
         in each of its periods (it was throttled, not left to run)."""
-        if not self.within_budget(scenario, events, task, tol, "throttled to its wcet"):
+        if self.within_budget(scenario, events, task, tol, "throttled to its wcet") is None:
             return
         self.check(any(n == "overrun" and k["task"] == str(task)
                        for _, n, k in events),
@@ -169,14 +169,15 @@ class Checker:
 
     def within_budget(self, scenario, events, task, tol, what):
         """Check that task ran at most wcet + slack on its CPU (the
-        sched_switch lines) in each of its periods; False if untraced."""
+        sched_switch lines) in each of its periods; its task_create
+        fields, None if untraced."""
         created = next((k for _, n, k in events
                         if n == "task_create" and k["task"] == str(task)), None)
         releases = [t for t, n, k in events
                     if n == "release" and k["task"] == str(task)]
         if created is None or not releases:
             self.check(False, f"{scenario}: task {task} traced")
-            return False
+            return None
         period, wcet = int(created["period"]), int(created["wcet"])
         runs = run_intervals(events).get(int(created["pid"]), [])
         used = [overlap(r, r + period, runs) for r in releases[:-1]]
@@ -185,16 +186,17 @@ class Checker:
                    f"{scenario}: task {task} {what}",
                    f"max {worst / 1e6:.3f} ms per period, wcet "
                    f"{wcet / 1e6:.3f} ms, {len(used)} periods", timing=True)
-        return True
+        return created
 
     def kept_away(self, scenario, events, task, tol):
         """A thread outside the framework took the task's CPU in the middle
         of its jobs (the task switched out to it, runnable), and the task
         was charged only for the CPU it got: no overrun, no miss, and at
         most wcet + slack on its CPU in each period."""
-        if not self.within_budget(scenario, events, task, tol, "ran at most its budget"):
+        created = self.within_budget(scenario, events, task, tol, "ran at most its budget")
+        if created is None:
             return
-        pid = next(k["pid"] for _, n, k in events if n == "task_create" and k["task"] == str(task))
+        pid = created["pid"]
         jobs = sum(1 for _, n, k in events if n == "complete" and k["task"] == str(task))
         taken = sum(1 for _, n, k in events if n == "switch" and k["prev_pid"] == pid
                     and k["prev_state"] == "R" and k["next_comm"] == "rt_intruder")

@@ -4,7 +4,6 @@ in the middle of a boot) and resumed, and the optimizer on a one-candidate list.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -17,6 +16,8 @@ from bootlab.cli import main
 from bootlab.lab import campaign
 from bootlab.lab.boots import captures_dir
 from bootlab.lab.store import Store
+
+from test_capture import exited
 
 pytestmark = pytest.mark.qemu
 
@@ -43,14 +44,6 @@ def _children(pid: int) -> list[int]:
         return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
         return []
-
-
-def _gone(pid: int) -> bool:
-    """Exited (perhaps a zombie its new parent has not reaped yet)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
 
 
 def _start(path: str, db: str) -> subprocess.Popen:
@@ -89,7 +82,7 @@ def test_campaign_resumes_after_ctrl_c_and_kill_9(tmp_path, capsys):
     second.kill()
     second.wait(30)
     # The kernel kills the QEMU of a bootlab killed outright: it does not run on, alone.
-    _wait(lambda: all(_gone(pid) for pid in qemu), timeout=10)
+    _wait(lambda: all(exited(pid) for pid in qemu), timeout=10)
     assert [r.sequence for r in _stored(db)] == [0, 1, 1]
 
     assert main(["lab", "run", str(path), "--db", db, "-f", "json"]) == 0
