@@ -146,3 +146,24 @@ def test_a_programs_own_copy_is_no_damage_when_quiet_hides_the_kernels():
     assert a.console.loss is not None and a.console.loss.damaged == []
     assert not [d for d in a.boot.diagnostics if "the console lost" in d.message]
     assert "no console line could be checked" in render(a, "text")
+
+
+def test_a_step_is_charged_the_console_lines_it_printed():
+    """The camera demo's boot (a real capture at 115200 baud, before the scheduler's modules
+    and rtctl were made silent): its `scheduler` step (rtctl loading rtsched.ko, its plugin
+    and Table III) lasted 63.6 ms, and 32.8 ms of it was six lines going out at the
+    console's speed, which the step waited for: its start mark, the kernel's two taint
+    warnings for an out-of-tree module, the framework's two load messages and rtctl's
+    summary.  Steps nest (services holds modules and scheduler): each counts its own."""
+    a = analyze(read([str(DATA / "real" / "camera-scheduler-step.capture.gz")]))
+    steps = {s.name: s for s in a.steps}
+    sched = steps["scheduler"]
+    assert a.console.per_step[("scheduler", sched.start)] == (6, 378, 378 * 10 * 10**9 // 115200)
+    assert a.console.per_step[("modules", steps["modules"].start)][:2] == (9, 562)
+    services = a.console.per_step[("services", steps["services"].start)]
+    assert services[0] >= 9 + 6 and services[2] <= steps["services"].duration
+    assert "scheduler  at 7.452 s  console 6 lines, 378 bytes: 32.8 ms at 115200 baud" in render(a, "text")
+    doc = json.loads(render(a, "json"))
+    assert {"step": "scheduler", "start_ns": sched.start, "lines": 6, "bytes": 378,
+            "cost_ns": 32812500} in doc["console"]["per_step"]
+

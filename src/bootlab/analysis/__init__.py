@@ -49,6 +49,8 @@ def analyze(boot: Boot, options: Options | None = None) -> Analysis:
     phases = find_phases(boot)
     assign(boot, phases)
     outcomes = returned(boot)
+    steps = sorted(top(boot, Kind.STEP, None), key=lambda b: (b.start is None, b.start or 0))
+    console = console_cost(boot, phases, options.baud, steps)
     return Analysis(
         boot=boot,
         phases=phases,
@@ -57,13 +59,13 @@ def analyze(boot: Boot, options: Options | None = None) -> Analysis:
         units=top(boot, Kind.UNIT, options.top),
         processes=top(boot, Kind.PROCESS, options.top),
         stages=top(boot, Kind.STAGE, options.top),
-        steps=sorted(top(boot, Kind.STEP, None), key=lambda b: (b.start is None, b.start or 0)),
+        steps=steps,
         levels=level_totals(boot),
         failures=outcomes[Outcome.FAILED],
         absent=outcomes[Outcome.ABSENT],
         deferred=outcomes[Outcome.DEFERRED],
         critical=find_critical_path(boot, options.top),
-        console=console_cost(boot, phases, options.baud),
+        console=console,
         gaps=find_gaps(boot, options.gap_threshold, until=phases.end.at if phases.end else None),
         options=options,
     )
@@ -74,7 +76,7 @@ def tables(a: Analysis) -> list[Section]:
     A new tabular analysis is its section function plus one entry here."""
     top = a.options.top
     found = [
-        steps_section(a.steps),
+        steps_section(a.steps, a.console),
         blame_section("initcalls", "Slowest initcalls:", a.initcalls),
         levels_section(a.levels),
         blame_section("probes", "Slowest driver probes:", a.probes),

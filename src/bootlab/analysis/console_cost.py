@@ -19,11 +19,13 @@ printing than it lasted: each phase's serial time is capped at its length.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .._native import dmesgscan
+from .blame import Blamed
 from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, Mark
 from .console_loss import ConsoleLoss, console_loss, stalls, warn
 from .phases import Phases, line_arrival
@@ -71,6 +73,10 @@ class ConsoleCost:
     cost: int  # ns, each phase's share capped at its length
     printed: bool  # measured on the console (True) or estimated from the ring buffer
     per_phase: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (bytes, ns)
+    # A named step (bootlab-mark) -> (lines, bytes, ns) printed while it ran, its start mark's
+    # line included: the console held the step up that long (the kernel prints in the
+    # caller's context, so a module's messages delay its insmod).
+    per_step: dict[tuple[str, int], tuple[int, int, int]] = field(default_factory=dict)
     source: str = ""
     note: str = ""
     serial: bool | None = True  # False: no serial console, so no serial time
@@ -203,7 +209,8 @@ def console_log(boot: Boot) -> ConsoleLog | None:
     return max(logs, key=len) if logs else None
 
 
-def console_cost(boot: Boot, phases: Phases, baud: int | None = None) -> ConsoleCost | None:
+def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
+                 steps: Sequence[Blamed] = ()) -> ConsoleCost | None:
     log = console_log(boot)
     if log is None:
         return None
@@ -240,11 +247,28 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None) -> Console
         if untimed:
             result.per_phase["untimed or after the end"] = (untimed, byte_cost(untimed, rate))
         result.cost = sum(cost for _, cost in result.per_phase.values())
+        result.per_step = _per_step(steps, ref, nbytes[timed], rate)
     result.note = _note(result, rules)
     result.ready_line_at = ready_line_arrival(boot, phases, log)
     result.loss = console_loss(log, stalls(boot))
     if result.loss is not None:
         warn(boot, result.loss)
+    return result
+
+
+def _per_step(steps: Sequence[Blamed], ref: np.ndarray, nbytes: np.ndarray,
+              rate: int) -> dict[tuple[str, int], tuple[int, int, int]]:
+    """What each step printed: the lines from its start (its start mark's line) to before
+    its end (the end mark's line goes after it), serial time capped at the step's length.
+    Steps nest (a boot's "services" holds its "modules"), so each is counted on its own."""
+    result = {}
+    for step in steps:
+        if step.start is None:
+            continue
+        inside = (ref >= step.start) & (ref < step.start + step.duration)
+        n = int(nbytes[inside].sum())
+        if n:
+            result[(step.name, step.start)] = (int(inside.sum()), n, min(byte_cost(n, rate), step.duration))
     return result
 
 

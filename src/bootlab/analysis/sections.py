@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from .blame import Blamed
+from .console_cost import ConsoleCost
 
 
 class CellType(Enum):
@@ -45,10 +46,22 @@ def blame_section(key: str, title: str, items: list[Blamed]) -> Section:
                    [((b.duration, b.upper_bound), b.name, b.detail, b.where) for b in items])
 
 
-def steps_section(items: list[Blamed]) -> Section:
-    return Section("steps", "Steps (bootlab-mark NAME.start to NAME.end):",
-                   [Column("duration", _D), Column("name", _X), Column("start", _T), Column("where", _W)],
-                   [(b.duration, b.name, b.start, b.where) for b in items])
+def step_console(step: Blamed, console: ConsoleCost | None) -> str:
+    """What a step printed on the console while it ran, as the step's tables say it ("" for
+    nothing, or no serial time): a step that loads a module waits for the module's
+    messages to go out at the console's speed."""
+    if console is None or not console.baud or step.start is None:
+        return ""
+    lines, nbytes, ns = console.per_step.get((step.name, step.start), (0, 0, 0))
+    return f"console {lines} lines, {nbytes} bytes: {ns / 1e6:.1f} ms at {console.baud} baud" if nbytes else ""
+
+
+def steps_section(items: list[Blamed], console: ConsoleCost | None = None) -> Section:
+    printed = [step_console(b, console) for b in items]
+    columns = [Column("duration", _D), Column("name", _X), Column("start", _T)]
+    columns += [Column("console", _X)] if any(printed) else []
+    rows = [(b.duration, b.name, b.start) + ((p,) if any(printed) else ()) + (b.where,) for b, p in zip(items, printed)]
+    return Section("steps", "Steps (bootlab-mark NAME.start to NAME.end):", columns + [Column("where", _W)], rows)
 
 
 def levels_section(levels: list[tuple[str, int, int]]) -> Section:

@@ -20,6 +20,7 @@ from ..sources import bootlab_capture
 from ..sources.detect import display_name
 from ..render.fmt import seconds, span
 from ..advice import advise
+from ..analysis.sections import step_console
 from ..render.html import Section, advice_section, analysis_sections, page, table
 from ..targets.reference import TargetError, build
 from . import UsageError
@@ -81,8 +82,9 @@ def run(args: argparse.Namespace) -> int:
     if a.steps:
         print()
         print(f"Steps (run {median_run.run_id}):")
+        width = max(len(b.name) for b in a.steps)
         for b in a.steps:
-            print(f"  {span(b.duration):>8}  {b.name}")
+            print(f"  {span(b.duration):>8}  {b.name:<{width}}  {step_console(b, a.console)}".rstrip())
     sections = [Section("Runs", _runs_table(ok, runs)), *analysis_sections(a)]
     sections[1].title = f"Phases of run {median_run.run_id} (the median boot)"
     sections.insert(3, advice_section(a, advise(a.boot, a, built.describe())))  # after the timeline

@@ -105,6 +105,8 @@ def document(a: Analysis, events: bool = False) -> dict:
                                                  "lost_bytes": c.loss.lost_bytes, "unchecked_lines": c.loss.unchecked,
                                                  "host_stalled_lines": c.loss.host_stalled},
             "per_phase": [{"phase": name, "bytes": n, "cost_ns": cost} for name, (n, cost) in c.per_phase.items()],
+            "per_step": [{"step": name, "start_ns": start, "lines": lines, "bytes": n, "cost_ns": cost}
+                         for (name, start), (lines, n, cost) in c.per_step.items()],
         },
         "gaps": [{"start_ns": g.start, "end_ns": g.end, "duration_ns": g.duration, "before": g.before, "after": g.after}
                  for g in a.gaps],
