@@ -10,7 +10,7 @@
  *                             forced; --module loads a kernel module first
  *                             (the framework, a plugin), so one program
  *                             does at boot what insmod, insmod and rtctl
- *                             would
+ *                             would; prints nothing when it works
  *   rtctl run [--force] [--duration MS] [--spin ID] CONFIG
  *                             clear, load, then run the stock busy-loop
  *                             task of every [[task]] and wait for them
@@ -169,8 +169,11 @@ static int cmd_load(const char *path, int force)
 			return 1;
 		}
 	}
-	printf("loaded %s: plugin %s, %d servers, %d tasks\n", path,
-	       cfg.plugin, cfg.nr_servers, cfg.nr_tasks);
+	/*
+	 * Nothing is printed when it works, as insmod: at boot rtctl's output
+	 * is often a serial console, where its one-line summary cost the
+	 * camera demo's boot 5 ms.  rtctl status shows what was loaded.
+	 */
 	return 0;
 }
 

@@ -220,8 +220,14 @@ scenario_one_step_load() {
 	rc=0
 	rmmod rtsched
 	hsf="$RT/rtsched_hsf.ko servers=edf tasks=edf"
-	if rtctl load --module "$RT/rtsched.ko" --module "$hsf" "$RT/hsf-edf.toml" &&
-	   rtctl status | grep -q "^plugin hsf-edf " &&
+	logged=$(dmesg | grep -v taint | grep -c rtsched)
+	if out=$(rtctl load --module "$RT/rtsched.ko" --module "$hsf" "$RT/hsf-edf.toml") &&
+	   [ -z "$out" ] && [ "$(dmesg | grep -v taint | grep -c rtsched)" = "$logged" ]; then
+		echo "PASS loading prints nothing: no output, no kernel message (a serial console waits for each)"
+	else
+		echo "FAIL loading prints nothing: output '$out', kernel log:"; dmesg | grep rtsched; rc=1
+	fi
+	if rtctl status | grep -q "^plugin hsf-edf " &&
 	   [ "$(rtctl status | grep -c '^server ')" = 2 ] &&
 	   [ "$(rtctl status | grep -c '^task ')" = 4 ]; then
 		echo "PASS one program loads the modules and the configuration"
