@@ -180,8 +180,10 @@ struct rts_sched {
 	long long chosen_since;	/* the chosen tasks are charged up to here */
 	long long overrun_slack;	/* budget = wcet + this, per period */
 	/*
-	 * Optional (the kernel): the CPU time task id has had so far, and
-	 * whether it is on a CPU now.  With it a task's budget is charged
+	 * Optional (the kernel): the CPU time task id has had up to s->now
+	 * (the instant being handled, which is behind the clock when a late
+	 * timer makes the core catch up), and whether it is on a CPU now.
+	 * With it a task's budget is charged
 	 * for the CPU it got, so time it was chosen but kept from its CPU
 	 * (by a thread of higher priority, an interrupt thread, a stalled
 	 * vCPU) does not count; without it (the simulator's twin), for the

@@ -145,6 +145,7 @@ static struct {
 	 * on every switch of a thread at fifo_prio, also one of no task.
 	 */
 	int nr_ids;
+	bool gated;			/* a gate was queued since loading */
 	struct tracepoint *process_exit;
 	char server_name[RTS_MAX_SERVERS][RTSCHED_NAME_LEN];
 	char task_name[RTS_MAX_TASKS][RTSCHED_NAME_LEN];
@@ -222,15 +223,22 @@ static void rt_emit(void *ctx, const struct rts_event *ev)
 EXPORT_SYMBOL_GPL(rts_emit);
 
 /*
- * Whether rtt may run user code now.  rt.lock held (the chosen flags change
- * under it); detached is set under rt.mutex only.
+ * Whether rtt is current's registration, still scheduled by a plugin.  A
+ * thread whose registration ended while it slept (its plugin unloaded)
+ * may find its file registered again, by another thread or after the
+ * plugin came back: that one is not its own to wait for or follow.
+ * rt.lock or rt.mutex held; detached is set under rt.mutex only.
  */
+static bool rt_is_mine(const struct rt_task *rtt)
+{
+	return rtt->id != RTS_NONE && !READ_ONCE(rtt->detached) &&
+	       rtt->tsk == current;
+}
+
+/* Whether rtt may run user code now.  rt.lock held (chosen changes under it). */
 static bool rt_turn(struct rt_task *rtt)
 {
-	int id = rtt->id;
-
-	return id == RTS_NONE || READ_ONCE(rtt->detached) ||
-	       rtt->inst->sched->task[id].chosen;
+	return !rt_is_mine(rtt) || rtt->inst->sched->task[rtt->id].chosen;
 }
 
 /* The CPU of the part rtt's job is in, or RTS_NONE if it is not a task. */
@@ -239,7 +247,7 @@ static int rt_part_cpu(struct rt_task *rtt)
 	int cpu = RTS_NONE;
 
 	raw_spin_lock_irq(&rt.lock);
-	if (rtt->id != RTS_NONE && !READ_ONCE(rtt->detached))
+	if (rt_is_mine(rtt))
 		cpu = rt_cpu + rts_part_cpu(&rtt->inst->sched->task[rtt->id]);
 	raw_spin_unlock_irq(&rt.lock);
 	return cpu;
@@ -248,8 +256,7 @@ static int rt_part_cpu(struct rt_task *rtt)
 /* Is current where its job's part runs (if it follows parts)?  rt.lock held. */
 static bool rt_on_part_cpu(struct rt_task *rtt)
 {
-	if (!rtt->follows_parts || rtt->id == RTS_NONE ||
-	    READ_ONCE(rtt->detached))
+	if (!rtt->follows_parts || !rt_is_mine(rtt))
 		return true;
 	return cpumask_equal(current->cpus_ptr, cpumask_of(rt_cpu +
 			     rts_part_cpu(&rtt->inst->sched->task[rtt->id])));
@@ -289,7 +296,7 @@ static void rt_follow_part(struct rt_task *rtt)
  */
 static int rt_wait_turn(struct rt_task *rtt)
 {
-	bool turn;
+	bool turn, mine;
 
 	for (;;) {
 		rt_follow_part(rtt);
@@ -301,9 +308,12 @@ static int rt_wait_turn(struct rt_task *rtt)
 			continue;
 		}
 		if (turn) {
-			rtt->in_wait = false;
+			/* A waiting task's registration ends by an unload only. */
+			mine = rt_is_mine(rtt);
+			if (mine)
+				rtt->in_wait = false;
 			raw_spin_unlock_irq(&rt.lock);
-			break;
+			return mine ? 0 : -ENODEV;
 		}
 		set_current_state(TASK_KILLABLE);
 		raw_spin_unlock_irq(&rt.lock);
@@ -314,7 +324,6 @@ static int rt_wait_turn(struct rt_task *rtt)
 		/* Sliced: keeps the hung-task detector quiet in long waits. */
 		schedule_timeout(RT_WAIT_SLICE);
 	}
-	return READ_ONCE(rtt->detached) ? -ENODEV : 0;
 }
 
 static void rt_gate_fn(struct callback_head *head)
@@ -335,8 +344,10 @@ static void rt_gate_fn(struct callback_head *head)
 	/*
 	 * The gate holds a module reference because it can run after the
 	 * file is released (task_work runs LIFO at exit).  Dropping it is
-	 * the last statement, compiled as a tail call, so no module code
-	 * runs once the module may go away.
+	 * the last statement, but the return after it is module code (a
+	 * tail call on x86; arm64 builds with frame pointers make none), in
+	 * which a preemptible kernel may preempt the task: rt_exit() waits
+	 * for it with a Tasks RCU grace period.
 	 */
 	module_put(THIS_MODULE);
 }
@@ -356,6 +367,7 @@ static bool rt_kick(struct rt_task *rtt)
 	kref_get(&rtt->ref);
 	__module_get(THIS_MODULE);
 	rtt->gate_queued = true;
+	rt.gated = true;
 	return true;
 }
 
@@ -387,8 +399,12 @@ static void rt_rearm(struct rt_inst *in)
 	else if (smp_processor_id() == in->cpu)
 		hrtimer_start(&in->timer, ns_to_ktime(next),
 			      HRTIMER_MODE_ABS_PINNED_HARD);
-	else if (!smp_call_function_single_async(in->cpu, &in->rearm))
+	else {
+		/* Before it is queued: the IPI may run (and put it) at once. */
 		__module_get(THIS_MODULE);
+		if (smp_call_function_single_async(in->cpu, &in->rearm))
+			module_put(THIS_MODULE);	/* one already queued */
+	}
 }
 
 /* The IPI of rt_rearm(), on the instance's CPU with interrupts off. */
@@ -398,7 +414,10 @@ static void rt_rearm_ipi(void *info)
 	if (rt.policy)
 		rt_rearm(info);
 	raw_spin_unlock(&rt.lock);
-	/* As in rt_gate_fn: the last statement, a tail call. */
+	/*
+	 * The last statement; interrupts stay off until the return, which
+	 * the unload's RCU grace period waits for.
+	 */
 	module_put(THIS_MODULE);
 }
 
@@ -472,7 +491,7 @@ static long long rt_cpu_time(const struct rts_sched *s, int id, int *on_cpu)
 {
 	struct rt_task *rtt = rt_task_at(id);
 	unsigned int seq;
-	u64 ns, since, now;
+	u64 ns, since, at;
 
 	*on_cpu = 0;
 	if (!rtt)
@@ -485,8 +504,13 @@ static long long rt_cpu_time(const struct rts_sched *s, int id, int *on_cpu)
 	if (!since)
 		return ns;
 	*on_cpu = 1;
-	now = ktime_get_ns();
-	return ns + (now > since ? now - since : 0);
+	/*
+	 * Up to the instant the core handles, not the clock: a release handled
+	 * late (a late timer) starts the new budget at the release, so the CPU
+	 * the task had since is charged to the new period, not the old one.
+	 */
+	at = s->now;
+	return ns + (at > since ? at - since : 0);
 }
 
 /*
@@ -613,7 +637,8 @@ static int rt_times(struct rts_task_params *p,
 
 static void rt_set_name(char *dst, const char *src)
 {
-	strscpy(dst, src, RTSCHED_NAME_LEN);
+	/* Padded: STATUS, open to anyone, copies all RTSCHED_NAME_LEN bytes. */
+	strscpy_pad(dst, src, RTSCHED_NAME_LEN);
 }
 
 /* Arguments of a call that makes real-time work: CAP_SYS_NICE only. */
@@ -742,6 +767,7 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	struct rtsched_task_args a;
 	struct rts_task_params p;
 	struct rt_inst *in;
+	int other;
 	long err;
 
 	err = rt_privileged_args(&a, uarg, sizeof(a));
@@ -787,13 +813,17 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 		goto out_mask;
 
 	/*
-	 * A thread of this file before: let the switch probes that found it
-	 * finish, so that only this thread's switches write its CPU time.
+	 * Another thread of this file before: let the probes that found it
+	 * finish, so that only this thread's switches write its CPU time and
+	 * its exit probe cannot end the new registration.  (The same thread
+	 * has no probe of its own in flight while it runs this.)
 	 */
-	if (rtt->tsk)
+	if (rtt->tsk && rtt->tsk != current)
 		synchronize_rcu();
 	rtt->tsk = current;
 	rtt->pid = task_pid_vnr(current);
+	/* Its file may have lost a registration to an unload before. */
+	WRITE_ONCE(rtt->detached, false);
 	rtt->in_wait = true;
 	rtt->inst = in;
 	rtt->follows_parts = rt.policy->split;
@@ -807,9 +837,15 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	if (p.id == RTSCHED_AUTO_ID && !reserved)
 		p.id = rt_free_id();
 	err = -EINVAL;
+	/*
+	 * One registration per thread: the probes would find only its first
+	 * (one made through another open file) for its switches and exit.
+	 */
+	if (rt_task_of(current, &other, false)) {
+		err = -EBUSY;
 	/* A running task holds its slot; the recorder wants the pid early. */
-	if (p.id >= 0 && p.id < RTS_MAX_TASKS && !rt_task_at(p.id) &&
-	    !rt_id_used_elsewhere(p.id, in)) {
+	} else if (p.id >= 0 && p.id < RTS_MAX_TASKS && !rt_task_at(p.id) &&
+		   !rt_id_used_elsewhere(p.id, in)) {
 		/* Pairs with rt_task_of(): the bound before the slot. */
 		smp_store_release(&rt.nr_ids, max(rt.nr_ids, p.id + 1));
 		rcu_assign_pointer(rt.task[p.id], rtt);
@@ -1101,13 +1137,16 @@ static long rt_ioctl_status(void __user *uarg)
 		err = -ENOMEM;
 		goto out;
 	}
-	mutex_lock(&rt.mutex);
+	/*
+	 * rt.lock only: all it reads changes under it.  Not rt.mutex, which
+	 * anyone may call this, and a reader preempted holding it would
+	 * stall the tasks' own calls (a semi-partitioned task's move).
+	 */
 	raw_spin_lock_irq(&rt.lock);
 	for (i = 0; rt.policy && i < rt.nr_inst; i++)
 		rts_advance(rt.inst[i].sched, ktime_get_ns());
 	rt_fill_status(&st, sv, ts);
 	raw_spin_unlock_irq(&rt.lock);
-	mutex_unlock(&rt.mutex);
 	if (copy_to_user(u64_to_user_ptr(st.servers_ptr), sv,
 			 st.nr_servers * sizeof(*sv)) ||
 	    copy_to_user(u64_to_user_ptr(st.tasks_ptr), ts,
@@ -1253,8 +1292,9 @@ void rtsched_unregister_plugin(const struct rts_policy *policy)
 		return;
 	}
 	for (i = 0; i < RTS_MAX_TASKS; i++) {
-		rtt = rcu_dereference_protected(rt.task[i],
-						lockdep_is_held(&rt.mutex));
+		/* A thread's exit may clear its slot (under rt.lock only). */
+		rtt = rcu_dereference_check(rt.task[i],
+					    lockdep_is_held(&rt.mutex));
 		if (!rtt)
 			continue;
 		WRITE_ONCE(rtt->detached, true);
@@ -1281,8 +1321,12 @@ struct rt_task *rt_task_of(struct task_struct *p, int *id, bool by_class)
 	struct rt_task *rtt;
 	int i, n;
 
+	/*
+	 * RUN sets reset-on-fork, which PREEMPT_RT's interrupt threads (also
+	 * SCHED_FIFO 50, the default fifo_prio) lack: they are not looked up.
+	 */
 	if (by_class && (p->policy != SCHED_FIFO ||
-			 p->rt_priority != fifo_prio))
+			 p->rt_priority != fifo_prio || !p->sched_reset_on_fork))
 		return NULL;
 	/* Pairs with rt_ioctl_run(): a slot seen is within the bound. */
 	n = smp_load_acquire(&rt.nr_ids);
@@ -1357,7 +1401,7 @@ static int __init rt_init(void)
 	int err, i;
 
 	if (rt_cpus < 1 || rt_cpus > RT_MAX_CPUS || rt_cpu < 0 ||
-	    rt_cpu + rt_cpus > nr_cpu_ids ||
+	    rt_cpus > nr_cpu_ids || rt_cpu > nr_cpu_ids - rt_cpus ||
 	    fifo_prio < 1 || fifo_prio > RT_FIFO_PRIO_MAX) {
 		pr_err("rt_cpu %d, rt_cpus %d or fifo_prio %d out of range\n",
 		       rt_cpu, rt_cpus, fifo_prio);
@@ -1427,6 +1471,13 @@ static void __exit rt_exit(void)
 	rt_trace_exit();
 	for (i = 0; i < rt_cpus; i++)
 		kvfree(rt.inst[i].sched);
+	/*
+	 * A gate's task may still be in rt_gate_fn's return after its
+	 * module_put(), preempted there: it leaves only by a voluntary
+	 * switch or a return to user space, which Tasks RCU waits for.
+	 */
+	if (rt.gated)
+		synchronize_rcu_tasks();
 }
 
 module_init(rt_init);

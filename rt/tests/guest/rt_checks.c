@@ -10,8 +10,11 @@
  *             EPERM, also for reading the trace
  *   lifetime  the fp plugin is loaded: a registration ends with its
  *             thread, is not inherited, and gives the thread back its class;
- *             an overrun is signalled when the task asks for it; a
- *             sporadic task runs when released, a period apart at least
+ *             a thread has one registration, whatever files it opens; an
+ *             overrun is signalled when the task asks for it; a sporadic
+ *             task runs when released, a period apart at least
+ *   reload KO the fp plugin KO is loaded: a task it held is detached when
+ *             it is unloaded, and its file registers again once it is back
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +29,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -246,6 +250,60 @@ static void *run_read_only_args(void *unused)
 	return unused;
 }
 
+/* A second file, a second RUN by the same thread: refused. */
+static void *run_through_two_files(void *unused)
+{
+	struct rtsched_task_args a = task(RTSCHED_AUTO_ID, RTSCHED_NO_SERVER);
+	struct rtsched_task_args b = a;
+	int f1 = open(RTSCHED_DEVICE, O_RDWR), f2 = open(RTSCHED_DEVICE, O_RDWR);
+	int first = ioctl(f1, RTSCHED_IOC_RUN, &a) ? errno : 0;
+	int second = ioctl(f2, RTSCHED_IOC_RUN, &b) ? errno : 0;
+
+	verdict("one registration per thread", first == 0 && second == EBUSY,
+		"first RUN %s, second %s", strerror(first), strerror(second));
+	ioctl(f1, RTSCHED_IOC_EXIT);
+	close(f1);
+	close(f2);
+	return unused;
+}
+
+static const char *reload_ko;
+
+/*
+ * Registered, the plugin unloaded under it (its WAIT says ENODEV), loaded
+ * again: RUN on the same file registers the thread, and the policy holds it
+ * (its WAIT returns at its next release).
+ */
+static void *run_across_a_reload(void *unused)
+{
+	struct rtsched_task_args a = task(RTSCHED_AUTO_ID, RTSCHED_NO_SERVER);
+	struct rtsched_task_args b = a;
+	int rfd = open(RTSCHED_DEVICE, O_RDWR), kfd = open(reload_ko, O_RDONLY);
+	int ran, waited, rerun, rewaited;
+
+	ran = ioctl(rfd, RTSCHED_IOC_RUN, &a) ? errno : 0;
+	if (syscall(SYS_delete_module, "rtsched_fp", O_NONBLOCK))
+		verdict("unload the plugin", 0, "%s", strerror(errno));
+	waited = ioctl(rfd, RTSCHED_IOC_WAIT) ? errno : 0;
+	if (syscall(SYS_finit_module, kfd, "", 0))
+		verdict("load the plugin again", 0, "%s", strerror(errno));
+	rerun = ioctl(rfd, RTSCHED_IOC_RUN, &b) ? errno : 0;
+	rewaited = ioctl(rfd, RTSCHED_IOC_WAIT) ? errno : 0;
+	verdict("registered again after a reload", ran == 0 && waited == ENODEV &&
+		rerun == 0 && rewaited == 0,
+		"RUN %s, WAIT after unload %s, RUN again %s, WAIT %s",
+		strerror(ran), strerror(waited), strerror(rerun),
+		strerror(rewaited));
+	verdict("held again after a reload", running_tasks() == 1 &&
+		(sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_FIFO,
+		"%d tasks, policy %d",
+		running_tasks(), sched_getscheduler(0));
+	ioctl(rfd, RTSCHED_IOC_EXIT);
+	close(rfd);
+	close(kfd);
+	return unused;
+}
+
 static volatile sig_atomic_t got_xcpu;
 
 static void on_xcpu(int sig)
@@ -384,6 +442,7 @@ static void check_lifetime(void)
 	verdict("exited thread unregistered", n == 0,
 		"%d tasks still registered", n);
 	in_thread(run_and_fork);
+	in_thread(run_through_two_files);
 	in_thread(own_class_back);
 	in_thread(run_read_only_args);
 	in_thread(overrun_signalled);
@@ -443,6 +502,9 @@ int main(int argc, char **argv)
 		check_task_args(0);
 	} else if (!strcmp(mode, "lifetime")) {
 		check_lifetime();
+	} else if (!strcmp(mode, "reload") && argc > 2) {
+		reload_ko = argv[2];
+		in_thread(run_across_a_reload);
 	} else if (!strcmp(mode, "unpriv")) {
 		char rec[sizeof(struct rtsched_record)];
 
@@ -467,7 +529,7 @@ int main(int argc, char **argv)
 		}
 	} else {
 		fprintf(stderr,
-			"usage: rt_checks noplugin|fp|hsf|unpriv|lifetime\n");
+			"usage: rt_checks noplugin|fp|hsf|unpriv|lifetime|reload KO\n");
 		return 2;
 	}
 	return failed;

@@ -47,6 +47,7 @@ scenario_checks() {
 	plugin fp
 	rt_checks fp || rc=1
 	rt_checks lifetime || rc=1
+	rt_checks reload "$RT/rtsched_fp.ko" || rc=1
 	rt_dropcap rt_checks unpriv || rc=1
 	unplugin fp
 	plugin hsf

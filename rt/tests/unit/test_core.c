@@ -347,22 +347,23 @@ static void test_throttle_fp(void)
 	CHECK(c.ran_task[0] == 20 * MS);
 }
 
-/* The CPU the kernel says task 0 got: all of it but [away_from, away_until). */
-static long long away_from, away_until, clock_now;
+/*
+ * The CPU the kernel says task 0 got up to the instant being handled: all
+ * of it but [away_from, away_until).
+ */
+static long long away_from, away_until;
 
 static long long cpu_but_away(const struct rts_sched *s, int id, int *on_cpu)
 {
-	(void)s;
 	(void)id;
-	*on_cpu = clock_now < away_from || clock_now >= away_until;
-	return min_time(clock_now, away_from) +
-	       (clock_now > away_until ? clock_now - away_until : 0);
+	*on_cpu = s->now < away_from || s->now >= away_until;
+	return min_time(s->now, away_from) +
+	       (s->now > away_until ? s->now - away_until : 0);
 }
 
-/* Advance to t with the kernel's clock at t, and choose as it does. */
+/* Advance to t and choose, as the kernel's timer does. */
 static void advance_to(struct rts_sched *s, long long t)
 {
-	clock_now = t;
 	rts_advance(s, t);
 	rts_choose(s);
 }
@@ -399,6 +400,22 @@ static void test_budget_charges_cpu_time(void)
 	advance_to(&s, 5 * MS + 20000);
 	CHECK(count(&tr, RTS_EV_OVERRUN, 0, RTS_NONE) == 1);
 	CHECK(!s.task[0].chosen);
+
+	/*
+	 * A release handled 1.5 ms late, the task on its CPU all along: the
+	 * CPU it had since the release is the new period's, so its budget of
+	 * 2 ms ends 0.5 ms after the late timer, not 2 ms after.
+	 */
+	start_fresh(&s, &rts_policy_fp, &tr, &c);
+	s.cpu_time = cpu_but_away;
+	away_from = away_until = RTS_NEVER;
+	run_task(&s, task(0, RTS_NONE, 0, 10 * MS, 2 * MS));
+	advance_to(&s, 0);
+	CHECK(rts_complete(&s, 0, MS) == 0);
+	rts_choose(&s);
+	advance_to(&s, 11 * MS + MS / 2);
+	CHECK(s.task[0].released == 2 && s.task[0].chosen);
+	CHECK(rts_next_event(&s) == 12 * MS);
 
 	/* The same without the kernel's CPU time: chosen from 0, over at 2. */
 	start_fresh(&s, &rts_policy_fp, &tr, &c);
