@@ -66,11 +66,15 @@ JIFFIES_NOTE = ("printk stamps count jiffies from INITIAL_JIFFIES (a 2.6 kernel'
 
 
 # Rockchip's 3.10 vendor kernels stamp [    0.000000] until the scheduler's clock starts, and
-# from then the architected counter's time since the SoC's reset: zero, then 1.2-2.6 s.
+# from then the architected counter's raw time: since the SoC's reset on arm64 (zero, then
+# 1.2-2.6 s), since a loader or the kernel started it on some 32-bit SoCs (0.27 s on an RK3128
+# after an interactive U-Boot).  Either way not a time since the kernel's start: read less the
+# jump, the kernel's times are lower bounds (the lines stamped zero took time they do not show).
 COUNTER_NOTE = ("printk time jumps from 0 to {stamp:.6f} s here, after line {line} ({timer!r}): the stamps from here "
-                "are a counter's that ran before the kernel (the architected timer's, from the SoC's reset, as on "
-                "Rockchip's 3.10 vendor kernels), so those {stamp:.6f} s are firmware and bootloader time, not kernel "
-                "init: they are read less {stamp:.6f} s, and the lines stamped 0 before this one as taking no time")
+                "are the counter's time since it started (at the SoC's reset, or when a loader or the kernel's first "
+                "steps started it, as on Rockchip's 3.10 vendor kernels), not since the kernel's start, so they are "
+                "read less {stamp:.6f} s, and the lines stamped 0 before this one as taking no time: kernel init is "
+                "short by what those took, not long by the firmware's time")
 
 
 def jiffies_start(t: int) -> int:
@@ -111,9 +115,9 @@ class Interpreter:
         self.replay = False  # the log printed again (untimed, its lines arrive long after)
         self.analyze = systemd_analyze.ConsoleOutputs(boot, file)  # what the guest printed after ready
         self.printk_zero: int | None = None  # what printk time 0 is stamped as (see JIFFIES_STARTS)
-        # The stamp printk time jumped to from zero, when it switched to a counter that ran
-        # before the kernel (see counter_switch); 0 when it did not; None until the first
-        # stamp other than zero.
+        # The stamp printk time jumped to from zero, when it switched to a counter that had
+        # run before the kernel's clock (see counter_switch); 0 when it did not; None until
+        # the first stamp other than zero.
         self.counter_from: int | None = None
         self.counter_line: tuple[int, str] | None = None  # the message stamped zero that announced the counter
 
@@ -137,10 +141,10 @@ class Interpreter:
 
     def counter_switch(self, t: int, lineno: int) -> int:
         """The first printk time other than zero, when it is where the clock switched to a
-        counter that ran before the kernel: a message stamped zero announced the architected
-        timer, and the jump is one a firmware's counter makes (10 ms or more; a clock that
-        starts with the kernel goes on from zero in microseconds, as mainline's does after
-        the same message).  Returns that time (the stamps after it are read less it), else 0."""
+        counter that had run before it: a message stamped zero announced the architected
+        timer, and the jump is 10 ms or more (a clock that goes on from zero, as mainline's
+        does after the same message, takes microseconds).  Returns that time (the stamps
+        after it are read less it), else 0."""
         if self.counter_line is None or t < kernel_messages.CLOCK_BEFORE_KERNEL_NS:
             return 0
         line, timer = self.counter_line

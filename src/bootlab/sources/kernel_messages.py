@@ -47,12 +47,12 @@ _FREEING = re.compile(r"^(?:Freeing unused kernel (?:image \(initmem\) )?memory|
 _TSC = re.compile(r"^tsc: (?:(?P<refined>Refined TSC clocksource calibration:)|Detected) (?P<mhz>\d+\.\d+) MHz")
 _NETLINK = re.compile(r"^NET: Registered (?:PF_NETLINK/PF_ROUTE protocol family|protocol family 16)$")
 _COMPRESSED = re.compile(r"^(?:Decompressing|Uncompressing) Linux")
-# The ARM architected timer, whose counter runs from the SoC's reset (or from when the
-# firmware started it): "Architected cp15 timer(s) running at 24.00MHz (phys).", newer
-# kernels' "arch_timer: cp15 timer(s) running at 19.20MHz (virt).", and a sched_clock on a
-# counter of 56 bits or more, the architected counter's width ("sched_clock: 56 bits at
-# 24MHz, ...", Rockchip's 3.10 "sched_clock: ARM arch timer >56 bits at 24000kHz"; a SoC
-# timer's or the jiffies' is 32 bits).
+# The ARM architected timer, whose counter runs from the SoC's reset (or from when a loader,
+# or on some 32-bit SoCs the kernel, started it): "Architected cp15 timer(s) running at
+# 24.00MHz (phys).", newer kernels' "arch_timer: cp15 timer(s) running at 19.20MHz (virt).",
+# and a sched_clock on a counter of 56 bits or more, the architected counter's width
+# ("sched_clock: 56 bits at 24MHz, ...", Rockchip's 3.10 "sched_clock: ARM arch timer >56
+# bits at 24000kHz"; a SoC timer's or the jiffies' is 32 bits).
 _COUNTER = re.compile(r"(?:arm_arch_timer: |arch_timer: )?(?:Architected )?(?:cp15 and mmio|cp15|mmio) timer\(s\) "
                       r"running at|sched_clock: (?:ARM arch timer >)?(?:5[6-9]|6[0-4]) bits at")
 
@@ -162,8 +162,8 @@ def is_banner(text: str) -> bool:
 
 
 def announces_counter(text: str) -> bool:
-    """The kernel starting its clock on a counter that runs from the SoC's reset (the
-    architected timer's)."""
+    """The kernel announcing the architected timer, whose counter may have run before the
+    kernel (from the SoC's reset, or from when a loader started it)."""
     return bool(_COUNTER.match(text))
 
 
