@@ -295,7 +295,8 @@ def test_pairing_in_bulk_pairs_as_the_stack_does(monkeypatch, scanner, ops, seed
 _WORDS = st.sampled_from(["", "calling  ", "initcall ", "probe of ", "async_", " took ", "Calling initcall ",
                           "bootlab-mark: app.start", "systemd[1]: Started x.service", "[  OK  ] Started x.",
                           "  Starting y...", "Run /init as init process", "Linux version 6.1.0 (x)",
-                          "Freeing unused kernel image (initmem) memory: 2824K", "BOOTLAB READY", "login: "])
+                          "Freeing unused kernel image (initmem) memory: 2824K", "BOOTLAB READY", "login: ",
+                          "Architected cp15 timer(s) running at 24.00MHz (phys)."])
 
 
 def _messages_log(tmp_path: Path, monkeypatch, lines) -> Path:
@@ -437,3 +438,19 @@ def test_a_log_of_empty_lines_only_is_left_to_the_per_line_path(tmp_path, monkey
     monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 0)
     boot = read([str(path)], fmt="dmesg")
     assert len(boot.logs[0]) == 5
+
+
+def test_a_clock_that_jumps_to_a_counter_is_read_in_bulk_as_line_by_line(tmp_path, monkeypatch, scanner, fixture_path):
+    """A Rockchip 3.10 kernel's stamps, zero and then the counter's time since reset, are
+    read less the jump in bulk too, with the note on the same line, also in a boot after
+    another in its file (its lines numbered as in the file)."""
+    path = tmp_path / "boots.dmesg"
+    path.write_bytes(Path(fixture_path("dmesg-clock-jumps-to-counter.txt")).read_bytes() * 2)
+    monkeypatch.setattr(printk, "BULK_MIN_BYTES", 0)
+    monkeypatch.setattr(dmesg_bulk, "MIN_LINES", 0)
+    bulk, per_line = _both_ways(path, monkeypatch)
+    assert isinstance(bulk.logs[0].text, dmesg_bulk.SlicedText)
+    assert [d.line for d in bulk.diagnostics if "printk time jumps from 0" in d.message] == [27 + 13]
+    assert bulk.first_mark("kernel.devtmpfs").t == 12_789_000  # 1.658110 s less the jump's 1.645321 s
+    assert _reports(bulk) == _reports(per_line)
+    assert _summary(bulk) == _summary(per_line)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from bootlab.analysis import analyze
 from bootlab.render import render
-from bootlab.sources import read
+import pytest
+
+from bootlab.sources import kernel_messages, read
 from bootlab.timeline import Kind
 
 S = 1_000_000_000
@@ -71,3 +73,94 @@ def test_other_hz_and_syslog(tmp_path):
     boot = read([str(path)])
     assert boot.sources[0].format == "syslog"
     assert _log_times(boot) == [0, 0, 2252 * MS]
+
+
+# Rockchip's 3.10 vendor kernels: [    0.000000] until the scheduler's clock starts, then the
+# architected counter's time since the SoC's reset (the fixture jumps to 1.645321 s).
+JUMP = 1_645_321_000
+US = 1_000
+
+
+def _counter_notes(boot):
+    return [d for d in boot.diagnostics if "printk time jumps from 0" in d.message]
+
+
+def test_a_clock_that_jumps_to_the_counter_after_the_architected_timer_is_not_kernel_init(fixture_path):
+    boot = read([fixture_path("dmesg-clock-jumps-to-counter.txt")])
+    times = _log_times(boot)
+    assert times[:12] == [0] * 12  # the lines before the jump: counted as taking no time
+    assert times[12] == 0 and times[18] == 1_658_110 * US - JUMP  # the jump's line, devtmpfs
+    [note] = _counter_notes(boot)
+    assert note.line == 13  # the line of the jump, naming the timer's line and the jump
+    assert "to 1.645321 s" in note.message and "after line 9 ('Architected cp15 timer(s)" in note.message
+    a = analyze(boot)
+    assert a.phases.boundaries["kernel.start"].at == 0
+    kernel_init = a.phases.spans[0]
+    assert kernel_init.name == "kernel init" and kernel_init.duration == 1_658_110 * US - JUMP  # 12.8 ms, not 1.658 s
+    assert a.phases.total == 3_317_508 * US - JUMP
+    initcall = next(e for e in boot.events if e.kind == Kind.INITCALL)
+    assert (initcall.t, initcall.dur) == (1_661_202 * US - JUMP, 2607 * US)
+
+
+@pytest.mark.parametrize("msg, counter", [
+    ("Architected cp15 timer(s) running at 24.00MHz (phys).", True),
+    ("Architected cp15 and mmio timer(s) running at 19.20MHz (virt/phys).", True),
+    ("arm_arch_timer: Architected cp15 timer(s) running at 24.00MHz (virt).", True),
+    ("arch_timer: cp15 timer(s) running at 62.50MHz (phys).", True),
+    ("sched_clock: 56 bits at 24MHz, resolution 41ns, wraps every 4398046511097ns", True),
+    ("sched_clock: ARM arch timer >56 bits at 24000kHz, resolution 41ns", True),
+    ("sched_clock: 32 bits at 100 Hz, resolution 10000000ns, wraps every 21474836475000000ns", False),
+    ("sched_clock: 32 bits at 24MHz, resolution 41ns, wraps every 89478484971ns", False),
+    ("clocksource: arch_sys_counter: mask: 0xffffffffffffff max_cycles: 0x588fe9dc0", False),
+])
+def test_the_lines_announcing_the_architected_counter(msg, counter):
+    assert kernel_messages.announces_counter(msg) is counter
+
+
+def test_a_clock_that_jumps_to_the_counter_on_a_console_with_host_times(fixture_path, tmp_path):
+    """The same kernel's lines captured with grabserial after the loader's: kernel init starts
+    as its first lines arrive, after the kernel was loaded (read as stamped, its printk time
+    zero fell 1.6 s before the lines that followed it: before the loader's handover)."""
+    lines = ["[0.000400 0.000400] DDR Version 1.04 20160415",
+             "[0.180000 0.179600] U-Boot 2014.10-RK3368-10 (Mar 08 2016 - 10:00:00)",
+             "[1.310000 1.130000] Starting kernel ..."]
+    host = 1.52
+    with open(fixture_path("dmesg-clock-jumps-to-counter.txt")) as fh:
+        for line in fh.read().splitlines():
+            stamp = float(line[1:13])
+            host = host + 0.004 if not stamp else 1.58 + stamp - JUMP / 1e9  # printed as they come
+            lines.append(f"[{host:.6f} 0.000000] {line}")
+    path = tmp_path / "grab.log"
+    path.write_text("\n".join(lines) + "\n")
+    boot = read([str(path)])
+    assert boot.sources[0].format == "grabserial" and len(_counter_notes(boot)) == 1
+    a = analyze(boot)
+    assert [s.name for s in a.phases.spans][:3] == ["bootloader", "kernel load/decompress", "kernel init"]
+    kernel_init = a.phases.spans[2]
+    assert kernel_init.start == 1_524_000_000  # the first kernel line's arrival
+    assert kernel_init.duration < 100 * MS
+    assert not any("comes before the previous boundary" in note for note in a.phases.notes)
+
+
+def test_a_timer_announced_on_a_clock_that_goes_on_from_zero_is_no_jump(tmp_path):
+    """Mainline arm64: the same line, then stamps microseconds on; and a jump of less than
+    10 ms is the kernel's own time."""
+    for first in ("0.000008", "0.009999"):
+        path = tmp_path / "dmesg.txt"
+        path.write_text("[    0.000000] Booting Linux on physical CPU 0x0000000000 [0x410fd034]\n"
+                        "[    0.000000] Linux version 6.1.0 (builder@buildhost) #1 SMP PREEMPT\n"
+                        "[    0.000000] arch_timer: cp15 timer(s) running at 24.00MHz (phys).\n"
+                        f"[    {first}] sched_clock: 56 bits at 24MHz, resolution 41ns, wraps every 4398046511097ns\n"
+                        "[    0.210000] devtmpfs: initialized\n")
+        boot = read([str(path)])
+        assert not _counter_notes(boot)
+        assert _log_times(boot)[3:] == [int(float(first) * S), 210 * MS]
+
+
+def test_a_jump_from_zero_without_the_timer_is_kept(fixture_path):
+    """x86's clock: zero, then 0.259856 s at the delay loop's line, with no timer announced
+    before: the kernel's own time, kept as stamped."""
+    boot = read([fixture_path("dmesg-plain.txt")])
+    assert not _counter_notes(boot)
+    assert _log_times(boot)[3] == 259_856 * US
+    assert analyze(boot).phases.spans[0].duration == 310 * MS  # kernel init: zero to devtmpfs

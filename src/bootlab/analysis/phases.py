@@ -11,7 +11,9 @@ Boundaries, in order of preference:
   bootloader       U-Boot SPL / U-Boot / GRUB banner; systemd's loader time
   kernel load      "Starting kernel ...", "Booting from ROM...", bootstage start_kernel
   kernel init      the printk clock's zero (timekeeping starts with the kernel); the kernel's
-                   first message when it is stamped later (a clock the firmware started)
+                   first message when it is stamped later (a clock the firmware started).
+                   Stamps that jump from zero to a counter the firmware started, after the
+                   kernel announced it, are read less the jump (console.Interpreter.printk_time)
   initcalls        "devtmpfs: initialized" (driver_init, right before do_initcalls);
                    else the first built-in initcall after SMP bring-up; else the first
                    built-in one (a module's initcall runs when userspace loads it)
@@ -304,13 +306,6 @@ def _bootloader_start(boot: Boot, power_on: int | None, notes: list[str]) -> tup
     return at, _evidence(after, "bootloader banner")
 
 
-# A banner stamped later than this was not printed by a kernel whose clock started with it:
-# such a kernel's first messages come within microseconds (SPARC's sun4v prints its
-# PROMLIB lines first and the banner at [    0.000066]), a firmware's counter runs for
-# the hundreds of milliseconds a boot ROM and a bootloader take at the least.
-CLOCK_BEFORE_KERNEL_NS = 10_000_000
-
-
 def _kernel_clock_started_before(boot: Boot, notes: list[str]) -> tuple[int, str] | None:
     """Where the kernel started when its printk clock did not start with it.  The banner is
     at printk time zero on most kernels; some count from a timer that ran before the
@@ -319,7 +314,7 @@ def _kernel_clock_started_before(boot: Boot, notes: list[str]) -> tuple[int, str
     time, not kernel init.  The kernel starts at its first message then (the banner, or
     ARM's "Booting Linux on physical CPU" just before it), and a note says what came before."""
     banner, ev = _first(boot, km.BANNER)
-    if banner is None or ev.clock != Clock.PRINTK or ev.t is None or ev.t < CLOCK_BEFORE_KERNEL_NS:
+    if banner is None or ev.clock != Clock.PRINTK or ev.t is None or ev.t < km.CLOCK_BEFORE_KERNEL_NS:
         return None
     first, first_ev = ev.t, ev
     for cpu in boot.marks(km.BOOT_CPU):

@@ -65,6 +65,18 @@ JIFFIES_NOTE = ("printk stamps count jiffies from INITIAL_JIFFIES (a 2.6 kernel'
                 "are read as times since the kernel's start, {start} being 0")
 
 
+# Rockchip's 3.10 vendor kernels stamp [    0.000000] until the scheduler's clock starts, and
+# from then the architected counter's raw time: since the SoC's reset on arm64 (zero, then
+# 1.2-2.6 s), since a loader or the kernel started it on some 32-bit SoCs (0.27 s on an RK3128
+# after an interactive U-Boot).  Either way not a time since the kernel's start: read less the
+# jump, the kernel's times are lower bounds (the lines stamped zero took time they do not show).
+COUNTER_NOTE = ("printk time jumps from 0 to {stamp:.6f} s here, after line {line} ({timer!r}): the stamps from here "
+                "are the counter's time since it started (at the SoC's reset, or when a loader or the kernel's first "
+                "steps started it, as on Rockchip's 3.10 vendor kernels), not since the kernel's start, so they are "
+                "read less {stamp:.6f} s, and the lines stamped 0 before this one as taking no time: kernel init is "
+                "short by what those took, not long by the firmware's time")
+
+
 def jiffies_start(t: int) -> int:
     """The INITIAL_JIFFIES stamp a log's first printk time `t` counts from (0: none)."""
     return next((start for start in JIFFIES_STARTS if start <= t < start + JIFFIES_WINDOW), 0)
@@ -103,6 +115,11 @@ class Interpreter:
         self.replay = False  # the log printed again (untimed, its lines arrive long after)
         self.analyze = systemd_analyze.ConsoleOutputs(boot, file)  # what the guest printed after ready
         self.printk_zero: int | None = None  # what printk time 0 is stamped as (see JIFFIES_STARTS)
+        # The stamp printk time jumped to from zero, when it switched to a counter that had
+        # run before the kernel's clock (see counter_switch); 0 when it did not; None until
+        # the first stamp other than zero.
+        self.counter_from: int | None = None
+        self.counter_line: tuple[int, str] | None = None  # the message stamped zero that announced the counter
 
     def printk_time(self, stamp: int, lineno: int) -> int:
         """A printk stamp as the time since the kernel's start."""
@@ -111,7 +128,28 @@ class Interpreter:
             if self.printk_zero:
                 seconds = f"[{self.printk_zero // 10**9}.{self.printk_zero % 10**9 // 1000:06d}]"
                 self.boot.warn(self.file, lineno, JIFFIES_NOTE.format(start=seconds))
-        return stamp - self.printk_zero if stamp >= self.printk_zero else stamp
+        t = stamp - self.printk_zero if stamp >= self.printk_zero else stamp
+        if self.counter_from is None and t:
+            self.counter_from = self.counter_switch(t, lineno)
+        return t - self.counter_from if t and self.counter_from else t
+
+    def zero_stamped(self, msg: str, lineno: int) -> None:
+        """A message stamped zero, before any other stamp: one announcing the architected
+        timer is kept for counter_switch."""
+        if self.counter_line is None and kernel_messages.announces_counter(msg):
+            self.counter_line = (lineno, msg)
+
+    def counter_switch(self, t: int, lineno: int) -> int:
+        """The first printk time other than zero, when it is where the clock switched to a
+        counter that had run before it: a message stamped zero announced the architected
+        timer, and the jump is 10 ms or more (a clock that goes on from zero, as mainline's
+        does after the same message, takes microseconds).  Returns that time (the stamps
+        after it are read less it), else 0."""
+        if self.counter_line is None or t < kernel_messages.CLOCK_BEFORE_KERNEL_NS:
+            return 0
+        line, timer = self.counter_line
+        self.boot.warn(self.file, lineno, COUNTER_NOTE.format(stamp=t / 1e9, line=line, timer=timer))
+        return t
 
     # -- kernel messages ------------------------------------------------------------
 
@@ -159,6 +197,8 @@ class Interpreter:
     def kernel(self, t: int, msg: str, lineno: int) -> None:
         """A printk message at printk time t."""
         self.stamp(t, lineno)
+        if not t and self.counter_from is None:
+            self.zero_stamped(msg, lineno)
         self.message(t, msg, lineno)
 
     def message(self, t: int, msg: str, lineno: int) -> None:

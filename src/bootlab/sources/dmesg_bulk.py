@@ -28,6 +28,7 @@ from .._native import dmesgscan
 from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SlicedText, SourceInfo, in_range
 from .console import DMESG_DUMP_BEGIN, VENDOR_CONTEXT_FORMS, MEANINGFUL, MEANINGFUL_STARTS, MEANINGFUL_WORDS, Interpreter, stamp_ns
 from .initcall import NO_RET_CODE, InitcallReader
+from .kernel_messages import CLOCK_BEFORE_KERNEL_NS
 from .userspace import Patterns
 
 # Only worth its set-up on big logs (printk.py also sends only big files here).
@@ -123,9 +124,11 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
 
     interp = Interpreter(boot, file, patterns, ConsoleLog(file, Clock.PRINTK, printed=False))
     before = len(boot.diagnostics)
+    _counter_switch(interp, text, t, offsets, ends, skipped + 1)
+    switched = len(boot.diagnostics)  # (its note has its line's number already)
     interp.stamp_column(t, restarts)
-    stamped, last = boot.diagnostics[before:], interp.last_printk
-    del boot.diagnostics[before:]
+    stamped, last = boot.diagnostics[switched:], interp.last_printk
+    del boot.diagnostics[switched:]
     for diagnostic in stamped:
         diagnostic.line += skipped
     timed = np.flatnonzero(t != NO_TIME)
@@ -168,13 +171,30 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
             meaning(ti, text[off:end], i + first)
     interp.in_kernel, interp.last_printk = first_timed < len(t), last  # as after reading the lines in order
     del offsets, visit, initcall_lines, hinted
-    if stamped:  # the time warnings, in line order among the others (stamp() comes first on a line)
+    if stamped or switched > before:  # the notes on times, in line order among the others (stamp() first on a line)
         boot.diagnostics[before:] = sorted(stamped + boot.diagnostics[before:], key=lambda d: d.line)
     interp.close()
     boot.logs.append(ConsoleLog.from_columns(file, Clock.PRINTK, False, t, SlicedText(text, starts, ends),
                                              np.arange(first, first + len(starts)), nbytes))
     boot.sources.append(SourceInfo(file, "dmesg", len(starts), 0))
     return True
+
+
+def _counter_switch(interp: Interpreter, text: str, t: np.ndarray, offsets: np.ndarray, ends: np.ndarray,
+                    first: int) -> None:
+    """Interpreter.printk_time's reading of a clock that jumped from zero to a counter that ran
+    before the kernel (Interpreter.counter_switch), on the whole column of times (`first`:
+    the first line's number)."""
+    late = np.flatnonzero(t > 0)  # (NO_TIME is negative)
+    if not len(late):
+        return
+    k = int(late[0])
+    if t[k] >= CLOCK_BEFORE_KERNEL_NS:  # (else no switch: the messages stamped zero need no look)
+        for i in np.flatnonzero(t[:k] == 0).tolist():
+            interp.zero_stamped(text[offsets[i]:ends[i]], i + first)
+    interp.counter_from = interp.counter_switch(int(t[k]), k + first)
+    if interp.counter_from:
+        t[late] -= interp.counter_from
 
 
 def _lines(data: bytes, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:

@@ -31,6 +31,12 @@ WRITE_PROTECT = "kernel.write-protect"
 BANNER = "kernel.banner"
 BOOT_CPU = "kernel.boot-cpu"  # "Booting Linux on physical CPU 0x0": ARM's first message, just before the banner
 
+# A printk stamp this late was not taken by a clock that started with the kernel: such a
+# kernel's first messages come within microseconds (SPARC's sun4v prints its PROMLIB
+# lines first and the banner at [    0.000066]), a firmware's counter runs for the
+# hundreds of milliseconds a boot ROM and a bootloader take at the least.
+CLOCK_BEFORE_KERNEL_NS = 10_000_000
+
 _CALIBRATE = re.compile(r"Calibrating delay (?:loop|using timer specific routine)(?P<skipped> \(skipped\))?.*?(?P<bogo>[\d.]+) BogoMIPS \(lpj=(?P<lpj>\d+)\)")
 _RUN_INIT = re.compile(r"^Run (?P<init>\S+) as init process")
 _MOUNTED = re.compile(r"VFS: Mounted root \((?P<fs>[^)]+) filesystem\)")
@@ -41,6 +47,14 @@ _FREEING = re.compile(r"^(?:Freeing unused kernel (?:image \(initmem\) )?memory|
 _TSC = re.compile(r"^tsc: (?:(?P<refined>Refined TSC clocksource calibration:)|Detected) (?P<mhz>\d+\.\d+) MHz")
 _NETLINK = re.compile(r"^NET: Registered (?:PF_NETLINK/PF_ROUTE protocol family|protocol family 16)$")
 _COMPRESSED = re.compile(r"^(?:Decompressing|Uncompressing) Linux")
+# The ARM architected timer, whose counter runs from the SoC's reset (or from when a loader,
+# or on some 32-bit SoCs the kernel, started it): "Architected cp15 timer(s) running at
+# 24.00MHz (phys).", newer kernels' "arch_timer: cp15 timer(s) running at 19.20MHz (virt).",
+# and a sched_clock on a counter of 56 bits or more, the architected counter's width
+# ("sched_clock: 56 bits at 24MHz, ...", Rockchip's 3.10 "sched_clock: ARM arch timer >56
+# bits at 24000kHz"; a SoC timer's or the jiffies' is 32 bits).
+_COUNTER = re.compile(r"(?:arm_arch_timer: |arch_timer: )?(?:Architected )?(?:cp15 and mmio|cp15|mmio) timer\(s\) "
+                      r"running at|sched_clock: (?:ARM arch timer >)?(?:5[6-9]|6[0-4]) bits at")
 
 # A message reaches the expressions only if it starts with one of these (fast path).
 PREFIXES = (
@@ -145,6 +159,12 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
 def is_banner(text: str) -> bool:
     """The kernel's first message ("Linux version 6.1.0-56-amd64 (...)")."""
     return bool(_VERSION.match(text))
+
+
+def announces_counter(text: str) -> bool:
+    """The kernel announcing the architected timer, whose counter may have run before the
+    kernel (from the SoC's reset, or from when a loader started it)."""
+    return bool(_COUNTER.match(text))
 
 
 def is_decompressor(text: str) -> bool:
