@@ -110,6 +110,7 @@ struct rt_task {
 	bool gate_queued;		/* gate is on tsk's task_work list */
 	bool overrun_signal;		/* the gate sends SIGXCPU */
 	bool in_wait;			/* will check its turn before user code */
+	bool waiting;			/* asleep in rt_wait_turn(): wake it */
 	bool detached;			/* its plugin was unloaded */
 	bool follows_parts;		/* semi-partitioned: pinned to its part's CPU */
 	struct rts_seen seen;		/* the recorder's view of its jobs */
@@ -307,20 +308,24 @@ static int rt_wait_turn(struct rt_task *rtt)
 			raw_spin_unlock_irq(&rt.lock);
 			continue;
 		}
-		if (turn) {
+		if (turn || fatal_signal_pending(current)) {
 			/* A waiting task's registration ends by an unload only. */
 			mine = rt_is_mine(rtt);
-			if (mine)
+			if (rtt->tsk == current)
+				rtt->waiting = false;
+			if (mine && turn)
 				rtt->in_wait = false;
 			raw_spin_unlock_irq(&rt.lock);
-			return mine ? 0 : -ENODEV;
+			return !turn ? -EINTR : mine ? 0 : -ENODEV;
 		}
+		/*
+		 * The wakers wake only a task asleep here: one chosen while
+		 * it sleeps elsewhere (I/O, a delay) is left to finish that.
+		 * A fatal signal that comes now keeps schedule() from sleeping.
+		 */
+		rtt->waiting = true;
 		set_current_state(TASK_KILLABLE);
 		raw_spin_unlock_irq(&rt.lock);
-		if (fatal_signal_pending(current)) {
-			__set_current_state(TASK_RUNNING);
-			return -EINTR;
-		}
 		/* Sliced: keeps the hung-task detector quiet in long waits. */
 		schedule_timeout(RT_WAIT_SLICE);
 	}
@@ -463,7 +468,7 @@ static void rt_dispatch(struct rt_inst *in)
 		rtt = id == RTS_NONE || (s->policy->split ? prev[i] == id :
 		      rt_was_chosen(prev, s->nr_cpus, id)) ?
 		      NULL : rt_task_at(id);
-		if (rtt)
+		if (rtt && rtt->waiting)
 			wake_up_process(rtt->tsk);
 	}
 	rt_rearm(in);
@@ -576,16 +581,18 @@ static bool rt_unlink(struct rt_task *rtt)
 /* Stop scheduling rtt and give it back its own class. rt.mutex held. */
 static void rt_task_stop(struct rt_task *rtt)
 {
-	bool unlinked;
+	bool unlinked, waiting;
 
 	raw_spin_lock_irq(&rt.lock);
 	unlinked = rt_unlink(rtt);
+	waiting = rtt->waiting;
 	raw_spin_unlock_irq(&rt.lock);
 	if (!unlinked)
 		return;
 	/* Its class first: once awake it may look (and may preempt us). */
 	rt_restore_class(rtt, rtt->tsk);
-	wake_up_process(rtt->tsk);
+	if (waiting)
+		wake_up_process(rtt->tsk);
 	put_task_struct(rtt->tsk);
 }
 
@@ -766,6 +773,7 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	bool reserved;
 	struct rtsched_task_args a;
 	struct rts_task_params p;
+	struct task_struct *before;
 	struct rt_inst *in;
 	int other;
 	long err;
@@ -818,12 +826,14 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	 * its exit probe cannot end the new registration.  (The same thread
 	 * has no probe of its own in flight while it runs this.)
 	 */
-	if (rtt->tsk && rtt->tsk != current)
+	before = rtt->tsk;
+	if (before && before != current)
 		synchronize_rcu();
 	rtt->tsk = current;
 	rtt->pid = task_pid_vnr(current);
 	/* Its file may have lost a registration to an unload before. */
 	WRITE_ONCE(rtt->detached, false);
+	rtt->waiting = false;
 	rtt->in_wait = true;
 	rtt->inst = in;
 	rtt->follows_parts = rt.policy->split;
@@ -842,6 +852,9 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	 * (one made through another open file) for its switches and exit.
 	 */
 	if (rt_task_of(current, &other, false)) {
+		err = -EBUSY;
+	/* Another thread's gate still queued would act for this thread. */
+	} else if (before && before != current && rtt->gate_queued) {
 		err = -EBUSY;
 	/* A running task holds its slot; the recorder wants the pid early. */
 	} else if (p.id >= 0 && p.id < RTS_MAX_TASKS && !rt_task_at(p.id) &&
@@ -865,14 +878,20 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	raw_spin_unlock_irq(&rt.lock);
 	if (err)
 		goto out_class;
+	mutex_unlock(&rt.mutex);
+	/*
+	 * Outside rt.mutex: a fault may take as long as user space likes
+	 * (userfaultfd), and every task's close and exit takes the mutex.
+	 */
 	a.id = p.id;
 	if (copy_to_user(uarg, &a, sizeof(a))) {
 		/* The caller cannot learn its id: it is not registered. */
-		rt_task_stop(rtt);
-		err = -EFAULT;
-		goto out;
+		mutex_lock(&rt.mutex);
+		if (rt_is_mine(rtt))
+			rt_task_stop(rtt);
+		mutex_unlock(&rt.mutex);
+		return -EFAULT;
 	}
-	mutex_unlock(&rt.mutex);
 	return rt_wait_turn(rtt);
 
 out_class:
