@@ -89,8 +89,14 @@ ssize_t rt_trace_read(char __user *buf, size_t len)
 		raw_spin_unlock_irq(&ring.lock);
 		if (!got)
 			break;
-		if (copy_to_user(buf + done, &rec, sizeof(rec)))
+		if (copy_to_user(buf + done, &rec, sizeof(rec))) {
+			/* Taken but not delivered: lost, and marked as such. */
+			raw_spin_lock_irq(&ring.lock);
+			ring.lost++;
+			ring.lost_total++;
+			raw_spin_unlock_irq(&ring.lock);
 			return done ? done : -EFAULT;
+		}
 		done += sizeof(rec);
 	}
 	return done;

@@ -12,7 +12,8 @@
  *             thread, is not inherited, and gives the thread back its class;
  *             a thread has one registration, whatever files it opens; an
  *             overrun is signalled when the task asks for it; a sporadic
- *             task runs when released, a period apart at least
+ *             task runs when released, a period apart at least; a trace
+ *             record read into a bad buffer is counted as lost
  *   reload KO the fp plugin KO is loaded: a task it held is detached when
  *             it is unloaded, and its file registers again once it is back
  */
@@ -145,6 +146,32 @@ static int read_status(void)
 	};
 
 	return ioctl(fd, RTSCHED_IOC_STATUS, &st) ? -1 : (int)st.nr_tasks;
+}
+
+/* Records the recorder lost so far, or -1. */
+static long long trace_lost(void)
+{
+	struct rtsched_status st = { 0 };
+
+	return ioctl(fd, RTSCHED_IOC_STATUS, &st) ? -1 : (long long)st.trace_lost;
+}
+
+/*
+ * A record read into a buffer the kernel cannot write is lost, and counted
+ * so (the tasks run before have left records in the ring).
+ */
+static void check_read_fault(void)
+{
+	void *none = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	long long before = trace_lost();
+	ssize_t got = read(fd, none, sizeof(struct rtsched_record));
+	int err = errno;
+
+	verdict("trace read into a bad buffer", got < 0 && err == EFAULT &&
+		trace_lost() == before + 1, "read %zd (%s), lost %lld then %lld",
+		got, strerror(err), before, trace_lost());
+	munmap(none, 4096);
 }
 
 /* Tasks that a thread runs now (not only reserved), or -1. */
@@ -447,6 +474,7 @@ static void check_lifetime(void)
 	in_thread(run_read_only_args);
 	in_thread(overrun_signalled);
 	check_sporadic();
+	check_read_fault();
 }
 
 int main(int argc, char **argv)
