@@ -521,8 +521,8 @@ static long long rt_cpu_time(const struct rts_sched *s, int id, int *on_cpu)
 /*
  * The CPU time of registered tasks switched out and in at now, counted by
  * the sched_switch probe (rtsched_trace.c).  Only the task's own switches
- * write its count (and its rt_ioctl_run()), one at a time; interrupts are
- * off here.
+ * write its count (and its rt_ioctl_run(), as a switch-in), one at a time;
+ * interrupts are off here.
  */
 void rt_count_switch(struct rt_task *out, struct rt_task *in, u64 now)
 {
@@ -841,9 +841,7 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	rtt->seen = (struct rts_seen) { .job_here = 1 };
 	raw_spin_lock_irq(&rt.lock);
 	/* On its CPU now, which its first switch-in would have said. */
-	write_seqcount_begin(&rtt->cpu_seq);
-	rtt->on_cpu_since = ktime_get_ns();
-	write_seqcount_end(&rtt->cpu_seq);
+	rt_count_switch(NULL, rtt, ktime_get_ns());
 	if (p.id == RTSCHED_AUTO_ID && !reserved)
 		p.id = rt_free_id();
 	err = -EINVAL;

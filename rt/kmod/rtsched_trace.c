@@ -46,6 +46,13 @@ static void ring_push(const struct rtsched_record *rec)
 	ring.count++;
 }
 
+/* One record lost: counted, and marked by the next one pushed.  ring.lock held. */
+static void ring_lose(void)
+{
+	ring.lost++;
+	ring.lost_total++;
+}
+
 void rt_trace_put(struct rtsched_record *rec)
 {
 	struct rtsched_record ovf = { .type = RTS_EV_OVERFLOW, .task = -1,
@@ -56,8 +63,7 @@ void rt_trace_put(struct rtsched_record *rec)
 	if (!ring.buf) {
 		/* Not recording yet: nothing is lost. */
 	} else if (ring.count + (ring.lost ? 2 : 1) > ring.size) {
-		ring.lost++;
-		ring.lost_total++;
+		ring_lose();
 	} else {
 		if (ring.lost) {
 			ovf.time = rec->time;
@@ -92,8 +98,7 @@ ssize_t rt_trace_read(char __user *buf, size_t len)
 		if (copy_to_user(buf + done, &rec, sizeof(rec))) {
 			/* Taken but not delivered: lost, and marked as such. */
 			raw_spin_lock_irq(&ring.lock);
-			ring.lost++;
-			ring.lost_total++;
+			ring_lose();
 			raw_spin_unlock_irq(&ring.lock);
 			return done ? done : -EFAULT;
 		}

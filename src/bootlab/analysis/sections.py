@@ -50,7 +50,7 @@ def step_console(step: Blamed, console: ConsoleCost | None) -> str:
     """What a step printed on the console while it ran, as the step's tables say it ("" for
     nothing, or no serial time): a step that loads a module waits for the module's
     messages to go out at the console's speed."""
-    if console is None or not console.baud or step.start is None:
+    if console is None or not console.baud:
         return ""
     lines, nbytes, ns = console.per_step.get((step.name, step.start), (0, 0, 0))
     return f"console {lines} lines, {nbytes} bytes: {ns / 1e6:.1f} ms at {console.baud} baud" if nbytes else ""
@@ -58,9 +58,10 @@ def step_console(step: Blamed, console: ConsoleCost | None) -> str:
 
 def steps_section(items: list[Blamed], console: ConsoleCost | None = None) -> Section:
     printed = [step_console(b, console) for b in items]
+    shown = any(printed)
     columns = [Column("duration", _D), Column("name", _X), Column("start", _T)]
-    columns += [Column("console", _X)] if any(printed) else []
-    rows = [(b.duration, b.name, b.start) + ((p,) if any(printed) else ()) + (b.where,) for b, p in zip(items, printed)]
+    columns += [Column("console", _X)] if shown else []
+    rows = [(b.duration, b.name, b.start) + ((p,) if shown else ()) + (b.where,) for b, p in zip(items, printed)]
     return Section("steps", "Steps (bootlab-mark NAME.start to NAME.end):", columns + [Column("where", _W)], rows)
 
 
