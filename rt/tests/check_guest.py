@@ -300,17 +300,20 @@ def task_cpus(events):
 def off_cpu(events):
     """Switches to a registered task on another CPU than its own: (time, pid,
     cpu).  Before its task_create and after its exit the thread is not a task
-    (it has its own CPU mask)."""
+    (it has its own CPU mask).  A switch recorded before its task_create is
+    before it whatever its time: a kernel on a jiffies clock stamps the
+    thread's last switch on its old CPU with its task_create's time (the ring
+    keeps the records in the order they happened, under one lock)."""
     own = task_cpus(events)
     pid_of = {k["task"]: int(k["pid"]) for _, n, k in events
               if n == "task_create" and "pid" in k}
-    created = {pid_of[k["task"]]: t for t, n, k in events
+    created = {pid_of[k["task"]]: (t, i) for i, (t, n, k) in enumerate(events)
                if n == "task_create" and k["task"] in pid_of}
     left = {pid_of[k["task"]]: t for t, n, k in events
             if n == "exit" and k["task"] in pid_of}
-    return [(t, pid, int(k["cpu"])) for t, n, k in events
+    return [(t, pid, int(k["cpu"])) for i, (t, n, k) in enumerate(events)
             if n == "switch" and (pid := int(k["next_pid"])) in own
-            and created[pid] <= t < left.get(pid, float("inf"))
+            and created[pid] <= (t, i) and t < left.get(pid, float("inf"))
             and int(k["cpu"]) != own[pid]]
 
 

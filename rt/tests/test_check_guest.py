@@ -110,6 +110,22 @@ def test_a_task_off_its_cpu_is_caught_only_while_registered():
     assert off_cpu(events) == [(30, 100, 0)]
 
 
+def test_a_switch_recorded_before_task_create_in_the_same_jiffy_is_not_off_cpu():
+    """The debug kernel on two vCPUs runs on a jiffies clock: a thread's last switch on its
+    old CPU, before it was pinned and registered, carries its task_create's time (CI, partitioned_edf)."""
+    from check_guest import off_cpu
+    events = parse_trace([
+        "==== rtsched-trace begin ====",
+        "# rtsched-trace 1 plugin=partitioned-edf",
+        "7736424000 switch cpu=0 prev_pid=13 prev_comm=rcu prev_state=D next_pid=54 next_comm=rtctl",
+        "7736424000 switch cpu=1 prev_pid=53 prev_comm=rtctl prev_state=R next_pid=54 next_comm=rtctl",
+        "7736424000 task_create task=0 pid=54 period=20000000 wcet=8000000 deadline=20000000 prio=1 cpu=1",
+        "7736424000 switch cpu=0 prev_pid=0 prev_comm=idle prev_state=R next_pid=54 next_comm=rtctl",
+        "==== rtsched-trace end ====",
+    ])
+    assert off_cpu(events) == [(7736424000, 54, 0)]
+
+
 def test_migrations_are_resumptions_elsewhere():
     """From a global-fp guest trace (2 vCPUs): job 1 of task 2 started on CPU 0 and resumed on
     CPU 1 (a migration); job 0 of task 4 resumed where it ran."""
