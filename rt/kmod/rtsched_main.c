@@ -30,6 +30,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
@@ -148,6 +150,7 @@ static struct {
 	int nr_ids;
 	bool gated;			/* a gate was queued since loading */
 	struct tracepoint *process_exit;
+	int hp_state;			/* refuses the CPUs' offlining */
 	char server_name[RTS_MAX_SERVERS][RTSCHED_NAME_LEN];
 	char task_name[RTS_MAX_TASKS][RTSCHED_NAME_LEN];
 } rt;
@@ -1408,6 +1411,43 @@ int rt_job_go_on(struct rt_task *rtt, int id, int cpu, u64 *job)
 	return rts_seen_go_on(&rtt->seen, here, pending, *job);
 }
 
+/*
+ * The real-time CPUs are the framework's while it is loaded: their timers
+ * are pinned to them and its tasks' affinities name them.  Offlining one
+ * would move its timer and its tasks to another CPU unseen, so it is
+ * refused, as SCHED_DEADLINE refuses when what it admitted would no longer
+ * fit (also on suspend, which offlines every CPU but the boot one).
+ */
+static int rt_cpu_down(unsigned int cpu)
+{
+	return cpumask_test_cpu(cpu, &rt.cpus) ? -EBUSY : 0;
+}
+
+/* rt.cpus set: they must be online, and stay online while we are loaded. */
+static int rt_hold_cpus(void)
+{
+	int err = 0, i;
+
+	cpus_read_lock();
+	for (i = 0; i < rt_cpus && !err; i++) {
+		if (!cpu_online(rt_cpu + i)) {
+			pr_err("CPU %d is not online\n", rt_cpu + i);
+			err = -EINVAL;
+		}
+	}
+	if (!err) {
+		err = cpuhp_setup_state_nocalls_cpuslocked(CPUHP_AP_ONLINE_DYN,
+							   "rtsched:online",
+							   NULL, rt_cpu_down);
+		if (err > 0) {
+			rt.hp_state = err;
+			err = 0;
+		}
+	}
+	cpus_read_unlock();
+	return err;
+}
+
 static int __init rt_init(void)
 {
 	/* The recorder's, and the one that ends a thread's registration. */
@@ -1423,12 +1463,6 @@ static int __init rt_init(void)
 		pr_err("rt_cpu %d, rt_cpus %d or fifo_prio %d out of range\n",
 		       rt_cpu, rt_cpus, fifo_prio);
 		return -EINVAL;
-	}
-	for (i = 0; i < rt_cpus; i++) {
-		if (!cpu_online(rt_cpu + i)) {
-			pr_err("CPU %d is not online\n", rt_cpu + i);
-			return -EINVAL;
-		}
 	}
 	mutex_init(&rt.mutex);
 	raw_spin_lock_init(&rt.lock);
@@ -1447,12 +1481,15 @@ static int __init rt_init(void)
 			goto err_sched;
 		}
 	}
+	err = rt_hold_cpus();
+	if (err)
+		goto err_sched;
 	err = rt_tracepoints(tracepoints, tp, ARRAY_SIZE(tp));
 	if (err)
-		goto err_sched;
+		goto err_cpus;
 	err = rt_trace_init(trace_records, rt_cpu, rt_cpus, tp[0]);
 	if (err)
-		goto err_sched;
+		goto err_cpus;
 	rt.process_exit = tp[1];
 	err = tracepoint_probe_register(rt.process_exit, rt_probe_exit, NULL);
 	if (err)
@@ -1472,6 +1509,8 @@ err_exit_probe:
 	tracepoint_synchronize_unregister();
 err_trace:
 	rt_trace_exit();
+err_cpus:
+	cpuhp_remove_state_nocalls(rt.hp_state);
 err_sched:
 	for (i = 0; i < rt_cpus; i++)
 		kvfree(rt.inst[i].sched);
@@ -1486,6 +1525,7 @@ static void __exit rt_exit(void)
 	tracepoint_probe_unregister(rt.process_exit, rt_probe_exit, NULL);
 	/* rt_trace_exit() waits for the probes of both tracepoints. */
 	rt_trace_exit();
+	cpuhp_remove_state_nocalls(rt.hp_state);
 	for (i = 0; i < rt_cpus; i++)
 		kvfree(rt.inst[i].sched);
 	/*

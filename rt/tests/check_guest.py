@@ -25,8 +25,8 @@ SCENARIOS = ["lowres_timers", "lazy_ring", "table3_first", "ring_enomem",
              "checks", "fp", "edf", "table3", "overload", "hsf_edf", "overrun", "kept_away",
              "killed_task", "rmmod_with_tasks", "unload_race", "load_cycles",
              "one_step_load", "dmesg"]
-# SET=smp (a multi-CPU guest): the partitioned plugins.
-SMP_SCENARIOS = ["partitioned_fp", "partitioned_edf", "dmesg"]
+# SET=smp (a multi-CPU guest): the partitioned plugins and CPU hotplug.
+SMP_SCENARIOS = ["partitioned_fp", "partitioned_edf", "cpu_hotplug", "dmesg"]
 # SET=global (a multi-CPU guest): the global plugins.
 GLOBAL_SCENARIOS = ["global_params", "global_fp", "global_edf", "dmesg"]
 # SET=semi (a multi-CPU guest): the semi-partitioned plugin on examples/semi.toml.
@@ -426,6 +426,7 @@ def main():
         judge_semi(c, scenarios)
 
     for name, what in (("checks", "bad requests refused, unprivileged callers get EPERM"),
+                       ("cpu_hotplug", "the real-time CPUs stay online while rtsched is loaded"),
                        ("global_params", "a plugin is not partitioned and global at once"),
                        ("semi_params", "a plugin is not global and semi-partitioned at once"),
                        ("one_step_load", "rtctl load --module: modules and configuration in one program"),

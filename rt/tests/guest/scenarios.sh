@@ -19,6 +19,8 @@ trace() {
 }
 plugin() { name=$1; shift; insmod "$RT/rtsched_$name.ko" "$@"; }
 unplugin() { rmmod "rtsched_$1"; }
+# PASS or FAIL a check by its status, failing the scenario (rc) on FAIL.
+verdict() { if [ "$2" = 0 ]; then echo "PASS $1"; else echo "FAIL $1"; rc=1; fi; }
 
 # Run a configuration with the stock tasks, then show status and trace.
 run_config() {
@@ -318,11 +320,37 @@ scenario_semi() {
 	rmmod rtsched
 }
 
+# SET=smp: the real-time CPUs stay online while rtsched is loaded (an
+# offline one would take its timer and tasks elsewhere), and only then.
+scenario_cpu_hotplug() {
+	begin cpu_hotplug
+	rc=0
+	cpu=$(($(grep -c ^processor /proc/cpuinfo) - 1))
+	online=/sys/devices/system/cpu/cpu$cpu/online
+	[ -e "$online" ]
+	verdict "CPU $cpu has an online switch" $?
+	insmod "$RT/rtsched.ko"
+	echo 0 > "$online" && [ "$(cat "$online")" = 0 ] && echo 1 > "$online"
+	verdict "CPU $cpu, not a real-time one, goes offline and back while rtsched is loaded" $?
+	rmmod rtsched
+	insmod "$RT/rtsched.ko" rt_cpus=$((cpu + 1))
+	! echo 0 2>/dev/null > "$online" && [ "$(cat "$online")" = 1 ]
+	verdict "CPU $cpu is not taken offline while rtsched is loaded" $?
+	rmmod rtsched
+	echo 0 > "$online" && [ "$(cat "$online")" = 0 ]
+	verdict "CPU $cpu is taken offline once rtsched is unloaded" $?
+	! insmod "$RT/rtsched.ko" rt_cpus=$((cpu + 1)) 2>/dev/null
+	verdict "rtsched refuses an offline real-time CPU" $?
+	echo 1 > "$online" && [ "$(cat "$online")" = 1 ]
+	verdict "CPU $cpu comes back online" $?
+	end cpu_hotplug $rc
+}
+
 # SET=smp, global or semi runs that set of a multi-CPU guest; SET=multicore
 # all three in one boot (the debug kernel's run, where a boot costs most).
 case "${SET:-}" in
 smp|global|semi|multicore)
-	case "$SET" in smp|multicore) scenario_partitioned;; esac
+	case "$SET" in smp|multicore) scenario_partitioned; scenario_cpu_hotplug;; esac
 	case "$SET" in global|multicore) scenario_global;; esac
 	case "$SET" in semi|multicore) scenario_semi;; esac
 	scenario_dmesg
