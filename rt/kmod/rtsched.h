@@ -37,7 +37,7 @@ int rt_tracepoints(const char *const names[], struct tracepoint *found[],
 		   int n);
 
 /* Core services for the recorder's sched_switch probe. */
-struct rt_task *rt_task_of(struct task_struct *p, int *id, bool by_class);
+struct rt_task *rt_task_of(struct task_struct *p, int *id);
 void rt_count_switch(struct rt_task *out, struct rt_task *in, u64 now);
 int rt_job_switch_in(struct rt_task *rtt, int id, int cpu, u64 *job);
 int rt_job_switch_out(struct rt_task *rtt, int id, u64 *job);

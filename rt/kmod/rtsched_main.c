@@ -34,6 +34,7 @@
 #include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/fs.h>
+#include <linux/hashtable.h>
 #include <linux/hrtimer.h>
 #include <linux/kref.h>
 #include <linux/miscdevice.h>
@@ -124,6 +125,7 @@ struct rt_task {
 	seqcount_t cpu_seq;
 	u64 cpu_ns;			/* had up to on_cpu_since */
 	u64 on_cpu_since;		/* when it took its CPU; 0: off it */
+	struct hlist_node by_thread;	/* in rt.by_thread while registered */
 	struct rcu_head rcu;
 };
 
@@ -144,10 +146,11 @@ static struct {
 	const struct rts_policy *policy;
 	struct rt_task __rcu *task[RTS_MAX_TASKS];
 	/*
-	 * 1 + the highest id ever in task[]: how far the switch probe looks,
-	 * on every switch of a thread at fifo_prio, also one of no task.
+	 * The registrations of task[] by thread, for the probes' lookup on
+	 * every switch: whatever class the thread is in now (another process
+	 * may change it), in constant time however many tasks there are.
 	 */
-	int nr_ids;
+	DECLARE_HASHTABLE(by_thread, 6);
 	bool gated;			/* a gate was queued since loading */
 	struct tracepoint *process_exit;
 	int hp_state;			/* refuses the CPUs' offlining */
@@ -576,6 +579,7 @@ static bool rt_unlink(struct rt_task *rtt)
 		return false;
 	rts_task_stop(rtt->inst->sched, id, ktime_get_ns());
 	RCU_INIT_POINTER(rt.task[id], NULL);
+	hash_del_rcu(&rtt->by_thread);
 	WRITE_ONCE(rtt->id, RTS_NONE);
 	rt_dispatch(rtt->inst);
 	return true;
@@ -611,7 +615,7 @@ static void rt_probe_exit(void *data, struct task_struct *p)
 	bool unlinked;
 	int id;
 
-	rtt = rt_task_of(p, &id, false);
+	rtt = rt_task_of(p, &id);
 	if (!rtt)
 		return;
 	raw_spin_lock_irqsave(&rt.lock, flags);
@@ -852,7 +856,7 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	 * One registration per thread: the probes would find only its first
 	 * (one made through another open file) for its switches and exit.
 	 */
-	if (rt_task_of(current, &other, false)) {
+	if (rt_task_of(current, &other)) {
 		err = -EBUSY;
 	/* Another thread's gate still queued would act for this thread. */
 	} else if (before && before != current && rtt->gate_queued) {
@@ -860,8 +864,6 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	/* A running task holds its slot; the recorder wants the pid early. */
 	} else if (p.id >= 0 && p.id < RTS_MAX_TASKS && !rt_task_at(p.id) &&
 		   !rt_id_used_elsewhere(p.id, in)) {
-		/* Pairs with rt_task_of(): the bound before the slot. */
-		smp_store_release(&rt.nr_ids, max(rt.nr_ids, p.id + 1));
 		rcu_assign_pointer(rt.task[p.id], rtt);
 		rt_share_epoch(in);
 		err = rts_task_run(in->sched, &p, reserved, ktime_get_ns(),
@@ -870,6 +872,9 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 			RCU_INIT_POINTER(rt.task[p.id], NULL);
 	}
 	if (!err) {
+		/* Found by the probes once its id is set: rt_task_of(). */
+		hash_add_rcu(rt.by_thread, &rtt->by_thread,
+			     (unsigned long)current);
 		get_task_struct(current);
 		WRITE_ONCE(rtt->id, p.id);
 		if (!reserved)
@@ -1333,28 +1338,19 @@ EXPORT_SYMBOL_GPL(rtsched_unregister_plugin);
 /*
  * The registration of thread p and its id (its slot, which stays valid
  * even if the task stops meanwhile), or NULL.  For the probes: runs under
- * RCU, no locks.  With by_class, only a thread in rtsched's class counts
- * (a quick filter for every switch).
+ * RCU, no locks.  By thread, not by class: a thread another process moved
+ * to another class (chrt -p) is still charged for the CPU it gets.
  */
-struct rt_task *rt_task_of(struct task_struct *p, int *id, bool by_class)
+struct rt_task *rt_task_of(struct task_struct *p, int *id)
 {
 	struct rt_task *rtt;
-	int i, n;
 
-	/*
-	 * RUN sets reset-on-fork, which PREEMPT_RT's interrupt threads (also
-	 * SCHED_FIFO 50, the default fifo_prio) lack: they are not looked up.
-	 */
-	if (by_class && (p->policy != SCHED_FIFO ||
-			 p->rt_priority != fifo_prio || !p->sched_reset_on_fork))
-		return NULL;
-	/* Pairs with rt_ioctl_run(): a slot seen is within the bound. */
-	n = smp_load_acquire(&rt.nr_ids);
-	for (i = 0; i < n; i++) {
-		rtt = rcu_dereference_sched(rt.task[i]);
-		if (rtt && rtt->tsk == p) {
-			*id = i;
-			return rtt;
+	hash_for_each_possible_rcu(rt.by_thread, rtt, by_thread,
+				   (unsigned long)p) {
+		if (rtt->tsk == p) {
+			/* Added under rt.lock before its id was set. */
+			*id = READ_ONCE(rtt->id);
+			return *id == RTS_NONE ? NULL : rtt;
 		}
 	}
 	return NULL;

@@ -154,8 +154,8 @@ static void probe_sched_switch(void *data, bool preempt,
 	bool recorded;
 	u64 job;
 
-	out = rt_task_of(prev, &out_id, true);
-	in = rt_task_of(next, &in_id, true);
+	out = rt_task_of(prev, &out_id);
+	in = rt_task_of(next, &in_id);
 	/* Unlocked: a quick filter, rt_trace_put() decides under the lock. */
 	recorded = READ_ONCE(ring.buf) && cpu >= ring.first_cpu &&
 		   cpu < ring.first_cpu + ring.nr_cpus;

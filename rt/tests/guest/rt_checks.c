@@ -357,6 +357,42 @@ static void *overrun_signalled(void *unused)
 	return unused;
 }
 
+/*
+ * A registered thread moved to another class by someone else (chrt -p):
+ * still charged for the CPU it gets, no more.  It sleeps through most of
+ * three jobs (5 of its 10 ms, wcet 1 ms: no overrun), then spins past its
+ * budget (signalled).  The switch probe used to find a thread by its
+ * class: this one, asleep, was charged as on its CPU, and signalled.
+ */
+static void *class_changed(void *unused)
+{
+	struct timespec nap = { .tv_nsec = 5000000 }, start, now;
+	struct sched_param none = { 0 };
+	int i, slept = 0;
+
+	signal(SIGXCPU, on_xcpu);
+	got_xcpu = 0;
+	if (start_task(1, RTSCHED_AUTO_ID) ||
+	    sched_setscheduler(0, SCHED_OTHER, &none)) {
+		printf("  thread: %s %s\n", rt_last_error(), strerror(errno));
+		return unused;
+	}
+	for (i = 0; i < 3 && !got_xcpu; i++) {
+		nanosleep(&nap, NULL);
+		slept += !got_xcpu && !rt_wait_for_period();
+	}
+	verdict("a thread moved to another class is charged only its CPU time",
+		slept == 3, "SIGXCPU after %d sleeping jobs", slept);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	while (!got_xcpu && now.tv_sec - start.tv_sec < 2);
+	rt_exit();
+	verdict("a thread moved to another class is signalled on overrun",
+		got_xcpu, "no SIGXCPU in 2 s");
+	return unused;
+}
+
 #define SPORADIC_ID	200
 #define SPORADIC_PERIOD_NS	10000000LL
 static volatile int sporadic_stop, sporadic_done;
@@ -473,6 +509,7 @@ static void check_lifetime(void)
 	in_thread(own_class_back);
 	in_thread(run_read_only_args);
 	in_thread(overrun_signalled);
+	in_thread(class_changed);
 	check_sporadic();
 	check_read_fault();
 }
