@@ -349,11 +349,11 @@ static long long budget_end(const struct rts_sched *s)
 			continue;
 		left = t->p.wcet + s->overrun_slack - budget_used(s, t, &on_cpu);
 		/*
-		 * Off its CPU it uses no budget, and nothing tells the core
-		 * when it gets the CPU back: look again a little later.
+		 * Off its CPU it uses no budget: the platform comes back when
+		 * it has one (no polling while it is blocked elsewhere).
 		 */
-		if (!on_cpu && left < RTS_BUDGET_RECHECK)
-			left = RTS_BUDGET_RECHECK;
+		if (!on_cpu && !s->watch_cpu(s, t->p.id))
+			continue;
 		end = s->now + left;
 		if (end < first)
 			first = end;

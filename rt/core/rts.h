@@ -26,11 +26,6 @@
 #define RTS_MIN_PERIOD	100000LL
 /* Sporadic jobs released but not complete, at most (their release times). */
 #define RTS_SPORADIC_BACKLOG	16
-/*
- * With cpu_time, how soon to look again at a chosen task kept from its CPU
- * with little budget left: its overrun is seen at most this late (ns).
- */
-#define RTS_BUDGET_RECHECK	50000LL
 
 /* Error codes, equal to the Linux errno values so they pass through. */
 #define RTS_ENOENT	2
@@ -190,6 +185,13 @@ struct rts_sched {
 	 * time it was chosen.
 	 */
 	long long (*cpu_time)(const struct rts_sched *s, int id, int *on_cpu);
+	/*
+	 * With cpu_time: a chosen task id is off its CPU, so its budget ends
+	 * no sooner than it gets one back, which nothing else tells the core.
+	 * The platform handles the instant (rts_advance, rts_next_event) as
+	 * soon as it does, and returns whether it has already.
+	 */
+	int (*watch_cpu)(const struct rts_sched *s, int id);
 	rts_emit_fn emit;
 	void *emit_ctx;
 };

@@ -36,6 +36,7 @@
 #include <linux/fs.h>
 #include <linux/hashtable.h>
 #include <linux/hrtimer.h>
+#include <linux/irq_work.h>
 #include <linux/kref.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -125,6 +126,8 @@ struct rt_task {
 	seqcount_t cpu_seq;
 	u64 cpu_ns;			/* had up to on_cpu_since */
 	u64 on_cpu_since;		/* when it took its CPU; 0: off it */
+	/* Chosen off its CPU: its instance looks at budgets when it takes one. */
+	bool budget_watch;
 	struct hlist_node by_thread;	/* in rt.by_thread while registered */
 	struct rcu_head rcu;
 };
@@ -135,6 +138,7 @@ struct rt_inst {
 	int cpu;			/* the first one for global plugins */
 	struct hrtimer timer;		/* fires on cpu only */
 	call_single_data_t rearm;	/* rearms the timer from cpu */
+	struct irq_work took_cpu;	/* a watched task took a CPU (watch_cpu) */
 };
 
 static struct {
@@ -480,9 +484,9 @@ static void rt_dispatch(struct rt_inst *in)
 	rt_rearm(in);
 }
 
-static enum hrtimer_restart rt_timer_fn(struct hrtimer *timer)
+/* The policy core's instant now: its events up to now, its choice, its timer. */
+static void rt_handle_now(struct rt_inst *in)
 {
-	struct rt_inst *in = container_of(timer, struct rt_inst, timer);
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&rt.lock, flags);
@@ -491,7 +495,22 @@ static enum hrtimer_restart rt_timer_fn(struct hrtimer *timer)
 		rt_dispatch(in);
 	}
 	raw_spin_unlock_irqrestore(&rt.lock, flags);
+}
+
+static enum hrtimer_restart rt_timer_fn(struct hrtimer *timer)
+{
+	rt_handle_now(container_of(timer, struct rt_inst, timer));
 	return HRTIMER_NORESTART;
+}
+
+/*
+ * A watched task took a CPU (rt_count_switch): its budget's end can be
+ * timed now.  Hard-irq context, also on PREEMPT_RT, on the CPU it took,
+ * once the switch is done.
+ */
+static void rt_took_cpu(struct irq_work *work)
+{
+	rt_handle_now(container_of(work, struct rt_inst, took_cpu));
 }
 
 /*
@@ -525,10 +544,34 @@ static long long rt_cpu_time(const struct rts_sched *s, int id, int *on_cpu)
 }
 
 /*
+ * The policy core's watch_cpu: chosen task id is off its CPU.  Its next
+ * switch-in has its instance handle that instant (rt_count_switch); true
+ * if it is on a CPU already.  rt.lock held.
+ */
+static int rt_watch_cpu(const struct rts_sched *s, int id)
+{
+	struct rt_task *rtt = rt_task_at(id);
+	int on_cpu;
+
+	if (!rtt)
+		return 0;
+	WRITE_ONCE(rtt->budget_watch, true);
+	/*
+	 * Pairs with the barrier in rt_count_switch(): a switch-in either
+	 * sees the watch or is seen here.
+	 */
+	smp_mb();
+	rt_cpu_time(s, id, &on_cpu);
+	return on_cpu;
+}
+
+/*
  * The CPU time of registered tasks switched out and in at now, counted by
  * the sched_switch probe (rtsched_trace.c).  Only the task's own switches
  * write its count (and its rt_ioctl_run(), as a switch-in), one at a time;
- * interrupts are off here.
+ * interrupts are off here.  A watched task switched in has its instance
+ * handle the instant (rt_watch_cpu), once the switch is done: here the
+ * runqueue's lock is held, under which rt.lock must not be taken.
  */
 void rt_count_switch(struct rt_task *out, struct rt_task *in, u64 now)
 {
@@ -543,6 +586,10 @@ void rt_count_switch(struct rt_task *out, struct rt_task *in, u64 now)
 		write_seqcount_begin(&in->cpu_seq);
 		in->on_cpu_since = now;
 		write_seqcount_end(&in->cpu_seq);
+		smp_mb();	/* Pairs with rt_watch_cpu(). */
+		if (READ_ONCE(in->budget_watch) &&
+		    xchg(&in->budget_watch, false))
+			irq_work_queue(&READ_ONCE(in->inst)->took_cpu);
 	}
 }
 
@@ -841,6 +888,7 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	/* Its file may have lost a registration to an unload before. */
 	WRITE_ONCE(rtt->detached, false);
 	rtt->waiting = false;
+	rtt->budget_watch = false;
 	rtt->in_wait = true;
 	rtt->inst = in;
 	rtt->follows_parts = rt.policy->split;
@@ -1292,6 +1340,7 @@ int rtsched_register_plugin(const struct rts_policy *policy)
 			in->sched->overrun_slack = (long long)overrun_slack_us *
 						   NSEC_PER_USEC;
 			in->sched->cpu_time = rt_cpu_time;
+			in->sched->watch_cpu = rt_watch_cpu;
 			in->sched->nr_cpus = policy->global || policy->split ?
 					     rt_cpus : 1;
 		}
@@ -1471,6 +1520,7 @@ static int __init rt_init(void)
 			     HRTIMER_MODE_ABS_PINNED_HARD);
 		in->timer.function = rt_timer_fn;
 		INIT_CSD(&in->rearm, rt_rearm_ipi, in);
+		in->took_cpu = IRQ_WORK_INIT_HARD(rt_took_cpu);
 		in->sched = kvzalloc(sizeof(*in->sched), GFP_KERNEL);
 		if (!in->sched) {
 			err = -ENOMEM;
@@ -1522,8 +1572,11 @@ static void __exit rt_exit(void)
 	/* rt_trace_exit() waits for the probes of both tracepoints. */
 	rt_trace_exit();
 	cpuhp_remove_state_nocalls(rt.hp_state);
-	for (i = 0; i < rt_cpus; i++)
+	for (i = 0; i < rt_cpus; i++) {
+		/* The probes are gone: no switch-in queues it again. */
+		irq_work_sync(&rt.inst[i].took_cpu);
 		kvfree(rt.inst[i].sched);
+	}
 	/*
 	 * A gate's task may still be in rt_gate_fn's return after its
 	 * module_put(), preempted there: it leaves only by a voluntary
