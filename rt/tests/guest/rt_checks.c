@@ -339,22 +339,28 @@ static void on_xcpu(int sig)
 	got_xcpu = sig == SIGXCPU;
 }
 
-/* A job that never ends, in a task that asked for SIGXCPU on overrun. */
-static void *overrun_signalled(void *unused)
+/* Spin (and leave) until SIGXCPU, for up to 2 s: whether it came. */
+static int spin_until_signalled(void)
 {
 	struct timespec start, now;
 
-	signal(SIGXCPU, on_xcpu);
-	if (start_task(1, RTSCHED_AUTO_ID)) {
-		printf("  thread: %s\n", rt_last_error());
-		return unused;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	while (!got_xcpu && now.tv_sec - start.tv_sec < 2);
 	rt_exit();
-	verdict("overrun signalled", got_xcpu, "no SIGXCPU in 2 s");
+	return got_xcpu;
+}
+
+/* A job that never ends, in a task that asked for SIGXCPU on overrun. */
+static void *overrun_signalled(void *unused)
+{
+	signal(SIGXCPU, on_xcpu);
+	if (start_task(1, RTSCHED_AUTO_ID)) {
+		printf("  thread: %s\n", rt_last_error());
+		return unused;
+	}
+	verdict("overrun signalled", spin_until_signalled(), "no SIGXCPU in 2 s");
 	return unused;
 }
 
@@ -367,7 +373,7 @@ static void *overrun_signalled(void *unused)
  */
 static void *class_changed(void *unused)
 {
-	struct timespec nap = { .tv_nsec = 5000000 }, start, now;
+	struct timespec nap = { .tv_nsec = 5000000 };
 	struct sched_param none = { 0 };
 	int i, slept = 0;
 
@@ -384,13 +390,8 @@ static void *class_changed(void *unused)
 	}
 	verdict("a thread moved to another class is charged only its CPU time",
 		slept == 3, "SIGXCPU after %d sleeping jobs", slept);
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	do
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	while (!got_xcpu && now.tv_sec - start.tv_sec < 2);
-	rt_exit();
 	verdict("a thread moved to another class is signalled on overrun",
-		got_xcpu, "no SIGXCPU in 2 s");
+		spin_until_signalled(), "no SIGXCPU in 2 s");
 	return unused;
 }
 
@@ -430,7 +431,7 @@ static long long thread_cpu_ns(void)
  */
 static void *blocked_while_chosen(void *unused)
 {
-	struct timespec nap = { .tv_nsec = 300000000 }, start, now;
+	struct timespec nap = { .tv_nsec = 300000000 };
 	long long quiet = timer_irqs(), irqs, job_start, job_cpu;
 	int signalled;
 
@@ -456,13 +457,8 @@ static void *blocked_while_chosen(void *unused)
 	verdict("a chosen task asleep elsewhere costs its CPU no budget timers",
 		!signalled && quiet >= 0 && irqs <= quiet + 10,
 		"%lld timer interrupts%s", irqs, signalled ? ", SIGXCPU" : "");
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	do
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	while (!got_xcpu && now.tv_sec - start.tv_sec < 2);
-	rt_exit();
 	verdict("a chosen task back from elsewhere is signalled on overrun",
-		got_xcpu, "no SIGXCPU in 2 s");
+		spin_until_signalled(), "no SIGXCPU in 2 s");
 	return unused;
 }
 
