@@ -152,6 +152,14 @@ def test_an_untimed_login_prompt_is_placed_from_its_neighbours(fixture_path):
     assert "buildroot login" in a.phases.end.evidence and "placed at line 11" in a.phases.end.evidence
 
 
+def test_a_login_prompt_with_the_name_typed_after_it_ends_the_boot(fixture_path):
+    # A console captured while someone logged in: the getty's prompt carries the name typed
+    # after it (`board login: root`); the shell's lines after it are not the prompt.
+    a = analysis(fixture_path("console-login-typed.txt"))
+    assert a.phases.end.mark == "ready" and a.phases.end.at == 4_918_230_000
+    assert "board login: root" in a.phases.end.evidence and "placed at line 11" in a.phases.end.evidence
+
+
 def test_a_log_without_times_says_why_nothing_is_timed(fixture_path):
     a = analysis(fixture_path("console-untimed.txt"))
     assert not a.phases.spans

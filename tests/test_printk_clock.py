@@ -102,6 +102,17 @@ def test_a_clock_that_jumps_to_the_counter_after_the_architected_timer_is_not_ke
     assert (initcall.t, initcall.dur) == (1_661_202 * US - JUMP, 2607 * US)
 
 
+def test_a_jump_a_boot_console_took_to_print_is_the_kernels_own_time(fixture_path):
+    """msm8916's mainline kernel with earlycon at 115200 baud: the clock starts at the timer's
+    announcement and goes on from zero, but the kernel waits 11 ms for the UART to print the
+    lines stamped zero from there (about 290 bytes, 25 ms at most): not a counter from reset."""
+    boot = read([fixture_path("dmesg-clock-early-console.txt")])
+    assert not _counter_notes(boot)
+    assert boot.first_mark("kernel.devtmpfs").t == 61_304 * US
+    a = analyze(boot)
+    assert a.phases.spans[0].name == "kernel init" and a.phases.spans[0].duration == 61_304 * US
+
+
 @pytest.mark.parametrize("msg, counter", [
     ("Architected cp15 timer(s) running at 24.00MHz (phys).", True),
     ("Architected cp15 and mmio timer(s) running at 19.20MHz (virt/phys).", True),

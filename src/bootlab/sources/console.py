@@ -27,7 +27,9 @@ FORMAT = "console"
 # devtmpfs, initcall or Freeing unused kernel memory):
 #   Rockchip's and Samsung's Android 3.x kernels   [    1.419225]  [0:      swapper/0:    1] devtmpfs: initialized
 #   MediaTek's (CPU in parentheses, then PID:task)  [    0.151464] -(0)[1:swapper/0]msg, also .(0), <0>-(0), " (0)"
-VENDOR_CONTEXT_FORMS = r"\s*\[\s*\d+:[^\]]*:\s*\d+\]|\s*(?:<\d>)?[-.]?\(\d+\)\[\d+:[^\]]*\]"
+#   Samsung's older Exynos kernels (CPU, PID)       [    0.140215] c0      1 devtmpfs: initialized
+VENDOR_CONTEXT_FORMS = (r"\s*\[\s*\d+:[^\]]*:\s*\d+\]|\s*(?:<\d>)?[-.]?\(\d+\)\[\d+:[^\]]*\]"
+                        r"| c\d{1,2} {1,6}\d{1,6}(?= )")
 VENDOR_CONTEXT = f"(?:{VENDOR_CONTEXT_FORMS})?"
 # [    1.234567] msg, optionally with a caller id: [  311.349740][    T1] msg
 PRINTK_AT_START = re.compile(r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\](?:\[\s*(?P<caller>[TC]\d+)\])?"
@@ -77,6 +79,11 @@ COUNTER_NOTE = ("printk time jumps from 0 to {stamp:.6f} s here, after line {lin
                 "short by what those took, not long by the firmware's time")
 
 
+# A message stamped zero as a boot console prints it: "[    0.000000] " and CR LF.
+ZERO_STAMP_BYTES = 17
+DEFAULT_EARLY_BAUD = 115200  # a boot console's speed when the command line does not say
+
+
 def jiffies_start(t: int) -> int:
     """The INITIAL_JIFFIES stamp a log's first printk time `t` counts from (0: none)."""
     return next((start for start in JIFFIES_STARTS if start <= t < start + JIFFIES_WINDOW), 0)
@@ -120,6 +127,11 @@ class Interpreter:
         # the first stamp other than zero.
         self.counter_from: int | None = None
         self.counter_line: tuple[int, str] | None = None  # the message stamped zero that announced the counter
+        # What the boot console (if any) had to print from that message on, before the first
+        # stamp other than zero (see counter_switch).
+        self.early_console = False
+        self.zero_baud: int | None = None
+        self.counter_bytes = 0
 
     def printk_time(self, stamp: int, lineno: int) -> int:
         """A printk stamp as the time since the kernel's start."""
@@ -135,17 +147,30 @@ class Interpreter:
 
     def zero_stamped(self, msg: str, lineno: int) -> None:
         """A message stamped zero, before any other stamp: one announcing the architected
-        timer is kept for counter_switch."""
+        timer is kept for counter_switch, with what a boot console printed from it on."""
         if self.counter_line is None and kernel_messages.announces_counter(msg):
             self.counter_line = (lineno, msg)
+        if self.counter_line is not None:
+            self.counter_bytes += len(msg) + ZERO_STAMP_BYTES
+        if kernel_messages.announces_early_console(msg):
+            self.early_console = True
+        if msg.startswith(("Command line:", "Kernel command line:")):
+            self.zero_baud = kernel_messages.console_baud(msg)
 
     def counter_switch(self, t: int, lineno: int) -> int:
         """The first printk time other than zero, when it is where the clock switched to a
         counter that had run before it: a message stamped zero announced the architected
         timer, and the jump is 10 ms or more (a clock that goes on from zero, as mainline's
-        does after the same message, takes microseconds).  Returns that time (the stamps
-        after it are read less it), else 0."""
-        if self.counter_line is None or t < kernel_messages.CLOCK_BEFORE_KERNEL_NS:
+        does after the same message, takes microseconds), beyond what a boot console took to
+        print the messages stamped zero from that one on: the kernel waits for it, and at
+        115200 baud three such lines take 25 ms (msm8916's mainline 5.10 with earlycon jumps to
+        0.010829 s, its clock running since the timer's announcement).  Returns that time (the
+        stamps after it are read less it), else 0."""
+        if self.counter_line is None:
+            return 0
+        printing = (self.counter_bytes * 10 * NS_PER_S // (self.zero_baud or DEFAULT_EARLY_BAUD)
+                    if self.early_console else 0)
+        if t < kernel_messages.CLOCK_BEFORE_KERNEL_NS + printing:
             return 0
         line, timer = self.counter_line
         self.boot.warn(self.file, lineno, COUNTER_NOTE.format(stamp=t / 1e9, line=line, timer=timer))

@@ -55,6 +55,11 @@ _COMPRESSED = re.compile(r"^(?:Decompressing|Uncompressing) Linux")
 # bits at 24000kHz"; a SoC timer's or the jiffies' is 32 bits).
 _COUNTER = re.compile(r"(?:arm_arch_timer: |arch_timer: )?(?:Architected )?(?:cp15 and mmio|cp15|mmio) timer\(s\) "
                       r"running at|sched_clock: (?:ARM arch timer >)?(?:5[6-9]|6[0-4]) bits at")
+# A boot console (earlycon, earlyprintk) writes each message to the UART as it is logged,
+# and the kernel waits for it: "earlycon: msm_serial_dm0 at MMIO ...", "printk: bootconsole
+# [uart0] enabled" (older kernels without "printk: "), or either option on the command line.
+_EARLY_CONSOLE = re.compile(r"^(?:earlycon: |(?:printk: )?bootconsole \[[^\]]*\] enabled|(?:Kernel )?[Cc]ommand line: "
+                            r"(?:.* )?early(?:con|printk)\b)")
 
 # A message reaches the expressions only if it starts with one of these (fast path).
 PREFIXES = (
@@ -165,6 +170,17 @@ def announces_counter(text: str) -> bool:
     """The kernel announcing the architected timer, whose counter may have run before the
     kernel (from the SoC's reset, or from when a loader started it)."""
     return bool(_COUNTER.match(text))
+
+
+def announces_early_console(text: str) -> bool:
+    """A message saying a boot console prints the kernel's messages synchronously."""
+    return bool(_EARLY_CONSOLE.match(text))
+
+
+def console_baud(text: str) -> int | None:
+    """The serial console's speed a kernel command line names, if it does."""
+    m = _CONSOLE_BAUD.search(text)
+    return int(m.group("baud")) if m else None
 
 
 def is_decompressor(text: str) -> bool:

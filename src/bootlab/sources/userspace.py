@@ -42,6 +42,7 @@ DEFAULT_READY = (
     r"Reached target (?:Multi-User System|Graphical Interface|multi-user\.target|graphical\.target)",
     r"\blogin: ?$",
     r"^[\w.-]+ login$",  # a getty's prompt whose colon the capture did not wait for
+    r"^[\w.-]+ login: [\w.-]+$",  # a getty's prompt with the name someone typed after it (echoed)
     r"Please press Enter to activate this console",
     r"\bsys\.boot_completed=1\b",  # Android's init: the boot completed
 )
