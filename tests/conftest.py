@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import signal
 from pathlib import Path
 
@@ -35,3 +36,16 @@ def tree():
     if not kernel_build.SOURCE_TARBALL.exists():
         pytest.skip("linux-source-6.1 is not installed (make setup)")
     return kernel_build.source_tree()
+
+
+def _kept_from_a_cpu(stall: str) -> bool:
+    """Whether a recorded stall of the reader was the host's doing: most of it waiting for a
+    CPU, or the hypervisor taking the host's (not the reader busy or blocked itself)."""
+    m = re.fullmatch(r"stalled ([\d.]+) ms \(.*waited ([\d.]+) ms for a CPU.*?(?:host steal (\d+) ms .*)?\)", stall)
+    return bool(m) and (float(m[2]) >= float(m[1]) / 2 or int(m[3] or 0) > 0)
+
+
+@pytest.fixture
+def kept_from_a_cpu():
+    """The test of a recorded stall for the host's doing (where a console may lose bytes)."""
+    return _kept_from_a_cpu

@@ -187,14 +187,7 @@ def _header(capture: str) -> dict:
     return json.loads(Path(capture).read_bytes().split(b"\n", 1)[0][len(bootlab_capture.MAGIC):])
 
 
-def _kept_from_a_cpu(stall: str) -> bool:
-    """Whether a recorded stall of the reader was the host's doing: most of it waiting for a
-    CPU, or the hypervisor taking the host's (not the reader busy or blocked itself)."""
-    m = re.fullmatch(r"stalled ([\d.]+) ms \(.*waited ([\d.]+) ms for a CPU.*?(?:host steal (\d+) ms .*)?\)", stall)
-    return bool(m) and (float(m[2]) >= float(m[1]) / 2 or int(m[3] or 0) > 0)
-
-
-def test_no_console_byte_lost_beside_four_cpu_hogs(tmp_path):
+def test_no_console_byte_lost_beside_four_cpu_hogs(tmp_path, kept_from_a_cpu):
     """The whole chain keeps every byte on a loaded host: the guest's UART (whose console
     driver overwrites its transmitter after waiting 10 ms), QEMU's main loop and the reader.
     Every kernel line of the console capture is compared, byte for byte, with the same
@@ -222,7 +215,7 @@ def test_no_console_byte_lost_beside_four_cpu_hogs(tmp_path):
     assert loss is not None and loss.checked > 300, loss
     stalls = [ev.attrs["detail"] for ev in a.boot.events if ev.name == "capture.stalled"]
     lost = [(d.line, d.shorter, d.longer, d.host_stall) for d in loss.damaged
-            if not (d.host_stall and _kept_from_a_cpu(d.host_stall))]
+            if not (d.host_stall and kept_from_a_cpu(d.host_stall))]
     assert not lost, (lost[:5], stalls[:10])
 
 
