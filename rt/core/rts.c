@@ -350,10 +350,15 @@ static long long budget_end(const struct rts_sched *s)
 		left = t->p.wcet + s->overrun_slack - budget_used(s, t, &on_cpu);
 		/*
 		 * Off its CPU it uses no budget: the platform comes back when
-		 * it has one (no polling while it is blocked elsewhere).
+		 * it has one (no polling while it is blocked elsewhere).  If it
+		 * took one meanwhile, it is charged from then.
 		 */
-		if (!on_cpu && !s->watch_cpu(s, t->p.id))
-			continue;
+		if (!on_cpu) {
+			if (!s->watch_cpu(s, t->p.id))
+				continue;
+			left = t->p.wcet + s->overrun_slack -
+			       budget_used(s, t, &on_cpu);
+		}
 		end = s->now + left;
 		if (end < first)
 			first = end;

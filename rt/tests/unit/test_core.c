@@ -373,6 +373,22 @@ static int watch_away(const struct rts_sched *s, int id)
 	return on_cpu;
 }
 
+/*
+ * From back_at on, a task that took its CPU 5 us before the instant the
+ * core handles, while the core set its watch.
+ */
+static long long back_at;
+
+static int watch_came_back(const struct rts_sched *s, int id)
+{
+	int on_cpu;
+
+	if (s->now >= back_at)
+		away_until = s->now - 5000;
+	cpu_but_away(s, id, &on_cpu);
+	return on_cpu;
+}
+
 /* Advance to t and choose, as the kernel's timer does. */
 static void advance_to(struct rts_sched *s, long long t)
 {
@@ -414,6 +430,24 @@ static void test_budget_charges_cpu_time(void)
 	advance_to(&s, 5 * MS + 20000);
 	CHECK(count(&tr, RTS_EV_OVERRUN, 0, RTS_NONE) == 1);
 	CHECK(!s.task[0].chosen);
+
+	/*
+	 * Back on its CPU while the core looked (the kernel's switch probe
+	 * and the watch crossed): charged from then, its budget ends 20 us
+	 * less the 5 us it has had since, not 20 us from now.
+	 */
+	start_fresh(&s, &rts_policy_fp, &tr, &c);
+	s.cpu_time = cpu_but_away;
+	s.watch_cpu = watch_came_back;
+	away_from = 2 * MS - 20000;
+	away_until = 5 * MS;
+	back_at = 3 * MS;
+	run_task(&s, task(0, RTS_NONE, 0, 10 * MS, 2 * MS));
+	advance_to(&s, 0);
+	advance_to(&s, 2 * MS);
+	CHECK(rts_next_event(&s) == 10 * MS);
+	advance_to(&s, 3 * MS);
+	CHECK(rts_next_event(&s) == 3 * MS + 15000);
 
 	/*
 	 * A release handled 1.5 ms late, the task on its CPU all along: the
