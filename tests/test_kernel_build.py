@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bootlab.analysis.console_loss import STALL_AFTER, STALL_BEFORE, stalls
+from bootlab.analysis.console_loss import stall_explaining, stalls
 from bootlab.cli import main
 from bootlab.lab.store import Store
 from bootlab.sources import read
@@ -227,9 +227,8 @@ def test_small_kernel_builds_once_and_boots_to_ready(tmp_path, capsys, kept_from
         boot = read([str(tmp_path / "small.capture")])
         log = boot.logs[0]
         banner = next(i for i, text in enumerate(log.text) if "inux version" in text or "ersion 6.1" in text)
-        near = [d for start, end, d in stalls(boot)
-                if start - STALL_BEFORE <= log.t[banner] <= end + STALL_AFTER and kept_from_a_cpu(d)]
-        assert near, (log.text[banner], [d for _, _, d in stalls(boot)])
+        stall = stall_explaining(stalls(boot), log.t[banner])
+        assert stall and kept_from_a_cpu(stall), (log.text[banner], stalls(boot))
 
 
 @needs_source

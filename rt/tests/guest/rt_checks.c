@@ -11,9 +11,12 @@
  *   lifetime  the fp plugin is loaded: a registration ends with its
  *             thread, is not inherited, and gives the thread back its class;
  *             a thread has one registration, whatever files it opens; an
- *             overrun is signalled when the task asks for it; a sporadic
- *             task runs when released, a period apart at least; a trace
- *             record read into a bad buffer is counted as lost
+ *             overrun is signalled when the task asks for it, also after
+ *             its thread was moved to another class, which is charged only
+ *             its CPU time; a task blocked elsewhere costs no budget
+ *             timers; a sporadic task runs when released, a period apart
+ *             at least; a trace record read into a bad buffer is counted
+ *             as lost
  *   reload KO the fp plugin KO is loaded: a task it held is detached when
  *             it is unloaded, and its file registers again once it is back
  */
@@ -339,15 +342,22 @@ static void on_xcpu(int sig)
 	got_xcpu = sig == SIGXCPU;
 }
 
+/* A clock's time in ns: CLOCK_MONOTONIC, or the thread's CPU time. */
+static long long clock_ns(clockid_t clock)
+{
+	struct timespec t;
+
+	clock_gettime(clock, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 /* Spin (and leave) until SIGXCPU, for up to 2 s: whether it came. */
 static int spin_until_signalled(void)
 {
-	struct timespec start, now;
+	long long end = clock_ns(CLOCK_MONOTONIC) + 2000000000LL;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	do
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	while (!got_xcpu && now.tv_sec - start.tv_sec < 2);
+	while (!got_xcpu && clock_ns(CLOCK_MONOTONIC) < end)
+		;
 	rt_exit();
 	return got_xcpu;
 }
@@ -410,13 +420,6 @@ static long long timer_irqs(void)
 	return n;
 }
 
-static long long thread_cpu_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
 
 /*
  * A chosen task that blocks elsewhere (a sleep, I/O) with most of its
@@ -445,12 +448,12 @@ static void *blocked_while_chosen(void *unused)
 		printf("  thread: %s\n", rt_last_error());
 		return unused;
 	}
-	job_start = thread_cpu_ns();
-	while (thread_cpu_ns() - job_start < 300000)
+	job_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) - job_start < 300000)
 		;
 	nanosleep(&nap, NULL);
 	signalled = got_xcpu;
-	job_cpu = thread_cpu_ns() - job_start;
+	job_cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - job_start;
 	irqs = timer_irqs() - irqs;
 	printf("  %lld timer interrupts in the job and its 300 ms sleep, %lld in the sleep before; %lld us of CPU in the job\n",
 	       irqs, quiet, job_cpu / 1000);
@@ -466,13 +469,6 @@ static void *blocked_while_chosen(void *unused)
 #define SPORADIC_PERIOD_NS	10000000LL
 static volatile int sporadic_stop, sporadic_done;
 
-static long long now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
 
 /* Jobs released so far of task id, or -1. */
 static long long released_jobs(int id)
@@ -507,7 +503,7 @@ static void *sporadic_task(void *unused)
 static void check_sporadic(void)
 {
 	struct timespec pause = { .tv_nsec = 2000000 };
-	long long first = -1, begin = now_ns(), released, allowed;
+	long long first = -1, begin = clock_ns(CLOCK_MONOTONIC), released, allowed;
 	pthread_t t;
 	int err, busy = 0;
 
@@ -515,16 +511,16 @@ static void check_sporadic(void)
 		verdict("sporadic task", 0, "cannot start");
 		return;
 	}
-	while (now_ns() - begin < 5000000000LL &&
-	       (first < 0 || now_ns() - first < 10 * SPORADIC_PERIOD_NS)) {
+	while (clock_ns(CLOCK_MONOTONIC) - begin < 5000000000LL &&
+	       (first < 0 || clock_ns(CLOCK_MONOTONIC) - first < 10 * SPORADIC_PERIOD_NS)) {
 		/* EINVAL until the thread has run rt_run(). */
 		err = rt_release(SPORADIC_ID);
 		if (!err && first < 0)
-			first = now_ns();
+			first = clock_ns(CLOCK_MONOTONIC);
 		busy += err == -EBUSY;
 		nanosleep(&pause, NULL);
 	}
-	allowed = first < 0 ? 0 : (now_ns() - first) / SPORADIC_PERIOD_NS + 1;
+	allowed = first < 0 ? 0 : (clock_ns(CLOCK_MONOTONIC) - first) / SPORADIC_PERIOD_NS + 1;
 	released = released_jobs(SPORADIC_ID);
 	sporadic_stop = 1;
 	/* A last job lets it see the stop. */

@@ -108,7 +108,7 @@ def _split(log: ConsoleLog) -> tuple[list[int], list[int]] | None:
     return list(range(begin)), list(range(begin + 1, end))
 
 
-def _stall(stalls: list[tuple[int, int, str]], t: int | None) -> str | None:
+def stall_explaining(stalls: list[tuple[int, int, str]], t: int | None) -> str | None:
     """The recorded stall that explains a damaged line arriving at t."""
     if t is None:
         return None
@@ -162,7 +162,7 @@ def console_loss(log: ConsoleLog, host_stalls: list[tuple[int, int, str]] = ()) 
                 console_lost, lost, taken = found
                 at = i if console_lost else dump[k]
                 short, long = (text, records[k]) if console_lost else (records[k], text)
-                result.damaged.append(Damage(log.lineno[at], lost, short, long, _stall(host_stalls, log.t[at])))
+                result.damaged.append(Damage(log.lineno[at], lost, short, long, stall_explaining(host_stalls, log.t[at])))
                 result.checked += 1
                 last = k + taken
                 break
