@@ -297,24 +297,30 @@ def task_cpus(events):
             if n == "task_create" and "cpu" in k and "pid" in k}
 
 
-def off_cpu(events):
-    """Switches to a registered task on another CPU than its own: (time, pid,
-    cpu).  Before its task_create and after its exit the thread is not a task
-    (it has its own CPU mask).  A switch recorded before its task_create is
-    before it whatever its time: a kernel on a jiffies clock stamps the
-    thread's last switch on its old CPU with its task_create's time (the ring
-    keeps the records in the order they happened, under one lock)."""
-    own = task_cpus(events)
+def registered_switches(events):
+    """(time, pid, task, cpu) of every switch to a task's thread while it is registered:
+    after its task_create and before its exit.  Before and after, the thread is not a task
+    (it has its own CPU mask).  Records of one time are in the order they happened (the
+    ring keeps them under one lock): a kernel on a jiffies clock stamps the thread's last
+    switch on its old CPU with its task_create's time, recorded before it."""
     pid_of = {k["task"]: int(k["pid"]) for _, n, k in events
               if n == "task_create" and "pid" in k}
     created = {pid_of[k["task"]]: (t, i) for i, (t, n, k) in enumerate(events)
                if n == "task_create" and k["task"] in pid_of}
-    left = {pid_of[k["task"]]: t for t, n, k in events
+    left = {pid_of[k["task"]]: (t, i) for i, (t, n, k) in enumerate(events)
             if n == "exit" and k["task"] in pid_of}
-    return [(t, pid, int(k["cpu"])) for i, (t, n, k) in enumerate(events)
-            if n == "switch" and (pid := int(k["next_pid"])) in own
-            and created[pid] <= (t, i) and t < left.get(pid, float("inf"))
-            and int(k["cpu"]) != own[pid]]
+    task_of = {pid: task for task, pid in pid_of.items()}
+    never = (float("inf"), 0)
+    return [(t, pid, task_of[pid], int(k["cpu"])) for i, (t, n, k) in enumerate(events)
+            if n == "switch" and (pid := int(k["next_pid"])) in created
+            and created[pid] <= (t, i) < left.get(pid, never)]
+
+
+def off_cpu(events):
+    """Switches to a registered task on another CPU than its own: (time, pid, cpu)."""
+    own = task_cpus(events)
+    return [(t, pid, cpu) for t, pid, _, cpu in registered_switches(events)
+            if pid in own and cpu != own[pid]]
 
 
 def host_timed_runs(scenarios, names):
@@ -372,15 +378,9 @@ def judge_semi(c, scenarios):
     on one CPU (not the same) and the split one on both; from the job events, the split
     task's jobs leaving its first part's CPU for its second, and no other task's moving."""
     for name, events in host_timed_runs(scenarios, ("semi",)):
-        pid_of = {int(k["pid"]): k["task"] for _, n, k in events if n == "task_create" and "pid" in k}
-        # While registered only: before and after, the thread has its own CPU mask.
-        created = {k["task"]: t for t, n, k in events if n == "task_create"}
-        left = {k["task"]: t for t, n, k in events if n == "exit"}
         cpus = defaultdict(set)
-        for t, n, k in events:
-            task = pid_of.get(int(k["next_pid"])) if n == "switch" else None
-            if task is not None and created[task] <= t <= left.get(task, t):
-                cpus[task].add(int(k["cpu"]))
+        for _, _, task, cpu in registered_switches(events):
+            cpus[task].add(cpu)
         whole = sorted(tuple(v) for task, v in cpus.items() if task != "2")
         c.check(whole == [(0,), (1,)] and cpus.get("2") == {0, 1},
                 f"{name}: whole tasks on one CPU each, the split task on both",

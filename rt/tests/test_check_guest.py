@@ -126,6 +126,23 @@ def test_a_switch_recorded_before_task_create_in_the_same_jiffy_is_not_off_cpu()
     assert off_cpu(events) == [(7736424000, 54, 0)]
 
 
+def test_a_whole_task_is_on_one_cpu_from_its_task_create_record_on():
+    """The semi-partitioned judge's CPUs by task (CI, the debug kernel on two vCPUs): task 1's
+    thread switched in on CPU 0 in the jiffy it was registered on CPU 1, recorded before."""
+    from check_guest import registered_switches
+    events = parse_trace([
+        "==== rtsched-trace begin ====",
+        "# rtsched-trace 1 plugin=semi-edf",
+        "29165765000 switch cpu=0 prev_pid=106 prev_comm=rtctl prev_state=R next_pid=108 next_comm=rtctl",
+        "29185766250 switch cpu=0 prev_pid=107 prev_comm=rtctl prev_state=D next_pid=108 next_comm=rtctl",
+        "29185766250 switch cpu=1 prev_pid=109 prev_comm=rtctl prev_state=R next_pid=108 next_comm=rtctl",
+        "29185766250 task_create task=1 pid=108 period=10000000 wcet=6000000 deadline=10000000 prio=0",
+        "29237769500 switch cpu=1 prev_pid=17 prev_comm=migration/1 prev_state=S next_pid=108 next_comm=rtctl",
+        "==== rtsched-trace end ====",
+    ])
+    assert registered_switches(events) == [(29237769500, 108, "1", 1)]
+
+
 def test_migrations_are_resumptions_elsewhere():
     """From a global-fp guest trace (2 vCPUs): job 1 of task 2 started on CPU 0 and resumed on
     CPU 1 (a migration); job 0 of task 4 resumed where it ran."""
