@@ -140,6 +140,26 @@ static const char *describe_flags(unsigned flags)
 	return (flags & MUX_HANGUP) ? "a hang-up" : "readable";
 }
 
+/* Explains a failed VIDIOC_DQBUF or VIDIOC_QBUF. A device unplugged or
+ * unbound between the wake-up and the ioctl fails either one with ENODEV
+ * (QBUF when the frame was dequeued just before), and that is the same
+ * event for the user whichever ioctl saw it. */
+static void report_ioctl_failure(const struct capture_state *state,
+				 const struct grabbed_device *grabbed, const char *ioctl_name,
+				 unsigned flags)
+{
+	int error = errno;
+
+	fprintf(stderr, "grabber: %s: ", grabbed->device.path);
+	if (error == ENODEV)
+		fprintf(stderr, "device removed during capture");
+	else
+		fprintf(stderr, "%s failed", ioctl_name);
+	fprintf(stderr, " (%s; %s after %s reported %s) after %lu frames\n", strerror(error),
+		ioctl_name, mux_kind_name(state->options->mux), describe_flags(flags),
+		grabbed->frames);
+}
+
 /* Dequeues, reports, saves and requeues one frame of a ready device;
  * returns -1 after explaining a failure that ends the capture. */
 static int handle_device(struct capture_state *state, struct grabbed_device *grabbed,
@@ -153,11 +173,7 @@ static int handle_device(struct capture_state *state, struct grabbed_device *gra
 	clock_gettime(CLOCK_BOOTTIME, &boot);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	if (got < 0) {
-		fprintf(stderr, "grabber: %s: %s (%s; %s reported %s) after %lu frames\n",
-			device->path,
-			errno == ENODEV ? "device removed during capture" : "VIDIOC_DQBUF failed",
-			strerror(errno), mux_kind_name(state->options->mux), describe_flags(flags),
-			grabbed->frames);
+		report_ioctl_failure(state, grabbed, "VIDIOC_DQBUF", flags);
 		return -1;
 	}
 	if (got == 0) {
@@ -181,7 +197,7 @@ static int handle_device(struct capture_state *state, struct grabbed_device *gra
 		grabbed->frames++;
 	}
 	if (device_requeue(device, &buffer) != 0) {
-		fprintf(stderr, "grabber: %s: VIDIOC_QBUF: %s\n", device->path, strerror(errno));
+		report_ioctl_failure(state, grabbed, "VIDIOC_QBUF", flags);
 		return -1;
 	}
 	if (state->options->frames != 0 && grabbed->frames == state->options->frames)
