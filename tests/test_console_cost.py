@@ -4,15 +4,20 @@ formats (dmesg -r levels, a screen-only console)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from pathlib import Path
 
+import pytest
+
 from bootlab.advice import advise
 from bootlab.analysis import Options, analyze
 from bootlab.analysis.console_cost import console_rules, line_level
+from bootlab.analysis.console_loss import LINE_SHAPES
 from bootlab.render import render
 from bootlab.sources import read
+from bootlab.sources.console import DMESG_DUMP_BEGIN
 
 DATA = Path(__file__).parent / "data"
 RPI4 = str(DATA / "corpus" / "rpi4-kernel__run1_dmesg.txt")
@@ -87,7 +92,8 @@ def test_a_capture_that_lost_bytes_says_so():
     assert len(warnings) == 44 and all(d.line > 0 for d in warnings)
     assert "the console LOST 97 bytes in 44 of" in render(a, "text")
     doc = json.loads(render(a, "json"))
-    assert doc["console"]["loss"] == {"checked_lines": loss.checked, "damaged_lines": 44, "lost_bytes": 97,
+    assert doc["console"]["loss"] == {"checked_against": "kernel log", "checked_lines": loss.checked,
+                                      "damaged_lines": 44, "lost_bytes": 97,
                                       "unchecked_lines": 0, "host_stalled_lines": 0}
 
 
@@ -111,6 +117,57 @@ def test_a_loss_while_the_host_kept_the_reader_away_is_named_so():
     assert sum("while the host kept the console waiting: stalled" in w for w in warnings) == 25
     assert "25 of them while the host kept the console waiting" in render(a, "text")
     assert json.loads(render(a, "json"))["console"]["loss"]["host_stalled_lines"] == 25
+
+
+def _without_the_kernel_log(name: str, tmp_path: Path) -> str:
+    """A real capture cut where its device began printing the kernel log after ready, as
+    written so far by a capture stopped there: a console with nothing to compare with."""
+    data = gzip.open(DATA / "real" / name).read()
+    cut = data.rindex(b"\n", 0, data.index(DMESG_DUMP_BEGIN.encode())) + 1
+    path = tmp_path / name.replace(".gz", "")
+    path.write_bytes(data[:cut])
+    return str(path)
+
+
+@pytest.mark.parametrize("name, lines, at_least, stalled", [("generic.capture.gz", 7, 10, 0),
+                                                            ("reader-kept-away.capture.gz", 2, 2, 2)])
+def test_without_the_kernel_log_lost_bytes_show_in_the_shape_of_lines(tmp_path, name, lines, at_least, stalled):
+    """Two real captures that lost bytes (44 and 25 lines against their kernel logs), cut
+    before their kernel logs: the lines whose printk stamp broke are found by their shape
+    alone, each one a line the kernel log shows damaged, never more bytes than it shows."""
+    whole = analyze(read([str(DATA / "real" / name)])).console.loss
+    a = analyze(read([_without_the_kernel_log(name, tmp_path)]))
+    loss = a.console.loss
+    assert loss.against == LINE_SHAPES and loss.checked > 300
+    assert len(loss.damaged) == lines and loss.lost_bytes == at_least and loss.host_stalled == stalled
+    by_line = {d.line: d.lost for d in whole.damaged}
+    assert all(d.lost <= by_line[d.line] for d in loss.damaged)
+    warnings = [d for d in a.boot.diagnostics if "the console lost at least" in d.message]
+    assert sorted(d.line for d in warnings) == sorted(d.line for d in loss.damaged)
+    text = render(a, "text")
+    assert f"the console LOST at least {at_least} bytes in {lines} of {loss.checked} kernel lines, by their shape" in text
+    assert "which this console does not hold" in text
+    assert json.loads(render(a, "json"))["console"]["loss"]["checked_against"] == "line shapes"
+
+
+def test_without_the_kernel_log_an_intact_capture_shows_no_loss(tmp_path):
+    a = analyze(read([_without_the_kernel_log("generic-initcall.capture.gz", tmp_path)]))
+    assert a.console.loss.checked > 300 and a.console.loss.damaged == []
+    assert f"none of {a.console.loss.checked} kernel lines shows lost bytes by its shape" in render(a, "text")
+
+
+def test_a_broken_stamp_and_a_lost_newline_are_found_in_a_boards_console():
+    """Written from a public MSM8916 log whose console lost the newline (and a byte) where
+    the kernel moved it from the early console to the serial driver, with broken stamps
+    added; the bootloader's own stamps before the kernel are not a kernel's."""
+    path = str(DATA / "fixtures" / "console-damaged-shapes.txt")
+    a = analyze(read([path]))
+    loss = a.console.loss
+    assert (loss.against, loss.checked) == (LINE_SHAPES, 11)
+    assert [(d.line, d.lost) for d in loss.damaged] == [(7, 2), (11, 1), (13, 1)]
+    assert [d.shape for d in loss.damaged] == ["starts with a broken printk stamp",
+                                               "holds a second kernel record (the newline before it lost)",
+                                               "starts with a broken printk stamp"]
 
 
 def test_an_intact_capture_is_checked_line_for_line():

@@ -18,14 +18,25 @@ filters the kernel's, as `quiet` does); its own is not a record that lost its st
 The console prints a subset of the records (its log level filters some) in the ring
 buffer's order, so records are looked for from the last one matched onwards.  Console
 lines printed before the oldest record still in the ring buffer cannot be checked.
+
+A console with no kernel log printed after it (a board's own boot, a device whose init does
+not print one) is checked by the shape of its kernel lines instead, which shows part of the
+damage: every record starts with a printk stamp of a fixed shape (`[%5lu.%06lu] `), so what
+is left of one that lost bytes (`[    0.000000inux version`, `[    .067232] clocksource`)
+is damage, and so is a kernel line holding a second record's stamp: the console reaches a
+record only after the one before it has gone out whole with its newline, so the newline
+was lost.  Bytes lost inside a record's text leave no such trace: the shape check gives a
+lower bound, and says so.  Only lines between the console's first and last kernel line are
+looked at (a bootloader's own stamps, `[   0.114] DDR type`, come before the kernel's).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..sources.bootlab_capture import stalled_ns
-from ..sources.console import DMESG_DUMP_BEGIN, DMESG_DUMP_END, PRINTK_AT_START, stamp_ns
+from ..sources.console import DMESG_DUMP_BEGIN, DMESG_DUMP_END, PRINTK_AT_START, PRINTK_INSIDE, stamp_ns
 from ..timeline import Boot, ConsoleLog, Kind
 
 WINDOW = 200  # ring-buffer records looked at past the last match (lines the console did not print)
@@ -35,15 +46,21 @@ STALL = "capture.stalled"
 # gave up on the byte then; the bytes queued before it drain first) or this long before it
 # began (a long line's tail: 200 bytes at 115200 baud).
 STALL_AFTER, STALL_BEFORE = 20_000_000, 20_000_000
+# What is left at a line's start of a printk stamp that lost bytes: brackets, blanks, digits
+# and a dot, opened by its "[" or closed by its "]" (the dot is checked apart).
+STAMP_DEBRIS = re.compile(r"(?:\[[\s\d.]*\d[\s\d.\]]*|[\s\d.]*\d[\s\d.]*\])")
+STAMP_WIDTH = len("[    0.000000] ")  # printk's "[%5lu.%06lu] " for a boot shorter than 27 hours
+KERNEL_LOG, LINE_SHAPES = "kernel log", "line shapes"  # what a console was checked against
 
 
 @dataclass
 class Damage:
     line: int  # the damaged line's number in the capture (the console's, or the printed log's)
-    lost: int  # bytes missing
+    lost: int  # bytes missing (at least, for a line found by its shape)
     shorter: str
-    longer: str
+    longer: str | None  # the line as the kernel log has it; None for a line found by its shape
     host_stall: str | None = None  # the reader's stall the damaged line arrived in, as recorded
+    shape: str | None = None  # what shows the damage when there was no kernel log to compare with
 
 
 @dataclass
@@ -51,7 +68,8 @@ class ConsoleLoss:
     """What comparing the console with the kernel log found."""
 
     source: str
-    checked: int = 0  # console lines found in the kernel log, intact or damaged
+    against: str = KERNEL_LOG  # or LINE_SHAPES: lost_bytes is then a lower bound
+    checked: int = 0  # console lines found in the kernel log (or kernel lines looked at), intact or damaged
     damaged: list[Damage] = field(default_factory=list)
     unchecked: int = 0  # kernel lines older than the kernel log's oldest record
 
@@ -128,14 +146,47 @@ def stalls(boot: Boot) -> list[tuple[int, int, str]]:
     return out
 
 
+def _misshapen(text: str) -> tuple[str, int] | None:
+    """What shows that a kernel-section line lost bytes, and at least how many, or None."""
+    m = PRINTK_AT_START.match(text)
+    if m:
+        if PRINTK_INSIDE.search(text, m.end()):
+            return "holds a second kernel record (the newline before it lost)", 1
+        return None
+    debris = STAMP_DEBRIS.match(text)
+    if debris and "." in debris.group():
+        return "starts with a broken printk stamp", max(1, STAMP_WIDTH - len(debris.group()))
+    return None
+
+
+def _by_shape(log: ConsoleLog, host_stalls: list[tuple[int, int, str]]) -> ConsoleLoss | None:
+    """The kernel lines of a console without a kernel log to compare with, checked by their
+    shape; None when it has no kernel lines."""
+    kernel = [i for i, text in enumerate(log.text) if PRINTK_AT_START.match(text)]
+    if not kernel:
+        return None
+    result = ConsoleLoss(log.file, against=LINE_SHAPES, checked=len(kernel))
+    for i in range(kernel[0], kernel[-1] + 1):
+        found = _misshapen(log.text[i])
+        if found is not None:
+            shape, lost = found
+            if not PRINTK_AT_START.match(log.text[i]):
+                result.checked += 1  # a kernel line too, whose stamp was damaged
+            result.damaged.append(Damage(log.lineno[i], lost, log.text[i], None,
+                                         stall_explaining(host_stalls, log.t[i]), shape))
+    return result
+
+
 def console_loss(log: ConsoleLog, host_stalls: list[tuple[int, int, str]] = ()) -> ConsoleLoss | None:
-    """Compare a console capture with the kernel log it printed; None when it printed none.
-    `host_stalls`: the reader's stalls (see stalls()), to name beside the lines they explain."""
+    """Compare a console capture with the kernel log it printed, or, when it printed none,
+    check its kernel lines' shapes; None for a log that is not a console's or has no kernel
+    lines.  `host_stalls`: the reader's stalls (see stalls()), to name beside the lines they
+    explain."""
     if not log.printed:
         return None
     parts = _split(log)
     if parts is None:
-        return None
+        return _by_shape(log, host_stalls)
     console, dump = parts
     records = [log.text[i] for i in dump]
     where: dict[str, list[int]] = {}
@@ -177,5 +228,6 @@ def warn(boot: Boot, loss: ConsoleLoss) -> None:
     """Each damaged line as a warning on the capture's line."""
     for d in loss.damaged:
         why = f" (while the host kept the console waiting: {d.host_stall})" if d.host_stall else ""
-        boot.warn(loss.source, d.line, f"the console lost {d.lost} byte{'s' if d.lost != 1 else ''}{why}: "
-                                       f"{d.shorter!r} is {d.longer!r} in the kernel log")
+        bytes_lost = f"{'at least ' if d.shape else ''}{d.lost} byte{'s' if d.lost != 1 else ''}"
+        what = d.shape if d.shape else f"is {d.longer!r} in the kernel log"
+        boot.warn(loss.source, d.line, f"the console lost {bytes_lost}{why}: {d.shorter!r} {what}")

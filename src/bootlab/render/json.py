@@ -101,7 +101,7 @@ def document(a: Analysis, events: bool = False) -> dict:
             "baud": c.baud, "baud_source": c.baud_source, "bytes": c.bytes, "lines": c.lines, "cost_ns": c.cost,
             "printed": c.printed, "source": c.source, "note": c.note, "serial": c.serial, "loglevel": c.loglevel,
             "skipped_bytes": c.skipped, "capped": c.capped, "ready_line_at_ns": c.ready_line_at,
-            "loss": None if c.loss is None else {"checked_lines": c.loss.checked, "damaged_lines": len(c.loss.damaged),
+            "loss": None if c.loss is None else {"checked_against": c.loss.against, "checked_lines": c.loss.checked, "damaged_lines": len(c.loss.damaged),
                                                  "lost_bytes": c.loss.lost_bytes, "unchecked_lines": c.loss.unchecked,
                                                  "host_stalled_lines": c.loss.host_stalled},
             "per_phase": [{"phase": name, "bytes": n, "cost_ns": cost} for name, (n, cost) in c.per_phase.items()],

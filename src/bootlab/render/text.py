@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..analysis import Analysis, tables
 from ..analysis.console_cost import backlog
+from ..analysis.console_loss import LINE_SHAPES
 from ..analysis.sections import CellType, Column, Section
 from .fmt import aligned, bounded, percent, seconds, span
 
@@ -96,7 +97,18 @@ def render(a: Analysis) -> str:
             rows = [(name, f"{n} bytes", span(cost) + (" (capped at the phase's length)" if name in c.capped else ""))
                     for name, (n, cost) in c.per_phase.items()]
             out += aligned(rows, right={1, 2})
-        if c.loss is not None:
+        if c.loss is not None and c.loss.against == LINE_SHAPES:
+            if c.loss.damaged:
+                out.append(f"  the console LOST at least {c.loss.lost_bytes} byte{'s' if c.loss.lost_bytes != 1 else ''} "
+                           f"in {len(c.loss.damaged)} of "
+                           f"{c.loss.checked} kernel lines, by their shape (a broken printk stamp, two records on "
+                           f"one line; the warnings name them{_host_stalled(c.loss)})")
+            else:
+                out.append(f"  none of {c.loss.checked} kernel lines shows lost bytes by its shape (a broken printk "
+                           "stamp, two records on one line)")
+            out.append("  bytes lost inside a line's text show only against the kernel log printed after the boot "
+                       "(bootlab's reference devices print it after ready), which this console does not hold")
+        elif c.loss is not None:
             if c.loss.damaged:
                 out.append(f"  the console LOST {c.loss.lost_bytes} bytes in {len(c.loss.damaged)} of "
                            f"{c.loss.checked} kernel lines checked against the kernel log printed after ready "
