@@ -55,6 +55,8 @@ def _detected(path):
     ("grabserial-notime.log", "grabserial"),
     ("uboot-bootstage.txt", "uboot-bootstage"),
     ("uboot-vendor-stamps.txt", "console"),
+    ("console-lk.txt", "console"),
+    ("console-cfe-counters.txt", "console"),
     ("systemd-time-full.txt", "systemd-time"),
     ("systemd-blame.txt", "systemd-blame"),
     ("systemd-chain-ascii.txt", "systemd-critical-chain"),
@@ -348,6 +350,37 @@ def test_uboot_vendor_stamps_then_kernel(fixture_path):
     # Nothing links the kernel's clock to the bootloader's: placed after it, with a warning.
     assert boot.clocks[Clock.PRINTK].method == "sequence"
     assert any("no event links" in d.message for d in boot.diagnostics)
+
+
+def test_lk_stamps_stages_and_handover(fixture_path):
+    """Written from a public MSM8916 stick's console (lk2nd, then OpenWrt's kernel): LK's
+    millisecond stamps are the bootloader clock, its image load and its decompression of
+    the kernel are stages, and its jump is the handover."""
+    boot = read([fixture_path("console-lk.txt")])
+    assert boot.reference == Clock.BOOTLOADER and boot.meta["bootloader"] == "LK"
+    assert boot.at(boot.first_mark(Mark.BOOTLOADER_START)) == 0
+    assert boot.at(boot.first_mark(Mark.KERNEL_LOAD)) == 880 * MS
+    stages = {ev.name: ev for ev in _events(boot, Kind.STAGE)}
+    assert set(stages) == {"load boot image", "decompress kernel"}
+    assert (stages["load boot image"].t, stages["load boot image"].dur) == (390 * MS, 230 * MS)
+    assert stages["load boot image"].attrs["bytes"] == 9891840
+    assert (stages["decompress kernel"].t, stages["decompress kernel"].dur) == (630 * MS, 220 * MS)
+    assert not any(d.severity == "error" for d in boot.diagnostics)
+
+
+@pytest.mark.parametrize("name", ["console-lk.txt", "uboot-vendor-stamps.txt"])
+def test_a_bootloaders_stamped_lines_are_no_silence(fixture_path, name):
+    """The console log holds the kernel's times only; the bootloader's lines before them,
+    on a clock of its own, were printed all along: no 'silent gap' from power-on."""
+    a = analyze(read([fixture_path(name)]))
+    assert a.boot.reference == Clock.BOOTLOADER
+    assert not any(g.start == 0 for g in a.gaps), a.gaps
+
+
+def test_a_bare_counter_before_the_kernel_is_no_lk_stamp(fixture_path):
+    """A router's CFE prints `[0] find End at ...`: without LK's banner that is no clock."""
+    boot = read([fixture_path("console-cfe-counters.txt")])
+    assert Clock.BOOTLOADER not in boot.clocks and "bootloader" not in boot.meta
 
 
 def test_systemd_time_all_parts(fixture_path):

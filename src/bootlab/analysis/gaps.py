@@ -65,8 +65,10 @@ def find_gaps(boot: Boot, threshold: int = DEFAULT_THRESHOLD_NS, limit: int = 20
                             _describe(log, int(index[setter[k]])), _describe(log, int(index[k + 1]))))
     if boot.reference in (Clock.HOST, Clock.BOOTLOADER):
         # The reference clock's zero is power-on: silence before the first line counts too.
+        # Lines before the first timed one (a bootloader's, on a clock of its own or on none)
+        # are output the log holds no times for, not silence.
         first = int(index[0]) if len(index) else None
-        if first is not None and times[0] > threshold:
+        if first is not None and times[0] > threshold and not any(text.strip() for text in log.text[:first]):
             gaps.append(Gap(0, int(times[0]), f"power-on ({boot.reference} clock zero)", _describe(log, first)))
     gaps.sort(key=lambda g: -g.duration)
     return gaps[:limit]

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, SourceInfo, in_range
-from . import firmware, initcall, kernel_messages, systemd_analyze, uboot, userspace
+from . import firmware, initcall, kernel_messages, lk, systemd_analyze, uboot, userspace
 from .initcall import InitcallReader
 from .lines import NOISE, clean, seconds_to_ns, split
 from .userspace import Patterns, UserspaceReader
@@ -110,6 +110,7 @@ class Interpreter:
         self.log = log
         self.initcalls = InitcallReader(boot, file)
         self.uboot = uboot.UbootLines(boot, file)
+        self.lk = lk.LkLines(boot, file)
         self.bootstage = uboot.BootstageReader(boot, file)
         self.user = UserspaceReader(boot, file, patterns)
         self.in_kernel = False
@@ -268,12 +269,15 @@ class Interpreter:
                 return
         if not self.in_kernel:
             m = uboot.VENDOR_STAMP.match(text)
+            stamped = self.lk.stamp(text) if m is None else None
             if m:
                 clock, t = Clock.BOOTLOADER, seconds_to_ns(f"{m.group('sec')}.{m.group('frac')}")
                 text = m.group("msg")
+            elif stamped is not None:
+                clock, (t, text) = Clock.BOOTLOADER, stamped
             if firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno):
                 return
-            if self.uboot.feed(clock or Clock.HOST, t, text, lineno):
+            if self.uboot.feed(clock or Clock.HOST, t, text, lineno) or self.lk.feed(clock or Clock.HOST, t, text, lineno):
                 return
         elif kernel_messages.is_decompressor(text):
             firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno)
