@@ -1,4 +1,4 @@
-"""Kernel command line rules: quiet, lpj=, mem=, init=."""
+"""Kernel command line rules: quiet, lpj=, mem=, init=, maxcpus=."""
 
 from __future__ import annotations
 
@@ -72,3 +72,24 @@ def test_init_from_a_kernel_log():
 
 def test_init_silent_without_services_before_the_application():
     assert not only(findings(FIXTURES / "dmesg-plain.txt"), "cmdline.init")
+
+
+def test_maxcpus_spares_the_wait_for_cpus_that_never_start():
+    f = one(findings(DATA / "cpus-fail.txt"), "cmdline.maxcpus")
+    assert "`maxcpus=1`" in f.title and f.non_intrusive and f.confidence == "high"
+    # 0.054055 -> 5.135489, 5.135509 -> 10.177370, 10.177390 -> 15.219250: from the line before each failure
+    assert f.saving_ns == 5_081_434_000 + 5_041_861_000 + 5_041_860_000
+    assert sum("the kernel waited" in e for e in f.evidence) == 3
+    assert "Brought up 1 node, 1 CPU" in f.evidence[-1]
+
+
+def test_maxcpus_is_not_offered_when_a_cpu_that_starts_comes_after_one_that_fails():
+    f = one(findings(DATA / "cpus-fail-first.txt"), "cmdline.maxcpus")
+    assert "maxcpus=" not in f.title and "CPU1" in f.title and not f.non_intrusive and f.patch is None
+    assert f.saving_ns == 5_081_434_000 and "device tree" in f.how
+
+
+def test_maxcpus_silent_when_set_or_every_cpu_started(reference):
+    assert not only(findings(DATA / "cpus-maxcpus-set.txt"), "cmdline.maxcpus")
+    assert not only(reference, "cmdline.maxcpus")
+    assert not only(findings(CORPUS / "pine64__bootlog.txt"), "cmdline.maxcpus")

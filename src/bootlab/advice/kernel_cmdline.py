@@ -1,7 +1,9 @@
-"""Kernel command line: quiet, lpj=, mem=, init=/rdinit=.
+"""Kernel command line: quiet, lpj=, mem=, init=/rdinit=, maxcpus=.
 
-These are the four boot arguments of seed 000 (quiet 9 % of the boot, lpj the second best,
-mem= 32 ms, init= 31 ms).  Each one is an argument added to the command line: no rebuild.
+The first four are the boot arguments of seed 000 (quiet 9 % of the boot, lpj the second
+best, mem= 32 ms, init= 31 ms); maxcpus= spares the wait for CPUs that never start (a
+public MSM8916 stick waited 5 s for each of three).  Each one is an argument added to the
+command line: no rebuild.
 """
 
 from __future__ import annotations
@@ -200,3 +202,55 @@ def init(ctx: Context) -> Finding | None:
             f"{' from the initramfs' if from_initramfs else ''}); start the other services after the application.",
         non_intrusive=True, patch=patch, confidence="medium",
         notes=[f"the kernel runs {init_path} now", "services the application needs must be started by the script"])
+
+
+# The kernel gives up on a secondary CPU after waiting for it: 5 s on arm, arm64 and RISC-V
+# ("CPU1: failed to come online"), 10 s on x86 ("CPU1 failed to report alive state").
+_CPU_FAILED = re.compile(r"(?:smpboot: )?CPU ?(?P<cpu>\d+):? (?:failed to come online|failed to report alive state)")
+_CPUS_UP = re.compile(r"smp: Brought up \d+ nodes?, (?P<n>\d+) CPUs?")
+
+
+@rule(FAMILY)
+def maxcpus(ctx: Context) -> Finding | None:
+    """Secondary CPUs that never came online: each cost the kernel's wait for it, from the
+    kernel's line before its failure to the failure."""
+    if arg_value(ctx, "maxcpus") is not None or arg_value(ctx, "nosmp") is not None:
+        return None
+    failed = find_lines(ctx.boot, _CPU_FAILED)
+    waits = []
+    for line, m in failed:
+        before = nearest(line, -1, Line.printk)
+        if before is not None and line.printk() is not None:
+            waits.append((int(m.group("cpu")), before, line, max(0, line.printk() - before.printk())))
+    saving = sum(wait for *_, wait in waits)
+    if not worth_it(saving):
+        return None
+    up = find_lines(ctx.boot, _CPUS_UP)
+    evidence = []
+    for cpu, before, line, wait in waits:
+        evidence += [before.cite(), line.cite(), f"CPU{cpu}: the kernel waited {took(wait)} for it"]
+    count = int(up[0][1].group("n")) if up else None
+    if up:
+        evidence.append(up[0][0].cite())
+    cpus = sorted(cpu for cpu, *_ in waits)
+    # maxcpus=N brings up the first N: it skips the failing CPUs only when they come after
+    # every CPU that started.
+    fits = count is not None and min(cpus) >= count
+    names = ", ".join(f"CPU{cpu}" for cpu in cpus)
+    how = (f"Append `maxcpus={count}` to the kernel command line: the kernel then brings up only the "
+           f"{count} CPU{'s' if count != 1 else ''} that start{'s' if count == 1 else ''} and does not wait for {names}."
+           if fits else
+           f"Remove {names} from the device tree the kernel boots with (their `cpu@` nodes), or give them "
+           "back by fixing how the firmware starts them: `maxcpus=` brings up the first CPUs, and some that "
+           "start come after these.")
+    return Finding(
+        rule="cmdline.maxcpus", family=FAMILY,
+        title=(f"Bring up only the CPUs that start: add `maxcpus={count}`" if fits
+               else f"Stop the kernel waiting for {names}, which never start"),
+        evidence=evidence, saving_ns=saving,
+        how=how, non_intrusive=fits, patch=append_patch(ctx, f"maxcpus={count}") if fits else None,
+        confidence="high",
+        notes=[f"{len(waits)} CPU{'s' if len(waits) != 1 else ''} never came online: the firmware does not start "
+               "them (PSCI, a spin table or a hypervisor stub); fixing that gives them back to the application",
+               "a CPU maxcpus= left offline can be onlined later (/sys/devices/system/cpu/cpuN/online), "
+               "which waits for it again"])
