@@ -50,6 +50,9 @@ STALL_AFTER, STALL_BEFORE = 20_000_000, 20_000_000
 # and a dot, opened by its "[" or closed by its "]" (the dot is checked apart).
 STAMP_DEBRIS = re.compile(r"(?:\[[\s\d.]*\d[\s\d.\]]*|[\s\d.]*\d[\s\d.]*\])")
 STAMP_WIDTH = len("[    0.000000] ")  # printk's "[%5lu.%06lu] " for a boot shorter than 27 hours
+# What a stamp keeps of its 14 characters when it loses a few, and not a program's own
+# bracketed numbers in the kernel's lines (a progress count: `[12.5%]`, `[   12.5%] Loading`).
+MIN_DEBRIS = 8
 KERNEL_LOG, LINE_SHAPES = "kernel log", "line shapes"  # what a console was checked against
 
 
@@ -154,7 +157,8 @@ def _misshapen(text: str) -> tuple[str, int] | None:
             return "holds a second kernel record (the newline before it lost)", 1
         return None
     debris = STAMP_DEBRIS.match(text)
-    if debris and "." in debris.group():
+    if (debris and "." in debris.group() and len(debris.group()) >= MIN_DEBRIS
+            and not text.startswith("%", debris.end())):
         return "starts with a broken printk stamp", max(1, STAMP_WIDTH - len(debris.group()))
     return None
 
