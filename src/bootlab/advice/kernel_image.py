@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..sources import firmware, kernel_messages as km
+from ..sources import firmware, kernel_messages as km, lk
 from ..targets import kernel_image as images
 from ..timeline import Kind, Mark, Phase
 from . import Context, Finding, rule
@@ -65,8 +65,16 @@ def _reference_image(ctx: Context) -> images.ImageInfo | None:
         return None
 
 
-def _decompression(ctx: Context) -> tuple[int, list[str]] | None:
-    """The kernel load/decompress phase: from the handover to the kernel's printk clock zero."""
+def _decompression(ctx: Context) -> tuple[int, list[str], str] | None:
+    """What decompressing the kernel took, the lines that show it and what else the time
+    holds: the kernel load/decompress phase, from the handover to the kernel's printk clock
+    zero; or, for a bootloader that inflates the kernel itself before the handover (LK with
+    an Image.gz), that stage of the bootloader's."""
+    inflated = next((ev for ev in ctx.boot.of_kind(Kind.STAGE) if ev.name == lk.DECOMPRESS_STAGE and ev.dur), None)
+    if inflated is not None:
+        return (inflated.dur, [cite(ctx.boot, inflated), f"the bootloader decompressed the kernel in {took(inflated.dur)}"],
+                "LK inflates a gzipped kernel (Image.gz) and boots an uncompressed Image as it is: pack "
+                "arch/arm64/boot/Image into the boot image (`mkbootimg --kernel`)")
     phase = phase_span(ctx.analysis, Phase.KERNEL_LOAD)
     if phase is None:
         return None
@@ -74,7 +82,7 @@ def _decompression(ctx: Context) -> tuple[int, list[str]] | None:
                                              ctx.boot.first_mark(firmware.DECOMPRESS),
                                              ctx.boot.first_mark(km.BANNER)) if ev is not None]
     evidence.append(f"kernel load/decompress phase: {took(phase.duration)}")
-    return phase.duration, evidence
+    return phase.duration, evidence, "the phase also holds the kernel's first set-up before its clock starts"
 
 
 @rule(FAMILY)
@@ -86,8 +94,8 @@ def uncompressed(ctx: Context) -> Finding | None:
     measured = _decompression(ctx)
     if measured is None or measured[0] < MIN_DECOMPRESS_NS:
         return None
-    decompress, evidence = measured
-    notes = ["the phase also holds the kernel's first set-up before its clock starts"]
+    decompress, evidence, held = measured
+    notes = [held]
     reference = _reference_image(ctx)
     load = _stage(ctx, _KERNEL_FILE)
     compressed = reference.size if reference else (load.attrs["bytes"] if load else None)
@@ -141,7 +149,7 @@ def compression(ctx: Context) -> Finding | None:
     measured = _decompression(ctx)
     if reference is None or measured is None or reference.compression not in DECOMPRESS_COST:
         return None
-    decompress, evidence = measured
+    decompress, evidence, _ = measured
     current = reference.compression
     saving = scaled(decompress, 1 - DECOMPRESS_COST[FASTEST] / DECOMPRESS_COST[current])
     if not worth_it(saving):

@@ -26,6 +26,7 @@ BANNER = re.compile(r"^welcome to lk\b")
 LOADING = re.compile(r"^Loading (?:\((?P<part>\w+)\) |(?P<name>\w+) )image \((?P<bytes>\d+)\): (?P<end>start|done)")
 DECOMPRESS = re.compile(r"^decompress(?:ed)? image (?P<end>start|finished)")
 HANDOVER = re.compile(r"^Jumping to kernel")
+DECOMPRESS_STAGE = "decompress kernel"  # the bootloader inflating the kernel itself (Image.gz)
 
 
 class LkLines:
@@ -63,7 +64,7 @@ class LkLines:
                                {"bytes": int(m.group("bytes"))})
         m = DECOMPRESS.match(text)
         if m:
-            return self._stage("decompress kernel", m.group("end") == "start", clock, t, lineno, {})
+            return self._stage(DECOMPRESS_STAGE, m.group("end") == "start", clock, t, lineno, {})
         return False
 
     def _stage(self, name: str, begins: bool, clock: str, t: int | None, lineno: int, attrs: dict) -> bool:
