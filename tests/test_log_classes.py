@@ -258,3 +258,14 @@ def test_a_root_device_that_never_appears_ends_the_boot_at_the_wait(fixture_path
     assert a.phases.end.at == 1_588_806_000 and "Waiting for root device PARTUUID=0badc0de-02" in a.phases.end.evidence
     assert [s.name for s in a.phases.spans] == ["kernel init", "initcalls"]
     assert any("never reached userspace" in n for n in a.phases.notes)
+
+
+def test_a_kernel_log_of_what_came_after_the_boot_times_no_phase(fixture_path):
+    # A router's dmesg saved minutes after boot (public MediaTek Filogic log): its buffer
+    # wrapped at 38 s and only Wi-Fi and bridge messages are left.  It was read as one
+    # 4 min 48 s phase "kernel init + initcalls + rootfs/init" from printk zero to its last
+    # line; it holds no step of the boot, so no phase is timed and a note says why.
+    a = analysis(fixture_path("dmesg-after-boot.txt"))
+    assert not a.phases.spans and a.phases.end is None
+    assert any("they hold what was printed after the boot" in n for n in a.phases.notes)
+    assert any("begins at 38.344607 s of printk time" in n for n in a.phases.notes)

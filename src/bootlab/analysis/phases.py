@@ -235,6 +235,13 @@ def _end(boot: Boot, notes: list[str]) -> Boundary | None:
     else:
         at, where = last_time(boot, lines=False)
         what = "the last boot event read"
+        if at is None and _log_start_missing(boot):
+            # A kernel log that begins late (its buffer wrapped) and shows no step of a boot
+            # holds what the system printed after it: its last line is no end of a boot.
+            notes.append("nothing in these logs marks a step of the boot (no kernel milestone, initcall, unit or ready "
+                         "line) and they begin after the kernel's first message: they hold what was printed after the "
+                         "boot, so no phase is timed")
+            return None
         if at is None:
             what, at, where = "the last timed line", last_line, last_where
         if at is None:
