@@ -22,7 +22,8 @@ Boundaries, in order of preference:
   services         first service started (systemd) or bootlab-mark: services.start
   application      bootlab-mark: app.start or --app-start
   end              the ready marker (best-ranked pattern, first occurrence); else the
-                   default target, the last event read (see _end)
+                   kernel's wait for a root device never mounted, the default target, the
+                   last event read (see _end)
 """
 
 from __future__ import annotations
