@@ -247,3 +247,25 @@ def test_initcalls_start_without_devtmpfs_or_initcall_debug(fixture_path):
     assert [s.name for s in a.phases.spans][:2] == ["kernel init", "initcalls"]
     assert a.phases.spans[1].start == 71_518_000  # "NET: Registered protocol family 16", not family 2
     assert "the initcalls had started by then" in a.phases.spans[1].start_evidence
+
+
+def test_a_root_device_that_never_appears_ends_the_boot_at_the_wait(fixture_path):
+    # A handheld's console (public RK3566 log): the kernel waits for its root device at
+    # 1.589 s and prints only deferred probes 10 s later.  The boot ended at netlink's
+    # initcall (62 ms), the last milestone read; it ends at the wait, in the initcalls,
+    # and a note says userspace was never reached.
+    a = analysis(fixture_path("console-root-never-appears.txt"))
+    assert a.phases.end.at == 1_588_806_000 and "Waiting for root device PARTUUID=0badc0de-02" in a.phases.end.evidence
+    assert [s.name for s in a.phases.spans] == ["kernel init", "initcalls"]
+    assert any("never reached userspace" in n for n in a.phases.notes)
+
+
+def test_a_kernel_log_of_what_came_after_the_boot_times_no_phase(fixture_path):
+    # A router's dmesg saved minutes after boot (public MediaTek Filogic log): its buffer
+    # wrapped at 38 s and only Wi-Fi and bridge messages are left.  It was read as one
+    # 4 min 48 s phase "kernel init + initcalls + rootfs/init" from printk zero to its last
+    # line; it holds no step of the boot, so no phase is timed and a note says why.
+    a = analysis(fixture_path("dmesg-after-boot.txt"))
+    assert not a.phases.spans and a.phases.end is None
+    assert any("they hold what was printed after the boot" in n for n in a.phases.notes)
+    assert any("begins at 38.344607 s of printk time" in n for n in a.phases.notes)

@@ -126,3 +126,11 @@ def test_the_device_trees_stages_do_not_double_a_printed_report():
     names = [ev.name for ev in boot.events if ev.kind == Kind.STAGE and ev.name == "start_kernel"]
     assert names == ["start_kernel"]
     assert "bootstage report printed at start_kernel" in boot.clocks["bootloader"].evidence
+
+
+def test_a_read_without_a_file_name_is_named_by_its_size(fixture_path):
+    # A PetaLinux boot script's `fatload` prints only "4554068 bytes read in 266 ms" (no
+    # `reading FILE`, no `Retrieving file:`): the step was called "load read".
+    boot = read([fixture_path("console-uboot-unnamed-load.txt")])
+    loads = [ev for ev in boot.events if ev.kind == Kind.STAGE and ev.track == "bootloader"]
+    assert [(ev.name, ev.dur) for ev in loads] == [("load 4554068 bytes", 266 * MS)]

@@ -22,7 +22,8 @@ Boundaries, in order of preference:
   services         first service started (systemd) or bootlab-mark: services.start
   application      bootlab-mark: app.start or --app-start
   end              the ready marker (best-ranked pattern, first occurrence); else the
-                   default target, the last event read (see _end)
+                   kernel's wait for a root device never mounted, the default target, the
+                   last event read (see _end)
 """
 
 from __future__ import annotations
@@ -220,11 +221,28 @@ def _end(boot: Boot, notes: list[str]) -> Boundary | None:
         return Boundary(Mark.READY, ready_at, _evidence(ready_ev, f"{text}; {how}" if how else text))
     last_line, last_where = last_time(boot, lines=True)
     at, ev = _default_target(boot)
-    if at is not None:
+    stuck = _root_never_mounted(boot)
+    if stuck is not None:
+        at, ev = stuck
+        device = (ev.attrs or {}).get("device", "")
+        what, end = "the kernel's wait for its root device", Boundary("end", at, _evidence(ev, f"Waiting for root device {device}"))
+        notes.append(f"the kernel waited for its root device {device} ({_evidence(ev)}) and nothing in the "
+                     f"{(last_line - at) / 1e9:.1f} s of log after it shows the root mounted or init run: this boot "
+                     "never reached userspace, and ends at the wait (with rootwait the "
+                     "kernel waits for ever: the device never appeared, because its controller's driver did not probe "
+                     "or root= names a device that is not there)")
+    elif at is not None:
         what, end = "the default target", Boundary("end", at, _evidence(ev, ev.name))
     else:
         at, where = last_time(boot, lines=False)
         what = "the last boot event read"
+        if at is None and _log_start_missing(boot):
+            # A kernel log that begins late (its buffer wrapped) and shows no step of a boot
+            # holds what the system printed after it: its last line is no end of a boot.
+            notes.append("nothing in these logs marks a step of the boot (no kernel milestone, initcall, unit or ready "
+                         "line) and they begin after the kernel's first message: they hold what was printed after the "
+                         "boot, so no phase is timed")
+            return None
         if at is None:
             what, at, where = "the last timed line", last_line, last_where
         if at is None:
@@ -235,6 +253,29 @@ def _end(boot: Boot, notes: list[str]) -> Boundary | None:
     notes.append(f"no ready marker found: the boot ends at {what} ({end.evidence}){after} (set one with --ready "
                  "REGEX)")
     return end
+
+
+# A root device that comes (an SD card, eMMC, a USB stick) comes within a few seconds of
+# the kernel's wait for it; the driver core gives up on deferred probes 10 s after its late
+# initcall (`deferred probe pending`).  A log that goes on this long after the wait without
+# the root mounted shows a boot that stopped there; one cut sooner may only be cut.
+ROOT_GIVEN_UP_NS = 5_000_000_000
+
+
+def _root_never_mounted(boot: Boot) -> tuple[int, Event] | None:
+    """The kernel's wait for its root device (`Waiting for root device ...`, rootwait) when
+    nothing after it shows the root mounted (no `VFS: Mounted root`, no kernel memory freed,
+    no init) and the log goes on ROOT_GIVEN_UP_NS after it: the boot stopped there, however
+    long the kernel log goes on (deferred probes, hot-plugs)."""
+    at, ev = _first(boot, km.ROOT_WAIT)
+    if at is None:
+        return None
+    mounted, _ = _first(boot, km.ROOT_MOUNTED, km.FREE_INITMEM, km.WRITE_PROTECT, Mark.USERSPACE_START,
+                        systemd_analyze.USERSPACE_START, Mark.SERVICES_START, after=at)
+    last, _ = last_time(boot, lines=True)
+    if mounted is not None or last is None or last - at < ROOT_GIVEN_UP_NS:
+        return None
+    return at, ev
 
 
 def _power_on(boot: Boot) -> tuple[int | None, str]:
@@ -412,6 +453,8 @@ def _phase_evident(boot: Boot, phase: Phase) -> bool:
         return bool(boot.of_kind(Kind.UNIT))
     if phase == Phase.APPLICATION:
         return False
+    if phase == Phase.INIT:
+        return _root_never_mounted(boot) is None
     return True
 
 

@@ -26,6 +26,9 @@ NETLINK = "kernel.netlink"  # netlink's core initcall registered its protocol fa
 INITRAMFS_UNPACK = "kernel.initramfs-unpack"
 INITRD_FREED = "kernel.initrd-freed"
 ROOT_MOUNTED = "kernel.root-mounted"
+# "Waiting for root device PARTUUID=...": with rootwait the kernel waits, after its
+# initcalls, until the root device appears; a boot whose device never came waits for ever.
+ROOT_WAIT = "kernel.root-wait"
 FREE_INITMEM = "kernel.free-initmem"
 WRITE_PROTECT = "kernel.write-protect"
 BANNER = "kernel.banner"
@@ -40,6 +43,7 @@ CLOCK_BEFORE_KERNEL_NS = 10_000_000
 _CALIBRATE = re.compile(r"Calibrating delay (?:loop|using timer specific routine)(?P<skipped> \(skipped\))?.*?(?P<bogo>[\d.]+) BogoMIPS \(lpj=(?P<lpj>\d+)\)")
 _RUN_INIT = re.compile(r"^Run (?P<init>\S+) as init process")
 _MOUNTED = re.compile(r"VFS: Mounted root \((?P<fs>[^)]+) filesystem\)")
+_ROOT_WAIT = re.compile(r"^Waiting for root device (?P<device>\S+?)\.{3}$")
 _MEMORY = re.compile(r"^Memory: (?P<avail>\d+)K/(?P<total>\d+)K available")
 _VERSION = re.compile(r"^Linux version (?P<version>\S+)")
 _CONSOLE_BAUD = re.compile(r"console=(?P<dev>tty[A-Za-z]*\d+|ttyAMA\d+|ttymxc\d+),(?P<baud>\d+)")
@@ -75,6 +79,7 @@ PREFIXES = (
     "Unpacking initramfs",
     "Freeing initrd memory",
     "VFS: Mounted root",
+    "Waiting for root device",
     "Freeing unused kernel",
     "Freeing init memory:",
     "Write protecting the kernel",
@@ -131,6 +136,11 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
         if m:
             boot.meta.setdefault("rootfs", m.group("fs"))
         mark(ROOT_MOUNTED, fs=m.group("fs") if m else None)
+    elif msg.startswith("Waiting for root device"):
+        m = _ROOT_WAIT.match(msg)
+        if not m:
+            return False
+        mark(ROOT_WAIT, device=m.group("device"))
     elif msg.startswith(("Freeing unused kernel", "Freeing init memory:")):
         if _FREEING.match(msg):
             mark(FREE_INITMEM)

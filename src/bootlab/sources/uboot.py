@@ -234,7 +234,9 @@ class UbootLines:
         m = BYTES_READ.match(text)
         if m:
             dur = int(m.group("ms")) * NS_PER_MS
-            what = self.reading or "read"
+            # A read with no file named before it (a boot script's `fatload` prints only its
+            # size) is named by its size, which tells one image from another.
+            what = self.reading or f"{m.group('bytes')} bytes"
             self.boot.add(
                 Event(
                     Kind.STAGE,
