@@ -11,8 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from bootlab.advice import advise
+from bootlab.analysis import analyze
 from bootlab.cli import main
+from bootlab.lab import patch
+from bootlab.lab.candidates import from_advice
 from bootlab.sourcemap import read_toml
+from bootlab.sources import read
 from bootlab.targets import arm64_board, initramfs, kinds, packages, strategy, uboot_images
 from bootlab.targets.description import TargetError
 
@@ -26,6 +31,7 @@ AARCH64 = 183  # ELF e_machine
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "demo" / "board-arm64.toml"
 SHIPPED = ROOT / "demo" / "board-arm64-shipped.toml"
+STUCK_CPU = ROOT / "demo" / "board-arm64-stuck-cpu.toml"
 GRABBER = ROOT / "apps" / "grabber" / "build" / "arm64" / "static" / "grabber"
 needs_qemu = pytest.mark.skipif(not shutil.which("qemu-system-aarch64"), reason="needs QEMU (make setup)")
 needs_grabber = pytest.mark.skipif(not GRABBER.exists(), reason="needs the arm64 grabber (make build)")
@@ -77,6 +83,29 @@ def test_the_board_boots_through_uboot_to_the_first_frame(tmp_path, image):
     before, after = captured.around(capture, b"sent ' '")
     assert b"Hit any key to stop autoboot" in before and b"Bytes transferred" in after
     assert b"Starting kernel" in text and b"BOOTLAB READY" in text
+
+
+@pytest.mark.qemu
+@needs_qemu
+@needs_grabber
+def test_a_cpu_the_firmware_never_starts_is_advised_away_and_maxcpus_boots_without_it(tmp_path):
+    """A real boot of the board whose CPU 1 waits on a spin table nothing releases: the
+    kernel gives up on it, the advice finds the wait and proposes `maxcpus=1` (as the
+    optimizer takes it: in [arm64]'s command line), and the board booted with that brings
+    up its one CPU without waiting for the other."""
+    stuck = kinds.load(str(STUCK_CPU))
+    capture = tmp_path / "stuck.capture"
+    text = _booted(arm64_board.build(stuck), capture)
+    assert b"CPU1: failed to come online" in text and b"smp: Brought up 1 node, 1 CPU" in text
+    boot = read([str(capture)])
+    (finding,) = [f for f in advise(boot, analyze(boot), stuck.to_dict()) if f.rule == "cmdline.maxcpus"]
+    assert "`maxcpus=1`" in finding.title and finding.saving_ns > 0
+    (candidate,) = from_advice([finding], kinds.kind_of(stuck.to_dict()).cmdline)
+    assert candidate.patch == {"arm64": {"append": "maxcpus=1"}}
+    fixed = kinds.from_dict(patch.apply(stuck.to_dict(), candidate.patch), base=STUCK_CPU.parent)
+    text = _booted(arm64_board.build(fixed), tmp_path / "fixed.capture")
+    assert b"failed to come online" not in text and b"smp: Brought up 1 node, 1 CPU" in text
+    assert b"maxcpus=1" in text and b"BOOTLAB READY" in text
 
 
 @pytest.mark.qemu
