@@ -149,32 +149,42 @@ def stalls(boot: Boot) -> list[tuple[int, int, str]]:
     return out
 
 
-def _misshapen(text: str) -> tuple[str, int] | None:
-    """What shows that a kernel-section line lost bytes, and at least how many, or None."""
-    m = PRINTK_AT_START.match(text)
-    if m:
-        if PRINTK_INSIDE.search(text, m.end()):
-            return "holds a second kernel record (the newline before it lost)", 1
-        return None
+BROKEN_STAMP = "starts with a broken printk stamp"
+TWO_RECORDS = "holds a second kernel record (the newline before it lost)"
+
+
+def _misshapen(text: str, stamp: re.Match | None) -> tuple[str, int] | None:
+    """What shows that a kernel-section line lost bytes, and at least how many, or None
+    (`stamp`: its printk stamp, matched by the caller)."""
+    if stamp:
+        return (TWO_RECORDS, 1) if PRINTK_INSIDE.search(text, stamp.end()) else None
     debris = STAMP_DEBRIS.match(text)
     if (debris and "." in debris.group() and len(debris.group()) >= MIN_DEBRIS
             and not text.startswith("%", debris.end())):
-        return "starts with a broken printk stamp", max(1, STAMP_WIDTH - len(debris.group()))
+        return BROKEN_STAMP, max(1, STAMP_WIDTH - len(debris.group()))
     return None
 
 
 def _by_shape(log: ConsoleLog, host_stalls: list[tuple[int, int, str]]) -> ConsoleLoss | None:
     """The kernel lines of a console without a kernel log to compare with, checked by their
-    shape; None when it has no kernel lines."""
-    kernel = [i for i, text in enumerate(log.text) if PRINTK_AT_START.match(text)]
-    if not kernel:
+    shape, in one pass; None when it has no kernel lines."""
+    kernel = 0
+    first = last = None  # the first and last kernel line
+    found: list[tuple[int, str, int]] = []
+    for i, text in enumerate(log.text):
+        stamp = PRINTK_AT_START.match(text)
+        if stamp:
+            kernel += 1
+            first = i if first is None else first
+            last = i
+        if (damage := _misshapen(text, stamp)) is not None:
+            found.append((i, *damage))
+    if first is None:
         return None
-    result = ConsoleLoss(log.file, against=LINE_SHAPES, checked=len(kernel))
-    for i in range(kernel[0], kernel[-1] + 1):
-        found = _misshapen(log.text[i])
-        if found is not None:
-            shape, lost = found
-            if not PRINTK_AT_START.match(log.text[i]):
+    result = ConsoleLoss(log.file, against=LINE_SHAPES, checked=kernel)
+    for i, shape, lost in found:
+        if first <= i <= last:
+            if shape == BROKEN_STAMP:
                 result.checked += 1  # a kernel line too, whose stamp was damaged
             result.damaged.append(Damage(log.lineno[i], lost, log.text[i], None,
                                          stall_explaining(host_stalls, log.t[i]), shape))

@@ -268,12 +268,11 @@ class Interpreter:
             if kernel_messages.recognise(self.boot, self.file, clock or Clock.HOST, t, text, lineno):
                 return
         if not self.in_kernel:
+            # A bootloader's own stamp puts the line on the bootloader clock: some vendors'
+            # U-Boot in seconds, LK in milliseconds.
             m = uboot.VENDOR_STAMP.match(text)
-            stamped = self.lk.stamp(text) if m is None else None
-            if m:
-                clock, t = Clock.BOOTLOADER, seconds_to_ns(f"{m.group('sec')}.{m.group('frac')}")
-                text = m.group("msg")
-            elif stamped is not None:
+            stamped = (seconds_to_ns(f"{m.group('sec')}.{m.group('frac')}"), m.group("msg")) if m else self.lk.stamp(text)
+            if stamped is not None:
                 clock, (t, text) = Clock.BOOTLOADER, stamped
             if firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno):
                 return

@@ -36,7 +36,7 @@ class LkLines:
         self.boot = boot
         self.file = file
         self.seen = False  # its banner was read: "[N]" is its stamp from there on
-        self.started: dict[str, tuple[int | None, int]] = {}  # a stage begun: (time, bytes)
+        self.started: dict[str, tuple[int | None, int]] = {}  # a stage begun: (time, line number)
 
     def stamp(self, text: str) -> tuple[int, str] | None:
         """(the line's time on the bootloader clock, the line without its stamp), or None."""
@@ -51,11 +51,11 @@ class LkLines:
             return False
         if BANNER.match(text):
             self.boot.meta.setdefault("bootloader", "LK")
-            self._add(Event(Kind.MARKER, Mark.BOOTLOADER_START, clock, t, None, self.file, lineno,
-                            attrs={"stage": "lk"}))
+            self.boot.add(Event(Kind.MARKER, Mark.BOOTLOADER_START, clock, t, None, self.file, lineno,
+                                attrs={"stage": "lk"}))
             return True
         if HANDOVER.match(text):
-            self._add(Event(Kind.MARKER, Mark.KERNEL_LOAD, clock, t, None, self.file, lineno, attrs={"via": "LK"}))
+            self.boot.add(Event(Kind.MARKER, Mark.KERNEL_LOAD, clock, t, None, self.file, lineno, attrs={"via": "LK"}))
             return True
         m = LOADING.match(text)
         if m:
@@ -74,9 +74,6 @@ class LkLines:
         start = self.started.pop(name, None)
         if start is None or start[0] is None or t is None:
             return True  # its start was not seen: nothing to time
-        self._add(Event(Kind.STAGE, name, clock, start[0], t - start[0], self.file, start[1], "bootloader",
-                        attrs=attrs or None))
+        self.boot.add(Event(Kind.STAGE, name, clock, start[0], t - start[0], self.file, start[1], "bootloader",
+                            attrs=attrs or None))
         return True
-
-    def _add(self, ev: Event) -> None:
-        self.boot.add(ev)
