@@ -17,6 +17,7 @@ from typing import Callable
 import pytest
 
 from bootlab.cli import main
+from bootlab.rt.overheads import measure as measure_overheads
 from bootlab.rt.schedule import Schedule
 from bootlab.rt.trace import parse_trace, traces_in_console
 from bootlab.sources import bootlab_capture
@@ -220,6 +221,10 @@ def test_rt_partitioned_in_an_smp_guest(tmp_path):
     traces = traces_in_console(Path(console).read_text(errors="replace"))
     for name in ("partitioned_fp", "partitioned_edf"):
         (tmp_path / f"{name}.trace").write_text(traces[name])
+        # The overhead a job is measured (bootlab rt trace; --overhead-us charges it) on the
+        # CPUs where a job ran alone (on a loaded host CPU 0, at 0.9, may have none).
+        overheads = measure_overheads(Schedule.from_trace(parse_trace(traces[name])))
+        assert overheads and all(o.cpu in (0, 1) and o.jobs and o.median > 0 for o in overheads), overheads
 
 
 def _smp_scenarios(tmp_path, scenario_set: str, *judge: str, names: tuple[str, ...]) -> None:

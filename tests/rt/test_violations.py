@@ -47,11 +47,11 @@ def test_trace_report_flags_it_in_text_json_and_html(rt_cli, tmp_path):
     trace = injected(tmp_path)
     status, out, _ = rt_cli("trace", trace, "--config", CONFIG)
     assert status == 0
-    assert "VIOLATION: control: worst response 12.719 ms is above its analytical bound of 10.000 ms" in out
+    assert "VIOLATION: control: worst response 12.719 ms is above its analytical bound of 10.000 ms (1 of 50 completed jobs above it)" in out
     assert out.splitlines()[5].rstrip().endswith("ABOVE BOUND")   # control's row of the tasks table
     status, out, _ = rt_cli("trace", trace, "--config", CONFIG, "--format", "json")
     doc = json.loads(out)
-    assert doc["violations"] == ["control: worst response 12.719 ms is above its analytical bound of 10.000 ms"]
+    assert doc["violations"] == ["control: worst response 12.719 ms is above its analytical bound of 10.000 ms (1 of 50 completed jobs above it)"]
     assert [t["label"] for t in doc["tasks"] if t["bound_exceeded"]] == ["control"]
     html = html_section(trace, CONFIG, "a cause")
     assert '<tr class="violation" title="response time above the analytical bound"><td>control</td>' in html

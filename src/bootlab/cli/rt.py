@@ -27,6 +27,7 @@ def register(subparsers) -> None:
     analyze = verbs.add_parser("analyze", help="schedulability and worst-case response times of a configuration")
     analyze.add_argument("config", help="configuration file (TOML or JSON)")
     analyze.add_argument("--format", "-f", choices=("text", "json"), default="text")
+    _overhead_option(analyze)
     analyze.set_defaults(rt_run=_analyze)
 
     simulate = verbs.add_parser("simulate", help="the ideal schedule of a configuration, as a trace")
@@ -46,6 +47,7 @@ def register(subparsers) -> None:
     trace = verbs.add_parser("trace", help="response times, budgets and charts of a recorded or simulated trace")
     trace.add_argument("trace", help="trace file (recorder or simulator output)")
     trace.add_argument("--config", help="configuration: names tasks and servers, adds the analytical bounds")
+    _overhead_option(trace)
     trace.add_argument("--format", "-f", choices=("text", "json"), default="text")
     trace.add_argument("--svg", metavar="FILE", help="write a Gantt chart as SVG")
     trace.add_argument("--png", metavar="FILE", help="write a Gantt chart as PNG")
@@ -60,11 +62,31 @@ def register(subparsers) -> None:
     check.add_argument("trace", help="trace file")
     check.add_argument("--tolerance-us", type=int, default=100, metavar="N",
                        help="allowed difference of each boundary, budget and bound, in microseconds (default 100)")
+    _overhead_option(check)
     check.add_argument("--all", action="store_true", help="explain every violation, not only the first")
     check.add_argument("--capture", metavar="FILE", help=CAPTURE_HELP)
     check.set_defaults(rt_run=_check)
 
     parser.set_defaults(func=run)
+
+
+def _overhead_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--overhead-us", type=int, default=0, metavar="N",
+                        help="each job's overhead (release, switches, system calls), charged in the analytical bounds: "
+                             "every task's wcet counts N microseconds more; `bootlab rt trace` measures it (default 0)")
+
+
+def _analysis(config: Config, overhead_us: int):
+    """The analysis of `config` with each job's overhead charged (rt/overheads.py)."""
+    from ..rt.overheads import with_overhead
+    from ..rt.schedulability import analyze
+
+    if overhead_us < 0:
+        raise UsageError("--overhead-us must not be negative")
+    try:
+        return analyze(with_overhead(config, overhead_us))
+    except ValueError as err:
+        raise UsageError(f"--overhead-us: {err}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -98,10 +120,14 @@ def _write(path: str, content: str) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from ..rt.schedulability import analyze, to_dict, to_text
+    from ..rt.schedulability import to_dict, to_text
 
-    result = analyze(_config(args.config))
-    print(json.dumps(to_dict(result), indent=2) if args.format == "json" else to_text(result))
+    result = _analysis(_config(args.config), args.overhead_us)
+    if args.format == "json":
+        print(json.dumps({**to_dict(result), "overhead_us": args.overhead_us}, indent=2))
+    else:
+        charged = f"each wcet below counts {args.overhead_us} us of overhead a job (--overhead-us)\n"
+        print((charged if args.overhead_us else "") + to_text(result))
     return 0 if result.schedulable else 1
 
 
@@ -148,7 +174,6 @@ def _simulate(args: argparse.Namespace) -> int:
 
 def _show_trace(args: argparse.Namespace) -> int:
     from ..rt import report
-    from ..rt.schedulability import analyze
     from ..rt.schedule import Schedule
 
     trace = _load_trace(args.trace)
@@ -157,7 +182,7 @@ def _show_trace(args: argparse.Namespace) -> int:
     if args.config:
         config = _config(args.config)
         schedule.name_from(config)
-        analysis = analyze(config)
+        analysis = _analysis(config, args.overhead_us)
     if args.svg:
         from ..rt.gantt import gantt_svg
         _write(args.svg, gantt_svg(schedule))
@@ -204,11 +229,17 @@ def _check(args: argparse.Namespace) -> int:
         raise UsageError("--tolerance-us must not be negative")
     config = _config(args.config)
     trace = _load_trace(args.trace)
-    result = check(config, trace, args.tolerance_us * NS_PER["us"])
+    if args.overhead_us < 0:
+        raise UsageError("--overhead-us must not be negative")
+    try:
+        result = check(config, trace, args.tolerance_us * NS_PER["us"], args.overhead_us)
+    except ValueError as err:
+        raise UsageError(f"--overhead-us: {err}") from None
     for note in result.notes:
         print(f"note: {note}")
     summary = (f"{result.jobs_checked} jobs, {result.periods_checked} server periods, "
-               f"{result.segments_compared} intervals compared with the simulation, tolerance {args.tolerance_us} us")
+               f"{result.segments_compared} intervals compared with the simulation, tolerance {args.tolerance_us} us"
+               + (f", {args.overhead_us} us overhead a job charged in the bounds" if args.overhead_us else ""))
     if result.ok:
         print(f"ok: {summary}")
         return 0

@@ -1,7 +1,8 @@
 """`bootlab rt check`: a recorded trace against the analysis and the simulation.
 
 1. The trace's server_create / task_create lines match the configuration.
-2. Every job's response time is at most its analytical bound (+ tolerance); a job still
+2. Every job's response time is at most its analytical bound (+ tolerance; with each job's
+   overhead charged, `overhead_us`, see overheads.py); a job still
    unfinished at the end of the trace must not already be past it.
 3. Every complete server period uses at most the budget (+ tolerance), and the budget is
    exhausted no later than the server's analytical response time (+ tolerance).
@@ -26,6 +27,7 @@ from typing import Callable
 from ..sources.bootlab_capture import MAGIC
 
 from .config import Config
+from .overheads import with_overhead
 from .schedulability import Analysis, analyze
 from .schedule import Schedule, Segment
 from .simulate import simulate
@@ -88,7 +90,8 @@ def likely_cause(meta: dict, trace: Trace | None = None, config: Config | None =
     if not argv or "qemu" not in Path(str(argv[0])).name or "-icount" in argv:
         return None
     advice = ("boot the target with icount (e.g. icount = \"shift=0,sleep=off\"), where the guest's clock counts "
-              "its instructions, to check the schedule itself")
+              "its instructions, to check the schedule itself, or charge each job the overhead `bootlab rt trace` "
+              "measures (--overhead-us)")
     overruns = [e for e in trace.events if e.name == "overrun"] if trace is not None else []
     if not overruns:
         return ("the guest ran under QEMU without -icount: its clock is the host's while its CPU is emulated, so "
@@ -116,7 +119,8 @@ def _ms(ns: int) -> str:
     return f"{format_duration(ns, 'ms')} ms"
 
 
-def check(config: Config, trace: Trace, tolerance_ns: int) -> CheckResult:
+def check(config: Config, trace: Trace, tolerance_ns: int, overhead_us: int = 0) -> CheckResult:
+    """`overhead_us`: each job's overhead, charged in the analytical bounds (overheads.py)."""
     result = CheckResult()
     schedule = Schedule.from_trace(trace)
     schedule.name_from(config)
@@ -140,7 +144,7 @@ def check(config: Config, trace: Trace, tolerance_ns: int) -> CheckResult:
         # once more and exits: past that point the system no longer runs the configuration.
         limit = finished
         result.notes.append(f"compared up to {_ms(limit - origin)}, where a task has run its configured jobs")
-    analysis = analyze(config)
+    analysis = analyze(with_overhead(config, overhead_us))
     _check_responses(schedule, analysis, limit, tolerance_ns, result)
     _check_budgets(schedule, analysis, limit, tolerance_ns, result)
     _check_against_simulation(config, schedule, origin, limit, tolerance_ns, result)

@@ -12,6 +12,7 @@ from markupsafe import Markup
 
 from .config import Config, load_config
 from .gantt import gantt_svg
+from .overheads import measure as measure_overheads
 from .schedulability import Analysis, analyze
 from .schedule import Schedule
 from .texttable import format_table
@@ -34,6 +35,7 @@ class TaskStats:
     on_cpu: int | None         # CPU time by the kernel's sched_switch events, when recorded
     cpus: tuple[int, ...] = ()  # the CPUs its jobs ran on (cpu= of the job events; 0 without)
     migrations: int = 0        # resumptions on another CPU than the job last ran on
+    above_bound: int = 0       # completed jobs whose response time is above the bound
 
     @property
     def bound_exceeded(self) -> bool:
@@ -81,7 +83,12 @@ def task_stats(schedule: Schedule, analysis: Analysis | None = None) -> list[Tas
         on_cpu.get(task, 0) if schedule.cpu else None,
         tuple(sorted({g.cpu for g in schedule.segments if g.owner == task})),
         sum(j.migrations for j in jobs),
+        _above(jobs, analysis.task_bound_ns(task) if analysis else None),
     ) for task, jobs in by_task.items()]
+
+
+def _above(jobs: list, bound: int | None) -> int:
+    return 0 if bound is None else sum(j.response is not None and j.response > bound for j in jobs)
 
 
 def server_stats(schedule: Schedule, analysis: Analysis | None = None) -> list[ServerStats]:
@@ -104,11 +111,16 @@ def _ms(ns: int | None, origin: int = 0) -> str:
     return "-" if ns is None else f"{Decimal(ns - origin) / NS_PER['ms']:.3f}"
 
 
+def _us(ns: int) -> str:
+    return f"{Decimal(ns) / NS_PER['us']:.1f}"
+
+
 def violations(tasks: list[TaskStats], servers: list[ServerStats]) -> list[str]:
     """What the trace shows beyond the configuration's promises: a response time above its
     analytical bound, a period that used more than the budget, a budget exhausted later
     than the server's bound.  Each one is a violation, whether or not a deadline was missed."""
-    out = [f"{t.label}: worst response {_ms(t.worst_response)} ms is above its analytical bound of {_ms(t.bound)} ms"
+    out = [f"{t.label}: worst response {_ms(t.worst_response)} ms is above its analytical bound of {_ms(t.bound)} ms "
+           f"({t.above_bound} of {t.completed} completed jobs above it)"
            for t in tasks if t.bound_exceeded]
     for s in servers:
         if s.overruns:
@@ -156,6 +168,12 @@ def to_text(trace: Trace, schedule: Schedule, analysis: Analysis | None = None, 
         [[schedule.task_label(j.task), j.job, _ms(j.release, origin), _ms(j.deadline, origin),
           _ms(j.completion, origin), _ms(j.response), _ms(j.lateness), "MISS" if j.missed(schedule.end) else ""]
          for j in sorted(schedule.jobs.values(), key=lambda j: (j.release if j.release is not None else -1, j.task, j.job))]))
+    overheads = measure_overheads(schedule)
+    if overheads:
+        out += ["", "Overhead per job: response - wcet of the jobs that ran alone on their CPU (charged in the bounds "
+                    "by --overhead-us)"]
+        out.append(format_table(["CPU", "jobs measured", "median us", "90th percentile us", "worst us"],
+                                [[o.cpu, o.jobs, _us(o.median), _us(o.p90), _us(o.worst)] for o in overheads]))
     if schedule.periods:
         out += ["", "Servers: budget used per period (used = time active; busy = its tasks running)"]
         out.append(format_table(
@@ -187,6 +205,7 @@ def to_dict(trace: Trace, schedule: Schedule, analysis: Analysis | None = None, 
                  for j in sorted(schedule.jobs.values(), key=lambda j: (j.task, j.job))],
         "servers": [{**asdict(s), "bound_exceeded": s.bound_exceeded} for s in servers],
         "periods": [asdict(p) for p in schedule.periods],
+        "overheads": [asdict(o) for o in measure_overheads(schedule)],
         "sched_switch_slices": len(schedule.cpu),
     }
 
