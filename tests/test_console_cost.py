@@ -15,6 +15,7 @@ from bootlab.advice import advise
 from bootlab.analysis import Options, analyze
 from bootlab.analysis.console_cost import console_rules, line_level
 from bootlab.analysis.console_loss import LINE_SHAPES
+from bootlab.lab.boots import metrics_of
 from bootlab.render import render
 from bootlab.sources import read
 from bootlab.sources.console import DMESG_DUMP_BEGIN
@@ -148,6 +149,10 @@ def test_without_the_kernel_log_lost_bytes_show_in_the_shape_of_lines(tmp_path, 
     assert f"the console LOST at least {at_least} bytes in {lines} of {loss.checked} kernel lines, by their shape" in text
     assert "which this console does not hold" in text
     assert json.loads(render(a, "json"))["console"]["loss"]["checked_against"] == "line shapes"
+    # A run keeps it as a lower bound (a campaign then says "at least"); the whole
+    # capture, checked against its kernel log, counts every byte.
+    assert metrics_of(a)["console:lost_bytes"] == at_least and metrics_of(a)["console:lost_bytes_by_shape"] == 1
+    assert "console:lost_bytes_by_shape" not in metrics_of(analyze(read([str(DATA / "real" / name)])))
 
 
 def test_without_the_kernel_log_an_intact_capture_shows_no_loss(tmp_path):

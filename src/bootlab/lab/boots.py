@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..analysis import Analysis, Options, analyze
 from ..analysis.console_cost import backlog
+from ..analysis.console_loss import LINE_SHAPES
 from ..render.fmt import seconds, span
 from ..render.json import document
 from ..sources import NotALog, Patterns, read
@@ -65,6 +66,8 @@ def metrics_of(a: Analysis) -> dict[str, float]:
         m["console:bytes"] = float(a.console.bytes)
         if a.console.loss is not None:
             m["console:lost_bytes"] = float(a.console.loss.lost_bytes)
+            if a.console.loss.against == LINE_SHAPES:
+                m["console:lost_bytes_by_shape"] = 1.0   # counted by the lines' shape: a lower bound
     printk = a.boot.clocks.get(Clock.PRINTK)
     if printk is not None and printk.rate is not None:
         m["clock:printk_rate"] = printk.rate.rate  # host ns per printk ns, from the clock probes
