@@ -31,6 +31,14 @@ def test_without_icount_the_cause_is_the_throttled_overruns_it_measured():
                             "next release")
     assert "control's jobs held the CPU a median 2.204 ms for a wcet of 2.000 ms" in cause
     assert "the host's cores" not in cause  # the load was not the cause: a quiet host does the same
+    # What the trace measured of the framework's work a job, and how to charge it.
+    assert "(in this trace a job that ran alone on its CPU took a median 297 µs more than its wcet)" in cause
+    assert cause.endswith("or charge each job the overhead `bootlab rt trace` measures (--overhead-us)")
+
+
+def test_each_cpu_s_measured_overhead_is_named():
+    cause = likely_cause(generic_meta(), read_trace(DATA / "smp_partitioned_fp.trace"))
+    assert "a median 443 µs (CPU 0) and 410 µs (CPU 1) more than its wcet" in cause
 
 
 def test_with_icount_the_same_scenario_meets_the_analysis():

@@ -27,6 +27,7 @@ from typing import Callable
 from ..sources.bootlab_capture import MAGIC
 
 from .config import Config
+from .overheads import measure as measure_overheads
 from .overheads import with_overhead
 from .schedulability import Analysis, analyze
 from .schedule import Schedule, Segment
@@ -93,11 +94,11 @@ def likely_cause(meta: dict, trace: Trace | None = None, config: Config | None =
               "its instructions, to check the schedule itself, or charge each job the overhead `bootlab rt trace` "
               "measures (--overhead-us)")
     overruns = [e for e in trace.events if e.name == "overrun"] if trace is not None else []
+    schedule = Schedule.from_trace(trace) if trace is not None else None
     if not overruns:
         return ("the guest ran under QEMU without -icount: its clock is the host's while its CPU is emulated, so "
-                "timer interrupts, wake-ups and the framework's own work take real time the analysis does not count; "
-                + advice)
-    schedule = Schedule.from_trace(trace)
+                "timer interrupts, wake-ups and the framework's own work take real time the analysis does not count"
+                + _overhead_note(schedule) + "; " + advice)
     if config is not None:
         schedule.name_from(config)
     counts: dict[int, int] = {}
@@ -111,8 +112,18 @@ def likely_cause(meta: dict, trace: Trace | None = None, config: Config | None =
     return (f"{len(overruns)} job{'s' * (len(overruns) != 1)} ran past their wcet and the framework's slack and were "
             f"throttled until their next release (overrun events){measured}: the guest ran under QEMU without -icount, "
             "where its clock is the host's but its CPU is emulated, so the framework's own work for each job (timer "
-            "interrupt, wake-up, switch, system calls) takes a fraction of a millisecond the analysis does not count; "
-            + advice)
+            "interrupt, wake-up, switch, system calls) takes a fraction of a millisecond the analysis does not count"
+            + _overhead_note(schedule) + "; " + advice)
+
+
+def _overhead_note(schedule: Schedule | None) -> str:
+    """What the trace measured of that overhead (overheads.measure), when a job ran alone."""
+    measured = measure_overheads(schedule) if schedule is not None else []
+    if not measured:
+        return ""
+    medians = " and ".join(f"{round(o.median / NS_PER['us'])} µs" + (f" (CPU {o.cpu})" if len(measured) > 1 else "")
+                           for o in measured)
+    return f" (in this trace a job that ran alone on its CPU took a median {medians} more than its wcet)"
 
 
 def _ms(ns: int) -> str:
