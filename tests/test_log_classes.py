@@ -260,6 +260,17 @@ def test_a_root_device_that_never_appears_ends_the_boot_at_the_wait(fixture_path
     assert any("never reached userspace" in n for n in a.phases.notes)
 
 
+def test_a_console_that_ends_at_the_kernel_handover_times_no_kernel_phase(fixture_path):
+    # A bootloader's log alone (public Allwinner sun8iw21 dongle: boot0, OP-TEE and a vendor
+    # U-Boot stamping seconds, cut at "Starting kernel ..."): its last phase was a 0 ns
+    # "kernel load/decompress + kernel init + initcalls + rootfs/init" at the handover, phases
+    # the log does not hold.  The boot ends with the bootloader, and a note says why.
+    a = analysis(fixture_path("console-ends-at-handover.txt"))
+    assert a.phases.end.at == 2_987 * MS
+    assert [s.name for s in a.phases.spans] == ["firmware + bootloader"]
+    assert any("the logs end at the kernel handover" in n for n in a.phases.notes)
+
+
 def test_a_kernel_log_of_what_came_after_the_boot_times_no_phase(fixture_path):
     # A router's dmesg saved minutes after boot (public MediaTek Filogic log): its buffer
     # wrapped at 38 s and only Wi-Fi and bridge messages are left.  It was read as one

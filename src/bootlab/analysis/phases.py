@@ -435,6 +435,16 @@ def find_phases(boot: Boot) -> Phases:
             current.phases.append(phase)
     if current is not None:
         result.spans.append(current)
+    # A log that ends at the kernel handover with no kernel line after it (a bootloader's
+    # log alone, or one cut at "Starting kernel ...") holds none of the kernel's phases: the
+    # span the handover starts is empty, and the boot ends with the bootloader.
+    last = result.spans[-1] if result.spans else None
+    if (last is not None and len(result.spans) > 1 and last.phases[0] == Phase.KERNEL_LOAD and not last.duration
+            and found[Mark.KERNEL_START][0] is None):
+        result.spans.pop()
+        result.notes.append(f"the logs end at the kernel handover ({last.start_evidence}): no line of the kernel "
+                            "follows it (a bootloader's log alone, a log cut there, or a kernel whose console is "
+                            "silent), so no phase of the kernel is timed")
     # Trailing phases that never started (no services, no app) are not part of the last span.
     for span in result.spans:
         while len(span.phases) > 1 and span is result.spans[-1] and not _phase_evident(boot, span.phases[-1]):
