@@ -161,3 +161,12 @@ def test_rockchip_spl_total_is_read_with_its_unpadded_fraction(fixture_path, tmp
     later.write_text("U-Boot SPL 2017.09\nTotal: 80.1/300.2 ms\n\nU-Boot 2017.09-g0 (Jan 01 2022)\nTotal: 12.5 ms\n")
     boot = read([str(later)])
     assert [ev.dur for ev in boot.events if ev.kind == Kind.STAGE and ev.name == "U-Boot SPL"] == [80_001 * US]
+
+
+@pytest.mark.parametrize("prompt, delay", [("Autoboot in 3 seconds", 3),
+                                           ("Press SPACE to abort autoboot in 5 seconds", 5),
+                                           ("Hit any key to stop autoboot:  1 ", 1)])
+def test_every_autoboot_prompt_gives_the_bootdelay(tmp_path, prompt, delay):
+    log = tmp_path / "console.txt"
+    log.write_text(f"U-Boot 2023.04 (Apr 01 2023 - 00:00:00 +0000)\n\nDRAM:  1 GiB\n{prompt}\nStarting kernel ...\n")
+    assert read([str(log)]).meta["bootdelay"] == delay

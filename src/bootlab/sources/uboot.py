@@ -43,7 +43,11 @@ FDT_RECORD = re.compile(r"^bootlab-bootstage (?P<id>\d+) (?P<kind>mark|accum) (?
 VENDOR_STAMP = re.compile(r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{1,3})\] ?(?P<msg>.*)$")
 SPL_BANNER = re.compile(r"^U-Boot SPL (?P<version>\S+)")
 BANNER = re.compile(r"^U-Boot (?P<version>\d{4}\.\d\d\S*)")
-AUTOBOOT = re.compile(r"^Hit any key to stop autoboot:\s+(?P<delay>\d+)")
+# The countdown: U-Boot's own prompt, or with CONFIG_AUTOBOOT_KEYED the configured one,
+# "Autoboot in %d seconds" by default (vendors add to it: ", press <Space> to stop"), or the
+# other common "Press SPACE to abort autoboot in %d seconds".
+AUTOBOOT = re.compile(r"^(?:Hit any key to stop autoboot:\s+|Autoboot in |Press SPACE to abort autoboot in )"
+                      r"(?P<delay>\d+)")
 BYTES_READ = re.compile(r"^(?P<bytes>\d+) bytes read in (?P<ms>\d+) ms")
 STARTING_KERNEL = re.compile(r"^(?:Starting kernel \.\.\.|## Starting application at|Transferring control to Linux)")
 READING = re.compile(r"^(?:reading|Retrieving file:|Loading file) (?P<file>\S+)")
