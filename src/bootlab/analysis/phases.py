@@ -23,7 +23,8 @@ Boundaries, in order of preference:
   application      bootlab-mark: app.start or --app-start
   end              the ready marker (best-ranked pattern, first occurrence); else the
                    kernel's wait for a root device never mounted, the default target, the
-                   last event read (see _end)
+                   last event read (see _end); a log that ends at the kernel handover
+                   with no kernel line after it ends with the bootloader
 """
 
 from __future__ import annotations
