@@ -243,6 +243,9 @@ def test_messages_logged_before_a_serial_console_started_are_charged_when_it_pri
     nbytes, cost = c.per_phase["initcalls"]
     assert nbytes == 9081 and cost == 9081 * 10 * 1_000_000_000 // 115200
     assert "the 8707 bytes logged before 'console [ttyS0] enabled'" in c.note and ":92," in c.note
+    (gap,) = [g for g in a.gaps if g.cause]
+    assert gap.end == 956_140_000 and "ttyS0 printing the 8707 bytes logged before it" in gap.cause
+    assert json.loads(render(a, "json"))["gaps"][0]["cause"] == gap.cause
 
 
 def test_a_boot_console_prints_as_messages_are_logged(fixture_path, tmp_path):

@@ -35,6 +35,7 @@ from ..render.fmt import span
 from ..sources import kernel_messages as km
 from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, Event, Mark
 from .console_loss import ConsoleLoss, console_loss, stalls, warn
+from .gaps import Gap
 from .phases import Phases, line_arrival
 
 DEFAULT_BAUD = 115200
@@ -94,6 +95,10 @@ class ConsoleCost:
     # When the ready line reached the host (reference clock): after the console's backlog,
     # which a loud console makes up to seconds later than the device was ready.
     ready_line_at: int | None = None
+    # A serial console that printed what was logged before it as it started (see replay):
+    # when its "enabled" line was logged (reference clock), and what it printed.
+    replay_end: int | None = None
+    replay_what: str = ""
 
 
 def baud_of(boot: Boot, override: int | None) -> tuple[int, str]:
@@ -244,10 +249,13 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
             before = t[timed] < started.t
             ref[before] = info.ref(started.t)
             replayed = int(nbytes[timed][before].sum())
+            result.replay_end = info.ref(started.t)
+            result.replay_what = (f"the serial console {started.attrs['console']} printing the {replayed} bytes logged "
+                                  f"before it, {span(byte_cost(replayed, rate))} at {rate} baud")
             result.note = "; ".join(filter(None, [result.note, (
                 f"the serial console {started.attrs['console']} started with no boot console (earlycon) before it: the "
                 f"{replayed} bytes logged before 'console [{started.attrs['console']}] enabled' ({started.file}:"
-                f"{started.line}, {info.ref(started.t) / 1e9:.3f} s) were printed as it started, "
+                f"{started.line}, {result.replay_end / 1e9:.3f} s) were printed as it started, "
                 f"{span(byte_cost(replayed, rate))} at {rate} baud, and count there: the silent gap before that line "
                 "is this printing")]))
         which = np.searchsorted(starts, ref, side="right") - 1
@@ -272,6 +280,13 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
     if result.loss is not None:
         warn(boot, result.loss)
     return result
+
+
+def explain_gaps(gaps: list[Gap], cost: ConsoleCost | None) -> None:
+    """Name the printing that filled a gap: a serial console's, before its "enabled" line."""
+    for gap in gaps:
+        if cost is not None and cost.replay_end is not None and gap.end == cost.replay_end:
+            gap.cause = cost.replay_what
 
 
 def replay(boot: Boot, log: ConsoleLog) -> Event | None:
