@@ -446,9 +446,12 @@ def find_phases(boot: Boot) -> Phases:
         result.notes.append(f"the logs end at the kernel handover ({last.start_evidence}): no line of the kernel "
                             "follows it (a bootloader's log alone, a log cut there, or a kernel whose console is "
                             "silent), so no phase of the kernel is timed")
-    # Trailing phases that never started (no services, no app) are not part of the last span.
+    # Trailing phases that never started (no services, no app) are not part of the last span,
+    # nor any after its first when it takes no time: the log ends as it starts (a console
+    # cut at the kernel's first lines, all stamped zero, never reached the initcalls).
     for span in result.spans:
-        while len(span.phases) > 1 and span is result.spans[-1] and not _phase_evident(boot, span.phases[-1]):
+        while len(span.phases) > 1 and span is result.spans[-1] and (not span.duration
+                                                                     or not _phase_evident(boot, span.phases[-1])):
             span.phases.pop()
     if Mark.POWER_ON not in result.boundaries and result.spans:
         zero = boot.meta.get("host_zero")
