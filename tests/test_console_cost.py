@@ -229,3 +229,31 @@ def test_a_step_is_charged_the_console_lines_it_printed():
     assert {"step": "scheduler", "start_ns": sched.start, "lines": 6, "bytes": 378,
             "cost_ns": 32812500} in doc["console"]["per_step"]
 
+
+
+def test_messages_logged_before_a_serial_console_started_are_charged_when_it_printed_them(fixture_path):
+    """Written from public Allwinner H616 and i.MX6 consoles without earlycon: the serial
+    console starts in the initcalls and first prints every message logged so far (its
+    'console [ttyS0] enabled' comes 0.7-1.4 s after its driver's probe, a 'silent gap').
+    Those bytes were charged to kernel init, capped at its 8.59 ms, and the gap was silence;
+    they count in the initcalls, where the kernel waited for them."""
+    a = analyze(read([fixture_path("console-no-earlycon-replay.txt")]))
+    c = a.console
+    assert "kernel init" not in c.per_phase and "kernel init" not in c.capped
+    nbytes, cost = c.per_phase["initcalls"]
+    assert nbytes == 9081 and cost == 9081 * 10 * 1_000_000_000 // 115200
+    assert "the 8707 bytes logged before 'console [ttyS0] enabled'" in c.note and ":92," in c.note
+    (gap,) = [g for g in a.gaps if g.cause]
+    assert gap.end == 956_140_000 and "ttyS0 printing the 8707 bytes logged before it" in gap.cause
+    assert json.loads(render(a, "json"))["gaps"][0]["cause"] == gap.cause
+
+
+def test_a_boot_console_prints_as_messages_are_logged(fixture_path, tmp_path):
+    # With earlycon the boot console printed each message as it was logged, and the real
+    # console does not print them again: nothing moves.
+    text = open(fixture_path("console-no-earlycon-replay.txt")).read().replace(
+        "rootwait panic=10", "rootwait panic=10 earlycon=uart,mmio32,0x05000000")
+    log = tmp_path / "earlycon.txt"
+    log.write_text(text)
+    c = analyze(read([str(log)])).console
+    assert "kernel init" in c.per_phase and not c.note

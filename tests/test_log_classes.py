@@ -260,6 +260,26 @@ def test_a_root_device_that_never_appears_ends_the_boot_at_the_wait(fixture_path
     assert any("never reached userspace" in n for n in a.phases.notes)
 
 
+def test_a_console_that_ends_at_the_kernel_handover_times_no_kernel_phase(fixture_path):
+    # A bootloader's log alone (public Allwinner sun8iw21 dongle: boot0, OP-TEE and a vendor
+    # U-Boot stamping seconds, cut at "Starting kernel ..."): its last phase was a 0 ns
+    # "kernel load/decompress + kernel init + initcalls + rootfs/init" at the handover, phases
+    # the log does not hold.  The boot ends with the bootloader, and a note says why.
+    a = analysis(fixture_path("console-ends-at-handover.txt"))
+    assert a.phases.end.at == 2_987 * MS
+    assert [s.name for s in a.phases.spans] == ["firmware", "bootloader"]  # boot0's banner at 31 ms
+    assert any("the logs end at the kernel handover" in n for n in a.phases.notes)
+
+
+def test_a_console_cut_at_the_kernels_first_lines_ends_in_kernel_init(fixture_path):
+    # A console quoted up to the kernel's first lines, all stamped zero (a public Orange Pi
+    # Zero3's vendor image, in its README): its last phase was a 0 ns "kernel init +
+    # initcalls + rootfs/init", naming phases the log never reached.
+    a = analysis(fixture_path("console-cut-at-kernel-start.txt"))
+    assert [s.name for s in a.phases.spans][-1] == "kernel init"
+    assert a.phases.spans[-1].duration == 0 and a.phases.end.at == 7_352 * MS
+
+
 def test_a_kernel_log_of_what_came_after_the_boot_times_no_phase(fixture_path):
     # A router's dmesg saved minutes after boot (public MediaTek Filogic log): its buffer
     # wrapped at 38 s and only Wi-Fi and bridge messages are left.  It was read as one

@@ -368,6 +368,23 @@ def test_lk_stamps_stages_and_handover(fixture_path):
     assert not any(d.severity == "error" for d in boot.diagnostics)
 
 
+def test_allwinner_boot0_stamps_start_the_bootloader(fixture_path):
+    """Written from public Orange Pi Zero3 and sun8iw21 consoles: Allwinner's boot0 (its
+    SPL) stamps its lines with the milliseconds of the SoC's timer, as its vendor U-Boot
+    goes on in seconds ([00.398]).  They were untimed text: the bootloader phase had no
+    start ('firmware + bootloader' from reset) and boot0's time was nowhere.  Its banner
+    starts the bootloader, and boot0 runs to its jump to the next stage."""
+    a = analyze(read([fixture_path("console-allwinner-boot0.txt")]))
+    boot = a.boot
+    assert boot.reference == Clock.BOOTLOADER
+    assert boot.at(boot.first_mark(Mark.BOOTLOADER_START)) == 48 * MS
+    assert [(s.name, s.start, s.end) for s in a.phases.spans[:2]] == [("firmware", 0, 48 * MS),
+                                                                     ("bootloader", 48 * MS, 7_352 * MS)]
+    (boot0,) = [ev for ev in _events(boot, Kind.STAGE) if ev.name == "boot0"]
+    assert (boot0.t, boot0.dur) == (48 * MS, (314 - 48) * MS)
+    assert boot.meta["bootloader"] == "U-Boot 2018.05"
+
+
 @pytest.mark.parametrize("name", ["console-lk.txt", "uboot-vendor-stamps.txt"])
 def test_a_bootloaders_stamped_lines_are_no_silence(fixture_path, name):
     """The console log holds the kernel's times only; the bootloader's lines before them,

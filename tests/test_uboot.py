@@ -134,3 +134,39 @@ def test_a_read_without_a_file_name_is_named_by_its_size(fixture_path):
     boot = read([fixture_path("console-uboot-unnamed-load.txt")])
     loads = [ev for ev in boot.events if ev.kind == Kind.STAGE and ev.track == "bootloader"]
     assert [(ev.name, ev.dur) for ev in loads] == [("load 4554068 bytes", 266 * MS)]
+
+
+def test_rockchip_spl_total_is_read_with_its_unpadded_fraction(fixture_path, tmp_path):
+    # Rockchip's vendor SPL prints, as it jumps to TF-A, "Total: 86.5/312.45 ms": the time it
+    # ran since its start tick, then since the SoC's timer started (near power-on), each
+    # printed as us / 1000 "." us % 1000 without zero padding: 86.005 and 312.045 ms.  The
+    # time before it is the BootROM's and the DDR blob's.  Nothing after it (TF-A, U-Boot)
+    # is timed, so on a console without host times neither is placed on the timeline.
+    boot = read([fixture_path("console-rockchip-spl-total.txt")])
+    stages = {ev.name: ev for ev in boot.events if ev.kind == Kind.STAGE and ev.track == "bootloader"}
+    assert stages["U-Boot SPL"].dur == 86_005 * US
+    assert stages["BootROM and DDR init (before the SPL)"].dur == (312_045 - 86_005) * US
+    assert all(ev.t is None for ev in stages.values())
+    # The older SPL (2017.09 on an RK3566 handheld) prints the SPL's time alone, counted from
+    # its own start: "249.82" is 249.082 ms, and nothing is said of the time before it.
+    old = tmp_path / "rk3566.txt"
+    old.write_text("U-Boot SPL 2017.09-ga1f6fc00a0-210413 #ldq (Apr 13 2021 - 11:35:00)\n"
+                   "Jumping to U-Boot(0x00a00000) via ARM Trusted Firmware(0x00040000)\n"
+                   "Total: 249.82 ms\n\nNOTICE:  BL31: v2.3():v2.3-594-g7f859117f:cl\n")
+    boot = read([str(old)])
+    stages = [(ev.name, ev.dur) for ev in boot.events if ev.kind == Kind.STAGE and ev.track == "bootloader"]
+    assert stages == [("U-Boot SPL", 249_082 * US)]
+    # A "Total:" printed after U-Boot proper's banner is not the SPL's.
+    later = tmp_path / "later.txt"
+    later.write_text("U-Boot SPL 2017.09\nTotal: 80.1/300.2 ms\n\nU-Boot 2017.09-g0 (Jan 01 2022)\nTotal: 12.5 ms\n")
+    boot = read([str(later)])
+    assert [ev.dur for ev in boot.events if ev.kind == Kind.STAGE and ev.name == "U-Boot SPL"] == [80_001 * US]
+
+
+@pytest.mark.parametrize("prompt, delay", [("Autoboot in 3 seconds", 3),
+                                           ("Press SPACE to abort autoboot in 5 seconds", 5),
+                                           ("Hit any key to stop autoboot:  1 ", 1)])
+def test_every_autoboot_prompt_gives_the_bootdelay(tmp_path, prompt, delay):
+    log = tmp_path / "console.txt"
+    log.write_text(f"U-Boot 2023.04 (Apr 01 2023 - 00:00:00 +0000)\n\nDRAM:  1 GiB\n{prompt}\nStarting kernel ...\n")
+    assert read([str(log)]).meta["bootdelay"] == delay

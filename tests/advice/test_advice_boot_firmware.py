@@ -72,3 +72,11 @@ def test_firmware_of_a_pc_from_systemd_analyze():
 def test_firmware_silent_without_a_firmware_time():
     assert not only(findings(CORPUS / "rpi4-userspace__run_1_summary.txt"), "firmware.slow")
     assert not only(findings(BBB), "firmware.slow")
+
+
+def test_bootdelay_of_a_keyed_autoboot_prompt():
+    # U-Boot with CONFIG_AUTOBOOT_KEYED prints its own prompt, "Autoboot in %d seconds" by
+    # default, and vendors add to it (a public Orange Pi Zero3 console: "Autoboot in 2
+    # seconds, press <Space> to stop"): its 2 s countdown was not read, and no advice said so.
+    f = one(findings(FIXTURES / "console-uboot-keyed-autoboot.txt"), "bootloader.bootdelay")
+    assert f.saving_ns == 2_000_000_000 and f.confidence == "medium"

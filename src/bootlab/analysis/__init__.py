@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..timeline import Boot, Kind
 from .blame import Blamed, BlamedRows, Outcome, level_totals, returned, top
-from .console_cost import ConsoleCost, console_cost
+from .console_cost import ConsoleCost, console_cost, explain_gaps
 from .critical_path import CriticalPath, find_critical_path
 from .gaps import DEFAULT_THRESHOLD_NS, Gap, find_gaps
 from .phases import Phases, assign, find_phases
@@ -51,6 +51,8 @@ def analyze(boot: Boot, options: Options | None = None) -> Analysis:
     outcomes = returned(boot)
     steps = sorted(top(boot, Kind.STEP, None), key=lambda b: (b.start is None, b.start or 0))
     console = console_cost(boot, phases, options.baud, steps)
+    gaps = find_gaps(boot, options.gap_threshold, until=phases.end.at if phases.end else None)
+    explain_gaps(gaps, console)
     return Analysis(
         boot=boot,
         phases=phases,
@@ -66,7 +68,7 @@ def analyze(boot: Boot, options: Options | None = None) -> Analysis:
         deferred=outcomes[Outcome.DEFERRED],
         critical=find_critical_path(boot, options.top),
         console=console,
-        gaps=find_gaps(boot, options.gap_threshold, until=phases.end.at if phases.end else None),
+        gaps=gaps,
         options=options,
     )
 

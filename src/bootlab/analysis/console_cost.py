@@ -14,6 +14,11 @@ messages are KERN_DEBUG whatever the log.  A kernel whose consoles are all scree
 
 The kernel waits for its console while it prints, so a phase cannot have spent more time
 printing than it lasted: each phase's serial time is capped at its length.
+
+A printk stamp is when the message was logged, not when it was printed.  The two differ
+when a serial console starts with no boot console (earlycon) before it: as it registers, the
+kernel prints on it every message logged so far and waits for them, then logs "console
+[ttyS0] enabled".  Those messages cost their serial time there (see replay).
 """
 
 from __future__ import annotations
@@ -26,8 +31,11 @@ import numpy as np
 
 from .._native import dmesgscan
 from .blame import Blamed
-from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, Mark
+from ..render.fmt import span
+from ..sources import kernel_messages as km
+from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, Event, Mark
 from .console_loss import ConsoleLoss, console_loss, stalls, warn
+from .gaps import Gap
 from .phases import Phases, line_arrival
 
 DEFAULT_BAUD = 115200
@@ -87,6 +95,10 @@ class ConsoleCost:
     # When the ready line reached the host (reference clock): after the console's backlog,
     # which a loud console makes up to seconds later than the device was ready.
     ready_line_at: int | None = None
+    # A serial console that printed what was logged before it as it started (see replay):
+    # when its "enabled" line was logged (reference clock), and what it printed.
+    replay_end: int | None = None
+    replay_what: str = ""
 
 
 def baud_of(boot: Boot, override: int | None) -> tuple[int, str]:
@@ -227,11 +239,25 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
     if not log.printed:
         result.loglevel = rules.why
     info = boot.clocks.get(log.clock)
+    started = replay(boot, log) if rate else None
     if info is not None and phases.spans:
         t = log.t.numpy()
         timed = (t != NO_TIME) & shown
         starts = np.array([s.start for s in phases.spans], dtype=np.int64)
         ref = info.map.many(t[timed])
+        if started is not None:  # printed when the console started, not when logged
+            before = t[timed] < started.t
+            ref[before] = info.ref(started.t)
+            replayed = int(nbytes[timed][before].sum())
+            result.replay_end = info.ref(started.t)
+            result.replay_what = (f"the serial console {started.attrs['console']} printing the {replayed} bytes logged "
+                                  f"before it, {span(byte_cost(replayed, rate))} at {rate} baud")
+            result.note = "; ".join(filter(None, [result.note, (
+                f"the serial console {started.attrs['console']} started with no boot console (earlycon) before it: the "
+                f"{replayed} bytes logged before 'console [{started.attrs['console']}] enabled' ({started.file}:"
+                f"{started.line}, {result.replay_end / 1e9:.3f} s) were printed as it started, "
+                f"{span(byte_cost(replayed, rate))} at {rate} baud, and count there: the silent gap before that line "
+                "is this printing")]))
         which = np.searchsorted(starts, ref, side="right") - 1
         inside = (which >= 0) & (ref <= phases.spans[-1].end)
         per = np.bincount(which[inside], weights=nbytes[timed][inside], minlength=len(starts))
@@ -248,12 +274,30 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
             result.per_phase["untimed or after the end"] = (untimed, byte_cost(untimed, rate))
         result.cost = sum(cost for _, cost in result.per_phase.values())
         result.per_step = _per_step(steps, ref, nbytes[timed], rate)
-    result.note = _note(result, rules)
+    result.note = "; ".join(filter(None, [_note(result, rules), result.note]))
     result.ready_line_at = ready_line_arrival(boot, phases, log)
     result.loss = console_loss(log, stalls(boot))
     if result.loss is not None:
         warn(boot, result.loss)
     return result
+
+
+def explain_gaps(gaps: list[Gap], cost: ConsoleCost | None) -> None:
+    """Name the printing that filled a gap: a serial console's, before its "enabled" line."""
+    for gap in gaps:
+        if cost is not None and cost.replay_end is not None and gap.end == cost.replay_end:
+            gap.cause = cost.replay_what
+
+
+def replay(boot: Boot, log: ConsoleLog) -> Event | None:
+    """The "console [NAME] enabled" of a serial console that started with no boot console
+    before it, on a log stamped by printk: every message logged before it was printed as
+    it started (CON_PRINTBUFFER; with a boot console the kernel does not print them twice).
+    None for a capture, whose host times are when each line was printed."""
+    if log.clock != Clock.PRINTK or boot.marks(km.BOOT_CONSOLE):
+        return None
+    return next((ev for ev in boot.marks(km.CONSOLE_ENABLED)
+                 if ev.file == log.file and ev.t is not None and SERIAL_CONSOLE.match(ev.attrs["console"])), None)
 
 
 def _per_step(steps: Sequence[Blamed], ref: np.ndarray, nbytes: np.ndarray,

@@ -22,6 +22,7 @@ class Gap:
     end: int
     before: str  # "file:line: text"
     after: str
+    cause: str = ""  # what filled it when that is known not to be silence (a console printing)
 
     @property
     def duration(self) -> int:

@@ -23,7 +23,8 @@ Boundaries, in order of preference:
   application      bootlab-mark: app.start or --app-start
   end              the ready marker (best-ranked pattern, first occurrence); else the
                    kernel's wait for a root device never mounted, the default target, the
-                   last event read (see _end)
+                   last event read (see _end); a log that ends at the kernel handover
+                   with no kernel line after it ends with the bootloader
 """
 
 from __future__ import annotations
@@ -435,9 +436,22 @@ def find_phases(boot: Boot) -> Phases:
             current.phases.append(phase)
     if current is not None:
         result.spans.append(current)
-    # Trailing phases that never started (no services, no app) are not part of the last span.
+    # A log that ends at the kernel handover with no kernel line after it (a bootloader's
+    # log alone, or one cut at "Starting kernel ...") holds none of the kernel's phases: the
+    # span the handover starts is empty, and the boot ends with the bootloader.
+    last = result.spans[-1] if result.spans else None
+    if (last is not None and len(result.spans) > 1 and last.phases[0] == Phase.KERNEL_LOAD and not last.duration
+            and found[Mark.KERNEL_START][0] is None):
+        result.spans.pop()
+        result.notes.append(f"the logs end at the kernel handover ({last.start_evidence}): no line of the kernel "
+                            "follows it (a bootloader's log alone, a log cut there, or a kernel whose console is "
+                            "silent), so no phase of the kernel is timed")
+    # Trailing phases that never started (no services, no app) are not part of the last span,
+    # nor any after its first when it takes no time: the log ends as it starts (a console
+    # cut at the kernel's first lines, all stamped zero, never reached the initcalls).
     for span in result.spans:
-        while len(span.phases) > 1 and span is result.spans[-1] and not _phase_evident(boot, span.phases[-1]):
+        while len(span.phases) > 1 and span is result.spans[-1] and (not span.duration
+                                                                     or not _phase_evident(boot, span.phases[-1])):
             span.phases.pop()
     if Mark.POWER_ON not in result.boundaries and result.spans:
         zero = boot.meta.get("host_zero")

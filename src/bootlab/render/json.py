@@ -108,8 +108,8 @@ def document(a: Analysis, events: bool = False) -> dict:
             "per_step": [{"step": name, "start_ns": start, "lines": lines, "bytes": n, "cost_ns": cost}
                          for (name, start), (lines, n, cost) in c.per_step.items()],
         },
-        "gaps": [{"start_ns": g.start, "end_ns": g.end, "duration_ns": g.duration, "before": g.before, "after": g.after}
-                 for g in a.gaps],
+        "gaps": [{"start_ns": g.start, "end_ns": g.end, "duration_ns": g.duration, "before": g.before, "after": g.after,
+                  **({"cause": g.cause} if g.cause else {})} for g in a.gaps],
         "notes": list(p.notes),
         "diagnostics": [{"file": d.file, "line": d.line, "severity": d.severity, "message": d.message}
                         for d in boot.diagnostics],

@@ -127,6 +127,8 @@ def render(a: Analysis) -> str:
             out.append(f"  {span(g.duration):>9}  {seconds(g.start)} s -> {seconds(g.end)} s")
             out.append(f"             after  {g.before}")
             out.append(f"             before {g.after}")
+            if g.cause:
+                out.append(f"             not silence: {g.cause}")
 
     if boot.clocks:
         out.append("")

@@ -33,6 +33,11 @@ FREE_INITMEM = "kernel.free-initmem"
 WRITE_PROTECT = "kernel.write-protect"
 BANNER = "kernel.banner"
 BOOT_CPU = "kernel.boot-cpu"  # "Booting Linux on physical CPU 0x0": ARM's first message, just before the banner
+# A console starting ("printk: console [ttyS0] enabled"; "printk: legacy console [ttyS0]
+# enabled" from 6.7), and a boot console (earlycon, earlyprintk) that printed each message as
+# it was logged before the real one started: see console_cost.replay.
+CONSOLE_ENABLED = "kernel.console-enabled"
+BOOT_CONSOLE = "kernel.boot-console"
 
 # A printk stamp this late was not taken by a clock that started with the kernel: such a
 # kernel's first messages come within microseconds (SPARC's sun4v prints its PROMLIB
@@ -62,8 +67,9 @@ _COUNTER = re.compile(r"(?:arm_arch_timer: |arch_timer: )?(?:Architected )?(?:cp
 # A boot console (earlycon, earlyprintk) writes each message to the UART as it is logged,
 # and the kernel waits for it: "earlycon: msm_serial_dm0 at MMIO ...", "printk: bootconsole
 # [uart0] enabled" (older kernels without "printk: "), or either option on the command line.
-_EARLY_CONSOLE = re.compile(r"^(?:earlycon: |(?:printk: )?bootconsole \[[^\]]*\] enabled|(?:Kernel )?[Cc]ommand line: "
-                            r"(?:.* )?early(?:con|printk)\b)")
+_EARLY_CONSOLE = re.compile(r"^(?:earlycon: |(?:printk: )?(?:legacy )?bootconsole \[[^\]]*\] enabled|(?:Kernel )?"
+                            r"[Cc]ommand line: (?:.* )?early(?:con|printk)\b)")
+_CONSOLE_ENABLED = re.compile(r"^(?:printk: )?(?:legacy )?console \[(?P<name>[^\]]+)\] enabled")
 
 # A message reaches the expressions only if it starts with one of these (fast path).
 PREFIXES = (
@@ -86,6 +92,10 @@ PREFIXES = (
     "Run ",
     "Memory: ",
     "tsc: ",
+    "printk: ",
+    "console [",
+    "bootconsole [",
+    "earlycon: ",
 )
 
 
@@ -112,6 +122,8 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
         if m:
             boot.meta.setdefault("console", m.group("dev"))
             boot.meta.setdefault("console_baud", int(m.group("baud")))
+        if announces_early_console(msg):
+            mark(BOOT_CONSOLE)
     elif msg.startswith("Calibrating delay"):
         m = _CALIBRATE.search(msg)
         if m:
@@ -159,6 +171,14 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
         if not m:
             return False
         boot.meta.setdefault("memory_kb", int(m.group("total")))
+    elif msg.startswith(("printk: ", "console [", "bootconsole [", "earlycon: ")):
+        m = _CONSOLE_ENABLED.match(msg)
+        if m:
+            mark(CONSOLE_ENABLED, console=m.group("name"))
+        elif announces_early_console(msg):
+            mark(BOOT_CONSOLE)
+        else:
+            return False
     elif msg.startswith("tsc: "):
         m = _TSC.match(msg)
         if not m:

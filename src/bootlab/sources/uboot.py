@@ -43,10 +43,21 @@ FDT_RECORD = re.compile(r"^bootlab-bootstage (?P<id>\d+) (?P<kind>mark|accum) (?
 VENDOR_STAMP = re.compile(r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{1,3})\] ?(?P<msg>.*)$")
 SPL_BANNER = re.compile(r"^U-Boot SPL (?P<version>\S+)")
 BANNER = re.compile(r"^U-Boot (?P<version>\d{4}\.\d\d\S*)")
-AUTOBOOT = re.compile(r"^Hit any key to stop autoboot:\s+(?P<delay>\d+)")
+# The countdown: U-Boot's own prompt, or with CONFIG_AUTOBOOT_KEYED the configured one,
+# "Autoboot in %d seconds" by default (vendors add to it: ", press <Space> to stop"), or the
+# other common "Press SPACE to abort autoboot in %d seconds".
+AUTOBOOT = re.compile(r"^(?:Hit any key to stop autoboot:\s+|Autoboot in |Press SPACE to abort autoboot in )"
+                      r"(?P<delay>\d+)")
 BYTES_READ = re.compile(r"^(?P<bytes>\d+) bytes read in (?P<ms>\d+) ms")
 STARTING_KERNEL = re.compile(r"^(?:Starting kernel \.\.\.|## Starting application at|Transferring control to Linux)")
 READING = re.compile(r"^(?:reading|Retrieving file:|Loading file) (?P<file>\S+)")
+# Rockchip's vendor SPL, as it jumps to TF-A: the time since its start tick, and (newer
+# builds) after a slash the time since the SoC's timer started, near power-on.  Both are
+# printed as printf("%ld.%ld", us / 1000, us % 1000), the fraction WITHOUT zero padding:
+# "86.5" is 86.005 ms and "249.82" is 249.082 ms, never 86.5 or 249.82.
+SPL_TOTAL = re.compile(r"^Total: (?P<spl>\d+\.\d{1,3})(?:/(?P<since_timer>\d+\.\d{1,3}))? ms\s*$")
+SPL_STAGE = "U-Boot SPL"
+BEFORE_SPL_STAGE = "BootROM and DDR init (before the SPL)"
 
 FORMAT = "uboot-bootstage"
 
@@ -66,6 +77,12 @@ def sniff(lines: list[str]) -> float:
 
 def _us(text: str) -> int:
     return int(text.replace(",", "")) * NS_PER_US
+
+
+def _unpadded_ms(text: str) -> int:
+    """Rockchip SPL's "ms.us" (SPL_TOTAL): the digits after the dot are microseconds."""
+    ms, us = text.split(".")
+    return int(ms) * NS_PER_MS + int(us) * NS_PER_US
 
 
 class BootstageReader:
@@ -207,6 +224,7 @@ class UbootLines:
         self.boot = boot
         self.file = file
         self.reading: str | None = None
+        self.in_spl = False  # after an SPL's banner, before U-Boot proper's
 
     def feed(self, clock: str, t: int | None, text: str, lineno: int) -> bool:
         def mark(name: str, **attrs) -> None:
@@ -216,11 +234,17 @@ class UbootLines:
         if m:
             self.boot.meta.setdefault("bootloader", f"U-Boot SPL {m.group('version')}")
             mark(Mark.BOOTLOADER_START, stage="spl")
+            self.in_spl = True
             return True
         m = BANNER.match(text)
         if m:
             self.boot.meta["bootloader"] = f"U-Boot {m.group('version')}"
             mark(Mark.BOOTLOADER_START, stage="u-boot")
+            self.in_spl = False
+            return True
+        m = SPL_TOTAL.match(text) if self.in_spl else None
+        if m:
+            self._spl_total(clock, t, m, lineno)
             return True
         m = AUTOBOOT.match(text)
         if m:
@@ -256,3 +280,18 @@ class UbootLines:
             mark(Mark.KERNEL_LOAD)
             return True
         return False
+
+    def _spl_total(self, clock: str, t: int | None, m: re.Match, lineno: int) -> None:
+        """Rockchip SPL's own account of its time (SPL_TOTAL), printed as it ends: it ran
+        `spl`, and (newer builds) ended `since_timer` after the SoC's timer started, the
+        BootROM and the DDR blob taking the rest.  The older form counts from the SPL's own
+        start only, which says nothing of when that was.  The stages end at the line's time
+        when it has one (a capture); on a plain transcript they are durations only: what
+        follows them (TF-A, U-Boot) is untimed, so they cannot be placed."""
+        spl = _unpadded_ms(m.group("spl"))
+        self.boot.add(Event(Kind.STAGE, SPL_STAGE, clock, None if t is None else t - spl, spl, self.file, lineno,
+                            "bootloader"))
+        if m.group("since_timer") is not None:
+            before = _unpadded_ms(m.group("since_timer")) - spl
+            self.boot.add(Event(Kind.STAGE, BEFORE_SPL_STAGE, clock, None if t is None else t - spl - before,
+                                before, self.file, lineno, "bootloader"))
