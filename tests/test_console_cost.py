@@ -5,6 +5,7 @@ formats (dmesg -r levels, a screen-only console)."""
 from __future__ import annotations
 
 import gzip
+from html import escape
 import json
 import re
 from pathlib import Path
@@ -246,6 +247,9 @@ def test_messages_logged_before_a_serial_console_started_are_charged_when_it_pri
     (gap,) = [g for g in a.gaps if g.cause]
     assert gap.end == 956_140_000 and "ttyS0 printing the 8707 bytes logged before it" in gap.cause
     assert json.loads(render(a, "json"))["gaps"][0]["cause"] == gap.cause
+    assert f"not silence: {gap.cause}" in render(a, "text")
+    html = render(a, "html")
+    assert "<th>not silence</th>" in html and escape(gap.cause) in html
 
 
 def test_a_boot_console_prints_as_messages_are_logged(fixture_path, tmp_path):

@@ -116,9 +116,11 @@ def analysis_sections(a: Analysis) -> list[Section]:
                       numeric={1, 2})
         sections.append(Section("Console output cost", body))
     if a.gaps:
+        explained = any(g.cause for g in a.gaps)   # a console's printing filled one: say so beside it
         sections.append(Section(f"Silent gaps longer than {span(a.options.gap_threshold)}", table(
-            ["duration", "from", "to", "after", "before"],
-            [[span(g.duration), f"{seconds(g.start)} s", f"{seconds(g.end)} s", g.before, g.after] for g in a.gaps],
+            ["duration", "from", "to", "after", "before", *(["not silence"] if explained else [])],
+            [[span(g.duration), f"{seconds(g.start)} s", f"{seconds(g.end)} s", g.before, g.after,
+              *([g.cause] if explained else [])] for g in a.gaps],
             numeric={0, 1, 2})))
     boot = a.boot
     if boot.clocks:
