@@ -5,9 +5,9 @@ formats (dmesg -r levels, a screen-only console)."""
 from __future__ import annotations
 
 import gzip
-from html import escape
 import json
 import re
+from html import escape
 from pathlib import Path
 
 import pytest
