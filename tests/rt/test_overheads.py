@@ -98,6 +98,8 @@ def test_semi_partitioned_refuses_overhead():
         with_overhead(load_config(EXAMPLES / "semi.toml"), 100)
     assert main(["rt", "analyze", str(EXAMPLES / "semi.toml"), "--overhead-us", "100"]) == 2
     assert main(["rt", "analyze", str(EXAMPLES / "fp.toml"), "--overhead-us", "-1"]) == 2
+    # Without a configuration there are no bounds to charge it in.
+    assert main(["rt", "trace", str(SMP_TRACE), "--overhead-us", "100"]) == 2
 
 
 def test_charging_the_measured_overhead_explains_most_responses():

@@ -176,6 +176,8 @@ def _show_trace(args: argparse.Namespace) -> int:
     from ..rt import report
     from ..rt.schedule import Schedule
 
+    if args.overhead_us and not args.config:
+        raise UsageError("--overhead-us charges the overhead in the analytical bounds: it needs --config")
     trace = _load_trace(args.trace)
     schedule = Schedule.from_trace(trace)
     analysis = None
