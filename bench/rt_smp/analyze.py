@@ -11,8 +11,8 @@ Usage: analyze.py CONSOLE.log"""
 from __future__ import annotations
 
 import math
-import statistics
 import re
+import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +26,13 @@ from bootlab.rt.trace import parse_trace
 
 HERE = Path(__file__).parent
 BLOCK = re.compile(r"==== rt_smp (\S+) (calibrate|judge) begin ====\n(.*?)==== rt_smp \1 \2 end rc=(\d+) ====", re.S)
+
+
+def configuration(plugin: str) -> Config:
+    """timing.toml as bench.sh loads it under `plugin`: the partitioned plugins place
+    worst-fit (first-fit would put the whole set on CPU 0)."""
+    base = load_config(HERE / "timing.toml")
+    return replace(base, plugin=plugin, assignment="worst-fit" if plugin.startswith("partitioned") else base.assignment)
 
 
 def runs(text: str) -> dict[str, dict[str, Schedule]]:
@@ -53,7 +60,6 @@ def _judged(schedule: Schedule, config: Config, overhead_us: int) -> tuple[int, 
 
 
 def main(console: str) -> int:
-    base = load_config(HERE / "timing.toml")
     rows = []
     try:
         text = Path(console).read_text(errors="replace")
@@ -64,7 +70,7 @@ def main(console: str) -> int:
         if set(rounds) != {"calibrate", "judge"}:
             print(f"{plugin}: a run is missing from the console", file=sys.stderr)
             continue
-        config = replace(base, plugin=plugin, assignment="worst-fit" if plugin.startswith("partitioned") else base.assignment)
+        config = configuration(plugin)
         calibration = measure(rounds["calibrate"])
         judged = rounds["judge"]
         row = [plugin, sum(j.completion is not None for j in judged.jobs.values()),

@@ -111,7 +111,7 @@ def test_charging_the_measured_overhead_explains_most_responses():
     above = lambda a: sum(s.above_bound for s in task_stats(schedule, a))   # noqa: E731
     assert above(analyze(config)) == 216
     assert above(analyze(with_overhead(config, 600))) == 19
-    result = check(config, read_trace(SMP_TRACE), 100 * US, 600)
+    result = check(config, read_trace(SMP_TRACE), 100 * US, with_overhead(config, 600))
     bound_violations = [v for v in result.violations if v.what == "response time above the analytical bound"]
     # check allows its tolerance (100 us) above each bound: 12 of the 19 are beyond it.
     assert len(bound_violations) == 12

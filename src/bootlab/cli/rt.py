@@ -76,15 +76,14 @@ def _overhead_option(parser: argparse.ArgumentParser) -> None:
                              "every task's wcet counts N microseconds more; `bootlab rt trace` measures it (default 0)")
 
 
-def _analysis(config: Config, overhead_us: int):
-    """The analysis of `config` with each job's overhead charged (rt/overheads.py)."""
+def _charged(config: Config, overhead_us: int) -> Config:
+    """`config` with each job's overhead charged (rt/overheads.py): what bounds responses."""
     from ..rt.overheads import with_overhead
-    from ..rt.schedulability import analyze
 
     if overhead_us < 0:
         raise UsageError("--overhead-us must not be negative")
     try:
-        return analyze(with_overhead(config, overhead_us))
+        return with_overhead(config, overhead_us)
     except ValueError as err:
         raise UsageError(f"--overhead-us: {err}") from None
 
@@ -120,9 +119,9 @@ def _write(path: str, content: str) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from ..rt.schedulability import to_dict, to_text
+    from ..rt.schedulability import analyze, to_dict, to_text
 
-    result = _analysis(_config(args.config), args.overhead_us)
+    result = analyze(_charged(_config(args.config), args.overhead_us))
     if args.format == "json":
         print(json.dumps({**to_dict(result), "overhead_us": args.overhead_us}, indent=2))
     else:
@@ -174,6 +173,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
 def _show_trace(args: argparse.Namespace) -> int:
     from ..rt import report
+    from ..rt.schedulability import analyze
     from ..rt.schedule import Schedule
 
     if args.overhead_us and not args.config:
@@ -184,7 +184,7 @@ def _show_trace(args: argparse.Namespace) -> int:
     if args.config:
         config = _config(args.config)
         schedule.name_from(config)
-        analysis = _analysis(config, args.overhead_us)
+        analysis = analyze(_charged(config, args.overhead_us))
     if args.svg:
         from ..rt.gantt import gantt_svg
         _write(args.svg, gantt_svg(schedule))
@@ -231,12 +231,7 @@ def _check(args: argparse.Namespace) -> int:
         raise UsageError("--tolerance-us must not be negative")
     config = _config(args.config)
     trace = _load_trace(args.trace)
-    if args.overhead_us < 0:
-        raise UsageError("--overhead-us must not be negative")
-    try:
-        result = check(config, trace, args.tolerance_us * NS_PER["us"], args.overhead_us)
-    except ValueError as err:
-        raise UsageError(f"--overhead-us: {err}") from None
+    result = check(config, trace, args.tolerance_us * NS_PER["us"], _charged(config, args.overhead_us))
     for note in result.notes:
         print(f"note: {note}")
     summary = (f"{result.jobs_checked} jobs, {result.periods_checked} server periods, "

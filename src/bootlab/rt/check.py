@@ -1,8 +1,9 @@
 """`bootlab rt check`: a recorded trace against the analysis and the simulation.
 
 1. The trace's server_create / task_create lines match the configuration.
-2. Every job's response time is at most its analytical bound (+ tolerance; with each job's
-   overhead charged, `overhead_us`, see overheads.py); a job still
+2. Every job's response time is at most its analytical bound (+ tolerance; the bounds of
+   `charged`, the configuration with each job's overhead charged, when given: overheads.py);
+   a job still
    unfinished at the end of the trace must not already be past it.
 3. Every complete server period uses at most the budget (+ tolerance), and the budget is
    exhausted no later than the server's analytical response time (+ tolerance).
@@ -28,7 +29,6 @@ from ..sources.bootlab_capture import MAGIC
 
 from .config import Config
 from .overheads import measure as measure_overheads
-from .overheads import with_overhead
 from .schedulability import Analysis, analyze
 from .schedule import Schedule, Segment
 from .simulate import simulate
@@ -130,8 +130,9 @@ def _ms(ns: int) -> str:
     return f"{format_duration(ns, 'ms')} ms"
 
 
-def check(config: Config, trace: Trace, tolerance_ns: int, overhead_us: int = 0) -> CheckResult:
-    """`overhead_us`: each job's overhead, charged in the analytical bounds (overheads.py)."""
+def check(config: Config, trace: Trace, tolerance_ns: int, charged: Config | None = None) -> CheckResult:
+    """`charged`: `config` with each job's overhead charged (overheads.with_overhead), whose
+    analysis bounds the responses and budgets; the simulation stays `config`'s."""
     result = CheckResult()
     schedule = Schedule.from_trace(trace)
     schedule.name_from(config)
@@ -155,7 +156,7 @@ def check(config: Config, trace: Trace, tolerance_ns: int, overhead_us: int = 0)
         # once more and exits: past that point the system no longer runs the configuration.
         limit = finished
         result.notes.append(f"compared up to {_ms(limit - origin)}, where a task has run its configured jobs")
-    analysis = analyze(with_overhead(config, overhead_us))
+    analysis = analyze(charged or config)
     _check_responses(schedule, analysis, limit, tolerance_ns, result)
     _check_budgets(schedule, analysis, limit, tolerance_ns, result)
     _check_against_simulation(config, schedule, origin, limit, tolerance_ns, result)

@@ -40,7 +40,7 @@ class TaskStats:
     @property
     def bound_exceeded(self) -> bool:
         """A measured response time above the analytical bound: the analysis' promise broken."""
-        return self.bound is not None and self.worst_response is not None and self.worst_response > self.bound
+        return self.above_bound > 0
 
 
 @dataclass(frozen=True)
