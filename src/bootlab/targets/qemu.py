@@ -2,7 +2,7 @@
 captured, drained at the console's baud rate, until the ready marker (strategy.py boots it).
 
 A boot that prints nothing for `silence` seconds or runs past its deadline is killed and
-reported as failed, with everything it printed.  KVM is refused when it hangs (on some
+reported as failed, with everything it printed and where its CPUs stood (qemu_cpus.py).  KVM is refused when it hangs (on some
 hosts a KVM guest never leaves the firmware): a short probe decides.
 """
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..capture import priority, session
 from ..capture.pacing import PacedSource
 from ..capture.process import ProcessSource, dies_with_us
-from . import initramfs, rootfs
+from . import initramfs, qemu_cpus, rootfs
 from .description import TargetError
 from .strategy import Parts
 
@@ -114,7 +114,8 @@ def parts(built: Built, capture_path: str) -> Parts:
     baud = built.baud
     stderr_path = capture_path + ".stderr"
     loader = built.bootloader()
-    proc = ProcessSource(built.qemu_argv(), small_buffer=bool(baud), stderr_path=stderr_path,
+    monitor = qemu_cpus.Monitor()
+    proc = ProcessSource(built.qemu_argv() + monitor.argv(), small_buffer=bool(baud), stderr_path=stderr_path,
                          main_priority=priority.DEFAULT_PRIORITY, typed=loader is not None)
 
     def ended(result: session.Result) -> str:
@@ -122,13 +123,21 @@ def parts(built: Built, capture_path: str) -> Parts:
         stderr = _read(stderr_path).strip()
         return why + (f": {stderr.splitlines()[-1]}" if stderr else "")
 
+    def hung() -> str:
+        where, registers = monitor.where(built.kernel.image)
+        if registers:
+            with open(capture_path + ".cpus", "w") as fh:
+                fh.write(registers)
+            where += f" (registers in {capture_path}.cpus)"
+        return where
+
     return Parts(console=PacedSource(proc, baud) if baud else proc, power=proc, bootloader=loader,
                  stop=session.Stop(ready=re.compile(t.boot.ready.encode()), after_ready=built.after_ready,
                                    silence=t.boot.silence, deadline=t.boot.deadline,
                                    failure=re.compile(re.escape(initramfs.STOPPED).encode())),
                  meta={"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"), "zero": "power-on",
                        "baud": baud or None, "target": t.name, "cmdline": built.cmdline, "digest": built.digest},
-                 ended=ended)
+                 ended=ended, hung=hung)
 
 
 def _read(path: str) -> str:

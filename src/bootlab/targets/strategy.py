@@ -34,6 +34,9 @@ class Parts:
     # How a console that ended before the ready line ended (a QEMU error, ...).
     ended: Callable[[session.Result], str] = lambda r: (
         f"the console ended without the ready line ({r.reason}{' ' + r.detail if r.detail else ''})")
+    # Where the device stood when it was declared hung (a line), asked before power-off by
+    # a target that can tell (QEMU's monitor: qemu_cpus.py).
+    hung: Callable[[], str] | None = None
 
 
 @dataclass
@@ -44,6 +47,7 @@ class Sequence:
     t0: int | None
     result: session.Result | None
     failed: StepFailed | None
+    hung: str = ""  # where the device stood when it was declared hung, if it could say
 
 
 def run(parts: Parts, writers_for: Callable[[dict], list], reconnect: bool = False) -> Sequence:
@@ -86,7 +90,12 @@ def run(parts: Parts, writers_for: Callable[[dict], list], reconnect: bool = Fal
             except KeyboardInterrupt:
                 return Sequence(t0, session.Result("interrupted"), None)
             result = session.run(parts.console, out, t0, parts.stop, reconnect=reconnect)
-        return Sequence(t0, result, None)
+            hung = ""
+            if result.reason in ("silence", "deadline") and parts.hung is not None:
+                hung = parts.hung()
+                for w in out:
+                    w.event(time.monotonic_ns() - t0, f"hung {hung}")
+        return Sequence(t0, result, None, hung)
     except StepFailed as failed:
         out = open_writers({"scheduling": policy})
         if t0 is None and failed.t0 is not None:  # power came on inside the step that failed
@@ -131,6 +140,8 @@ def boot(machine, capture_path: str, echo=None) -> BootResult:
             return BootResult("failed", str(seq.failed), capture_path, None, time.monotonic_ns() - wall)
         writer.event(time.monotonic_ns() - seq.t0, f"end {seq.result.reason}")
         status, reason = classify(seq.result, parts.stop.deadline, parts.ended(seq.result))
+        if seq.hung:
+            reason += f"; {seq.hung}"
         return BootResult(status, reason, capture_path, seq.result.ready_line_ns, time.monotonic_ns() - wall)
     finally:
         writer.close()
