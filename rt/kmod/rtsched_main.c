@@ -341,6 +341,21 @@ static int rt_wait_turn(struct rt_task *rtt)
 	}
 }
 
+/*
+ * Wait for the task's turn, then back to user code.  A task whose job was
+ * pending when it came to wait (its next one, or its first when it was
+ * kept from sleeping at registration long enough for the release) goes
+ * on with it without a switch: the probe saw no start then.
+ */
+static long rt_wait_go_on(struct rt_task *rtt)
+{
+	long err = rt_wait_turn(rtt);
+
+	if (!err)
+		rt_trace_job_start(rtt, READ_ONCE(rtt->id));
+	return err;
+}
+
 static void rt_gate_fn(struct callback_head *head)
 {
 	struct rt_task *rtt = container_of(head, struct rt_task, gate);
@@ -946,7 +961,7 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 		mutex_unlock(&rt.mutex);
 		return -EFAULT;
 	}
-	return rt_wait_turn(rtt);
+	return rt_wait_go_on(rtt);
 
 out_class:
 	rt_restore_class(rtt, current);
@@ -983,15 +998,7 @@ static long rt_ioctl_wait(struct rt_task *rtt)
 		rt_dispatch(rtt->inst);
 	}
 	raw_spin_unlock_irq(&rt.lock);
-	if (!err)
-		err = rt_wait_turn(rtt);
-	/*
-	 * A task that had its next job pending may go on with it without a
-	 * switch: the probe saw no start then.
-	 */
-	if (!err)
-		rt_trace_job_start(rtt, READ_ONCE(rtt->id));
-	return err;
+	return err ? err : rt_wait_go_on(rtt);
 }
 
 static long rt_ioctl_exit(struct rt_task *rtt)
