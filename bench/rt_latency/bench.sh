@@ -8,6 +8,8 @@
 PERIOD_US=${PERIOD_US:-2000}
 JOBS=${JOBS:-2000}
 RT=${RT:-/rt}
+. "$RT/smp_tcg.sh"
+smp_tcg_start
 CPUS=$(grep -c ^processor /proc/cpuinfo)
 
 hogs=

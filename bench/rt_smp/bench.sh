@@ -5,6 +5,8 @@
 # (analyze.py).  Each trace is printed between
 #   ==== rt_smp PLUGIN ROUND begin ==== / ==== rt_smp PLUGIN ROUND end rc=N ====
 RT=${RT:-/rt}
+. "$RT/smp_tcg.sh"
+smp_tcg_start
 cpus=$(grep -c ^processor /proc/cpuinfo)
 
 # plugin module, its parameters, the configuration's plugin; partitioned plugins place

@@ -350,6 +350,8 @@ scenario_cpu_hotplug() {
 # all three in one boot (the debug kernel's run, where a boot costs most).
 case "${SET:-}" in
 smp|global|semi|multicore)
+	. "$RT/smp_tcg.sh"
+	smp_tcg_start
 	case "$SET" in smp|multicore) scenario_partitioned; scenario_cpu_hotplug;; esac
 	case "$SET" in global|multicore) scenario_global;; esac
 	case "$SET" in semi|multicore) scenario_semi;; esac
