@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bootlab.targets import arm64_board, kinds, strategy
-from bootlab.targets.qemu_cpus import CpuState, Symbols, parse_registers
+from bootlab.targets.qemu_cpus import CpuState, Monitor, Symbols, parse_registers
 from bootlab.targets.reference import Target, build
 
 from . import captured
@@ -58,6 +58,11 @@ def test_an_address_is_named_within_the_kernels_code_only():
     assert symbols.name(0x1404) == "idle+0x4" and symbols.name(0x1000) in ("_text+0x0", "start+0x0")
     assert symbols.name(0x3004) == "" and symbols.name(0x10) == ""  # data, below the kernel
     assert symbols.banner == 0x3000 and symbols.text == range(0x1000, 0x2000)
+
+
+def test_a_monitor_that_does_not_answer_is_said_and_loses_nothing():
+    where, registers = Monitor().where(Path("/nonexistent"))  # no QEMU listens on it
+    assert where.startswith("QEMU's monitor did not say where the CPUs were (") and registers == ""
 
 
 def test_a_dump_without_cpus_says_so():
