@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from bootlab.analysis import analyze
+from bootlab.sources import read
 from bootlab.targets import arm64_board, kinds, strategy
 from bootlab.targets.qemu_cpus import CpuState, Monitor, Symbols, parse_registers
 from bootlab.targets.reference import Target, build
@@ -97,6 +99,9 @@ def test_a_hung_x86_boot_names_the_kernel_function_each_cpu_waits_in(tmp_path):
     # the kernel never started still waits in SeaBIOS.
     assert re.fullmatch(r"CPU 0 halted in native_safe_halt\+0x[0-9a-f]+", cpu0), cpu0
     assert re.fullmatch(r"CPU 1 halted in the firmware at 0x[0-9a-f]+", cpu1), cpu1
+    # Its analysis says so too (bootlab show, bootlab analyze CAPTURE).
+    (note,) = [n for n in analyze(read([str(capture)])).phases.notes if "ended this boot as hung" in n]
+    assert f"{cpu0}; {cpu1}" in note
 
 
 @pytest.mark.qemu

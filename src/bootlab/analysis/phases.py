@@ -221,6 +221,10 @@ def _end(boot: Boot, notes: list[str]) -> Boundary | None:
         text = (ready_ev.attrs or {}).get("text", "ready")
         return Boundary(Mark.READY, ready_at, _evidence(ready_ev, f"{text}; {how}" if how else text))
     last_line, last_where = last_time(boot, lines=True)
+    hung_at, hung = _first(boot, HUNG)
+    if hung is not None:
+        notes.append(f"the capture ended this boot as hung at {hung_at / 1e9:.3f} s ({_evidence(hung)}): "
+                     f"{(hung.attrs or {}).get('detail', '').removeprefix('hung ')}")
     at, ev = _default_target(boot)
     stuck = _root_never_mounted(boot)
     if stuck is not None:
@@ -261,6 +265,10 @@ def _end(boot: Boot, notes: list[str]) -> Boundary | None:
 # initcall (`deferred probe pending`).  A log that goes on this long after the wait without
 # the root mounted shows a boot that stopped there; one cut sooner may only be cut.
 ROOT_GIVEN_UP_NS = 5_000_000_000
+
+
+# The capture's event for a boot declared hung, with where its CPUs stood (targets/strategy.py).
+HUNG = "capture.hung"
 
 
 def _root_never_mounted(boot: Boot) -> tuple[int, Event] | None:
