@@ -56,7 +56,7 @@ def test_arm64_guests_by_their_exception_level():
 
 def test_an_address_is_named_within_the_kernels_code_only():
     symbols = Symbols([(0x1000, "_text"), (0x1000, "start"), (0x1400, "idle"), (0x2000, "_etext"),
-                       (0x3000, "linux_banner")], None)
+                       (0x3000, "linux_banner")], b"")
     assert symbols.name(0x1404) == "idle+0x4" and symbols.name(0x1000) in ("_text+0x0", "start+0x0")
     assert symbols.name(0x3004) == "" and symbols.name(0x10) == ""  # data, below the kernel
     assert symbols.banner == 0x3000 and symbols.text == range(0x1000, 0x2000)

@@ -2,8 +2,9 @@
 captured, drained at the console's baud rate, until the ready marker (strategy.py boots it).
 
 A boot that prints nothing for `silence` seconds or runs past its deadline is killed and
-reported as failed, with everything it printed and where its CPUs stood (qemu_cpus.py).  KVM is refused when it hangs (on some
-hosts a KVM guest never leaves the firmware): a short probe decides.
+reported as failed, with everything it printed and where its CPUs stood (qemu_cpus.py).
+KVM is refused when it hangs (on some hosts a KVM guest never leaves the firmware): a
+short probe decides.
 """
 
 from __future__ import annotations

@@ -73,13 +73,19 @@ class Symbols:
     """A kernel's symbol table as linked (before KASLR moves it): name+offset of an address,
     its code's range, and where its banner is."""
 
-    def __init__(self, table: list[tuple[int, str]], banner: int | None):
+    def __init__(self, table: list[tuple[int, str]], image: bytes):
         self.table = sorted(table)
         self.addresses = [a for a, _ in self.table]
         names = {name: address for address, name in self.table}
-        self.banner = names.get("linux_banner", banner)
         start, end = names.get("_text", names.get("_stext")), names.get("_etext")
         self.text = range(start, end) if start is not None and end is not None else range(0)
+        self.banner = names.get("linux_banner")
+        at = image.find(BANNER)
+        if self.banner is None and image[0x38:0x3c] == b"ARM\x64" and "_stext" in names and at >= 0:
+            # An uncompressed arm64 Image, whose kallsyms has no data symbols (Debian's arm64
+            # kernel has no KALLSYMS_ALL): its first byte is _text, on the 2 MiB boundary
+            # below _stext.
+            self.banner = names["_stext"] - names["_stext"] % KASLR_ALIGN + at
 
     def name(self, address: int) -> str:
         i = bisect_right(self.addresses, address) - 1
@@ -91,8 +97,8 @@ class Symbols:
 def kernel_symbols(image: Path) -> Symbols | None:
     """The symbols kallsyms keeps in `image` (compressed or not), cached by the image's
     contents.  kallsyms-finder runs as a program of its own (GPL-3.0; bootlab is GPL-2.0)."""
-    digest = hashlib.sha256(image.read_bytes()).hexdigest()[:16]
-    out = packages.cache_dir() / "kallsyms" / f"{digest}.kallsyms"
+    data = image.read_bytes()
+    out = packages.cache_dir() / "kallsyms" / f"{hashlib.sha256(data).hexdigest()[:16]}.kallsyms"
 
     def extract(path: Path) -> None:
         with tempfile.TemporaryDirectory() as work:
@@ -107,19 +113,7 @@ def kernel_symbols(image: Path) -> Symbols | None:
     for line in out.read_text().splitlines():
         address, _kind, name = line.split(maxsplit=2)
         table.append((int(address, 16), name))
-    return Symbols(table, _banner_in_image(image, table)) if table else None
-
-
-def _banner_in_image(image: Path, table: list[tuple[int, str]]) -> int | None:
-    """The banner's address in an uncompressed arm64 Image, whose kallsyms has no data
-    symbols (Debian's arm64 kernel has no KALLSYMS_ALL): the Image's first byte is _text, on
-    the 2 MiB boundary below _stext."""
-    data = image.read_bytes()
-    stext = dict((name, address) for address, name in table).get("_stext")
-    at = data.find(BANNER)
-    if data[0x38:0x3c] != b"ARM\x64" or stext is None or at < 0:
-        return None
-    return stext - stext % KASLR_ALIGN + at
+    return Symbols(table, data) if table else None
 
 
 class Monitor:

@@ -16,6 +16,11 @@ class BootResult:
     wall_ns: int
 
 
+def declared_hung(result: session.Result) -> bool:
+    """Whether the capture gave up on a device that went quiet or ran past its deadline."""
+    return result.reason in ("silence", "deadline")
+
+
 def classify(result: session.Result, deadline: float, ended: str) -> tuple[str, str]:
     """Status and reason of a finished capture session; `ended` says how a console that
     stopped before the ready marker ended."""
@@ -23,7 +28,7 @@ def classify(result: session.Result, deadline: float, ended: str) -> tuple[str, 
         return "ok", "ready"
     if result.failure:  # the device said why (a step of its init failed)
         return "failed", result.failure
-    if result.reason in ("silence", "deadline"):
+    if declared_hung(result):
         return "timeout", f"killed: {result.reason} ({result.detail or deadline})"
     if result.reason == "interrupted":
         return "interrupted", "interrupted"

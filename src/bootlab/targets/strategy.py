@@ -19,7 +19,7 @@ from ..capture.source import SourceLost
 from ..capture.writer import NativeWriter
 from .link import Link
 from .protocols import BootloaderProtocol, ConsoleProtocol, PowerProtocol, StepFailed
-from .result import BootResult, classify
+from .result import BootResult, classify, declared_hung
 
 
 @dataclass
@@ -91,7 +91,7 @@ def run(parts: Parts, writers_for: Callable[[dict], list], reconnect: bool = Fal
                 return Sequence(t0, session.Result("interrupted"), None)
             result = session.run(parts.console, out, t0, parts.stop, reconnect=reconnect)
             hung = ""
-            if result.reason in ("silence", "deadline") and parts.hung is not None:
+            if declared_hung(result) and parts.hung is not None:
                 hung = parts.hung()
                 for w in out:
                     w.event(time.monotonic_ns() - t0, f"hung {hung}")
