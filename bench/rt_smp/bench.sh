@@ -9,6 +9,12 @@ RT=${RT:-/rt}
 smp_tcg_start
 cpus=$(grep -c ^processor /proc/cpuinfo)
 
+# The guest's CLOCK_MONOTONIC (the trace's clock) on the console, whose arrival the host
+# stamps: analyze.py matches the two clocks by these lines.
+clock() {
+	echo "==== rt_smp clock $(grep -m1 'now at' /proc/timer_list) ===="
+}
+
 # plugin module, its parameters, the configuration's plugin; partitioned plugins place
 # worst-fit (first-fit would put the whole set on CPU 0)
 run_plugin() {
@@ -22,8 +28,10 @@ run_plugin() {
 	insmod "$RT/rtsched_$module.ko" $params
 	for round in calibrate judge; do
 		rtctl trace >/dev/null
+		clock
 		rtctl run /tmp/timing.toml
 		rc=$?
+		clock
 		echo "==== rt_smp $name $round begin ===="
 		rtctl trace
 		echo "==== rt_smp $name $round end rc=$rc ===="

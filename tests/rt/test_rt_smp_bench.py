@@ -44,3 +44,42 @@ def test_a_console_without_runs_is_refused(tmp_path):
     path.write_text("no benchmark here\n")
     done = subprocess.run([sys.executable, str(BENCH / "analyze.py"), str(path)], capture_output=True, text=True)
     assert done.returncode == 2 and "no rt_smp run found" in done.stderr
+
+
+def _host_steal(lags_ms: list[float], stall: tuple[float, float]) -> object:
+    """A capture whose clock lines (guest second 1, 2, ...) arrive 2 s + lag later on the
+    host, and host samples every millisecond in which vCPU 0 stands still over `stall`
+    (guest seconds) while vCPU 1 runs throughout."""
+    zero = 5_000_000_000_000
+    lines = ["#bootlab-capture 1 {}", f"0.000000000 ! zero monotonic_ns={zero}"]
+    for i, lag in enumerate(lags_ms, 1):
+        lines.append(f"{2 + i + lag / 1000:.9f} | ==== rt_smp clock now at {i * 10**9} nsecs ====\\r")
+    samples = ["# host_steal 1 cpus=0:100,1:101"]
+    run0 = 0
+    for ms in range(1000, 1000 * len(lags_ms) + 1):
+        if not stall[0] * 1000 < ms <= stall[1] * 1000:
+            run0 += 1_000_000
+        samples.append(f"{zero + 2 * 10**9 + ms * 10**6} {run0} {(ms - 1000) * 10**6}")
+    return bench.HostSteal("\n".join(lines).encode(), "\n".join(samples))
+
+
+def test_the_hosts_steal_is_placed_in_guest_time():
+    # The late lines (5 and 40 ms) do not tilt the match (a least-squares line would be
+    # 3e-3 off): the least delayed ones make it.
+    steal = _host_steal([0, 0.3, 5, 0.1, 40, 0], (1.5, 1.503))
+    assert abs(steal.rate - 1) < 1e-9
+    assert round(steal.lag_us) == 200  # the median line's lag
+    assert steal.stolen(0, 1_400_000_000, 1_600_000_000) == 3_000_000
+    assert steal.stolen(0, 1_500_500_000, 1_600_000_000) == 2_000_000  # its part in the window
+    assert steal.stolen(1, 1_400_000_000, 1_600_000_000) == 0
+    assert steal.stolen(0, 1_600_000_000, 1_700_000_000) == 0
+
+
+def test_a_capture_without_clock_lines_is_refused(tmp_path):
+    console, capture, samples = tmp_path / "console.log", tmp_path / "guest.capture", tmp_path / "steal.txt"
+    console.write_text("==== rt_smp global-fp calibrate begin ====\n==== rt_smp global-fp calibrate end rc=0 ====\n")
+    capture.write_text("#bootlab-capture 1 {}\n0.000000000 ! zero monotonic_ns=5\n")
+    samples.write_text("# host_steal 1 cpus=0:1\n1 1\n2 2\n")
+    done = subprocess.run([sys.executable, str(BENCH / "analyze.py"), str(console), str(capture), str(samples)],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "fewer than two clock lines" in done.stderr

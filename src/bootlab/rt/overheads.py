@@ -25,6 +25,7 @@ import bisect
 import itertools
 import math
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from .config import Config
@@ -41,9 +42,11 @@ class CpuOverhead:
     worst: int
 
 
-def measure(schedule: Schedule) -> list[CpuOverhead]:
+def measure(schedule: Schedule, stolen: Mapping[tuple[int, int], int] | None = None) -> list[CpuOverhead]:
     """Per CPU, `response - wcet` of the jobs that ran alone (see the module's text); CPUs
-    without such a job are left out."""
+    without such a job are left out.  `stolen` (ns by (task, job)) is time the platform
+    kept a job's CPU from running at all, measured outside the trace (a host that preempted
+    a virtual CPU: bench/rt_smp): not the framework's, so not its overhead."""
     own: dict[tuple[int, int], list[Segment]] = {}
     by_cpu: dict[int, list[Segment]] = {}
     for g in schedule.segments:
@@ -74,7 +77,7 @@ def measure(schedule: Schedule) -> list[CpuOverhead]:
         server = schedule.task_server(task)
         if server is not None and any(j.release <= t <= j.completion for t in depleted.get(server, ())):
             continue
-        found.setdefault(cpu, []).append(max(0, j.response - wcet))
+        found.setdefault(cpu, []).append(max(0, j.response - wcet - (stolen or {}).get((task, job), 0)))
     return [CpuOverhead(cpu, len(values), int(statistics.median(values)), _percentile(values, 0.9), max(values))
             for cpu, values in sorted(found.items())]
 
