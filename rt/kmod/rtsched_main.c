@@ -390,7 +390,13 @@ static bool rt_kick(struct rt_task *rtt)
 {
 	if (rtt->gate_queued)
 		return true;
-	/* Failing means exiting: it will never run user code again. */
+	/*
+	 * task_work_add() may be called here, in hard-irq context under a
+	 * raw lock: a lockless list and a kick, no sleeping lock.  (6.1 with
+	 * generic KASAN records the caller's stack, which may allocate: the
+	 * debug kernel's tests boot with stack_depot_disable=1, rt/README.md.)
+	 * Failing means exiting: it will never run user code again.
+	 */
 	if (task_work_add(rtt->tsk, &rtt->gate, TWA_SIGNAL))
 		return false;
 	/* rt_gate_fn takes rt.lock first: these come before it can run. */
