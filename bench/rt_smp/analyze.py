@@ -9,13 +9,13 @@ it judges.  For the jobs still above their bound, the median time from release t
 Given the boot's capture and host_steal.py's samples, it judges again with the host's share
 taken out: the time the host kept a job's vCPU from running between the job's release and
 its completion (the most of the vCPUs it ran on) is taken out of its overhead in the
-calibration and added to its bound in the judged run.  A stock task spins on its thread's
-CPU clock, which could go on while its vCPU stands still, yet a job's lateness and the host's
-steal in its window go together here (bench/rt_smp/README.md): a job above its bound by
-less than what the host took from it is one the host can explain.  Only the time between the
-first and the last sample inside a job's window counts.  Guest and host clocks are matched by the `==== rt_smp
-clock now at N nsecs ====` lines bench.sh prints around every run (the guest's
-CLOCK_MONOTONIC, the trace's clock) and their arrival times in the capture.
+calibration and added to its bound in the judged run.  That is the most the host can have
+delayed the job (a stock task spins on its thread's CPU clock, which may go on while its
+vCPU stands still): a job still above its bound is late for reasons the host does not
+explain.  Only the time between the first and the last sample inside a job's window
+counts.  Guest and host clocks are matched by the `==== rt_smp clock now at N nsecs ====`
+lines bench.sh prints around every run (the guest's CLOCK_MONOTONIC, the trace's clock) and
+their arrival times in the capture.
 
 Usage: analyze.py CONSOLE.log [CAPTURE HOST_STEAL]"""
 
@@ -84,6 +84,8 @@ class HostSteal:
         self.rate, offset = _lower_line(guest, host)
         self.lag_us = float(np.median(host - self.rate * guest - offset)) / 1e3
         rows = [line.split() for line in samples.splitlines() if line and not line.startswith("#")]
+        # a sampler stopped mid-line leaves a short last one
+        rows = [r for r in rows if len(r) == len(rows[0])] if rows else rows
         if len(rows) < 2:
             raise ValueError("fewer than two samples of the host")
         data = np.array(rows, dtype=np.int64)
