@@ -6,7 +6,7 @@ jobs that ran alone on their CPU in the calibration run (the larger of the two C
 rounded up to the µs): measured on the same platform, in the same boot, but not in the run
 it judges.  For the jobs still above their bound, the median time from release to start.
 
-Given the boot's capture and host_steal.py's samples, it judges again with the host's share
+Given the boot's capture (whose console it reads) and host_steal.py's samples, it judges again with the host's share
 taken out: the time the host kept a job's vCPU from running between the job's release and
 its completion (the most of the vCPUs it ran on) is taken out of its overhead in the
 calibration and added to its bound in the judged run.  That is the most the host can have
@@ -17,7 +17,7 @@ counts.  Guest and host clocks are matched by the `==== rt_smp clock now at N ns
 lines bench.sh prints around every run (the guest's CLOCK_MONOTONIC, the trace's clock) and
 their arrival times in the capture.
 
-Usage: analyze.py CONSOLE.log [CAPTURE HOST_STEAL]"""
+Usage: analyze.py CONSOLE.log|CAPTURE [HOST_STEAL] (the samples need the capture)"""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ from bootlab.rt.schedulability import analyze
 from bootlab.rt.schedule import Schedule
 from bootlab.rt.texttable import format_table
 from bootlab.rt.trace import parse_trace
-from bootlab.sources.bootlab_capture import RECORD, unescape
+from bootlab.sources.bootlab_capture import console_bytes, iter_records, sniff, unescape
+from bootlab.timeline import Boot
 
 HERE = Path(__file__).parent
 BLOCK = re.compile(r"==== rt_smp (\S+) (calibrate|judge) begin ====\n(.*?)==== rt_smp \1 \2 end rc=(\d+) ====", re.S)
@@ -68,14 +69,10 @@ class HostSteal:
 
     def __init__(self, capture: bytes, samples: str):
         host_zero, pairs = None, []
-        for line in capture.splitlines():
-            m = RECORD.match(line)
-            if not m:
-                continue
-            t = round(float(m["t"]) * 1e9)
-            if m["flag"] == b"!" and (z := ZERO.search(m["payload"])):
+        for _lineno, t, flag, payload in iter_records(capture, "", Boot()):
+            if flag == "!" and (z := ZERO.search(payload)):
                 host_zero = int(z[1])
-            elif m["flag"] == b"|" and (c := CLOCK.search(unescape(m["payload"]))):
+            elif flag == "|" and (c := CLOCK.search(unescape(payload))):
                 pairs.append((int(c[1]), t))
         if host_zero is None or len(pairs) < 2:
             raise ValueError("the capture has no host zero or fewer than two clock lines")
@@ -164,15 +161,19 @@ def _charged(calibration: Schedule, judged: Schedule, config: Config,
     return row
 
 
-def main(console: str, capture: str | None = None, samples: str | None = None) -> int:
+def main(log: str, samples: str | None = None) -> int:
     try:
-        text = Path(console).read_text(errors="replace")
-        steal = HostSteal(Path(capture).read_bytes(), Path(samples).read_text()) if capture else None
+        data = Path(log).read_bytes()
+        capture = sniff(data) > 0
+        if samples and not capture:
+            raise ValueError("the host's samples are placed by a capture's arrival times: give the capture")
+        text = (console_bytes(data) if capture else data).decode(errors="replace")
+        steal = HostSteal(data, Path(samples).read_text()) if samples else None
     except OSError as err:
         print(f"{err.filename}: cannot read: {err.strerror}", file=sys.stderr)
         return 2
     except ValueError as err:
-        print(f"{capture}, {samples}: {err}", file=sys.stderr)
+        print(f"{log}, {samples}: {err}", file=sys.stderr)
         return 2
     rows, host_rows = [], []
     for plugin, rounds in runs(text).items():
@@ -192,7 +193,7 @@ def main(console: str, capture: str | None = None, samples: str | None = None) -
                                                     for cpu in range(len(steal.off))) for a, b in window),
                               *_charged(calibration, judged, config, steal)])
     if not rows:
-        print(f"{console}: no rt_smp run found", file=sys.stderr)
+        print(f"{log}: no rt_smp run found", file=sys.stderr)
         return 2
     print(format_table(["plugin", "jobs", "misses", "above plain bound",
                         "p90 overhead us", "above", "their start ms",
@@ -207,4 +208,4 @@ def main(console: str, capture: str | None = None, samples: str | None = None) -
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:]) if len(sys.argv) in (2, 4) else 2)
+    sys.exit(main(*sys.argv[1:]) if len(sys.argv) in (2, 3) else 2)

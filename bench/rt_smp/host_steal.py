@@ -19,13 +19,13 @@ Usage: host_steal.py PARENT OUT.  OUT:
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
 from pathlib import Path
 
 from qemu.qmp import QMPError
-from qemu.qmp.legacy import QEMUMonitorProtocol
+
+from bootlab.targets.qemu_cpus import Monitor
 
 PERIOD = 0.001  # s between samples
 WAIT = 600      # s to wait for QEMU and its monitor
@@ -47,30 +47,21 @@ def _descends(pid: int, ancestor: int) -> bool:
     return False
 
 
-def find_qemu(parent: int) -> tuple[int, str] | None:
-    """The QEMU under `parent` and its QMP socket's abstract name, once it has one."""
+def find_qemu(parent: int) -> tuple[int, Monitor] | None:
+    """The QEMU under `parent` and its monitor, once it has one."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
         except OSError:
             continue
-        if not argv or not os.path.basename(argv[0]).startswith(b"qemu-system"):
+        if not os.path.basename(argv[0]).startswith("qemu-system"):
             continue
-        qmp = next((m.group(1).decode() for a in argv if (m := re.match(rb"unix:([^,]+),abstract=on", a))), None)
-        if qmp and _descends(int(entry.name), parent):
-            return int(entry.name), qmp
+        monitor = Monitor.of(argv)
+        if monitor and _descends(int(entry.name), parent):
+            return int(entry.name), monitor
     return None
-
-
-def vcpu_threads(qmp_name: str) -> dict[int, int]:
-    qmp = QEMUMonitorProtocol("\0" + qmp_name)
-    qmp.connect()
-    try:
-        return {c["cpu-index"]: c["thread-id"] for c in qmp.cmd("query-cpus-fast")}
-    finally:
-        qmp.close()
 
 
 def main(parent: int, out: str) -> int:
@@ -82,9 +73,9 @@ def main(parent: int, out: str) -> int:
             return 2
         found = find_qemu(parent)
         if found:
-            pid, name = found
+            pid, monitor = found
             try:
-                threads = vcpu_threads(name)
+                threads = monitor.vcpu_threads()
             except (OSError, QMPError):
                 pass  # the monitor is not listening yet
         time.sleep(0.05)

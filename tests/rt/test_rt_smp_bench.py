@@ -76,10 +76,11 @@ def test_the_hosts_steal_is_placed_in_guest_time():
 
 
 def test_a_capture_without_clock_lines_is_refused(tmp_path):
-    console, capture, samples = tmp_path / "console.log", tmp_path / "guest.capture", tmp_path / "steal.txt"
-    console.write_text("==== rt_smp global-fp calibrate begin ====\n==== rt_smp global-fp calibrate end rc=0 ====\n")
-    capture.write_text("#bootlab-capture 1 {}\n0.000000000 ! zero monotonic_ns=5\n")
+    capture, samples = tmp_path / "guest.capture", tmp_path / "steal.txt"
+    capture.write_text("#bootlab-capture 1 {}\n0.000000000 ! zero monotonic_ns=5\n"
+                       "1.000000000 | ==== rt_smp global-fp calibrate begin ====\\r\n"
+                       "1.100000000 | ==== rt_smp global-fp calibrate end rc=0 ====\\r\n")
     samples.write_text("# host_steal 1 cpus=0:1\n1 1\n2 2\n")
-    done = subprocess.run([sys.executable, str(BENCH / "analyze.py"), str(console), str(capture), str(samples)],
+    done = subprocess.run([sys.executable, str(BENCH / "analyze.py"), str(capture), str(samples)],
                           capture_output=True, text=True)
     assert done.returncode == 2 and "fewer than two clock lines" in done.stderr

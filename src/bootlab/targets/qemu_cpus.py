@@ -121,19 +121,42 @@ class Monitor:
     path-length limit in the capture's directory)."""
 
     _count = itertools.count()
+    _ARGV = re.compile(r"unix:(bootlab-qmp-[^,]+),abstract=on,")
 
-    def __init__(self) -> None:
-        self.name = f"bootlab-qmp-{os.getpid()}-{next(self._count)}"
+    def __init__(self, name: str | None = None) -> None:
+        self.name = name or f"bootlab-qmp-{os.getpid()}-{next(self._count)}"
 
     def argv(self) -> list[str]:
         return ["-qmp", f"unix:{self.name},abstract=on,server=on,wait=off"]
 
-    def where(self, image: Path) -> tuple[str, str]:
-        """One line saying where each CPU stood, and QEMU's whole register dump."""
+    @classmethod
+    def of(cls, argv: list[str]) -> Monitor | None:
+        """The monitor a running QEMU was given by argv() (its command line), if any."""
+        return next((cls(m.group(1)) for a in argv if (m := cls._ARGV.match(a))), None)
+
+    def _connect(self) -> QEMUMonitorProtocol:
         qmp = QEMUMonitorProtocol("\0" + self.name)
         try:
             qmp.connect()
-            qmp.settimeout(TIMEOUT)
+        except BaseException:
+            qmp.close()
+            raise
+        qmp.settimeout(TIMEOUT)
+        return qmp
+
+    def vcpu_threads(self) -> dict[int, int]:
+        """Each vCPU's host thread id, by CPU index (QMP query-cpus-fast)."""
+        qmp = self._connect()
+        try:
+            return {c["cpu-index"]: c["thread-id"] for c in qmp.cmd("query-cpus-fast")}
+        finally:
+            qmp.close()
+
+    def where(self, image: Path) -> tuple[str, str]:
+        """One line saying where each CPU stood, and QEMU's whole register dump."""
+        qmp = None
+        try:
+            qmp = self._connect()
             dump = self._hmp(qmp, "info registers -a")
             cpus = parse_registers(dump)
             in_kernel = [c for c in cpus if c.level == "the kernel"]
@@ -147,7 +170,8 @@ class Monitor:
         except Exception as err:  # noqa: BLE001 - a monitor that cannot answer must not lose the boot
             return f"QEMU's monitor did not say where the CPUs were ({type(err).__name__}: {err})", ""
         finally:
-            qmp.close()
+            if qmp is not None:
+                qmp.close()
         return "; ".join(c.describe() for c in cpus) or "QEMU's monitor listed no CPU", dump
 
     @staticmethod
