@@ -21,6 +21,13 @@ def test_extract_vmlinux_of_each_debian_compression(tmp_path, flavour, compressi
     assert elf.stat().st_size > 2 * image.size
 
 
+def test_extract_vmlinux_into_a_folder_not_made_yet(tmp_path):
+    """A fresh machine's cache has no `artifacts` folder until its first writer makes it."""
+    k = packages.kernel("cloud")
+    elf = kernel_image.extract_vmlinux(k.image, tmp_path / "artifacts" / "vmlinux")
+    assert elf.read_bytes()[:4] == b"\x7fELF"
+
+
 def test_not_a_bzimage_is_a_clear_error(tmp_path):
     junk = tmp_path / "junk"
     junk.write_bytes(b"\x00" * 4096)

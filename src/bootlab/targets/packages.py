@@ -68,7 +68,10 @@ def made_once(out: Path, make: Callable[[Path], None]) -> Path:
 
 def write_atomically(path: Path, data: bytes) -> None:
     """Write a cache file so that a reader sees it whole or not at all, also when another
-    process writes the same file at the same time (each writes its own temporary file)."""
+    process writes the same file at the same time (each writes its own temporary file).
+    The folder is made if missing: on a fresh machine the first writer into the cache's
+    `artifacts` may be any of pytest's workers (CI failed when it was extract_vmlinux)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
