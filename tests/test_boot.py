@@ -303,7 +303,7 @@ def test_host_facts_are_resolved_where_it_boots_and_a_foreign_rate_is_caught(tmp
 
 def test_an_icount_guest_is_not_paced_and_is_timed_where_its_lines_were_seen(tmp_path):
     """Under -icount the guest's clock counts instructions: the host does not drain its
-    console at the baud rate (a UART drained on the host's clock made the guest's console
+    console at the baud rate, nor run QEMU's main loop at SCHED_FIFO (a UART drained on the host's clock made the guest's console
     writer give up waiting and write over QEMU's FIFO: 64-154 bytes lost per boot of the
     camera), and its events are placed where their lines reached the host."""
     t = _microvm("quiet")
@@ -314,6 +314,8 @@ def test_an_icount_guest_is_not_paced_and_is_timed_where_its_lines_were_seen(tmp
     assert result.status == "ok", result.reason
     header = _header(result.capture)
     assert header["baud"] is None and "paced_baud" not in header and "-icount" in header["argv"]
+    # Its main loop is not raised to SCHED_FIFO: nothing of the guest's timing waits for it.
+    assert header["qemu_main_loop_scheduling"] == "SCHED_OTHER"
     boot = read([result.capture])
     assert boot.clocks[Clock.PRINTK].at_sightings
     assert any("QEMU's -icount shift=0,sleep=off" in d.message for d in boot.diagnostics)

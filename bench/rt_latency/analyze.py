@@ -48,9 +48,9 @@ def percentile(values, q):
 
 
 def server_switches(events):
-    """Latencies (ns) from a planned server switch to its task running."""
-    pid_server = {int(k["pid"]): int(k["server"]) for _, n, k in events
-                  if n == "task_create" and "server" in k}
+    """Latencies (ns) from a planned server switch to its task running a job."""
+    pid_task = {int(k["pid"]): (int(k["task"]), int(k["server"])) for _, n, k in events
+                if n == "task_create" and "server" in k}
     lat = []
     for i, (t, name, k) in enumerate(events):
         if name != "server_resume":
@@ -59,10 +59,16 @@ def server_switches(events):
                        for tt, n, _ in events[max(0, i - 10):i])
         # The first switch of the window, if it went to the server's task
         # (a server without ready work leaves the CPU to Linux).
-        nxt = next((e for e in events[i + 1:] if e[1] == "switch" or (
-            e[1] in ("deplete", "server_preempt") and e[2]["server"] == k["server"])), None)
-        if handover and nxt and nxt[1] == "switch" and \
-                pid_server.get(int(nxt[2]["next_pid"])) == int(k["server"]):
+        j, nxt = next(((j, e) for j, e in enumerate(events[i + 1:], i + 1) if e[1] == "switch" or (
+            e[1] in ("deplete", "server_preempt") and e[2]["server"] == k["server"])), (None, None))
+        if not (handover and nxt and nxt[1] == "switch"):
+            continue
+        task, server = pid_task.get(int(nxt[2]["next_pid"]), (None, None))
+        # ... and the task went on with a job there: at the end of a run a
+        # task that has done its jobs is switched in to exit, long after.
+        job = any(n in ("start", "resume") and int(e["task"]) == task and tt == nxt[0]
+                  for tt, n, e in events[j + 1:j + 4])
+        if server == int(k["server"]) and job:
             lat.append(nxt[0] - t)
     return lat
 

@@ -8,9 +8,9 @@
 PERIOD_US=${PERIOD_US:-2000}
 JOBS=${JOBS:-2000}
 RT=${RT:-/rt}
-. "$RT/smp_tcg.sh"
-smp_tcg_start
 CPUS=$(grep -c ^processor /proc/cpuinfo)
+# A multi-CPU guest under -icount (guest-smp.toml) names the metronome's beat.
+[ -z "${BEAT_US:-}" ] || insmod "$RT/metronome.ko" period_us="$BEAT_US"
 
 hogs=
 cpu=0

@@ -261,12 +261,18 @@ scenario_dmesg() {
 	end dmesg 0
 }
 
+# The multi-CPU sets' core, every CPU a real-time one.  OVERRUN_SLACK_US
+# widens the budget enforcement's slack where the guest runs without
+# -icount: the host's load steals time from the vCPUs, and a task chosen for
+# its wcet may have run less (the debug kernel's run).
+smp_core() {
+	insmod "$RT/rtsched.ko" rt_cpus="$(grep -c ^processor /proc/cpuinfo)" \
+		${OVERRUN_SLACK_US:+overrun_slack_us=$OVERRUN_SLACK_US}
+}
+
 # SET=smp: the partitioned plugins on every CPU of a multi-CPU guest.
 scenario_partitioned() {
-	# Without -icount the host's load steals time from the vCPUs: a task
-	# chosen for its wcet may have run less, so enforcement gets more slack.
-	insmod "$RT/rtsched.ko" rt_cpus="$(grep -c ^processor /proc/cpuinfo)" \
-		overrun_slack_us=4000
+	smp_core
 	plugin fp partitioned=1
 	run_config partitioned_fp "$RT/partitioned.toml"
 	unplugin fp
@@ -280,10 +286,9 @@ scenario_partitioned() {
 }
 
 # SET=global: the global plugins, one scheduler over every CPU of a
-# multi-CPU guest (slack as in scenario_partitioned).
+# multi-CPU guest.
 scenario_global() {
-	insmod "$RT/rtsched.ko" rt_cpus="$(grep -c ^processor /proc/cpuinfo)" \
-		overrun_slack_us=4000
+	smp_core
 	begin global_params
 	if insmod "$RT/rtsched_fp.ko" partitioned=1 global=1 2>/dev/null; then
 		echo "FAIL partitioned=1 global=1 refused"; unplugin fp; rc=1
@@ -302,10 +307,9 @@ scenario_global() {
 }
 
 # SET=semi: the semi-partitioned plugin (C=D splitting) on every CPU of a
-# multi-CPU guest (slack as in scenario_partitioned).
+# multi-CPU guest.
 scenario_semi() {
-	insmod "$RT/rtsched.ko" rt_cpus="$(grep -c ^processor /proc/cpuinfo)" \
-		overrun_slack_us=4000
+	smp_core
 	begin semi_params
 	rc=0
 	if insmod "$RT/rtsched_edf.ko" global=1 semi=1 2>/dev/null; then
@@ -348,10 +352,16 @@ scenario_cpu_hotplug() {
 
 # SET=smp, global or semi runs that set of a multi-CPU guest; SET=multicore
 # all three in one boot (the debug kernel's run, where a boot costs most).
+# BEAT_US loads the metronome first (a guest under -icount, where QEMU runs
+# the vCPUs in turn: rt/tests/guest/metronome), its line naming the beat.
 case "${SET:-}" in
 smp|global|semi|multicore)
 	. "$RT/smp_tcg.sh"
 	smp_tcg_start
+	if [ -n "${BEAT_US:-}" ]; then
+		insmod "$RT/metronome.ko" period_us="$BEAT_US" &&
+			echo "==== rtsched metronome period_us=$BEAT_US cpus=$(grep -c ^processor /proc/cpuinfo) ===="
+	fi
 	case "$SET" in smp|multicore) scenario_partitioned; scenario_cpu_hotplug;; esac
 	case "$SET" in global|multicore) scenario_global;; esac
 	case "$SET" in semi|multicore) scenario_semi;; esac

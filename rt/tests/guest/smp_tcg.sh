@@ -1,7 +1,8 @@
-# Sourced by the guest scripts that may run on several vCPUs (scenarios.sh,
-# bench/rt_smp/bench.sh, bench/rt_latency/bench.sh): smp_tcg_start brings
-# the other CPUs online so that the kernel never patches code another vCPU
-# runs.
+# Sourced by scenarios.sh for its multi-CPU sets: smp_tcg_start brings the
+# other CPUs online so that the kernel never patches code another vCPU runs,
+# in the guests that boot with maxcpus=1 for it (without -icount: the debug
+# kernel's run); it does nothing where every CPU is online (under -icount
+# QEMU never runs two vCPUs at once).
 #
 # QEMU 7.2's multi-threaded TCG can leave a vCPU executing the int3 of a
 # kernel text patch that another vCPU has already completed (a stale
@@ -17,9 +18,8 @@
 # two trace instances that record nothing; rtsched's probes are then the
 # third and change nothing), then brings the other CPUs online.
 smp_tcg_start() {
-	others=$(ls -d /sys/devices/system/cpu/cpu[1-9]*/online 2>/dev/null)
+	others=$(grep -l 0 /sys/devices/system/cpu/cpu[1-9]*/online 2>/dev/null)
 	[ -n "$others" ] || return 0
-	for online in $others; do echo 0 > "$online"; done
 	tracing=/sys/kernel/tracing
 	[ -d "$tracing/instances" ] || mount -t tracefs nodev "$tracing"
 	for instance in hold_a hold_b; do

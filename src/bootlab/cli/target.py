@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from ..targets import kernel_image, kinds, packages
+from ..targets import emulator, kernel_image, kinds, packages
 from ..targets.reference import Target, TargetError, build
 from . import UsageError
 from .output import write_output
@@ -105,6 +105,9 @@ def register(sub) -> None:
                    "(of --kernel, default generic)")
     f.add_argument("--arch", choices=packages.ARCHITECTURES, default="amd64",
                    help="the kernels' architecture (default amd64: the x86 reference device)")
+    f.add_argument("--qemu", choices=emulator.QEMUS, action="append", default=[],
+                   help="also fetch this QEMU into the cache (bookworm-backports: Debian's QEMU 10, "
+                   "for SMP guests under -icount; bookworm is the installed one)")
     f.add_argument("--print-headers-dir", action="store_true",
                    help="only print the headers tree to build modules against (of --kernel, default generic; "
                    "fetched into the cache for arm64)")
@@ -133,6 +136,10 @@ def fetch(args: argparse.Namespace) -> int:
             k = packages.kernel(flavour, quiet=args.quiet, arch=args.arch)
             if not args.quiet:
                 print(f"{flavour}: {k.image}")
+        for name in args.qemu:
+            q = emulator.qemu_x86(name, quiet=args.quiet)
+            if not args.quiet:
+                print(f"qemu {name}: {q.argv[0]}")
     except packages.PackageError as err:
         raise UsageError(str(err)) from None
     return 0

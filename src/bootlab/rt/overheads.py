@@ -25,7 +25,6 @@ import bisect
 import itertools
 import math
 import statistics
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from .config import Config
@@ -42,11 +41,9 @@ class CpuOverhead:
     worst: int
 
 
-def measure(schedule: Schedule, stolen: Mapping[tuple[int, int], int] | None = None) -> list[CpuOverhead]:
+def measure(schedule: Schedule) -> list[CpuOverhead]:
     """Per CPU, `response - wcet` of the jobs that ran alone (see the module's text); CPUs
-    without such a job are left out.  `stolen` (ns by (task, job)) is time the platform
-    kept a job's CPU from running at all, measured outside the trace (a host that preempted
-    a virtual CPU: bench/rt_smp): not the framework's, so not its overhead."""
+    without such a job are left out."""
     own: dict[tuple[int, int], list[Segment]] = {}
     by_cpu: dict[int, list[Segment]] = {}
     for g in schedule.segments:
@@ -77,7 +74,7 @@ def measure(schedule: Schedule, stolen: Mapping[tuple[int, int], int] | None = N
         server = schedule.task_server(task)
         if server is not None and any(j.release <= t <= j.completion for t in depleted.get(server, ())):
             continue
-        found.setdefault(cpu, []).append(max(0, j.response - wcet - (stolen or {}).get((task, job), 0)))
+        found.setdefault(cpu, []).append(max(0, j.response - wcet))
     return [CpuOverhead(cpu, len(values), int(statistics.median(values)), _percentile(values, 0.9), max(values))
             for cpu, values in sorted(found.items())]
 
@@ -101,3 +98,29 @@ def with_overhead(config: Config, overhead_us: int) -> Config:
         placed = analyze(config).placement.cpu_of
         tasks = tuple(replace(t, cpu=placed[t.id]) for t in tasks)
     return replace(config, tasks=tuple(replace(t, wcet=t.wcet + overhead_us) for t in tasks))
+
+
+@dataclass(frozen=True)
+class Above:
+    """A completed job whose response time is above its task's bound."""
+
+    task: int
+    job: int
+    by: int             # ns above the bound
+    start_latency: int  # ns from its release to its start
+
+
+def above_bounds(schedule: Schedule, config: Config, overhead_us: int = 0) -> tuple[list[Above], int]:
+    """The completed jobs above their bound with `overhead_us` charged (with_overhead), and
+    how many completed jobs belong to tasks the charged analysis leaves without a bound."""
+    analysis = analyze(with_overhead(config, overhead_us))
+    above, unbounded = [], 0
+    for job in schedule.jobs.values():
+        if job.completion is None:
+            continue
+        bound = analysis.task_bound_ns(job.task)
+        if bound is None:
+            unbounded += 1
+        elif job.response > bound:
+            above.append(Above(job.task, job.job, job.response - bound, job.start - job.release))
+    return above, unbounded

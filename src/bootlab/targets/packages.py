@@ -155,22 +155,25 @@ class Kernel:
         return f"linux-headers-{self.release}"
 
 
-def download(package: str, arch: str, quiet: bool = True) -> Path:
-    """The .deb of a package for an architecture, from the cache or apt-get download."""
-    debs = cache_dir() / "debs"
-    debs.mkdir(exist_ok=True)
+def download(package: str, arch: str, quiet: bool = True, release: str | None = None) -> Path:
+    """The .deb of a package for an architecture ("all" for an architecture-independent one),
+    from the cache or apt-get download; from a `release` of apt's sources (bookworm-backports)
+    rather than the candidate when named, kept apart in the cache."""
+    debs = cache_dir() / "debs" / (release or "")
+    debs.mkdir(parents=True, exist_ok=True)
     name = package.split(":")[0]
     existing = list(debs.glob(f"{name}_*_{arch}.deb"))
     if not existing:
         if not quiet:
             print(f"downloading {package} ...", flush=True)
         with tempfile.TemporaryDirectory(dir=debs) as tmp:
-            _run(["apt-get", "download", f"{name}:{arch}"], cwd=Path(tmp))
+            wanted = name if arch == "all" else f"{name}:{arch}"
+            _run(["apt-get", "download", f"{wanted}/{release}" if release else wanted], cwd=Path(tmp))
             for f in Path(tmp).glob("*.deb"):
                 shutil.move(str(f), debs / f.name)
         existing = list(debs.glob(f"{name}_*_{arch}.deb"))
     if not existing:
-        raise PackageError(f"apt-get download {name}:{arch} gave no package file")
+        raise PackageError(f"apt-get download {name}:{arch}{'/' + release if release else ''} gave no package file")
     return existing[0]
 
 

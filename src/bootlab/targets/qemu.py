@@ -116,8 +116,14 @@ def parts(built: Built, capture_path: str) -> Parts:
     stderr_path = capture_path + ".stderr"
     loader = built.bootloader()
     monitor = qemu_cpus.Monitor()
+    # QEMU's main loop moves the UART's bytes out: at SCHED_FIFO the host's load cannot hold
+    # the guest's console writer past its timeout.  Under -icount the guest waits on its own
+    # clock and its console is not paced, and a main loop at SCHED_FIFO would take a host core
+    # from everything else whenever it is busy, as QEMU 10's is when a guest's vCPUs sleep
+    # between a metronome's beats (it warps the clock at each one).
+    main_priority = None if t.target.icount else priority.DEFAULT_PRIORITY
     proc = ProcessSource(built.qemu_argv() + monitor.argv(), small_buffer=bool(baud), stderr_path=stderr_path,
-                         main_priority=priority.DEFAULT_PRIORITY, typed=loader is not None)
+                         main_priority=main_priority, typed=loader is not None)
 
     def ended(result: session.Result) -> str:
         why = f"QEMU ended without the ready marker ({result.detail})"

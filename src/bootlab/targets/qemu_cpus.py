@@ -121,18 +121,12 @@ class Monitor:
     path-length limit in the capture's directory)."""
 
     _count = itertools.count()
-    _ARGV = re.compile(r"unix:(bootlab-qmp-[^,]+),abstract=on,")
 
     def __init__(self, name: str | None = None) -> None:
         self.name = name or f"bootlab-qmp-{os.getpid()}-{next(self._count)}"
 
     def argv(self) -> list[str]:
         return ["-qmp", f"unix:{self.name},abstract=on,server=on,wait=off"]
-
-    @classmethod
-    def of(cls, argv: list[str]) -> Monitor | None:
-        """The monitor a running QEMU was given by argv() (its command line), if any."""
-        return next((cls(m.group(1)) for a in argv if (m := cls._ARGV.match(a))), None)
 
     def _connect(self) -> QEMUMonitorProtocol:
         qmp = QEMUMonitorProtocol("\0" + self.name)
@@ -143,14 +137,6 @@ class Monitor:
             raise
         qmp.settimeout(TIMEOUT)
         return qmp
-
-    def vcpu_threads(self) -> dict[int, int]:
-        """Each vCPU's host thread id, by CPU index (QMP query-cpus-fast)."""
-        qmp = self._connect()
-        try:
-            return {c["cpu-index"]: c["thread-id"] for c in qmp.cmd("query-cpus-fast")}
-        finally:
-            qmp.close()
 
     def where(self, image: Path) -> tuple[str, str]:
         """One line saying where each CPU stood, and QEMU's whole register dump."""

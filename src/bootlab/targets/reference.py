@@ -15,6 +15,8 @@ artifacts built from it (kernel image, initramfs, QEMU command line).
     console_baud = 115200       # the host drains the serial port at this speed; 0 = unthrottled
     icount = ""                 # QEMU -icount, e.g. "shift=4,sleep=off" for a deterministic guest clock
                                 # (its console is then not drained at console_baud: see qemu.py)
+    qemu = "bookworm"           # bookworm (the installed QEMU 7.2) or bookworm-backports (Debian's
+                                # QEMU 10, fetched into the cache: SMP guests under -icount, emulator.py)
 
     [initramfs]
     compression = "gzip"        # gzip, lz4, lzo, xz, zstd, lzma, bzip2, none
@@ -59,7 +61,7 @@ from pathlib import Path
 import tomli_w
 
 from ..sourcemap import FileError, read_toml
-from . import host_facts, initramfs, kernel_build, kernel_image, packages, qemu, rootfs, uboot
+from . import emulator, host_facts, initramfs, kernel_build, kernel_image, packages, qemu, rootfs, uboot
 from . import kbuild as kbuild_modules
 from .description import TargetError, section
 
@@ -90,6 +92,7 @@ class KernelSection:
     console_baud: int = 115200
     icount: str = ""
     accel: str = "tcg"
+    qemu: str = emulator.SYSTEM
 
 
 @dataclass
@@ -202,6 +205,7 @@ class Target(QemuDescription):
             (1 <= t.cpus <= 64, ("target", "cpus"), "cpus must be 1..64"),
             (t.console_baud >= 0, ("target", "console_baud"), "console_baud must be 0 (unthrottled) or a speed"),
             (t.accel in ("tcg", "kvm"), ("target", "accel"), "accel must be tcg or kvm"),
+            (t.qemu in emulator.QEMUS, ("target", "qemu"), f"qemu must be one of {', '.join(emulator.QEMUS)}"),
             # Without a PIT-independent TSC rate the kernel's calibration fails now and then
             # under TCG, which hangs a microvm guest (about 1 boot in 9).
             (t.machine != "microvm" or "tsc_early_khz=" in self.cmdline(), ("target", "machine"),
@@ -355,13 +359,14 @@ class Built(qemu.QemuBootable):
     digest: str
     cmdline: str  # the target's, with this host's facts in place of `host` (host_facts.py)
     disk: Path | None = None  # the root filesystem image (rootfs.py), on a virtio disk
+    qemu: emulator.Qemu = emulator.INSTALLED  # [target] qemu
 
     def qemu_argv(self) -> list[str]:
         t = self.target.target
         machine = t.machine
         if machine == "microvm":
             machine = "microvm,rtc=on"
-        argv = ["qemu-system-x86_64", "-accel", t.accel, "-machine", machine, "-m", str(t.memory),
+        argv = [*self.qemu.argv, "-accel", t.accel, "-machine", machine, "-m", str(t.memory),
                 "-smp", str(t.cpus), "-nographic", "-no-reboot", "-kernel", str(self.image),
                 "-initrd", str(self.initrd), "-append", self.cmdline]
         bios = (MICROVM_FIRMWARE if t.machine == "microvm" else FIRMWARE)[t.firmware]
@@ -387,6 +392,7 @@ class Built(qemu.QemuBootable):
                 "initrd_path": str(self.initrd), "initrd_size": self.initrd_size,
                 "initrd_compressed": self.initrd.stat().st_size, "image_size": self.image.stat().st_size,
                 "digest": self.digest, "cmdline_booted": self.cmdline,
+                **({"qemu_version": self.qemu.version} if self.qemu.version else {}),
                 **({"disk_path": str(self.disk), "disk_size": self.disk.stat().st_size} if self.disk else {})}
 
 
@@ -397,6 +403,7 @@ def build(target: Target, fetch: bool = True) -> Built:
             k = kernel_build.build(target.kernel_config()).kernel
         else:
             k = packages.kernel(t.kernel, fetch=fetch)
+        emulated = emulator.qemu_x86(t.qemu, fetch=fetch)
     except (packages.PackageError, kernel_build.KernelBuildError) as err:
         raise TargetError(str(err)) from None
     out = packages.cache_dir() / "artifacts"
@@ -417,4 +424,4 @@ def build(target: Target, fetch: bool = True) -> Built:
         raise TargetError(str(err)) from None
     parts = [target.to_dict(), str(image), initrd.name] + ([disk.name] if disk is not None else [])
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode())
-    return Built(target, k, image, initrd, size, digest.hexdigest()[:16], cmdline, disk)
+    return Built(target, k, image, initrd, size, digest.hexdigest()[:16], cmdline, disk, emulated)

@@ -1,0 +1,39 @@
+"""[target] qemu: the installed QEMU or Debian's backport of QEMU 10, run from the cache with its
+own firmware.  The SMP guests under -icount boot with it (tests/test_guest.py)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bootlab.targets import emulator, packages
+from bootlab.targets.description import TargetError
+from bootlab.targets.reference import build, from_dict
+
+
+def test_an_unknown_qemu_is_refused_naming_the_key():
+    with pytest.raises(TargetError, match=r"target\.qemu: qemu must be one of bookworm, bookworm-backports"):
+        from_dict({"target": {"qemu": "7.2"}})
+
+
+def test_the_installed_qemu_is_the_default():
+    built = build(from_dict({}))
+    assert built.qemu_argv()[0] == "qemu-system-x86_64" and "qemu_version" not in built.describe()
+
+
+def test_the_backport_runs_from_the_cache_with_its_own_firmware():
+    built = build(from_dict({"target": {"qemu": "bookworm-backports", "cpus": 2, "icount": "shift=0,sleep=off"}}))
+    argv = built.qemu_argv()
+    program = Path(argv[0])
+    assert program.is_relative_to(packages.cache_dir() / "qemu") and program.exists()
+    # Its option ROMs and SeaBIOS before the installed QEMU's data directory.
+    firmware = [Path(argv[i + 1]) for i, a in enumerate(argv) if a == "-L"]
+    assert [d.name for d in firmware] == ["seabios", "qemu"] and (firmware[0] / "bios-256k.bin").exists()
+    assert argv[argv.index("-smp") + 1] == "2" and argv[argv.index("-icount") + 1] == "shift=0,sleep=off"
+    version = subprocess.run([str(program), "--version"], capture_output=True, text=True, check=True).stdout
+    assert "QEMU emulator version 10." in version
+    assert built.describe()["qemu_version"].startswith("1:10.")
+    # Fetched once: a second build finds it unpacked.
+    assert emulator.qemu_x86(emulator.BACKPORTS, fetch=False).argv == built.qemu.argv
