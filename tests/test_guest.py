@@ -19,7 +19,8 @@ import pytest
 
 from bootlab.cli import main
 from bootlab.rt.config import load_config
-from bootlab.rt.overheads import above_bounds
+from bootlab.rt.check import check
+from bootlab.rt.overheads import above_bounds, with_overhead
 from bootlab.rt.overheads import measure as measure_overheads
 from bootlab.rt.schedule import Schedule
 from bootlab.rt.trace import parse_trace, traces_in_console
@@ -130,9 +131,12 @@ def _judge_timing(trace: str, config) -> None:
     """Every job of a multi-CPU trace within its analytical bound, with the overhead a job
     costs on this platform charged (the worst `response - wcet` of the jobs that ran alone
     on their CPU in the same trace, bootlab.rt.overheads), give or take the platform's
-    grain: a vCPU waits up to BEAT_US / 2 for its turn at any instant, so a job's overhead
-    varies by that much with its phase against the beat."""
-    schedule = Schedule.from_trace(parse_trace(trace))
+    grain: a vCPU waits up to the other's share of a beat, BEAT_US / 2, for its turn at any instant, so a job's overhead
+    varies by that much with its phase against the beat.  And `bootlab rt check` with that
+    overhead charged passes it as it passes the one-CPU guests' traces (bounds and the
+    simulation's intervals within 0.5 ms)."""
+    parsed = parse_trace(trace)
+    schedule = Schedule.from_trace(parsed)
     worst_us = math.ceil(max(o.worst for o in measure_overheads(schedule)) / 1000)
     grain = BEAT_US * 1000 // 2
     above, unbounded = above_bounds(schedule, config, worst_us)
@@ -140,6 +144,8 @@ def _judge_timing(trace: str, config) -> None:
     late = [a for a in above if a.by > grain]
     assert not late, (f"{config.plugin}, {worst_us} us a job charged: {len(late)} jobs above their bound by more than "
                       f"{grain / 1000:g} us, e.g. task {late[0].task} job {late[0].job} by {late[0].by / 1000:g} us")
+    checked = check(config, parsed, 500_000, charged=with_overhead(config, worst_us))
+    assert checked.ok, [v.explain(checked.origin) for v in checked.violations[:3]]
 
 
 def use_built_kernel(t: reference.Target) -> None:

@@ -8,8 +8,9 @@ it judges.  For the jobs still above their bound, how far above (the most) and t
 time from release to start.
 
 The platform's grain: QEMU runs the vCPUs in turn, each its share of the span to the next
-timer, which the metronome keeps below its beat (guest.toml, bench.sh): a vCPU may wait up
-to beat / vCPUs for its turn at any instant, so an overhead measured on jobs that ran alone
+timer, which the metronome keeps below its beat (guest.toml, bench.sh): a vCPU may wait
+for the others' shares of a beat, beat × (vCPUs − 1) / vCPUs, for its turn at any instant
+(10 µs of a 20 µs beat on two), so an overhead measured on jobs that ran alone
 can miss the worst phase by that much.  A job above its charged bound by no more than that
 share is counted apart ("within the grain").
 
@@ -35,11 +36,12 @@ BLOCK = re.compile(r"==== rt_smp (\S+) (calibrate|judge) begin ====\n(.*?)==== r
 METRONOME = re.compile(r"==== rt_smp metronome period_us=(\d+) cpus=(\d+) ====")
 
 
-def configuration(plugin: str) -> Config:
-    """timing.toml as bench.sh loads it under `plugin`: the partitioned plugins place
-    worst-fit (first-fit would put the whole set on CPU 0)."""
+def configuration(plugin: str, cpus: int | None = None) -> Config:
+    """timing.toml as bench.sh loads it under `plugin` on the guest's `cpus` (default its
+    own): the partitioned plugins place worst-fit (first-fit would put the whole set on CPU 0)."""
     base = load_config(HERE / "timing.toml")
-    return replace(base, plugin=plugin, assignment="worst-fit" if plugin.startswith("partitioned") else base.assignment)
+    return replace(base, plugin=plugin, cpus=cpus or base.cpus,
+                   assignment="worst-fit" if plugin.startswith("partitioned") else base.assignment)
 
 
 def runs(text: str) -> dict[str, dict[str, Schedule]]:
@@ -49,11 +51,15 @@ def runs(text: str) -> dict[str, dict[str, Schedule]]:
     return out
 
 
-def grain_ns(text: str) -> int:
-    """The longest a vCPU waits for its turn: the metronome's beat over the vCPUs (0 when
-    the console names no metronome: a simulated or unpaced run)."""
+def platform(text: str) -> tuple[int | None, int]:
+    """The guest's CPUs, and the longest a vCPU waits for its turn: the other vCPUs' shares
+    of the metronome's beat (None and 0 when the console names no metronome: a simulated
+    run)."""
     m = METRONOME.search(text)
-    return int(m[1]) * 1000 // int(m[2]) if m else 0
+    if not m:
+        return None, 0
+    beat, cpus = int(m[1]) * 1000, int(m[2])
+    return cpus, beat * (cpus - 1) // cpus
 
 
 def charged(calibration: Schedule, judge: Schedule, config: Config, grain: int) -> list:
@@ -80,13 +86,13 @@ def main(log: str) -> int:
     except OSError as err:
         print(f"{err.filename}: cannot read: {err.strerror}", file=sys.stderr)
         return 2
-    grain = grain_ns(text)
+    cpus, grain = platform(text)
     rows = []
     for plugin, rounds in runs(text).items():
         if set(rounds) != {"calibrate", "judge"}:
             print(f"{plugin}: a run is missing from the console", file=sys.stderr)
             continue
-        config = configuration(plugin)
+        config = configuration(plugin, cpus)
         calibration, judge = rounds["calibrate"], rounds["judge"]
         rows.append([plugin, sum(j.completion is not None for j in judge.jobs.values()),
                      sum(j.missed(judge.end) for j in judge.jobs.values()), len(above_bounds(judge, config)[0]),
@@ -97,7 +103,7 @@ def main(log: str) -> int:
         print(f"{log}: no rt_smp run found", file=sys.stderr)
         return 2
     if grain:
-        print(f"grain: a vCPU waits up to {grain / 1000:g} us for its turn (the metronome's beat over the vCPUs)")
+        print(f"grain: a vCPU waits up to {grain / 1000:g} us for its turn (the other vCPUs' shares of the metronome's beat)")
     print(format_table(["plugin", "jobs", "misses", "above plain bound",
                         "p90 overhead us", "above", "most us", "their start ms",
                         "worst overhead us", "above", "most us", "their start ms",

@@ -7,7 +7,7 @@
 RT=${RT:-/rt}
 BEAT_US=${BEAT_US:-20}
 cpus=$(grep -c ^processor /proc/cpuinfo)
-# A timer every BEAT_US on each CPU: no vCPU waits longer than BEAT_US / cpus for its turn
+# A timer every BEAT_US on each CPU: no vCPU waits longer than the others' shares of a beat
 # (guest.toml).  analyze.py reads the beat from this line.
 insmod "$RT/metronome.ko" period_us="$BEAT_US"
 echo "==== rt_smp metronome period_us=$BEAT_US cpus=$cpus ===="
@@ -19,7 +19,7 @@ run_plugin() {
 	case $name in
 	partitioned-*) echo 'assignment = "worst-fit"' ;;
 	esac > /tmp/timing.toml
-	sed -e "s/\"partitioned-fp\"/\"$name\"/" "$RT/timing.toml" >> /tmp/timing.toml
+	sed -e "s/\"partitioned-fp\"/\"$name\"/" -e "s/^cpus = .*/cpus = $cpus/" "$RT/timing.toml" >> /tmp/timing.toml
 	insmod "$RT/rtsched.ko" rt_cpus="$cpus" overrun_slack_us=4000
 	# shellcheck disable=SC2086 # the parameters are words
 	insmod "$RT/rtsched_$module.ko" $params

@@ -70,3 +70,9 @@ def test_jobs_above_their_bound_by_less_than_the_grain_are_told_apart(tmp_path):
     # above the plain bound: 2; the worst overhead charged (0: simulated): 2, one within the grain, 40 us at most
     assert row.split()[:4] == ["partitioned-fp", "205", "0", "2"], row
     assert re.search(r" 0 +2 \(1 within the grain\) +40\.0 ", row), row
+
+
+def test_the_grain_is_the_other_vcpus_shares_of_a_beat():
+    assert bench.platform("==== rt_smp metronome period_us=20 cpus=2 ====") == (2, 10_000)
+    assert bench.platform("==== rt_smp metronome period_us=20 cpus=4 ====") == (4, 15_000)
+    assert bench.platform("no metronome") == (None, 0)

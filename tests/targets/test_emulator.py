@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bootlab.cli import main
 from bootlab.targets import emulator, packages
 from bootlab.targets.description import TargetError
 from bootlab.targets.reference import build, from_dict
@@ -37,3 +38,9 @@ def test_the_backport_runs_from_the_cache_with_its_own_firmware():
     assert built.describe()["qemu_version"].startswith("1:10.")
     # Fetched once: a second build finds it unpacked.
     assert emulator.qemu_x86(emulator.BACKPORTS, fetch=False).argv == built.qemu.argv
+
+
+def test_the_target_options_choose_the_cpus_and_the_qemu(capsys):
+    assert main(["target", "show", "--cpus", "4", "--qemu", "bookworm-backports"]) == 0
+    shown = capsys.readouterr().out
+    assert "cpus = 4" in shown and 'qemu = "bookworm-backports"' in shown

@@ -26,11 +26,15 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--append", metavar="ARGS", help="more kernel command-line arguments")
     g.add_argument("--console-baud", type=int, metavar="N", help="drain the serial console at N baud (0: unthrottled)")
     g.add_argument("--memory", type=int, metavar="MIB")
+    g.add_argument("--cpus", type=int, metavar="N", help="virtual CPUs")
+    g.add_argument("--qemu", choices=emulator.QEMUS,
+                   help="the installed QEMU (bookworm) or Debian's QEMU 10 (bookworm-backports: SMP under -icount)")
 
 
 OPTIONS = (("kernel", "target", "kernel"), ("image", "target", "image"), ("firmware", "target", "firmware"),
            ("compression", "initramfs", "compression"), ("init", "initramfs", "init"), ("app", "initramfs", "app"),
-           ("console_baud", "target", "console_baud"), ("memory", "target", "memory"))
+           ("console_baud", "target", "console_baud"), ("memory", "target", "memory"), ("cpus", "target", "cpus"),
+           ("qemu", "target", "qemu"))
 
 
 def spec_from(args: argparse.Namespace):

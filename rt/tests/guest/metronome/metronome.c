@@ -10,8 +10,9 @@
  * framework's next timer may be milliseconds away, so a release on one
  * vCPU waited up to 1.4 ms for the other's share (bench/rt_smp); with a
  * timer every period_us on each CPU no share is longer than period_us /
- * the number of vCPUs.  Each beat costs its CPU a timer interrupt, which
- * the traces measure with the framework's own overhead.
+ * the number of vCPUs, and a vCPU waits at most for the others' shares.
+ * Each beat costs its CPU a timer interrupt, which the traces measure with
+ * the framework's own overhead.
  */
 #include <linux/cpuhotplug.h>
 #include <linux/hrtimer.h>
