@@ -44,3 +44,9 @@ def test_the_target_options_choose_the_cpus_and_the_qemu(capsys):
     assert main(["target", "show", "--cpus", "4", "--qemu", "bookworm-backports"]) == 0
     shown = capsys.readouterr().out
     assert "cpus = 4" in shown and 'qemu = "bookworm-backports"' in shown
+
+
+def test_the_backport_not_fetched_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOOTLAB_CACHE", str(tmp_path))
+    with pytest.raises(packages.PackageError, match=r"qemu-system-x86 \(bookworm-backports\) is not in the cache"):
+        emulator.qemu_x86(emulator.BACKPORTS, fetch=False)

@@ -19,7 +19,6 @@ priority 100), so the installed QEMU stays 7.2.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from . import packages
 
@@ -50,8 +49,7 @@ def qemu_x86(name: str, fetch: bool = True, quiet: bool = True) -> Qemu:
         return INSTALLED
     if name != BACKPORTS:
         raise packages.PackageError(f"unknown qemu {name!r}: one of {', '.join(QEMUS)}")
-    debs = [packages.download(p, arch, quiet, release=BACKPORTS) if fetch else _cached(p, arch)
-            for p, arch in BACKPORT_PACKAGES]
+    debs = [packages.download(p, arch, quiet, release=BACKPORTS, fetch=fetch) for p, arch in BACKPORT_PACKAGES]
     version = debs[0].name.split("_")[1].replace("%3a", ":")
     root = packages.cache_dir() / "qemu" / version.split(":")[-1]  # the epoch's colon left out of the path
     done = root / ".unpacked"
@@ -67,10 +65,3 @@ def qemu_x86(name: str, fetch: bool = True, quiet: bool = True) -> Qemu:
     # and SeaBIOS first.
     return Qemu(name, (str(root / "usr" / "bin" / "qemu-system-x86_64"), "-L", str(share / "seabios"),
                        "-L", str(share / "qemu")), version)
-
-
-def _cached(package: str, arch: str) -> Path:
-    found = sorted((packages.cache_dir() / "debs" / BACKPORTS).glob(f"{package}_*_{arch}.deb"))
-    if not found:
-        raise packages.PackageError(f"{package} from {BACKPORTS} is not in the cache (run `bootlab target fetch`)")
-    return found[-1]

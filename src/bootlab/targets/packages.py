@@ -155,14 +155,16 @@ class Kernel:
         return f"linux-headers-{self.release}"
 
 
-def download(package: str, arch: str, quiet: bool = True, release: str | None = None) -> Path:
+def download(package: str, arch: str, quiet: bool = True, release: str | None = None, fetch: bool = True) -> Path:
     """The .deb of a package for an architecture ("all" for an architecture-independent one),
-    from the cache or apt-get download; from a `release` of apt's sources (bookworm-backports)
-    rather than the candidate when named, kept apart in the cache."""
+    from the cache or (`fetch`) apt-get download; from a `release` of apt's sources
+    (bookworm-backports) rather than the candidate when named, kept apart in the cache."""
     debs = cache_dir() / "debs" / (release or "")
     debs.mkdir(parents=True, exist_ok=True)
     name = package.split(":")[0]
     existing = list(debs.glob(f"{name}_*_{arch}.deb"))
+    if not existing and not fetch:
+        raise PackageError(f"{name} ({release or 'the candidate'}) is not in the cache (run `bootlab target fetch`)")
     if not existing:
         if not quiet:
             print(f"downloading {package} ...", flush=True)
