@@ -17,7 +17,7 @@ import pytest
 from bootlab.cli import main
 from bootlab.rt.check import check
 from bootlab.rt.config import load_config
-from bootlab.rt.overheads import measure, with_overhead
+from bootlab.rt.overheads import above_bounds, measure, with_overhead
 from bootlab.rt.report import task_stats
 from bootlab.rt.schedulability import analyze
 from bootlab.rt.schedule import Schedule
@@ -27,6 +27,8 @@ from bootlab.rt.trace import Event, format_trace, parse_trace, read_trace
 DATA = Path(__file__).parent / "data"
 EXAMPLES = Path(__file__).parents[2] / "rt" / "examples"
 SMP_TRACE = DATA / "smp_partitioned_fp.trace"
+# global.toml under global-fp in two vCPUs under -icount with the metronome (QEMU 10, 2026-11-28)
+SMP_ICOUNT_TRACE = DATA / "smp_icount_global_fp.trace"
 MS, US = 1_000_000, 1_000
 
 
@@ -72,6 +74,22 @@ def test_real_guest_traces_measure_the_platform():
     smp = measure(Schedule.from_trace(read_trace(SMP_TRACE)))
     assert [o.cpu for o in smp] == [0, 1] and [o.jobs for o in smp] == [18, 50]
     assert all(300 * US < o.median < 500 * US < o.p90 < o.worst for o in smp)
+
+
+def test_the_deterministic_smp_guest_measures_the_framework():
+    """Two vCPUs under -icount taking turns, each waiting at most 10 us for its turn (the
+    metronome's grain): a job costs the framework 20-25 us at the median there, 39 us at
+    worst; with that charged, 7 of the 273 jobs stay above their Bertogna & Cirinei bounds,
+    each by less than the grain (183 above the plain bounds), and 32 jobs migrated."""
+    schedule = Schedule.from_trace(read_trace(SMP_ICOUNT_TRACE))
+    overheads = measure(schedule)
+    assert [o.cpu for o in overheads] == [0, 1] and all(o.jobs == 62 for o in overheads)
+    assert all(20 * US < o.median < 25 * US and o.worst < 39 * US for o in overheads)
+    config = load_config(EXAMPLES / "global.toml")
+    assert len(above_bounds(schedule, config)[0]) == 183
+    above, unbounded = above_bounds(schedule, config, 39)
+    assert unbounded == 0 and len(above) == 7 and max(a.by for a in above) < 10 * US
+    assert sum(j.migrations for j in schedule.jobs.values()) == 32
 
 
 def test_charged_overhead_keeps_the_placement_and_grows_each_bound():
