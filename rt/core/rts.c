@@ -95,6 +95,10 @@ int rts_check_task_values(const struct rts_task_params *p, const char **why)
 		return fail(why, "overrun must be throttle or signal");
 	if (p->split && (p->split < 0 || p->split >= p->wcet))
 		return fail(why, "split must be > 0 and < wcet");
+	if (p->split_deadline &&
+	    (!p->split || p->split_deadline < p->split ||
+	     p->split_deadline >= p->deadline))
+		return fail(why, "a split's deadline must be >= split and < deadline");
 	if (p->split && p->split_cpu == p->cpu)
 		return fail(why, "a split task's two parts need two CPUs");
 	return 0;

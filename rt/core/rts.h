@@ -89,12 +89,14 @@ struct rts_task_params {
 	/*
 	 * Semi-partitioned policies: the CPU (0..nr_cpus - 1) of its job's
 	 * first part, and for a task split in two (C=D splitting) the first
-	 * part's execution (its own deadline too: it runs at once) and the
-	 * CPU of the rest; split 0: the whole job on cpu.
+	 * part's execution, its deadline after the release (split_deadline,
+	 * 0: split itself, C = D; later by the overhead charged around the
+	 * part) and the CPU of the rest; split 0: the whole job on cpu.
 	 */
 	int cpu;
 	int split_cpu;
 	long long split;
+	long long split_deadline;
 };
 
 struct rts_server {
@@ -291,12 +293,14 @@ static inline int rts_part_cpu(const struct rts_task *t)
 
 /*
  * The absolute deadline EDF orders the current job of t by: a first
- * part's is its release + C' (C' = D'), a second part's the job's.
+ * part's is its release + D' (C' = D' but for the overhead charged around
+ * it), a second part's the job's.
  */
 static inline long long rts_part_deadline(const struct rts_task *t)
 {
 	if (t->p.split && !rts_in_second_part(t))
-		return rts_release_time(t, t->completed) + t->p.split;
+		return rts_release_time(t, t->completed) +
+		       (t->p.split_deadline ? t->p.split_deadline : t->p.split);
 	return rts_job_deadline(t);
 }
 

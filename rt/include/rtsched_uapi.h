@@ -52,12 +52,15 @@ struct rtsched_task_args {
 	/* Partitioned plugins: the real-time CPU (0 is rt_cpu) it runs
 	 * on; RTSCHED_ANY_CPU for the others.  Semi-partitioned: the CPU
 	 * of its jobs' first part; split_us > 0 splits each job: split_us
-	 * on cpu, due split_us after the release, then the rest on
-	 * split_cpu, due at the job's deadline.
+	 * of execution on cpu, due split_deadline_us after the release (0:
+	 * split_us, C = D), then the rest on split_cpu, due at the job's
+	 * deadline.  A first part due later than its length leaves room for
+	 * the overhead around it (a configuration's overhead_us).
 	 */
 	__s32 cpu;
 	__s32 split_cpu;
 	__u64 split_us;
+	__u64 split_deadline_us;
 };
 
 struct rtsched_server_status {

@@ -699,7 +699,7 @@ static int rt_times(struct rts_task_params *p,
 {
 	if (a->period_us > RT_MAX_US || a->wcet_us > RT_MAX_US ||
 	    a->deadline_us > RT_MAX_US || a->offset_us > RT_MAX_US ||
-	    a->split_us > RT_MAX_US)
+	    a->split_us > RT_MAX_US || a->split_deadline_us > RT_MAX_US)
 		return -EINVAL;
 	p->id = a->id;
 	p->server = a->server;
@@ -714,6 +714,7 @@ static int rt_times(struct rts_task_params *p,
 	p->cpu = a->cpu;
 	p->split_cpu = a->split_cpu;
 	p->split = a->split_us * NSEC_PER_USEC;
+	p->split_deadline = a->split_deadline_us * NSEC_PER_USEC;
 	return 0;
 }
 

@@ -273,6 +273,7 @@ void rt_task_params(struct rts_task_params *p,
 	p->cpu = a->cpu;
 	p->split_cpu = a->split_cpu;
 	p->split = us_to_ns(a->split_us);
+	p->split_deadline = us_to_ns(a->split_deadline_us);
 }
 
 void rt_server_params(struct rts_server_params *p,

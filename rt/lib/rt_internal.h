@@ -37,13 +37,19 @@ struct rt_config_server {
 	char where[64];
 };
 
-/* As bootlab's configuration reader (MAX_CPUS). */
+/* As bootlab's configuration reader (MAX_CPUS, MAX_OVERHEAD_US). */
 #define RT_CONFIG_MAX_CPUS	64
+#define RT_CONFIG_MAX_OVERHEAD_US	1000000
 
 struct rt_config {
 	char plugin[RTSCHED_PLUGIN_LEN];
 	int cpus;			/* multicore plugins; else 1 */
 	int worst_fit;			/* assignment = "worst-fit" */
+	/* What each job costs beyond its wcet on the platform (its release,
+	 * switches and wait): admission charges it to every job, and to each
+	 * part of a split one.
+	 */
+	long long overhead_us;
 	int nr_servers;
 	int nr_tasks;
 	/* Only the first nr_servers and nr_tasks are set. */
@@ -66,7 +72,8 @@ int rt_config_parse(const char *name, const char *text,
  * Under a partitioned plugin it first places the tasks without a cpu, as
  * the analysis does (first-fit or worst-fit decreasing utilisation);
  * under a semi-partitioned one it places every task, splitting those that
- * fit on no CPU whole (C=D splitting: cpu, split_cpu, split_us).
+ * fit on no CPU whole (C=D splitting: cpu, split_cpu, split_us,
+ * split_deadline_us).  Every task's wcet counts cfg->overhead_us more.
  */
 int rt_config_admit(struct rt_config *cfg, char *why, size_t len);
 

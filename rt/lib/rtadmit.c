@@ -25,6 +25,9 @@
  *           by the server's response time: by response-time analysis
  *           (fp) or by the demand test on the supply (edf)
  *
+ * Every job is charged the configuration's overhead_us beyond its wcet
+ * (each part of a split job too), as bootlab's analysis charges it.
+ *
  * Times are microseconds.  Utilisations are exact fractions (__int128);
  * a set whose periods make them too large to hold is refused with a
  * reason rather than guessed at.
@@ -313,9 +316,20 @@ static long long edf_response(const struct item *set, int n, int i,
 	return worst;
 }
 
+/*
+ * The configuration's overhead_us, while rt_config_admit() runs: every
+ * job's execution is charged it (a split task's two parts each).
+ */
+static long long overhead;
+
+static long long charged_wcet(const struct rtsched_task_args *a)
+{
+	return (long long)a->wcet_us + overhead;
+}
+
 static void task_item(struct item *it, const struct rtsched_task_args *a)
 {
-	it->c = (long long)a->wcet_us;
+	it->c = charged_wcet(a);
 	it->t = (long long)a->period_us;
 	it->d = (long long)a->deadline_us;
 	it->prio = a->prio;
@@ -405,8 +419,8 @@ static int cpu_items(const struct rt_config *cfg, int cpu,
 static int heavier(const struct rtsched_task_args *a,
 		   const struct rtsched_task_args *b)
 {
-	__int128 ua = (__int128)a->wcet_us * b->period_us;
-	__int128 ub = (__int128)b->wcet_us * a->period_us;
+	__int128 ua = (__int128)charged_wcet(a) * b->period_us;
+	__int128 ub = (__int128)charged_wcet(b) * a->period_us;
 
 	return ua != ub ? ua > ub : a->id < b->id;
 }
@@ -483,7 +497,7 @@ static int place(struct rt_config *cfg, const struct rts_policy *policy,
 		const struct rtsched_task_args *a = &cfg->task[i].args;
 
 		if (a->cpu != RTSCHED_ANY_CPU)
-			load[a->cpu] += lcm / a->period_us * a->wcet_us;
+			load[a->cpu] += lcm / a->period_us * charged_wcet(a);
 	}
 	n = heaviest_first(cfg, order);
 	for (i = 0; i < n; i++) {
@@ -506,7 +520,7 @@ static int place(struct rt_config *cfg, const struct rts_policy *policy,
 				unfit = a->id;
 		}
 		a->cpu = best;
-		load[best] += lcm / a->period_us * a->wcet_us;
+		load[best] += lcm / a->period_us * charged_wcet(a);
 	}
 	if (unfit >= 0)
 		return refuse(why, len, "task %d fits on no CPU", unfit);
@@ -571,20 +585,23 @@ static void add_part(int cpu, const struct rtsched_task_args *a, long long c,
 
 /*
  * Split task a once, as multicore._split: on the first CPU that takes
- * some of it, the largest C' (= D') bisection over [1, C - 1] finds that
- * keeps that CPU schedulable, and the rest, C - C' due D - C', on the
- * first other CPU that takes it.  1 if placed so.
+ * some of it, the largest C' (= D') bisection over [1, min(C, D) - 1]
+ * finds that keeps that CPU schedulable, and the rest, C - C' due D - C',
+ * on the first other CPU that takes it.  1 if placed so.  C is charged
+ * with the overhead, and the rest with it once more (a part of its own):
+ * the first part executes C' less the overhead, due C' after the release.
  */
 static int split_task(struct rtsched_task_args *a, int cpus, __int128 *load,
 		      __int128 lcm)
 {
-	long long low, high, middle, c = (long long)a->wcet_us;
+	long long low, high, middle, c = charged_wcet(a);
 	long long d = (long long)a->deadline_us;
 	char ignored[8];
 	int first, rest;
 
 	for (first = 0; first < cpus; first++) {
-		for (low = 0, high = c - 1; low < high;) {
+		/* Charged, C may exceed D: the rest keeps some of the deadline. */
+		for (low = 0, high = (c < d ? c : d) - 1; low < high;) {
 			middle = (low + high + 1) / 2;
 			if (part_fits(first, a, middle, middle, ignored,
 				      sizeof(ignored)))
@@ -592,20 +609,21 @@ static int split_task(struct rtsched_task_args *a, int cpus, __int128 *load,
 			else
 				high = middle - 1;
 		}
-		if (!low)
+		if (low <= overhead)	/* no execution left in the part */
 			continue;
 		for (rest = 0; rest < cpus; rest++)
 			if (rest != first &&
-			    part_fits(rest, a, c - low, d - low, ignored,
-				      sizeof(ignored)))
+			    part_fits(rest, a, c - low + overhead, d - low,
+				      ignored, sizeof(ignored)))
 				break;
 		if (rest == cpus)
 			continue;
 		add_part(first, a, low, low, load, lcm);
-		add_part(rest, a, c - low, d - low, load, lcm);
+		add_part(rest, a, c - low + overhead, d - low, load, lcm);
 		a->cpu = first;
 		a->split_cpu = rest;
-		a->split_us = (unsigned long long)low;
+		a->split_us = (unsigned long long)(low - overhead);
+		a->split_deadline_us = (unsigned long long)low;
 		return 1;
 	}
 	return 0;
@@ -633,7 +651,7 @@ static int split_admit(struct rt_config *cfg, char *why, size_t len)
 	n = heaviest_first(cfg, order);
 	for (i = 0; i < n; i++) {
 		struct rtsched_task_args *a = &cfg->task[order[i]].args;
-		long long c = (long long)a->wcet_us;
+		long long c = charged_wcet(a);
 		long long d = (long long)a->deadline_us;
 
 		for (cpu = 0; cpu < cfg->cpus; cpu++)
@@ -738,6 +756,7 @@ int rt_config_admit(struct rt_config *cfg, char *why, size_t len)
 	struct supply whole = { 0 };
 	int i;
 
+	overhead = cfg->overhead_us;
 	if (policy->has_servers)
 		return hsf_admit(cfg, policy, why, len);
 	if (policy->per_cpu)

@@ -25,7 +25,7 @@ enum section { TOP, SERVER, TASK };
 enum key {
 	K_PLUGIN, K_UNIT, K_ID, K_NAME, K_SERVER, K_PERIOD, K_BUDGET,
 	K_WCET, K_DEADLINE, K_PRIORITY, K_OFFSET, K_JOBS, K_OVERRUN,
-	K_RELEASE, K_CPUS, K_ASSIGNMENT, K_CPU,
+	K_RELEASE, K_CPUS, K_ASSIGNMENT, K_CPU, K_OVERHEAD,
 };
 
 struct key_spec {
@@ -41,6 +41,7 @@ static const struct key_spec keys[] = {
 	{ "unit", TOP, K_UNIT, 1, 0 },
 	{ "cpus", TOP, K_CPUS, 0, 0 },		/* partitioned: finish() */
 	{ "assignment", TOP, K_ASSIGNMENT, 1, 0 },
+	{ "overhead_us", TOP, K_OVERHEAD, 0, 0 },	/* microseconds, any unit */
 	{ "id", SERVER, K_ID, 0, 1 },
 	{ "name", SERVER, K_NAME, 1, 0 },
 	{ "period", SERVER, K_PERIOD, 0, 1 },
@@ -130,8 +131,11 @@ static int set_number(struct parser *p, enum key key, long long v)
 	struct rtsched_server_args *sv;
 	struct rt_config_task *t;
 
-	if (p->section == TOP) {	/* cpus, the only number up there */
-		p->cfg->cpus = (int)v;
+	if (p->section == TOP) {	/* cpus or overhead_us */
+		if (key == K_CPUS)
+			p->cfg->cpus = (int)v;
+		else
+			p->cfg->overhead_us = v;
 		return 0;
 	}
 	/* Only the current table's entry exists (the other may be none). */
@@ -343,6 +347,9 @@ static int finish(struct parser *p)
 				RT_CONFIG_MAX_CPUS);
 	if (!multicore)
 		cfg->cpus = 1;
+	if (cfg->overhead_us > RT_CONFIG_MAX_OVERHEAD_US)
+		return error_at(p->name, "overhead_us %lld: expected 0..%d",
+				cfg->overhead_us, RT_CONFIG_MAX_OVERHEAD_US);
 	if (cfg->nr_servers && !hsf)
 		return error_at(cfg->server[0].where,
 				"servers need a hierarchical plugin (hsf-*), not \"%s\"",

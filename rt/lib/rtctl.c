@@ -80,8 +80,9 @@ static int cmd_check(const char *path)
 		const struct rtsched_task_args *a = &cfg.task[i].args;
 
 		if (a->split_us)
-			printf("task %d cpu %d split %llu us then cpu %d\n",
+			printf("task %d cpu %d split %llu us due %llu us then cpu %d\n",
 			       a->id, a->cpu, (unsigned long long)a->split_us,
+			       (unsigned long long)a->split_deadline_us,
 			       a->split_cpu);
 		else
 			printf("task %d cpu %d\n", a->id, a->cpu);

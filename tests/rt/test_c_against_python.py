@@ -39,6 +39,8 @@ def c_programs():
 
 def to_toml(config: Config) -> str:
     lines = [f'plugin = "{config.plugin}"', 'unit = "us"']
+    if config.overhead_us:
+        lines.append(f"overhead_us = {config.overhead_us}")
     if config.multicore:
         lines.append(f"cpus = {config.cpus}")
     if config.multicore == "partitioned":
@@ -104,16 +106,21 @@ def tasks(draw, servers: tuple[int, ...] = ()) -> tuple[Task, ...]:
     return tuple(out)
 
 
+# A configuration's overhead_us, charged by the analysis and by rtctl's admission alike (0
+# most often: the plain analysis).
+OVERHEADS = st.sampled_from((0, 0, 0, 1, 40, 700))
+
+
 @st.composite
 def configs(draw) -> Config:
     plugin = draw(st.sampled_from(("fp", "edf", *HIERARCHICAL)))
     if plugin not in HIERARCHICAL:
-        return Config(plugin, "us", (), draw(tasks()))
+        return Config(plugin, "us", (), draw(tasks()), overhead_us=draw(OVERHEADS))
     servers = []
     for ident in range(draw(st.integers(1, 3))):
         period = draw(st.sampled_from(PERIODS_MS[:11]))
         servers.append(Server(ident, period * MS, draw(st.integers(1, period)) * MS, draw(st.integers(0, 2))))
-    return Config(plugin, "us", tuple(servers), draw(tasks(tuple(range(len(servers))))))
+    return Config(plugin, "us", tuple(servers), draw(tasks(tuple(range(len(servers))))), overhead_us=draw(OVERHEADS))
 
 
 def test_completion_at_the_deadline_meets_it(tmp_path):
@@ -140,7 +147,7 @@ def global_configs(draw) -> Config:
     taken = {t.id for t in more}
     extra = tuple(t for t in draw(tasks()) if t.id not in taken)
     return Config(draw(st.sampled_from(("global-fp", "global-edf"))), "us", (), more + extra,
-                  cpus=draw(st.integers(2, 4)))
+                  cpus=draw(st.integers(2, 4)), overhead_us=draw(OVERHEADS))
 
 
 @settings(max_examples=300, deadline=None)
@@ -181,7 +188,8 @@ def semi_partitioned_configs(draw) -> Config:
     more = draw(tasks())
     taken = {t.id for t in more}
     extra = tuple(t for t in draw(tasks()) if t.id not in taken)
-    return Config("semi-partitioned-edf", "us", (), more + extra, cpus=draw(st.integers(2, 4)))
+    return Config("semi-partitioned-edf", "us", (), more + extra, cpus=draw(st.integers(2, 4)),
+                  overhead_us=draw(OVERHEADS))
 
 
 @settings(max_examples=300, deadline=None)
@@ -262,7 +270,7 @@ def partitioned_configs(draw) -> Config:
     cpus = draw(st.integers(1, 3))
     placed = tuple(replace(t, cpu=draw(st.none() | st.integers(0, cpus - 1))) for t in draw(tasks()))
     return Config(draw(st.sampled_from(("partitioned-fp", "partitioned-edf"))), "us", (), placed, cpus=cpus,
-                  assignment=draw(st.sampled_from(("first-fit", "worst-fit"))))
+                  assignment=draw(st.sampled_from(("first-fit", "worst-fit"))), overhead_us=draw(OVERHEADS))
 
 
 @settings(max_examples=400, deadline=None)
@@ -281,18 +289,21 @@ def test_partitioned_placement_and_verdict_are_the_analysis(config):
 @settings(max_examples=400, deadline=None)
 @given(semi_partitioned_configs())
 def test_semi_partitioned_split_and_verdict_are_the_analysis(config):
-    """rtctl places and splits the tasks as bootlab's C=D splitting does (the same CPUs and
-    the same C'), and gives the same verdict."""
+    """rtctl places and splits the tasks as bootlab's C=D splitting does (the same CPUs, the
+    same first part's execution and deadline, the configuration's overhead charged alike),
+    and gives the same verdict."""
     with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run([str(RTCTL), "check", str(written(config, Path(tmp)))], capture_output=True, text=True)
     assert done.returncode in (0, 1), done.stderr
-    placed = {int(task): (int(cpu), int(split or 0), int(then) if then else None) for task, cpu, split, then in
-              re.findall(r"^task (\d+) cpu (\d+)(?: split (\d+) us then cpu (\d+))?$", done.stdout, re.M)}
+    placed = {int(task): (int(cpu), int(split or 0), int(due or 0), int(then) if then else None)
+              for task, cpu, split, due, then in
+              re.findall(r"^task (\d+) cpu (\d+)(?: split (\d+) us due (\d+) us then cpu (\d+))?$", done.stdout, re.M)}
     split = analyze(config).split
     expected = {}
     for task in config.tasks:
         parts = split.of(task.id)
-        expected[task.id] = (parts[0].cpu, parts[0].wcet, parts[1].cpu) if len(parts) == 2 else (parts[0].cpu, 0, None)
+        expected[task.id] = ((parts[0].cpu, parts[1].start, parts[0].deadline, parts[1].cpu) if len(parts) == 2
+                             else (parts[0].cpu, 0, 0, None))
     assert placed == expected
     assert (done.returncode == 0) == analyze(config).schedulable
 

@@ -209,3 +209,15 @@ def test_multicore_keys():
                        'priority = 0\ncpu = 2\n')
     assert "cfg:8: [[task]] #1: cpu: must be an integer 0..1, got 2" in message
     assert "cfg:2: cpus: for the multicore plugins only" in error_of('plugin = "fp"\ncpus = 2\n')
+
+
+def test_overhead_us_is_microseconds_whatever_the_unit():
+    config = parse_config('plugin = "fp"\nunit = "ms"\noverhead_us = 40\n'
+                          '[[task]]\nid = 0\nperiod = 10\nwcet = 2\npriority = 0\n', "cfg")
+    assert config.overhead_us == 40 and config.tasks[0].wcet == 2000  # the wcet stays the task's own
+    assert parse_config('plugin = "fp"\n[[task]]\nid = 0\nperiod = 1000\nwcet = 2\npriority = 0\n',
+                        "cfg").overhead_us == 0
+    assert "cfg:1: overhead_us: must be an integer 0..1000000, got -1" in error_of(
+        'overhead_us = -1\nplugin = "fp"\n[[task]]\nid = 0\nperiod = 1000\nwcet = 2\n')
+    assert "cfg:1: overhead_us: must be an integer 0..1000000, got 0.5" in error_of(
+        'overhead_us = 0.5\nplugin = "fp"\n[[task]]\nid = 0\nperiod = 1000\nwcet = 2\n')

@@ -146,3 +146,23 @@ def test_trace_report_shows_overheads(capsys):
     assert [o["cpu"] for o in data["overheads"]] == [0, 1]
     assert main(["rt", "check", str(EXAMPLES / "partitioned.toml"), str(SMP_TRACE), "--overhead-us", "600"]) == 1
     assert "600 us overhead a job charged in the bounds" in capsys.readouterr().out
+
+
+def test_a_configured_overhead_is_charged_and_splits_as_rtctl():
+    """overhead_us in the configuration: every wcet counts it (fp's bounds grow by it), and C=D
+    splitting charges the split task's second part once more: semi.toml at 50 us a job splits
+    fusion 3.95 ms (charged; 3.9 ms executed, as rtctl's split_us) on CPU 0 and 2.15 ms on
+    CPU 1, and the simulator moves each job after 3.9 ms of execution."""
+    fp = load_config(EXAMPLES / "fp.toml")
+    plain, charged = analyze(fp), analyze(replace(fp, overhead_us=50))
+    assert all(charged.task_bound_ns(t.id) >= plain.task_bound_ns(t.id) + 50 * US for t in fp.tasks)
+    semi = replace(load_config(EXAMPLES / "semi.toml"), overhead_us=50)
+    result = analyze(semi)
+    assert result.schedulable
+    first, rest = result.split.of(2)
+    assert (first.cpu, first.wcet, first.deadline, first.start) == (0, 3950, 3950, 0)
+    assert (rest.cpu, rest.wcet, rest.deadline, rest.start) == (1, 2150, 10000 - 3950, 3900)
+    moved = [e for e in simulate(semi, 10 * MS) if e.name == "preempt" and e.fields["task"] == 2]
+    assert [e.time for e in moved] == [3900 * US]
+    with pytest.raises(ValueError, match="give it overhead_us instead"):
+        with_overhead(semi, 10)

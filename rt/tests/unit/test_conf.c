@@ -128,6 +128,40 @@ static void test_units_and_syntax(void)
 	      (RTSCHED_OVERRUN_SIGNAL | RTSCHED_SPORADIC));
 }
 
+/*
+ * overhead_us, in microseconds whatever the unit: every job is charged it,
+ * and a split task's second part once more; the first part executes its
+ * C' less the overhead, due C' after the release (rtctl check prints it).
+ */
+static void test_overhead(void)
+{
+	char why[200];
+
+	CHECK(load_example("semi.toml", &cfg) == 0);
+	CHECK(cfg.overhead_us == 0);
+	CHECK(rt_config_admit(&cfg, why, sizeof(why)) == 1);
+	CHECK(cfg.task[2].args.split_us == 4000);
+	CHECK(cfg.task[2].args.split_deadline_us == 4000);
+	CHECK(rt_config_parse("o.toml",
+			      "overhead_us = 50\nplugin = \"semi-partitioned-edf\"\n"
+			      "unit = \"ms\"\ncpus = 2\n"
+			      "[[task]]\nid = 0\nperiod = 10\nwcet = 6\n"
+			      "[[task]]\nid = 1\nperiod = 10\nwcet = 6\n"
+			      "[[task]]\nid = 2\nperiod = 10\nwcet = 6\n", &cfg) == 0);
+	CHECK(cfg.overhead_us == 50);
+	CHECK(cfg.task[0].args.wcet_us == 6000);	/* the kernel's wcet */
+	CHECK(rt_config_admit(&cfg, why, sizeof(why)) == 1);
+	/* CPU 0: 6.05 + C' <= 10, C' = 3.95 ms charged, 3.9 executed. */
+	CHECK(cfg.task[2].args.cpu == 0 && cfg.task[2].args.split_cpu == 1);
+	CHECK(cfg.task[2].args.split_us == 3900);
+	CHECK(cfg.task[2].args.split_deadline_us == 3950);
+	/* Charged, a task whose wcet fills its deadline fits no CPU. */
+	CHECK(rt_config_parse("o.toml",
+			      "overhead_us = 1\nplugin = \"fp\"\n"
+			      "[[task]]\nid = 0\nperiod = 1000\nwcet = 1000\n", &cfg) == 0);
+	CHECK(rt_config_admit(&cfg, why, sizeof(why)) == 0);
+}
+
 /* Each bad input must fail with exactly this message. */
 static void expect_error(const char *text, const char *message)
 {
@@ -203,6 +237,10 @@ static void test_errors(void)
 		     "bad.toml:2: \"cpu\" is for the partitioned plugins only");
 	expect_error("plugin = \"partitioned-fp\"\ncpus = 2\nassignment = \"best-fit\"\n",
 		     "bad.toml:3: assignment \"best-fit\": expected \"first-fit\" or \"worst-fit\"");
+	expect_error("plugin = \"fp\"\noverhead_us = 1000001\n" TASK,
+		     "bad.toml: overhead_us 1000001: expected 0..1000000");
+	expect_error("plugin = \"fp\"\noverhead_us = -1\n" TASK,
+		     "bad.toml:2: \"overhead_us\" must not be negative");
 	expect_error("plugin = \"fp\"\n[task]\n",
 		     "bad.toml:2: only [[server]] and [[task]] tables are supported");
 	expect_error("plugin = \"fp\"\n[[job]]\n",
@@ -232,6 +270,7 @@ int main(int argc, char **argv)
 	RUN(test_other_examples);
 	RUN(test_units_and_syntax);
 	RUN(test_server_priority);
+	RUN(test_overhead);
 	RUN(test_errors);
 	return unit_summary();
 }

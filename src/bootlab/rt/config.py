@@ -27,6 +27,7 @@ MULTICORE = {"partitioned-fp": ("partitioned", "fp"), "partitioned-edf": ("parti
 PLUGINS = ("fp", "edf", *HIERARCHICAL, *MULTICORE)
 ASSIGNMENTS = ("first-fit", "worst-fit")
 MAX_CPUS = 64
+MAX_OVERHEAD_US = 1_000_000  # a job's overhead: a second at most (rtctl's limit too)
 UNITS = ("us", "ms")
 MAX_SERVER_ID = 63
 MAX_TASK_ID = 255
@@ -79,6 +80,9 @@ class Config:
     source: str = ""
     cpus: int = 1
     assignment: str = "first-fit"   # partitioned plugins: how unplaced tasks are placed
+    # What each job costs beyond its wcet on the platform (its release, switches and wait),
+    # in µs: the analysis and rtctl's admission charge every job (each part of a split one) it.
+    overhead_us: int = 0
 
     @property
     def hierarchical(self) -> bool:
@@ -176,8 +180,8 @@ class _Checker:
         if not isinstance(document, dict):
             self.problem((), "the file must hold a table (an object)")
             return Config("fp", "us", (), (), self.source)
-        for key in document.keys() - {"plugin", "unit", "server", "task", "cpus", "assignment"}:
-            self.problem((key,), "unknown key (expected plugin, unit, server, task, cpus, assignment)")
+        for key in document.keys() - {"plugin", "unit", "server", "task", "cpus", "assignment", "overhead_us"}:
+            self.problem((key,), "unknown key (expected plugin, unit, server, task, cpus, assignment, overhead_us)")
         plugin = document.get("plugin")
         if plugin is None:
             self.problem(("plugin",), "missing key (one of " + ", ".join(PLUGINS) + ")")
@@ -197,7 +201,9 @@ class _Checker:
         tasks = tuple(t for i, e in enumerate(self.entries(document, "task"))
                       if (t := self.task(i, e, unit, plugin, server_ids, cpus)))
         self.unique_ids("task", [t.id for t in tasks])
-        return Config(plugin if plugin in PLUGINS else "fp", unit, servers, tasks, self.source, cpus, assignment)
+        overhead = self.integer((), document, "overhead_us", 0, MAX_OVERHEAD_US, 0)
+        return Config(plugin if plugin in PLUGINS else "fp", unit, servers, tasks, self.source, cpus, assignment,
+                      overhead)
 
     def multicore(self, document: dict, plugin: object) -> tuple[int, str]:
         """`cpus` (required by the multicore plugins, refused by the others) and

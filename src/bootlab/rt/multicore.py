@@ -112,8 +112,9 @@ def global_fp_response_times(tasks: Sequence[PeriodicTask], cpus: int) -> list[i
 
 @dataclass(frozen=True)
 class Piece:
-    """Part of a task's every job on one CPU: `wcet` of execution, from `start` of execution
-    into the job on (0 for the first part), due `deadline` after the part's release."""
+    """Part of a task's every job on one CPU: `wcet` of demand (its execution, and the
+    configuration's overhead a job), from `start` of the job's execution on (0 for the first
+    part), due `deadline` after the part's release (a first part's: the job's)."""
 
     task: int
     cpu: int
@@ -140,7 +141,10 @@ def split_cd(config: Config) -> Split:
     """Tasks by decreasing utilisation (ties: lower id) on the first CPU whose EDF demand
     test still holds; a task that fits nowhere is split once: on the first CPU that takes
     some of it, the largest C' with C' = D' that keeps the CPU schedulable, and the rest
-    (C − C', due D − C' after the first part's end) on the first other CPU that takes it."""
+    (C − C', due D − C' after the first part's end) on the first other CPU that takes it.
+    A charged configuration (schedulability.charged: each wcet counts overhead_us) charges
+    the rest its own overhead too, C − C' + o, and its first part executes C' − o of the job:
+    the overhead-aware C=D of the literature, rtctl's split (rtadmit.c) the same."""
     periods = {t.id: t.period for t in config.tasks}
     on: list[list[Piece]] = [[] for _ in range(config.cpus)]
     unfit = []
@@ -150,7 +154,7 @@ def split_cd(config: Config) -> Split:
         if cpu is not None:
             on[cpu].append(whole[cpu])
             continue
-        pieces = _split(task, on, periods)
+        pieces = _split(task, on, periods, config.overhead_us)
         if pieces is None:
             unfit.append(task.id)
             least = min(range(config.cpus), key=lambda c: (sum(Fraction(p.wcet, periods[p.task]) for p in on[c]), c))
@@ -160,24 +164,24 @@ def split_cd(config: Config) -> Split:
     return Split(tuple(sorted((p for cpu in on for p in cpu), key=lambda p: (p.task, p.start))), tuple(sorted(unfit)))
 
 
-def _split(task: Task, on: list[list[Piece]], periods: dict[int, int]) -> tuple[Piece, Piece] | None:
+def _split(task: Task, on: list[list[Piece]], periods: dict[int, int], overhead: int) -> tuple[Piece, Piece] | None:
     for first in range(len(on)):
-        # A large C' with C' = D' that the CPU still schedules, by bisection over [1, C - 1]
-        # (a part's demand grows with C' from its deadline on).  Whatever C' is found has
+        # A large C' with C' = D' that the CPU still schedules, by bisection over
+        # [1, min(C, D) - 1] (a part's demand grows with C' from its deadline on).  Whatever C' is found has
         # passed the demand test with the CPU's other parts, so a larger one missed costs
         # capacity, never safety.
-        low, high = 0, task.wcet - 1
+        # Charged, C may exceed D: the rest must keep some of the deadline.
+        low, high = 0, min(task.wcet, task.deadline) - 1
         while low < high:
             middle = (low + high + 1) // 2
             if _edf_fits(on[first] + [Piece(task.id, first, middle, middle)], periods):
                 low = middle
             else:
                 high = middle - 1
-        if low == 0:
+        if low <= overhead:  # no execution left in the part
             continue
-        rest = next((Piece(task.id, cpu, task.wcet - low, task.deadline - low, low) for cpu in range(len(on))
-                     if cpu != first and _edf_fits(on[cpu] + [Piece(task.id, cpu, task.wcet - low, task.deadline - low, low)],
-                                                   periods)), None)
-        if rest is not None:
-            return Piece(task.id, first, low, low), rest
+        for cpu in range(len(on)):
+            rest = Piece(task.id, cpu, task.wcet - low + overhead, task.deadline - low, low - overhead)
+            if cpu != first and _edf_fits(on[cpu] + [rest], periods):
+                return Piece(task.id, first, low, low), rest
     return None

@@ -91,8 +91,8 @@ def with_overhead(config: Config, overhead_us: int) -> Config:
     if overhead_us <= 0:
         return config
     if config.multicore == "semi-partitioned":
-        raise ValueError("overhead accounting is not available for semi-partitioned plugins "
-                         "(which part of a split task pays it is not modelled)")
+        raise ValueError("a semi-partitioned configuration charged afterwards would be split otherwise than "
+                         "the kernel split it: give it overhead_us instead (rtctl splits with it)")
     tasks = config.tasks
     if config.multicore == "partitioned":
         placed = analyze(config).placement.cpu_of

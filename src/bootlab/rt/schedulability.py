@@ -16,7 +16,10 @@
   Bertogna & Cirinei's response-time analysis; semi-partitioned-edf: C=D splitting
   (multicore.split_cd), EDF per CPU.
 
-Utilisation, the Liu & Layland and the hyperbolic bounds are reported for information.
+A configuration's `overhead_us` is charged to every job: each task's wcet counts it more
+(the placements too, as rtctl's admission places them), and a split task's second part pays
+it once more (multicore.split_cd).  Utilisation, the Liu & Layland and the hyperbolic bounds
+are reported for information.
 """
 
 from __future__ import annotations
@@ -131,6 +134,21 @@ def _edf_results(tasks: list[Task], supply, demand: analysis.DemandTest, method:
 
 
 def analyze(config: Config) -> Analysis:
+    """The analysis of `config`, its overhead_us charged (the result's configuration is the
+    charged one: its tasks' wcets count the overhead)."""
+    return _analyze(charged(config))
+
+
+def charged(config: Config) -> Config:
+    """`config` whose tasks each take its overhead_us more than their wcet (overhead_us kept:
+    split_cd charges a second part its own)."""
+    if not config.overhead_us:
+        return config
+    return replace(config, tasks=tuple(replace(t, wcet=t.wcet + config.overhead_us) for t in config.tasks))
+
+
+def _analyze(config: Config) -> Analysis:
+    """analyze() of a configuration already charged."""
     if config.hierarchical:
         return _analyze_hierarchical(config)
     if config.multicore == "partitioned":
@@ -153,11 +171,11 @@ def analyze(config: Config) -> Analysis:
 
 
 def _analyze_partitioned(config: Config) -> Analysis:
-    placement = multicore.partition(config, lambda one: analyze(one).schedulable)
+    placement = multicore.partition(config, lambda one: _analyze(one).schedulable)
     result = Analysis(config, LevelSummary.of([_model(t) for t in config.tasks]), placement=placement)
     for cpu in range(config.cpus):
         here = [t for t in config.tasks if placement.cpu_of[t.id] == cpu]
-        for task_result in analyze(multicore.cpu_config(config, here)).tasks:
+        for task_result in _analyze(multicore.cpu_config(config, here)).tasks:
             task = next(t for t in here if t.id == task_result.task.id)
             note = "fits on no CPU" if task.id in placement.unfit else ""
             result.tasks.append(replace(task_result, task=task, cpu=cpu, note=note))
@@ -365,6 +383,8 @@ def to_text(result: Analysis) -> str:
         return _time(us, unit) or ">T"   # a response beyond the period is not bounded here
 
     out = [f"{config.source}: plugin {config.plugin}, times in {unit}", ""]
+    if config.overhead_us:
+        out[-1:-1] = [f"each wcet below counts the configuration's overhead_us, {config.overhead_us} us a job"]
     if config.hierarchical:
         out.append("Servers as periodic tasks (C = budget, T = D = period), " + (
             "fixed priority, exact response-time analysis" if config.server_policy == "fp"

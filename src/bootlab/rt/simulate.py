@@ -31,8 +31,8 @@ from math import lcm
 from typing import Mapping
 
 from .config import Config, Task
-from .multicore import Piece, partition, split_cd
-from .schedulability import analyze
+from .multicore import Piece, split_cd
+from .schedulability import analyze, charged
 from .trace import Event
 from .units import NS_PER
 
@@ -103,13 +103,14 @@ class _Simulation:
         self.cpus = config.cpus if config.multicore else 1
         self.running: list[_Job | None] = [None] * self.cpus
         self.active: _Server | None = None
-        # Partitioned: the CPU of each task, as the analysis places them.
-        self.cpu_of = partition(config, lambda one: analyze(one).schedulable).cpu_of \
-            if config.multicore == "partitioned" else {}
-        # Semi-partitioned: each task's parts (ns); a job is on the CPU of the part it is in.
+        # Partitioned: the CPU of each task, as the analysis places them (its overhead charged).
+        self.cpu_of = analyze(config).placement.cpu_of if config.multicore == "partitioned" else {}
+        # Semi-partitioned: each task's parts (ns), split as the analysis splits them (its
+        # overhead charged); a job is on the CPU of the part it is in, the part's execution
+        # up to the next part's start.
         self.parts: dict[int, list[Piece]] = {}
         if config.multicore == "semi-partitioned":
-            for part in split_cd(config).pieces:
+            for part in split_cd(charged(config)).pieces:
                 self.parts.setdefault(part.task, []).append(replace(part, wcet=part.wcet * US, deadline=part.deadline * US,
                                                                     start=part.start * US))
         self.last_cpu: dict[tuple[int, int], int] = {}     # job -> the CPU it ran on last
@@ -212,12 +213,12 @@ class _Simulation:
         return self.part(job).cpu if self.parts else None
 
     def due(self, job: _Job) -> int:
-        """The absolute deadline EDF orders by: a part's (released when the previous part
-        ends, due its deadline later) in a split task, else the job's."""
-        if not self.parts:
-            return job.deadline
-        part = self.part(job)
-        return job.release + part.start + part.deadline
+        """The absolute deadline EDF orders by: a split job's first part's (C' = D' but for
+        the overhead charged), else the job's (as the policy core's rts_part_deadline)."""
+        parts = self.parts.get(job.task.id, ())
+        if len(parts) > 1 and self.part(job) is parts[0]:
+            return job.release + parts[0].deadline
+        return job.deadline
 
     def place(self, jobs: list[_Job]) -> list[_Job | None]:
         """The CPU of each job to run: its task's (or its part's) when fixed; otherwise a job
@@ -274,10 +275,11 @@ class _Simulation:
         for job in filter(None, self.running):
             times.append(now + job.remaining)
             if self.parts and self.part(job) is not self.parts[job.task.id][-1]:
-                # The end of its first part: it moves to the next part's CPU.  (Not of its
-                # last: a job running past its wcet, signalled, would put that in the past.)
-                part = self.part(job)
-                times.append(now + part.start + part.wcet - job.executed)
+                # The end of its first part, where the next starts: it moves to the next
+                # part's CPU.  (Not of its last: a job running past its wcet, signalled,
+                # would put that in the past.)
+                parts = self.parts[job.task.id]
+                times.append(now + parts[parts.index(self.part(job)) + 1].start - job.executed)
             state = self.state_of[job.task.id]
             if self.enforce and not state.overran:
                 times.append(now + max(0, job.task.wcet * US - state.spent))
