@@ -77,6 +77,9 @@ int rt_config_parse(const char *name, const char *text,
  */
 int rt_config_admit(struct rt_config *cfg, char *why, size_t len);
 
+/* The share of each of cfg->cpus CPUs an admitted cfg takes, into load. */
+void rt_config_loads(const struct rt_config *cfg, double *load);
+
 /* Which trace lines say cpu=: none (one-CPU plugins), the job events
  * (global plugins: where each ran), also task_create (partitioned: the
  * task's CPU).

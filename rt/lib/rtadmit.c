@@ -774,3 +774,37 @@ int rt_config_admit(struct rt_config *cfg, char *why, size_t len)
 		return global_fp_admit(set, cfg->nr_tasks, cfg->cpus, why, len);
 	return fp_admit(set, cfg->nr_tasks, &whole, "task", why, len);
 }
+
+/*
+ * The share of each CPU an admitted cfg takes (placed and split by
+ * rt_config_admit), its overhead charged: the servers' budgets
+ * (hierarchical), each task's or part's demand on its CPU (partitioned,
+ * semi-partitioned), the tasks' spread over every CPU (global).  load
+ * gets cfg->cpus entries.
+ */
+void rt_config_loads(const struct rt_config *cfg, double *load)
+{
+	const struct rts_policy *policy = rt_policy_named(cfg->plugin);
+	long long o = cfg->overhead_us;
+	int i, cpu;
+
+	for (cpu = 0; cpu < cfg->cpus; cpu++)
+		load[cpu] = 0;
+	for (i = 0; i < cfg->nr_servers; i++)
+		load[0] += (double)cfg->server[i].args.budget_us /
+			   cfg->server[i].args.period_us;
+	for (i = 0; !cfg->nr_servers && i < cfg->nr_tasks; i++) {
+		const struct rtsched_task_args *a = &cfg->task[i].args;
+		double t = (double)a->period_us, c = (double)(a->wcet_us + o);
+
+		if (policy->global) {
+			for (cpu = 0; cpu < cfg->cpus; cpu++)
+				load[cpu] += c / t / cfg->cpus;
+		} else if (a->split_us) {
+			load[a->cpu] += a->split_deadline_us / t;
+			load[a->split_cpu] += (c - a->split_deadline_us + o) / t;
+		} else {
+			load[a->cpu == RTSCHED_ANY_CPU ? 0 : a->cpu] += c / t;
+		}
+	}
+}

@@ -4,6 +4,9 @@
  *
  *   rtctl check CONFIG        validate a configuration and say whether the
  *                             analysis admits it (no kernel needed)
+ *
+ * check, load and run warn of a CPU the configuration loads beyond what
+ * the kernel's real-time throttling leaves SCHED_FIFO tasks.
  *   rtctl load [--force] [--module "PATH [PARAMS]"]... CONFIG
  *                             create its servers and reserve its tasks;
  *                             refused if the analysis rejects it, unless
@@ -56,12 +59,51 @@ static int report(const char *what)
 }
 
 /* Admission control: the analysis's verdict, printed when it refuses. */
+static long sysctl_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * Linux stops a CPU's SCHED_FIFO tasks for the rest of each
+ * sched_rt_period_us once they have run sched_rt_runtime_us of it (-1:
+ * never): a CPU the configuration loads beyond that share misses its
+ * deadlines whatever the analysis says (C=D splitting fills a CPU).
+ */
+static void warn_throttling(const char *what, const char *path)
+{
+	long runtime = sysctl_long("/proc/sys/kernel/sched_rt_runtime_us");
+	long period = sysctl_long("/proc/sys/kernel/sched_rt_period_us");
+	double load[RT_CONFIG_MAX_CPUS], share;
+	int cpu;
+
+	if (runtime < 0 || period <= 0)
+		return;
+	share = (double)runtime / period;
+	rt_config_loads(&cfg, load);
+	for (cpu = 0; cpu < cfg.cpus; cpu++)
+		if (load[cpu] > share)
+			fprintf(stderr, "rtctl %s: %s: warning: CPU %d is %.3f loaded, above the %.3f real-time throttling leaves SCHED_FIFO tasks (sched_rt_runtime_us %ld of every %ld): they will be stopped for the rest of a period; write -1 to /proc/sys/kernel/sched_rt_runtime_us to turn it off\n",
+				what, path, cpu, load[cpu], share, runtime,
+				period);
+}
+
 static int admitted(const char *what, const char *path)
 {
 	char why[256];
 
-	if (rt_config_admit(&cfg, why, sizeof(why)))
+	if (rt_config_admit(&cfg, why, sizeof(why))) {
+		warn_throttling(what, path);
 		return 1;
+	}
 	fprintf(stderr, "rtctl %s: %s: not schedulable: %s\n", what, path,
 		why);
 	return 0;

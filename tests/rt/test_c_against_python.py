@@ -321,3 +321,19 @@ def test_global_admission_is_the_analysis_verdict(config):
 def test_admission_is_the_analysis_verdict(config):
     with tempfile.TemporaryDirectory() as tmp:
         assert admitted(config, Path(tmp)) == analyze(config).schedulable
+
+
+def test_rtctl_warns_of_a_cpu_loaded_beyond_real_time_throttling(tmp_path):
+    """Linux stops a CPU's SCHED_FIFO tasks for the rest of a period once they have run
+    sched_rt_runtime_us of it (950 ms of a second by default): rtctl says which CPU a
+    configuration loads beyond that share (semi.toml's C=D split fills CPU 0; edf.toml takes
+    0.971 of its CPU; table3.toml's servers 0.819), as the machine it runs on has it set."""
+    runtime = int(Path("/proc/sys/kernel/sched_rt_runtime_us").read_text())
+    share = runtime / int(Path("/proc/sys/kernel/sched_rt_period_us").read_text())
+    loads = {"semi": 1.0, "edf": 34 / 35, "table3": 4 / 12 + 4 / 20 + 8 / 28}  # CPU 0's
+    for name, load in loads.items():
+        done = subprocess.run([str(RTCTL), "check", str(RT / "examples" / f"{name}.toml")], capture_output=True,
+                              text=True)
+        assert done.returncode == 0, done.stderr
+        warned = re.findall(r"warning: CPU (\d) is ([\d.]+) loaded", done.stderr)
+        assert warned == ([("0", f"{load:.3f}")] if runtime >= 0 and load > share else []), (name, done.stderr)
