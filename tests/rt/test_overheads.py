@@ -166,3 +166,14 @@ def test_a_configured_overhead_is_charged_and_splits_as_rtctl():
     assert [e.time for e in moved] == [3900 * US]
     with pytest.raises(ValueError, match="give it overhead_us instead"):
         with_overhead(semi, 10)
+
+
+def test_rt_analyze_json_says_what_each_job_is_charged(tmp_path, capsys):
+    path = tmp_path / "semi.toml"
+    path.write_text("overhead_us = 50\n" + (EXAMPLES / "semi.toml").read_text())
+    assert main(["rt", "analyze", str(path), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["overhead_us"] == 50
+    fp = tmp_path / "fp.toml"
+    fp.write_text("overhead_us = 50\n" + (EXAMPLES / "fp.toml").read_text())
+    main(["rt", "analyze", str(fp), "--format", "json", "--overhead-us", "7"])
+    assert json.loads(capsys.readouterr().out)["overhead_us"] == 57

@@ -123,7 +123,8 @@ def _analyze(args: argparse.Namespace) -> int:
 
     result = analyze(_charged(_config(args.config), args.overhead_us))
     if args.format == "json":
-        print(json.dumps({**to_dict(result), "overhead_us": args.overhead_us}, indent=2))
+        # what each job is charged: the configuration's overhead_us and --overhead-us's
+        print(json.dumps({**to_dict(result), "overhead_us": result.config.overhead_us + args.overhead_us}, indent=2))
     else:
         charged = f"each wcet below counts {args.overhead_us} us of overhead a job (--overhead-us)\n"
         print((charged if args.overhead_us else "") + to_text(result))
