@@ -93,9 +93,10 @@ JOURNAL = ("auto", "volatile", "persistent", "none")
 # After ready the guest waits for the boot to finish, prints systemd's view and powers off,
 # which ends the capture.  On a loaded host (TCG shares the CPUs) that took more than the 15 s
 # the camera device's kernel log needs (qemu.AFTER_READY), and bootchart's SVG, drawn in the
-# guest after that, more than a minute once (a clean-clone CI beside three other guests,
-# 2026-11-28): the systemd device reads up to two minutes, of which the wait for the boot to
-# finish is bounded at ANALYZE_WAIT.  The power-off ends it sooner.
+# guest after that, presumably more than a minute once (it was missing in a clean-clone CI
+# run beside three other guests, 2026-11-28): the systemd device reads up to two minutes, of
+# which the wait for the boot to finish is bounded at ANALYZE_WAIT.  The power-off ends it
+# sooner.
 AFTER_READY = 120.0
 ANALYZE_WAIT = 30
 # systemd-bootchart (rootfs.bootchart): init= it, it forks systemd as PID 1 and samples /proc
