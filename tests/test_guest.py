@@ -131,11 +131,11 @@ def _judge_timing(trace: str, config) -> None:
     """Every job of a multi-CPU trace within its analytical bound, with the overhead a job
     costs on this platform charged (the configuration's overhead_us, with which rtctl split
     the semi-partitioned set; else the worst `response - wcet` of the jobs that ran alone on
-    their CPU in the same trace, bootlab.rt.overheads), give or take the platform's
-    grain: a vCPU waits up to the other's share of a beat, BEAT_US / 2, for its turn at any instant, so a job's overhead
-    varies by that much with its phase against the beat.  And `bootlab rt check` with that
-    overhead charged passes it as it passes the one-CPU guests' traces (bounds and the
-    simulation's intervals within 0.5 ms)."""
+    their CPU in the same trace, bootlab.rt.overheads), give or take the platform's grain:
+    a vCPU waits up to the other's share of a beat, BEAT_US / 2, for its turn at any
+    instant, so a job's overhead varies by that much with its phase against the beat.  And
+    `bootlab rt check` with that overhead charged passes it as it passes the one-CPU
+    guests' traces (bounds and the simulation's intervals within 0.5 ms)."""
     parsed = parse_trace(trace)
     schedule = Schedule.from_trace(parsed)
     worst_us = 0 if config.overhead_us else math.ceil(max(o.worst for o in measure_overheads(schedule)) / 1000)
