@@ -317,8 +317,9 @@ static long long edf_response(const struct item *set, int n, int i,
 }
 
 /*
- * The configuration's overhead_us, while rt_config_admit() runs: every
- * job's execution is charged it (a split task's two parts each).
+ * The configuration's overhead_us, while rt_config_admit() or
+ * rt_config_loads() runs: every job's execution is charged it (a split
+ * task's two parts each).
  */
 static long long overhead;
 
@@ -785,9 +786,9 @@ int rt_config_admit(struct rt_config *cfg, char *why, size_t len)
 void rt_config_loads(const struct rt_config *cfg, double *load)
 {
 	const struct rts_policy *policy = rt_policy_named(cfg->plugin);
-	long long o = cfg->overhead_us;
 	int i, cpu;
 
+	overhead = cfg->overhead_us;
 	for (cpu = 0; cpu < cfg->cpus; cpu++)
 		load[cpu] = 0;
 	for (i = 0; i < cfg->nr_servers; i++)
@@ -795,14 +796,14 @@ void rt_config_loads(const struct rt_config *cfg, double *load)
 			   cfg->server[i].args.period_us;
 	for (i = 0; !cfg->nr_servers && i < cfg->nr_tasks; i++) {
 		const struct rtsched_task_args *a = &cfg->task[i].args;
-		double t = (double)a->period_us, c = (double)(a->wcet_us + o);
+		double t = (double)a->period_us, c = (double)charged_wcet(a);
 
 		if (policy->global) {
 			for (cpu = 0; cpu < cfg->cpus; cpu++)
 				load[cpu] += c / t / cfg->cpus;
 		} else if (a->split_us) {
 			load[a->cpu] += a->split_deadline_us / t;
-			load[a->split_cpu] += (c - a->split_deadline_us + o) / t;
+			load[a->split_cpu] += (c - a->split_deadline_us + overhead) / t;
 		} else {
 			load[a->cpu == RTSCHED_ANY_CPU ? 0 : a->cpu] += c / t;
 		}

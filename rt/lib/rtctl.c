@@ -4,9 +4,6 @@
  *
  *   rtctl check CONFIG        validate a configuration and say whether the
  *                             analysis admits it (no kernel needed)
- *
- * check, load and run warn of a CPU the configuration loads beyond what
- * the kernel's real-time throttling leaves SCHED_FIFO tasks.
  *   rtctl load [--force] [--module "PATH [PARAMS]"]... CONFIG
  *                             create its servers and reserve its tasks;
  *                             refused if the analysis rejects it, unless
@@ -20,6 +17,9 @@
  *   rtctl status              servers, tasks, budgets left, misses
  *   rtctl trace               drain the recorder as text trace lines
  *   rtctl clear               remove every server and reservation
+ *
+ * check, load and run warn of a CPU the configuration loads beyond what
+ * the kernel's real-time throttling leaves SCHED_FIFO tasks.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -356,7 +356,7 @@ scenario_cpu_hotplug() {
 # SET=smp, global or semi runs that set of a multi-CPU guest; SET=multicore
 # all three in one boot (the debug kernel's run, where a boot costs most).
 # BEAT_US loads the metronome first (a guest under -icount, where QEMU runs
-# the vCPUs in turn: rt/tests/guest/metronome), its line naming the beat.
+# the vCPUs in turn: rt/tests/guest/metronome).
 case "${SET:-}" in
 smp|global|semi|multicore)
 	. "$RT/smp_tcg.sh"
@@ -366,10 +366,7 @@ smp|global|semi|multicore)
 	# (sched_rt_runtime_us): C=D splitting fills CPU 0 (semi.toml), whose
 	# tasks were stopped for 37 ms of the run's last second.
 	echo -1 > /proc/sys/kernel/sched_rt_runtime_us
-	if [ -n "${BEAT_US:-}" ]; then
-		insmod "$RT/metronome.ko" period_us="$BEAT_US" &&
-			echo "==== rtsched metronome period_us=$BEAT_US cpus=$(grep -c ^processor /proc/cpuinfo) ===="
-	fi
+	[ -z "${BEAT_US:-}" ] || insmod "$RT/metronome.ko" period_us="$BEAT_US"
 	case "$SET" in smp|multicore) scenario_partitioned; scenario_cpu_hotplug;; esac
 	case "$SET" in global|multicore) scenario_global;; esac
 	case "$SET" in semi|multicore) scenario_semi;; esac

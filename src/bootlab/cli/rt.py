@@ -124,10 +124,9 @@ def _analyze(args: argparse.Namespace) -> int:
     result = analyze(_charged(_config(args.config), args.overhead_us))
     if args.format == "json":
         # what each job is charged: the configuration's overhead_us and --overhead-us's
-        print(json.dumps({**to_dict(result), "overhead_us": result.config.overhead_us + args.overhead_us}, indent=2))
+        print(json.dumps({**to_dict(result), "overhead_us": result.config.overhead_us}, indent=2))
     else:
-        charged = f"each wcet below counts {args.overhead_us} us of overhead a job (--overhead-us)\n"
-        print((charged if args.overhead_us else "") + to_text(result))
+        print(to_text(result))
     return 0 if result.schedulable else 1
 
 

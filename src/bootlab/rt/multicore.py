@@ -167,10 +167,10 @@ def split_cd(config: Config) -> Split:
 def _split(task: Task, on: list[list[Piece]], periods: dict[int, int], overhead: int) -> tuple[Piece, Piece] | None:
     for first in range(len(on)):
         # A large C' with C' = D' that the CPU still schedules, by bisection over
-        # [1, min(C, D) - 1] (a part's demand grows with C' from its deadline on).  Whatever C' is found has
-        # passed the demand test with the CPU's other parts, so a larger one missed costs
+        # [1, min(C, D) - 1] (a part's demand grows with C' from its deadline on; charged, C
+        # may exceed D, and the rest must keep some of the deadline).  Whatever C' is found
+        # has passed the demand test with the CPU's other parts, so a larger one missed costs
         # capacity, never safety.
-        # Charged, C may exceed D: the rest must keep some of the deadline.
         low, high = 0, min(task.wcet, task.deadline) - 1
         while low < high:
             middle = (low + high + 1) // 2

@@ -86,8 +86,9 @@ def _percentile(values: list[int], fraction: float) -> int:
 
 
 def with_overhead(config: Config, overhead_us: int) -> Config:
-    """The configuration whose tasks each take `overhead_us` more than their wcet, placed on
-    the CPUs the configuration itself gives them (partitioned plugins)."""
+    """The configuration charged `overhead_us` more a job (its overhead_us, which the analysis
+    charges: schedulability.charged), its tasks kept on the CPUs the configuration itself
+    gives them (partitioned plugins)."""
     if overhead_us <= 0:
         return config
     if config.multicore == "semi-partitioned":
@@ -97,7 +98,7 @@ def with_overhead(config: Config, overhead_us: int) -> Config:
     if config.multicore == "partitioned":
         placed = analyze(config).placement.cpu_of
         tasks = tuple(replace(t, cpu=placed[t.id]) for t in tasks)
-    return replace(config, tasks=tuple(replace(t, wcet=t.wcet + overhead_us) for t in tasks))
+    return replace(config, tasks=tasks, overhead_us=config.overhead_us + overhead_us)
 
 
 @dataclass(frozen=True)

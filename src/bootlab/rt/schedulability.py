@@ -384,7 +384,7 @@ def to_text(result: Analysis) -> str:
 
     out = [f"{config.source}: plugin {config.plugin}, times in {unit}", ""]
     if config.overhead_us:
-        out[-1:-1] = [f"each wcet below counts the configuration's overhead_us, {config.overhead_us} us a job"]
+        out[-1:-1] = [f"each wcet below counts {config.overhead_us} us of overhead a job"]
     if config.hierarchical:
         out.append("Servers as periodic tasks (C = budget, T = D = period), " + (
             "fixed priority, exact response-time analysis" if config.server_policy == "fp"
