@@ -364,14 +364,16 @@ def test_a_mark_sharing_a_line_with_firmware_output_keeps_its_own_arrival():
     assert not [n for n in a.phases.notes if "comes before the previous boundary" in n]
 
 
-@pytest.mark.parametrize("init", ["script", "rc"])
-def test_a_step_that_fails_stops_the_boot_and_says_which(tmp_path, init):
+@pytest.mark.parametrize("init,append", [("script", ""), ("rc", ""), ("script", "loglevel=3")])
+def test_a_step_that_fails_stops_the_boot_and_says_which(tmp_path, init, append):
     """A timed step that fails (here a module that is not there; in an optimizer run, the
     real-time scheduler's module refused by a kernel rebuilt under it) leaves a device that is
     not the one described: the boot stops there and is a failed run naming the step, never
-    a boot that reaches ready without it."""
+    a boot that reaches ready without it.  The reason goes through the kernel log, whole; on a
+    console too quiet to show a kernel error (loglevel=3), the init prints it itself."""
     t = Target()
     t.initramfs.init = init
+    t.target.append = append
     t.initramfs.steps = {"scheduler": "insmod /rt/missing.ko && echo went-on-after-the-step"}
     capture = tmp_path / "step.capture"
     result = strategy.boot(build(t), str(capture))

@@ -481,3 +481,20 @@ def test_a_missing_program_is_reported_by_name():
 
     with pytest.raises(SourceLost, match="cannot start no-such-program: No such file or directory"):
         ProcessSource(["no-such-program"]).on()
+
+
+def test_a_failure_line_printed_by_the_kernel_is_the_reason_without_its_time_stamp(tmp_path):
+    """A device's init says why it stopped through the kernel log, whose record arrives whole
+    on the console (an echoed line was once cut by `clocksource: Switched to clocksource tsc`
+    printed meanwhile): the reason is the line from the failure pattern on."""
+    master, slave, name = _pty()
+    source = PtySource(name)
+    source.open()
+    os.write(master, b"[    3.419749] clocksource: Switched to clocksource tsc\r\n"
+                     b"[    3.421002] bootlab: stopped: step scheduler failed (exit 2)\r\n"
+                     b"[    3.421100] bootlab: stopped: a later line is not the reason\r\n")
+    _, result = _run_capture(tmp_path / "f.capture", source,
+                             session.Stop(silence=0.3, deadline=10, failure=re.compile(b"bootlab: stopped: ")))
+    assert result.failure == "bootlab: stopped: step scheduler failed (exit 2)"
+    os.close(master)
+    os.close(slave)

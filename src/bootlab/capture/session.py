@@ -39,7 +39,7 @@ class Result:
     inline_ns: int | None = None
     inline_line: bytes = b""  # the line (so far) the inline pattern was seen in
     gaps: list[tuple[int, int]] = field(default_factory=list)
-    failure: str = ""  # the first whole line the failure pattern matched
+    failure: str = ""  # the first whole line the failure pattern matched, from the match on
 
 
 def run(source: Source, writers: list, t0: int, stop: Stop, reconnect: bool = False, on_data=None) -> Result:
@@ -121,8 +121,9 @@ def run(source: Source, writers: list, t0: int, stop: Stop, reconnect: bool = Fa
                     elif stop.after_ready is not None:
                         ready_deadline = t0 + t + int(stop.after_ready * 1e9)
                 if piece.endswith(b"\n"):
-                    if stop.failure is not None and not result.failure and stop.failure.search(text):
-                        result.failure = text.decode("utf-8", "replace").strip()
+                    said = stop.failure.search(text) if stop.failure is not None and not result.failure else None
+                    if said:  # a kernel record's time stamp before it is no part of the reason
+                        result.failure = text[said.start():].decode("utf-8", "replace").strip()
                     result.lines += 1
                     line.clear()
             if done:

@@ -139,23 +139,25 @@ def compress(data: bytes, method: str) -> bytes:
 
 # Set at the top of every init script: whether the kernel prints KERN_INFO on the console.
 CLOCK_PROBES = 4  # as bootlab-init.c: 1.5 s, over RATE_SPAN whatever the delays
-LOUDNESS = 'read BOOTLAB_LEVEL _ < /proc/sys/kernel/printk 2>/dev/null; [ "${BOOTLAB_LEVEL:-7}" -gt 6 ] && BOOTLAB_LOUD=1'
+LOUDNESS = 'read BOOTLAB_LEVEL _ < /proc/sys/kernel/printk 2>/dev/null'
 
 
-def _announce(text: str) -> str:
-    # Into the kernel log (printk time).  When the console shows KERN_INFO the kernel prints
-    # that copy itself; only when it does not (quiet) is the line echoed on the console too,
-    # or the two copies would interleave on the serial line.  The printk copy is the better
-    # time: a line echoed on a slow console arrives after what is queued before it.
-    return f'echo "<6>{text}" > /dev/kmsg; [ "$BOOTLAB_LOUD" ] || echo "{text}"'
+def _announce(text: str, level: int = 6) -> str:
+    # Into the kernel log (printk time) at `level`.  When the console shows that level the
+    # kernel prints that copy itself; only when it does not (quiet) is the line echoed on the
+    # console too, or the two copies would interleave on the serial line.  The printk copy is
+    # the better time (a line echoed on a slow console arrives after what is queued before
+    # it) and arrives whole: an echoed line can be cut by a kernel message printed meanwhile.
+    return f'echo "<{level}>{text}" > /dev/kmsg; [ "${{BOOTLAB_LEVEL:-7}}" -gt {level} ] || echo "{text}"'
 
 
 # Every shell init can stop the boot: a step that failed (a module that does not load, a
 # flash that cannot be programmed) leaves a device that is not the one described, so the
-# boot ends there with the reason and the kernel's last words, and is recorded as failed
-# with that line (qemu.parts: Stop.failure) rather than reaching ready without its step.
+# boot ends there with the reason (a kernel error, which a quiet console shows too) and the
+# kernel's last words, and is recorded as failed with that line (qemu.parts: Stop.failure)
+# rather than reaching ready without its step.
 STOPPED = "bootlab: stopped: "
-STOP_FUNCTION = f'stop() {{ echo "{STOPPED}$1"; dmesg | tail; poweroff -f; }}'
+STOP_FUNCTION = f'stop() {{ {_announce(STOPPED + "$1", level=3)}; dmesg | tail; poweroff -f; }}'
 
 
 def _step(name: str, command: str) -> list[str]:
