@@ -110,8 +110,8 @@ def register(sub) -> None:
     f.add_argument("--arch", choices=packages.ARCHITECTURES, default="amd64",
                    help="the kernels' architecture (default amd64: the x86 reference device)")
     f.add_argument("--qemu", choices=emulator.QEMUS, action="append", default=[],
-                   help="also fetch this QEMU into the cache (bookworm-backports: Debian's QEMU 10, "
-                   "for SMP guests under -icount; bookworm is the installed one)")
+                   help="also fetch this QEMU for --arch's guests into the cache (bookworm-backports: "
+                   "Debian's QEMU 10, for SMP guests under -icount; bookworm is the installed one)")
     f.add_argument("--print-headers-dir", action="store_true",
                    help="only print the headers tree to build modules against (of --kernel, default generic; "
                    "fetched into the cache for arm64)")
@@ -141,7 +141,7 @@ def fetch(args: argparse.Namespace) -> int:
             if not args.quiet:
                 print(f"{flavour}: {k.image}")
         for name in args.qemu:
-            q = emulator.qemu_x86(name, quiet=args.quiet)
+            q = emulator.qemu(name, args.arch, quiet=args.quiet)
             if not args.quiet:
                 print(f"qemu {name}: {q.argv[0]}")
     except packages.PackageError as err:

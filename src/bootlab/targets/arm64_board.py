@@ -17,6 +17,8 @@ console (the [bootloader] table).
     accel = "tcg"               # QEMU -accel (TCG options: "tcg,tb-size=256" ...)
     icount = ""                 # QEMU -icount, e.g. "shift=0,sleep=off" for a deterministic guest clock
                                 # (its console is then not drained at console_baud: see qemu.py)
+    qemu = "bookworm"           # or bookworm-backports: Debian's QEMU 10 from the cache, whose
+                                # -icount runs an SMP board (emulator.py)
     memory = 1024               # MiB
     cpus = 1
     firmware = "/usr/lib/u-boot/qemu_arm64/u-boot.bin"   # or "built": U-Boot built from Debian's
@@ -71,7 +73,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import initramfs, kernel_build, packages, qemu, reference, rootfs, uboot, uboot_build, uboot_images
+from . import emulator, initramfs, kernel_build, packages, qemu, reference, rootfs, uboot, uboot_build, uboot_images
 from .description import TargetError, section
 from .kconfig import BuildError
 
@@ -122,6 +124,7 @@ class BoardSection:
     cpu: str = "cortex-a57"
     accel: str = "tcg"
     icount: str = ""
+    qemu: str = emulator.SYSTEM
     memory: int = 1024
     cpus: int = 1
     firmware: str = "/usr/lib/u-boot/qemu_arm64/u-boot.bin"
@@ -195,6 +198,7 @@ class Arm64Board(reference.QemuDescription):
             (not t.fit or t.memory >= FIT_MEMORY, "fit",
              f"a FIT image is loaded at {FIT_ADDR}, past the RAM of a board under {FIT_MEMORY} MiB"),
             (1 <= t.cpus <= 64, "cpus", "cpus must be 1..64"),
+            (t.qemu in emulator.QEMUS, "qemu", f"qemu must be one of {', '.join(emulator.QEMUS)}"),
             (t.console_baud >= 0, "console_baud", "console_baud must be 0 (unthrottled) or a speed"),
             (self.bootloader is not None, "bootloader", "the board boots through U-Boot: [bootloader] is required"),
             (t.firmware != BUILT or t.uboot.board in uboot_build.BOARDS, "uboot",
@@ -250,6 +254,7 @@ class Built(qemu.QemuBootable):
     initrd_compressed: int
     digest: str
     disk: Path | None = None  # the [rootfs] table's image (rootfs.py)
+    qemu: emulator.Qemu = emulator.installed(ARCH)  # [arm64] qemu
 
     @property
     def image(self) -> Path:
@@ -275,7 +280,7 @@ class Built(qemu.QemuBootable):
         # image is shared by every boot of this environment.
         flash = (["-drive", f"if=pflash,unit=1,format=raw,readonly=on,file={self.flash}"] if self.flash else [])
         icount = ["-icount", t.icount] if t.icount else []
-        return ["qemu-system-aarch64", "-machine", "virt", "-cpu", t.cpu, "-accel", t.accel,
+        return [*self.qemu.argv, "-machine", "virt", "-cpu", t.cpu, "-accel", t.accel,
                 "-m", str(t.memory), "-smp", str(t.cpus), "-nographic", "-no-reboot", "-bios", str(self.firmware), *flash, *icount,
                 "-netdev", f"user,id=net0,tftp={self.tftp}", "-device", "virtio-net-pci,netdev=net0",
                 *self.disk_argv()]
@@ -284,7 +289,7 @@ class Built(qemu.QemuBootable):
         return {**self.target.to_dict(), "kernel_release": self.kernel.release, "tftp": str(self.tftp),
                 "flash": str(self.flash) if self.flash else None, "image_size": self.image.stat().st_size,
                 "initrd_size": self.initrd_size, "initrd_compressed": self.initrd_compressed,
-                "digest": self.digest,
+                "digest": self.digest, **({"qemu_version": self.qemu.version} if self.qemu.version else {}),
                 **({"disk_path": str(self.disk), "disk_size": self.disk.stat().st_size} if self.disk else {})}
 
 
@@ -313,6 +318,7 @@ def build(board: Arm64Board, fetch: bool = True) -> Built:
             k = kernel_build.build(board.kernel_config()).kernel
         else:
             k = packages.kernel(t.kernel, fetch=fetch, arch=ARCH)
+        emulated = emulator.qemu(t.qemu, ARCH, fetch=fetch)
     except (packages.PackageError, kernel_build.KernelBuildError) as err:
         raise TargetError(str(err)) from None
     out = packages.cache_dir() / "artifacts"
@@ -357,7 +363,7 @@ def build(board: Arm64Board, fetch: bool = True) -> Built:
                 fh.truncate(FLASH_BANK)  # QEMU wants the whole bank; U-Boot reads only the environment
             work.replace(flash)
     digest = _digest([board.to_dict(), k.release, initrd.name, str(firmware)] + ([disk.name] if disk else []))
-    return Built(board, k, tftp, flash, firmware, size, initrd.stat().st_size, digest, disk)
+    return Built(board, k, tftp, flash, firmware, size, initrd.stat().st_size, digest, disk, emulated)
 
 
 def _digest(what) -> str:

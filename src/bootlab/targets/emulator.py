@@ -1,6 +1,7 @@
-"""Which QEMU boots the reference device: `[target] qemu`.
+"""Which QEMU boots the reference device (`[target] qemu`) and the ARM64 board (`[arm64] qemu`).
 
-    "bookworm"            the qemu-system-x86_64 `make setup` installs (Debian 12's QEMU 7.2)
+    "bookworm"            the qemu-system-x86_64 (qemu-system-aarch64) `make setup` installs
+                          (Debian 12's QEMU 7.2)
     "bookworm-backports"  Debian's backport of QEMU 10 from bookworm-backports, unpacked into the
                           cache (not installed): its program, and its firmware named with -L
 
@@ -25,33 +26,58 @@ from . import packages
 SYSTEM = "bookworm"
 BACKPORTS = "bookworm-backports"
 QEMUS = (SYSTEM, BACKPORTS)
-# The packages the backport's x86 emulator needs beside the libraries bookworm's QEMU already
-# pulled in (make setup): its firmware (qemu-system-data's option ROMs, the SeaBIOS it was built
-# with).  Unpacked, not installed: nothing of the system's QEMU changes.
-BACKPORT_PACKAGES = (("qemu-system-x86", "amd64"), ("qemu-system-data", "all"), ("seabios", "all"))
 
 
 @dataclass(frozen=True)
 class Qemu:
-    """A QEMU for x86 guests: the argv that starts it, before the machine's own arguments."""
+    """A QEMU for one guest architecture: the argv that starts it, before the machine's own
+    arguments."""
 
     name: str
     argv: tuple[str, ...]
     version: str  # the Debian package's version ("" for the system's, recorded by the run store)
 
 
-INSTALLED = Qemu(SYSTEM, ("qemu-system-x86_64",), "")
+@dataclass(frozen=True)
+class _Emulator:
+    program: str  # the system emulator for the guest architecture
+    # The packages the backport's emulator needs beside the libraries bookworm's QEMU already
+    # pulled in (make setup): its program and its firmware.  Unpacked, not installed: nothing
+    # of the system's QEMU changes.
+    debs: tuple[str, ...]
+    # Named with -L before QEMU's own data directory (the system's 7.2 files): the backport's
+    # firmware first (under usr/share).
+    firmware: tuple[str, ...]
 
 
-def qemu_x86(name: str, fetch: bool = True, quiet: bool = True) -> Qemu:
-    """The QEMU named by `[target] qemu`, fetched and unpacked into the cache if needed."""
+# By Debian's name of the guest's architecture.  The host's packages are amd64's.
+EMULATORS = {
+    "amd64": _Emulator("qemu-system-x86_64", ("qemu-system-x86", "qemu-system-data", "seabios"), ("seabios", "qemu")),
+    # The ARM64 board's firmware is U-Boot (-bios); qemu-system-data has the network card's ROM.
+    "arm64": _Emulator("qemu-system-aarch64", ("qemu-system-arm", "qemu-system-data"), ("qemu",)),
+}
+# Architecture-independent packages ("all"); the others are the host's.
+_INDEPENDENT = ("qemu-system-data", "seabios")
+
+
+def installed(arch: str = "amd64") -> Qemu:
+    """The system's QEMU for a guest architecture (what `make setup` installs)."""
+    return Qemu(SYSTEM, (EMULATORS[arch].program,), "")
+
+
+def qemu(name: str, arch: str = "amd64", fetch: bool = True, quiet: bool = True) -> Qemu:
+    """The QEMU named by `[target] qemu` (`[arm64] qemu`) for a guest architecture, fetched
+    and unpacked into the cache if needed."""
     if name == SYSTEM:
-        return INSTALLED
+        return installed(arch)
     if name != BACKPORTS:
         raise packages.PackageError(f"unknown qemu {name!r}: one of {', '.join(QEMUS)}")
-    debs = [packages.download(p, arch, quiet, release=BACKPORTS, fetch=fetch) for p, arch in BACKPORT_PACKAGES]
+    emulator = EMULATORS[arch]
+    debs = [packages.download(p, "all" if p in _INDEPENDENT else "amd64", quiet, release=BACKPORTS, fetch=fetch)
+            for p in emulator.debs]
     version = debs[0].name.split("_")[1].replace("%3a", ":")
-    root = packages.cache_dir() / "qemu" / version.split(":")[-1]  # the epoch's colon left out of the path
+    # One tree per guest architecture: unpacking one never rewrites a program another runs.
+    root = packages.cache_dir() / "qemu" / version.split(":")[-1] / arch  # the epoch's colon left out
     done = root / ".unpacked"
     if not done.exists():
         root.mkdir(parents=True, exist_ok=True)
@@ -61,7 +87,5 @@ def qemu_x86(name: str, fetch: bool = True, quiet: bool = True) -> Qemu:
                     packages.unpack(deb, root)
                 done.touch()
     share = root / "usr" / "share"
-    # -L before QEMU's own data directory (the system's 7.2 files): the backport's option ROMs
-    # and SeaBIOS first.
-    return Qemu(name, (str(root / "usr" / "bin" / "qemu-system-x86_64"), "-L", str(share / "seabios"),
-                       "-L", str(share / "qemu")), version)
+    firmware = [arg for d in emulator.firmware for arg in ("-L", str(share / d))]
+    return Qemu(name, (str(root / "usr" / "bin" / emulator.program), *firmware), version)

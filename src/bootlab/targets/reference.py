@@ -359,7 +359,7 @@ class Built(qemu.QemuBootable):
     digest: str
     cmdline: str  # the target's, with this host's facts in place of `host` (host_facts.py)
     disk: Path | None = None  # the root filesystem image (rootfs.py), on a virtio disk
-    qemu: emulator.Qemu = emulator.INSTALLED  # [target] qemu
+    qemu: emulator.Qemu = emulator.installed()  # [target] qemu
 
     def qemu_argv(self) -> list[str]:
         t = self.target.target
@@ -403,7 +403,7 @@ def build(target: Target, fetch: bool = True) -> Built:
             k = kernel_build.build(target.kernel_config()).kernel
         else:
             k = packages.kernel(t.kernel, fetch=fetch)
-        emulated = emulator.qemu_x86(t.qemu, fetch=fetch)
+        emulated = emulator.qemu(t.qemu, fetch=fetch)
     except (packages.PackageError, kernel_build.KernelBuildError) as err:
         raise TargetError(str(err)) from None
     out = packages.cache_dir() / "artifacts"
