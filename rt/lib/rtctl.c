@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -240,17 +239,6 @@ static int stock_task(const struct rt_config_task *t, int spin)
 {
 	unsigned long long j;
 
-	/*
-	 * Its memory in place before its first job, as any real-time program
-	 * does (cyclictest too): the forked task's pages are rtctl's until it
-	 * writes them, and each first write, a copy-on-write fault, was charged
-	 * to the first job (15-17 us past its bound on the ARM64 board's SMP
-	 * guest).  mlockall() populates them now.  Without the privilege to
-	 * lock (RLIMIT_MEMLOCK) the task runs all the same, and says so.
-	 */
-	if (mlockall(MCL_CURRENT | MCL_FUTURE))
-		fprintf(stderr, "rtctl run: task %d: mlockall: %s: its first job pays its page faults\n",
-			t->args.id, strerror(errno));
 	if (rt_init() || rt_attach(t->args.id) || rt_run_us(0))
 		return report("run");
 	for (j = 0; !t->jobs || j < t->jobs; j++) {
