@@ -318,17 +318,17 @@ def _smp_scenarios(tmp_path, board: str, scenario_set: str, *judge: str, names: 
         _judge_timing(traces[name], SMP_CONFIGS[name](board))
 
 
-def test_rt_partitioned_in_an_smp_guest(tmp_path, board="x86"):
+def test_rt_partitioned_in_an_smp_guest(tmp_path):
     """The partitioned plugins, one scheduler per CPU, on two vCPUs: every task registered
     on its CPU and run there only, every job within its bound; the real-time CPUs held
     online."""
-    _smp_scenarios(tmp_path, board, "smp", "--smp", names=("partitioned_fp", "partitioned_edf"))
+    _smp_scenarios(tmp_path, "x86", "smp", "--smp", names=("partitioned_fp", "partitioned_edf"))
 
 
-def test_rt_global_in_an_smp_guest(tmp_path, board="x86"):
+def test_rt_global_in_an_smp_guest(tmp_path):
     """The global plugins, one scheduler over both vCPUs: the tasks run on both, jobs
     migrate and the trace records it; examples/global.toml under global-fp and global-edf."""
-    _smp_scenarios(tmp_path, board, "global", "--global-cpus", "2", names=("global_fp", "global_edf"))
+    _smp_scenarios(tmp_path, "x86", "global", "--global-cpus", "2", names=("global_fp", "global_edf"))
 
 
 # The ARM64 board's SMP guest too, for the set judged with a configured overhead.  Judged with

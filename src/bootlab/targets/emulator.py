@@ -41,23 +41,23 @@ class Qemu:
 @dataclass(frozen=True)
 class _Emulator:
     program: str  # the system emulator for the guest architecture
-    # The packages the backport's emulator needs beside the libraries bookworm's QEMU already
-    # pulled in (make setup): its program and its firmware.  Unpacked, not installed: nothing
-    # of the system's QEMU changes.
-    debs: tuple[str, ...]
+    # The packages (name, architecture: the host's or "all") the backport's emulator needs
+    # beside the libraries bookworm's QEMU already pulled in (make setup): its program and its
+    # firmware.  Unpacked, not installed: nothing of the system's QEMU changes.
+    debs: tuple[tuple[str, str], ...]
     # Named with -L before QEMU's own data directory (the system's 7.2 files): the backport's
     # firmware first (under usr/share).
     firmware: tuple[str, ...]
 
 
-# By Debian's name of the guest's architecture.  The host's packages are amd64's.
+# By Debian's name of the guest's architecture; the host is amd64.
+DATA = ("qemu-system-data", "all")
 EMULATORS = {
-    "amd64": _Emulator("qemu-system-x86_64", ("qemu-system-x86", "qemu-system-data", "seabios"), ("seabios", "qemu")),
+    "amd64": _Emulator("qemu-system-x86_64", (("qemu-system-x86", "amd64"), DATA, ("seabios", "all")),
+                       ("seabios", "qemu")),
     # The ARM64 board's firmware is U-Boot (-bios); qemu-system-data has the network card's ROM.
-    "arm64": _Emulator("qemu-system-aarch64", ("qemu-system-arm", "qemu-system-data"), ("qemu",)),
+    "arm64": _Emulator("qemu-system-aarch64", (("qemu-system-arm", "amd64"), DATA), ("qemu",)),
 }
-# Architecture-independent packages ("all"); the others are the host's.
-_INDEPENDENT = ("qemu-system-data", "seabios")
 
 
 def installed(arch: str = "amd64") -> Qemu:
@@ -73,8 +73,8 @@ def qemu(name: str, arch: str = "amd64", fetch: bool = True, quiet: bool = True)
     if name != BACKPORTS:
         raise packages.PackageError(f"unknown qemu {name!r}: one of {', '.join(QEMUS)}")
     emulator = EMULATORS[arch]
-    debs = [packages.download(p, "all" if p in _INDEPENDENT else "amd64", quiet, release=BACKPORTS, fetch=fetch)
-            for p in emulator.debs]
+    debs = [packages.download(p, arch_of_deb, quiet, release=BACKPORTS, fetch=fetch)
+            for p, arch_of_deb in emulator.debs]
     version = debs[0].name.split("_")[1].replace("%3a", ":")
     # One tree per guest architecture: unpacking one never rewrites a program another runs.
     root = packages.cache_dir() / "qemu" / version.split(":")[-1] / arch  # the epoch's colon left out

@@ -137,9 +137,10 @@ def compress(data: bytes, method: str) -> bytes:
 
 # -- the init -------------------------------------------------------------------------------
 
-# Set at the top of every init script: whether the kernel prints KERN_INFO on the console.
 CLOCK_PROBES = 4  # as bootlab-init.c: 1.5 s, over RATE_SPAN whatever the delays
-LOUDNESS = 'read BOOTLAB_LEVEL _ < /proc/sys/kernel/printk 2>/dev/null'
+# Set at the top of every init script: the console's log level, below which the kernel prints
+# a record on the console itself (_announce).
+CONSOLE_LEVEL = 'read BOOTLAB_LEVEL _ < /proc/sys/kernel/printk 2>/dev/null'
 
 
 def _announce(text: str, level: int = 6) -> str:
@@ -235,7 +236,7 @@ def init_files(spec: InitramfsSpec, order: list[tuple[str, str]], after: list[tu
                 "etc/bootlab/flags": "".join(f"{x}\n" for x in flags)}
     mounts = ["mount -t proc proc /proc", "mount -t sysfs sys /sys",
               "mount -t devtmpfs dev /dev 2>/dev/null || true", "mkdir -p /dev/pts /tmp /run",
-              LOUDNESS]  # reads /proc: after the mounts
+              CONSOLE_LEVEL]  # reads /proc: after the mounts
     module_lines = _module_lines(order, release, params, insmod=True)
     modules = ([_mark("modules.start")] + module_lines + [_mark("modules.end")]) if order else []
     for name, command in spec.steps.items():
@@ -255,7 +256,7 @@ def init_files(spec: InitramfsSpec, order: list[tuple[str, str]], after: list[tu
         "klogd",
         "hostname bootlab",
     ] + modules + [_mark("services.end")]
-    app = header + [LOUDNESS] + _app_lines(spec, after_lines)
+    app = header + [CONSOLE_LEVEL] + _app_lines(spec, after_lines)
     inittab = "::sysinit:/etc/init.d/rcS\n::wait:/etc/init.d/app\n::shutdown:/bin/umount -a -r\n"
     return {"etc/init.d/rcS": "\n".join(rcs) + "\n", "etc/init.d/app": "\n".join(app) + "\n",
             "etc/inittab": inittab}

@@ -104,7 +104,7 @@ ANALYZE_WAIT = 30
 # is set past the whole read after ready, so the chart always covers ready and the wait.
 BOOTCHART = "/usr/lib/systemd/systemd-bootchart"
 BOOTCHART_HZ = 25  # its default: a sample every 40 ms
-BOOTCHART_SAMPLES = BOOTCHART_HZ * 180  # 3 min: under TCG, ready plus AFTER_READY
+BOOTCHART_SAMPLES = BOOTCHART_HZ * 180  # 3 min: under TCG, ready plus ANALYZE_WAIT with room
 
 
 # The emulated NAND: large-page SLC as nandsim builds it from its ID bytes (maker 0x20; the
