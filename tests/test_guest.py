@@ -290,8 +290,9 @@ SMP_CONFIGS = {
 }
 # The overhead the semi-partitioned set is configured with in each board's SMP guest (rtctl
 # splits with it): C=D splitting fills CPU 0, so what a job costs there must be in the split.
-# Above the worst a job cost in the partitioned and global traces: 36-45 us on x86, 51-78 us
-# on ARM64 (whose first try, 50 us, left one job 16.7 us above its bound).
+# Above the worst a job cost in the partitioned and global traces: 33-43 us on x86, 42-60 us
+# on ARM64 (36-45 and 51-78 while the stock tasks' first jobs paid their page faults; ARM64's
+# first try, 50 us, left one job 16.7 us above its bound).
 SEMI_OVERHEAD_US = {"x86": 50, "arm64": 80}
 
 
@@ -318,11 +319,16 @@ def _smp_scenarios(tmp_path, board: str, scenario_set: str, *judge: str, names: 
         _judge_timing(traces[name], SMP_CONFIGS[name](board))
 
 
-def test_rt_partitioned_in_an_smp_guest(tmp_path):
+# The ARM64 board's SMP guest too: x86's grains hold there for the partitioned and
+# semi-partitioned sets since rtctl's stock tasks run their job's code once before their first
+# release.  Global FP, judged so, had jobs 19.4 and 19.8 us above in one boot of five, at the
+# edge of its 20 us: measured, not judged (rt/README.md).
+@pytest.mark.parametrize("board", ["x86", "arm64"])
+def test_rt_partitioned_in_an_smp_guest(tmp_path, board):
     """The partitioned plugins, one scheduler per CPU, on two vCPUs: every task registered
     on its CPU and run there only, every job within its bound; the real-time CPUs held
     online."""
-    _smp_scenarios(tmp_path, "x86", "smp", "--smp", names=("partitioned_fp", "partitioned_edf"))
+    _smp_scenarios(tmp_path, board, "smp", "--smp", names=("partitioned_fp", "partitioned_edf"))
 
 
 def test_rt_global_in_an_smp_guest(tmp_path):
@@ -331,9 +337,6 @@ def test_rt_global_in_an_smp_guest(tmp_path):
     _smp_scenarios(tmp_path, "x86", "global", "--global-cpus", "2", names=("global_fp", "global_edf"))
 
 
-# The ARM64 board's SMP guest too, for the set judged with a configured overhead.  Judged with
-# the trace's own worst overhead, the partitioned set had a first job past its grain in one
-# boot of three (15.6 us), the global set one 14.7 us above, within its 20 (rt/README.md).
 @pytest.mark.parametrize("board", ["x86", "arm64"])
 def test_rt_semi_partitioned_in_an_smp_guest(tmp_path, board):
     """Semi-partitioned EDF (C=D splitting) on both vCPUs: examples/semi.toml, which no
