@@ -2,7 +2,8 @@
 the overhead a job cost in its calibration run charged (bootlab.rt.overheads).
 
 The overhead charged is the 90th percentile, then the worst, of `response - wcet` of the
-jobs that ran alone on their CPU in the calibration run (the larger of the two CPUs',
+jobs that ran alone on their CPU, or alone after preempting, in the calibration run (the
+larger of the two CPUs',
 rounded up to the µs): measured on the same platform, in the same boot, but not in the run
 it judges.  For the jobs still above their bound, how far above (the most) and the median
 time from release to start.
@@ -10,8 +11,8 @@ time from release to start.
 The platform's grain: QEMU runs the vCPUs in turn, each its share of the span to the next
 timer, which the metronome keeps below its beat (guest.toml, bench.sh): a vCPU may wait
 for the others' shares of a beat, beat × (vCPUs − 1) / vCPUs, for its turn at any instant
-(10 µs of a 20 µs beat on two), so an overhead measured on jobs that ran alone
-can miss the worst phase by that much.  A job above its charged bound by no more than that
+(10 µs of a 20 µs beat on two), so an overhead measured on some jobs can miss the worst
+phase by that much.  A job above its charged bound by no more than that
 share is counted apart ("within the grain").
 
 Usage: analyze.py CONSOLE.log"""
