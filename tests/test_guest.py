@@ -291,9 +291,9 @@ SMP_CONFIGS = {
 }
 # The overhead the semi-partitioned set is configured with in each board's SMP guest (rtctl
 # splits with it): C=D splitting fills CPU 0, so what a job costs there must be in the split.
-# Above the worst a job cost in the partitioned and global traces: 33-43 us on x86, 42-60 us
-# on ARM64 (36-45 and 51-78 while the stock tasks' first jobs paid their page faults; ARM64's
-# first try, 50 us, left one job 16.7 us above its bound).
+# Above the worst a job cost in the partitioned and global traces (bootlab.rt.overheads,
+# preempting jobs included): 35-51 us on x86, 42-69 us on ARM64 (ARM64's first try, 50 us,
+# left one job 16.7 us above its bound).
 SEMI_OVERHEAD_US = {"x86": 50, "arm64": 80}
 
 
