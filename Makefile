@@ -58,6 +58,7 @@ bench: build
 	bench/guest.sh bench/rt_latency/guest.toml out/rt-latency-guest.log
 	$(BIN)/python bench/rt_latency/analyze.py out/rt-latency-guest.log
 	$(MAKE) -C bench/rt_boot run
+	$(MAKE) -C bench/rt_boot run-arm64
 	$(MAKE) -C bench/rt_smp run
 
 clean:

@@ -40,16 +40,28 @@ SYS_ENTER = re.compile(r"/\* sys_enter: NR (\d+) ")
 SYS_EXIT = re.compile(r"/\* sys_exit: NR (-?\d+) = (-?\d+)")
 FORK = re.compile(r"/\* sched_process_fork: .* child_pid=(\d+)")
 EXEC = re.compile(r"/\* sched_process_exec: filename=(\S+)")
-NR_READ, NR_OPENAT, NR_IOCTL, NR_CLONE, NR_EXECVE, NR_WAIT4, NR_EXIT_GROUP, NR_FINIT_MODULE = 0, 257, 16, 56, 59, 61, 231, 313
+MACHINE = re.compile(r"rtboot: machine (\w+)")
+# The system calls the split needs, by the machine bench.sh names (x86_64's table, and the
+# generic one arm64 uses: arch/x86/entry/syscalls/syscall_64.tbl, include/uapi/asm-generic/unistd.h).
+SYSCALLS = {
+    "x86_64": {"read": 0, "openat": 257, "ioctl": 16, "clone": 56, "execve": 59, "wait4": 61,
+               "exit_group": 231, "finit_module": 313},
+    "aarch64": {"read": 63, "openat": 56, "ioctl": 29, "clone": 220, "execve": 221, "wait4": 260,
+                "exit_group": 94, "finit_module": 273},
+}
 # The traced round's children of the shell, in order, and the modules onestep loads.
 TRACED_STEPS = ("empty", "onestep", "rtctl")
 MODULES = {"empty": ("rtboot_empty.ko",), "onestep": ("rtsched.ko", "rtsched_hsf.ko")}
 
 
 def trace_events(text: str) -> list[tuple[int, int, str, str]]:
-    """(time ns, pid, kind, detail) from the traced round; kind: enter, exit (detail "NR RET"),
-    fork (child pid), exec, call (a loader phase's "name µs depth" at its start; depth: the
-    spaces before the name)."""
+    """(time ns, pid, kind, detail) from the traced round; kind: enter (detail: the system
+    call's name, or its number if the split does not need it), exit ("NAME RET"), fork (child
+    pid), exec, call (a loader phase's "name µs depth" at its start; depth: the spaces before
+    the name).  The machine is bench.sh's mark; a console without it is x86_64's (the first
+    runs were)."""
+    machine = m[1] if (m := MACHINE.search(text)) else "x86_64"
+    name = {nr: call for call, nr in SYSCALLS[machine].items()}
     block = text.split("==== rtboot trace begin ====", 1)[-1].split("==== rtboot trace end ====", 1)[0]
     out: list[tuple[int, int, str, str]] = []
     pid, stack = 0, []
@@ -64,9 +76,9 @@ def trace_events(text: str) -> list[tuple[int, int, str, str]]:
         ns = int(m[1]) * 1_000_000_000 + int(m[2]) * 1000
         body, depth = m[5], len(m[4])
         if (e := SYS_ENTER.search(body)):
-            out.append((ns, pid, "enter", e[1]))
+            out.append((ns, pid, "enter", name.get(int(e[1]), e[1])))
         elif (e := SYS_EXIT.search(body)):
-            out.append((ns, pid, "exit", f"{e[1]} {e[2]}"))
+            out.append((ns, pid, "exit", f"{name.get(int(e[1]), e[1])} {e[2]}"))
         elif (e := FORK.search(body)):
             out.append((ns, pid, "fork", e[1]))
         elif (e := EXEC.search(body)):
@@ -82,26 +94,26 @@ def trace_events(text: str) -> list[tuple[int, int, str, str]]:
 
 def phases(events: list[tuple[int, int, str, str]], child: int, modules: tuple[str, ...]) -> list[tuple[str, float]]:
     """Where one child of the shell spent its time, in µs, from the shell's clone to its wait4."""
-    clone = max(t for t, p, k, d in events if k == "enter" and d == str(NR_CLONE) and
+    clone = max(t for t, p, k, d in events if k == "enter" and d == "clone" and
                 t <= next(t2 for t2, _, k2, d2 in events if k2 == "fork" and d2 == str(child)))
-    waited = next(t for t, p, k, d in events if p != child and k == "exit" and d.startswith(f"{NR_WAIT4} ") and t > clone)
+    waited = next(t for t, p, k, d in events if p != child and k == "exit" and d.startswith("wait4 ") and t > clone)
     mine = [e for e in events if e[1] == child]
     calls = [e for e in events if e[1] == child and e[2] == "call"]
-    sys = [(t, k, int(d.split()[0])) for t, _, k, d in mine if k in ("enter", "exit")]
+    sys = [(t, k, d.split()[0]) for t, _, k, d in mine if k in ("enter", "exit")]
     rows: list[tuple[str, float]] = [("fork (the shell's clone to the child's first system call)", (sys[0][0] - clone) / 1000)]
     enters = [(i, t, nr) for i, (t, k, nr) in enumerate(sys) if k == "enter"]
 
     def exit_of(i: int) -> int:
         return next(t for t, k, _ in sys[i + 1:] if k == "exit")
 
-    execs = [(i, t) for i, t, nr in enters if nr == NR_EXECVE]
+    execs = [(i, t) for i, t, nr in enters if nr == "execve"]
     if execs:
         i, t = execs[0]
         rows.append(("exec", (exit_of(i) - t) / 1000))
         start = exit_of(i)
-        rows.append(("C library start-up (exec to its first openat)", (next(t for _, t, nr in enters if nr == NR_OPENAT and t > start) - start) / 1000))
-    opens = [(i, t) for i, t, nr in enters if nr == NR_OPENAT]
-    finits = [(i, t) for i, t, nr in enters if nr == NR_FINIT_MODULE]
+        rows.append(("C library start-up (exec to its first openat)", (next(t for _, t, nr in enters if nr == "openat" and t > start) - start) / 1000))
+    opens = [(i, t) for i, t, nr in enters if nr == "openat"]
+    finits = [(i, t) for i, t, nr in enters if nr == "finit_module"]
     for n, (i, t) in enumerate(finits):
         opened = max(t2 for _, t2 in opens if t2 < t)
         end = exit_of(i)
@@ -119,19 +131,24 @@ def phases(events: list[tuple[int, int, str, str]], child: int, modules: tuple[s
                 rows.append((f"  {'  ' * (depth > top)}{fn}", us))
         rows.append(("  the rest: ELF checks, copying sections, symbols, relocations", (end - opened) / 1000 -
                      sum(us for (depth, _), us in spent.items() if depth == top)))
-    reads = [(i, t) for i, t, nr in enters if nr == NR_READ and (not finits or t < finits[0][1])]
+    ioctls = [(i, t) for i, t, nr in enters if nr == "ioctl"]
+    reads = [(i, t) for i, t, nr in enters if nr == "read" and (not finits or t < finits[0][1])]
     if reads and execs:
-        # Read, then parsed and admitted before the next file (a module) is opened.
-        opened = max(t for _, t in opens if t < reads[-1][1])
-        parsed = next(t for _, t in opens if t > reads[-1][1])
+        # The configuration is the first file rtctl opens; read, then parsed and admitted
+        # before the next file is opened: the kernel's throttling settings (/proc/sys/kernel/
+        # sched_rt_*, which the admission's note compares with), or else a module.
+        opened = max(t for _, t in opens if t < reads[0][1])
+        parsed = next(t for _, t in opens if t > reads[0][1])
         read_end = max(t for t, k, _ in sys if k == "exit" and t < parsed)
         rows.append(("configuration: open and read", (read_end - opened) / 1000))
         rows.append(("configuration: parse and admission (user time)", (parsed - read_end) / 1000))
-    ioctls = [(i, t) for i, t, nr in enters if nr == NR_IOCTL]
+        others = [t for _, t in opens if parsed <= t < (finits[0][1] if finits else ioctls[0][1])]
+        if len(others) > 1:   # the last is the module's (or /dev/rtsched's) open
+            rows.append((f"the throttling settings: {len(others) - 1} files opened and read", (others[-1] - parsed) / 1000))
     if ioctls:
         opened = max(t for _, t in opens if t < ioctls[0][1])
         rows.append((f"{len(ioctls)} ioctls on /dev/rtsched (open to the last)", (exit_of(ioctls[-1][0]) - opened) / 1000))
-    leave = next(t for _, t, nr in enters if nr == NR_EXIT_GROUP)
+    leave = next(t for _, t, nr in enters if nr == "exit_group")
     rows.append(("exit (exit_group to the shell's wait4 returning)", (waited - leave) / 1000))
     counted = sum(us for label, us in rows if not label.startswith(" "))
     rows.append(("other (user code between, output)", (waited - clone) / 1000 - counted))

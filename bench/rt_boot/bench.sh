@@ -7,8 +7,11 @@
 ROUNDS=${ROUNDS:-5}
 RT=${RT:-/rt}
 # The loader's steps in load_module() (kernel/module/main.c of 6.1) that are functions of
-# their own, timed by function_graph in the traced round.
-LOADER_PHASES="kernel_read_file_from_fd elf_validity_cache_copy layout_and_allocate
+# their own, timed by function_graph in the traced round; those one architecture has not got
+# (x86's ORC and retpolines, arm64's PLTs) or the compiler inlined are left out by ftrace.
+LOADER_PHASES="kernel_read_file_from_fd module_sig_check elf_validity_check setup_load_info
+	module_frob_arch_sections sort_r simplify_symbols resolve_symbol find_symbol check_version
+	move_module layout_sections rewrite_section_headers check_modinfo elf_validity_cache_copy layout_and_allocate
 	module_alloc simplify_symbols apply_relocations post_relocation module_finalize
 	flush_module_icache complete_formation prepare_coming_module parse_args
 	mod_sysfs_setup do_init_module do_one_initcall module_enable_ro
@@ -20,6 +23,8 @@ LOADER_PHASES="kernel_read_file_from_fd elf_validity_cache_copy layout_and_alloc
 	misc_register for_each_kernel_tracepoint tracepoint_probe_register kvmalloc_node
 	apply_relocate_add add_kallsyms layout_symtab"
 mark() { echo "rtboot: $1" > /dev/kmsg; }
+# The traced round's system calls are numbered by architecture (analyze.py).
+mark "machine $(uname -m)"
 step() {
 	name=$1; shift
 	mark "$name.start"
