@@ -334,7 +334,14 @@ static int rt_wait_turn(struct rt_task *rtt)
 		 * A fatal signal that comes now keeps schedule() from sleeping.
 		 */
 		rtt->waiting = true;
-		set_current_state(TASK_KILLABLE);
+		/*
+		 * Freezable: a task held here past the freezer's 20 s (a long
+		 * period, or never chosen) would else fail a suspend or a
+		 * cgroup freeze, since it never returns to user space while it
+		 * waits.  No lock is held here, and a thawed task re-checks
+		 * its turn like any other wake-up.
+		 */
+		set_current_state(TASK_KILLABLE | TASK_FREEZABLE);
 		raw_spin_unlock_irq(&rt.lock);
 		/* Sliced: keeps the hung-task detector quiet in long waits. */
 		schedule_timeout(RT_WAIT_SLICE);
@@ -511,7 +518,11 @@ static void rt_handle_now(struct rt_inst *in)
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&rt.lock, flags);
-	if (rt.policy) {
+	/*
+	 * An irq_work queued before an unload can run after the next plugin
+	 * registered with fewer instances: this one's core is the old one's.
+	 */
+	if (rt.policy && in - rt.inst < rt.nr_inst) {
 		rts_advance(in->sched, ktime_get_ns());
 		rt_dispatch(in);
 	}
@@ -649,6 +660,8 @@ static bool rt_unlink(struct rt_task *rtt)
 	RCU_INIT_POINTER(rt.task[id], NULL);
 	hash_del_rcu(&rtt->by_thread);
 	WRITE_ONCE(rtt->id, RTS_NONE);
+	/* A probe that still finds it must not time its budget. */
+	WRITE_ONCE(rtt->budget_watch, false);
 	rt_dispatch(rtt->inst);
 	return true;
 }
@@ -1290,14 +1303,22 @@ static int rt_open(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/* The last close, including the one at exit or kill, ends the task. */
+/*
+ * The last close, including the one at exit or kill, ends the task.  Only a
+ * file that ran a task takes rt.mutex: any user may open the device, and
+ * one that closes it again and again must not hold up what waits for the
+ * mutex (a semi-partitioned task's move, rt_follow_part()).  No ioctl of
+ * this file is in flight, so its RUN is over and tsk is final.
+ */
 static int rt_release(struct inode *inode, struct file *file)
 {
 	struct rt_task *rtt = file->private_data;
 
-	mutex_lock(&rt.mutex);
-	rt_task_stop(rtt);
-	mutex_unlock(&rt.mutex);
+	if (rtt->tsk) {
+		mutex_lock(&rt.mutex);
+		rt_task_stop(rtt);
+		mutex_unlock(&rt.mutex);
+	}
 	rt_task_put(rtt);
 	return 0;
 }
@@ -1475,10 +1496,15 @@ int rt_job_go_on(struct rt_task *rtt, int id, int cpu, u64 *job)
  * are pinned to them and its tasks' affinities name them.  Offlining one
  * would move its timer and its tasks to another CPU unseen, so it is
  * refused, as SCHED_DEADLINE refuses when what it admitted would no longer
- * fit (also on suspend, which offlines every CPU but the boot one).
+ * fit; unlike SCHED_DEADLINE, also on suspend, which offlines every CPU but
+ * the boot one (its tasks would resume off their CPUs).  Not once the
+ * system goes down: arm64's kexec offlines every CPU but one and BUG()s if
+ * one stays (smp_shutdown_nonboot_cpus()).
  */
 static int rt_cpu_down(unsigned int cpu)
 {
+	if (system_state != SYSTEM_RUNNING)
+		return 0;
 	return cpumask_test_cpu(cpu, &rt.cpus) ? -EBUSY : 0;
 }
 

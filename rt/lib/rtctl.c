@@ -283,8 +283,15 @@ static int cmd_run(const char *path, int force, long duration_ms,
 	fflush(stdout);
 	for (i = 0; i < cfg.nr_tasks; i++) {
 		pid[i] = fork();
-		if (pid[i] < 0)
-			return report("run");
+		if (pid[i] < 0) {
+			/* The tasks started would run on (jobs = 0: forever). */
+			perror("rtctl run: fork");
+			while (i-- > 0) {
+				kill(pid[i], SIGKILL);
+				waitpid(pid[i], &status, 0);
+			}
+			return 1;
+		}
 		if (!pid[i])
 			_exit(stock_task(&cfg.task[i],
 					 cfg.task[i].args.id == spin_id));

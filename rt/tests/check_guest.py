@@ -23,7 +23,7 @@ from collections import defaultdict
 
 SCENARIOS = ["lowres_timers", "lazy_ring", "table3_first", "ring_enomem",
              "checks", "fp", "edf", "table3", "overload", "hsf_edf", "overrun", "kept_away",
-             "killed_task", "rmmod_with_tasks", "unload_race", "load_cycles",
+             "killed_task", "rmmod_with_tasks", "unload_race", "frozen_task", "load_cycles",
              "one_step_load", "dmesg"]
 # SET=smp (a multi-CPU guest): the partitioned plugins and CPU hotplug.
 SMP_SCENARIOS = ["partitioned_fp", "partitioned_edf", "cpu_hotplug", "dmesg"]

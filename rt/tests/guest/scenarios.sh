@@ -190,6 +190,41 @@ scenario_unload_race() {
 	end unload_race $rc
 }
 
+# A task waiting in the kernel for its next period can be frozen (suspend,
+# the cgroup freezer) and goes on once thawed.  The v1 freezer cgroup
+# freezes a task asleep freezable at once, one that is not only when it
+# returns to user space: here at its next release, 3 s later.
+scenario_frozen_task() {
+	begin frozen_task
+	rc=0
+	fz=/tmp/freezer
+	mkdir -p $fz
+	if ! mount -t cgroup -o freezer freezer $fz 2>/dev/null; then
+		echo "SKIP this kernel has no freezer cgroup"
+		end frozen_task 0
+		return
+	fi
+	mkdir $fz/rt
+	plugin fp
+	rt_periodic -i 1 -T 3000000 -C 1000 -n 2 &
+	pid=$!
+	sleep 0.5
+	echo $pid > $fz/rt/tasks
+	echo FROZEN > $fz/rt/freezer.state
+	sleep 0.2
+	state=$(cat $fz/rt/freezer.state)
+	echo "freezer.state $state"
+	[ "$state" = FROZEN ]
+	verdict "a task waiting for its next period is frozen" $?
+	echo THAWED > $fz/rt/freezer.state
+	wait $pid
+	verdict "thawed, it runs its next job and ends" $?
+	unplugin fp
+	rmdir $fz/rt
+	umount $fz
+	end frozen_task $rc
+}
+
 meminfo_kb() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 
 scenario_load_cycles() {
@@ -414,6 +449,7 @@ unplugin fp
 scenario_killed_task
 scenario_rmmod_with_tasks
 scenario_unload_race
+scenario_frozen_task
 rmmod rtsched
 scenario_load_cycles
 scenario_one_step_load
