@@ -10,9 +10,9 @@ RT=${RT:-/rt}
 # their own, timed by function_graph in the traced round; those one architecture has not got
 # (x86's ORC and retpolines, arm64's PLTs) or the compiler inlined are left out by ftrace.
 LOADER_PHASES="kernel_read_file_from_fd module_sig_check elf_validity_check setup_load_info
-	module_frob_arch_sections sort_r simplify_symbols resolve_symbol find_symbol check_version
-	move_module layout_sections rewrite_section_headers check_modinfo elf_validity_cache_copy layout_and_allocate
-	module_alloc simplify_symbols apply_relocations post_relocation module_finalize
+	module_frob_arch_sections sort_r resolve_symbol find_symbol check_version move_module
+	layout_sections rewrite_section_headers check_modinfo elf_validity_cache_copy
+	layout_and_allocate module_alloc simplify_symbols apply_relocations post_relocation module_finalize
 	flush_module_icache complete_formation prepare_coming_module parse_args
 	mod_sysfs_setup do_init_module do_one_initcall module_enable_ro
 	find_module_sections setup_modinfo add_unformed_module vmalloc vfree
