@@ -23,7 +23,6 @@ build: setup
 	$(MAKE) -C apps/grabber static CC=aarch64-linux-gnu-gcc BUILD=build/arm64
 	$(MAKE) -C rt arm64 KDIR_ARM64=$(KDIR_ARM64)
 	$(MAKE) -C bench/iomux static
-	$(MAKE) -C bench/rt_latency
 
 demo: build
 	$(BIN)/bootlab demo --target demo/camera.toml

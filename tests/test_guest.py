@@ -9,6 +9,7 @@ scheduler's modules built against it as the camera device builds them ([initramf
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, replace
@@ -205,8 +206,7 @@ def rt_files(kernel: str = "generic", board: str = "x86") -> dict[str, Path]:
     programs = ["rtctl", *sorted(p.stem for p in (RT / "tests" / "guest").glob("*.c"))]
     files.update({f"/rt/{name}": built.programs / name for name in programs})
     files.update({f"/rt/{p.name}": p for p in sorted((RT / "examples").glob("*.toml"))})
-    files["/rt/scenarios.sh"] = RT / "tests" / "guest" / "scenarios.sh"
-    files["/rt/smp_tcg.sh"] = RT / "tests" / "guest" / "smp_tcg.sh"
+    files.update({f"/rt/{p.name}": p for p in sorted((RT / "tests" / "guest").glob("*.sh"))})
     files.update({f"/rt/{p.name}": p for p in sorted((RT / "tests" / "guest").glob("*.toml"))})
     return files
 
@@ -228,8 +228,9 @@ def test_rt_scenarios_in_the_guest(tmp_path, board, kernel):
     t.initramfs.files = {inside: str(host) for inside, host in files.items()}
     t.target.icount = BOARDS[board].icount
     console = _boot(t, tmp_path, board)
-    done = subprocess.run([sys.executable, str(RT / "tests" / "check_guest.py"), console], capture_output=True,
-                          text=True)
+    shift = re.search(r"shift=(\d+)", BOARDS[board].icount).group(1)
+    done = subprocess.run([sys.executable, str(RT / "tests" / "check_guest.py"), "--icount-shift", shift, console],
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-3000:]
     # The recorded Table III trace agrees with the analysis and the simulation.
     text = Path(console).read_text(errors="replace")

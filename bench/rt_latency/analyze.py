@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Summarise the rt_latency guest run: release jitter (median, p99, max) of
-the rtsched fp plugin, a plain SCHED_FIFO clock_nanosleep() loop and
+the rtsched fp plugin (alone; beside 250 reservations no thread runs; beside
+them and an unprivileged loop reading the status), a plain SCHED_FIFO
+clock_nanosleep() loop and
 cyclictest, as ratios to the plain loop, and the latency of hsf-fp server
 switches (planned server boundary to the new server's task on the CPU);
 for each CPU of a multi-CPU guest (guest-smp.toml) in turn.
@@ -13,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "rt", "tests"))
-from check_guest import parse_trace, section  # noqa: E402  (shared parsers)
+from check_guest import parse_jitter, parse_trace, section  # noqa: E402  (shared parsers)
 
 
 def cyclictest_stats(lines):
@@ -89,19 +91,14 @@ def per_cpu(lines):
 def report(lines):
     """Print one CPU's jitter table and server switches; whether fp and fifo ran."""
     body = section(lines, "==== rt_latency begin", "==== rt_latency end")
-    rows = {}
-    for line in body:
-        m = re.search(r"jitter mode=(\w+) n=(\d+) median_ns=(-?\d+) p99_ns=(-?\d+) max_ns=(-?\d+)", line)
-        if m:
-            rows[m.group(1)] = {"n": int(m.group(2)), "median_ns": int(m.group(3)),
-                                "p99_ns": int(m.group(4)), "max_ns": int(m.group(5))}
+    rows = parse_jitter(body)
     ct = cyclictest_stats([x for x in body if x.startswith("cyclictest")])
     if ct:
         rows["cyclictest"] = ct
     base = rows.get("fifo")
     print("release jitter (actual start - planned release), guest ns")
     print(f"{'':12} {'n':>6} {'median':>9} {'p99':>9} {'max':>9}   ratio to plain SCHED_FIFO")
-    for name in ("fp", "fifo", "cyclictest"):
+    for name in ("fp", "fp_reserved", "fp_reader", "fifo", "cyclictest"):
         r = rows.get(name)
         if not r:
             print(f"{name:12} missing")

@@ -25,12 +25,25 @@ while [ "$cpu" -lt "$CPUS" ]; do
 	insmod "$RT/rtsched_fp.ko"
 	echo "==== rt_latency begin cpu=$cpu ===="
 	rt_jitter fp "$PERIOD_US" "$JOBS"
+	# The same beside 250 reservations no thread runs, then beside them and
+	# a user's loop reading the status (rt_jitter status drops to nobody).
+	sh "$RT/reservations.sh" 250 > /tmp/reservations.toml
+	rtctl load /tmp/reservations.toml > /dev/null
+	rt_jitter fp "$PERIOD_US" "$JOBS" fp_reserved
+	rt_jitter status &
+	reader=$!
+	rt_jitter fp "$PERIOD_US" "$JOBS" fp_reader
+	kill $reader
+	wait $reader 2>/dev/null
+	rtctl clear
 	rmmod rtsched_fp
 	taskset -c "$cpu" rt_jitter fifo "$PERIOD_US" "$JOBS"
 	cyclictest -m -p 50 -a "$cpu" -i "$PERIOD_US" -l "$JOBS" -q -h 20000 2>&1 |
 		sed 's/^/cyclictest /'
 	echo "==== rt_latency end ===="
-	# Server switches: Table III with its tasks, traced.
+	# Server switches: Table III with its tasks, traced.  The recorder keeps
+	# the jitter runs' records until read (its ring would be full): out first.
+	rtctl trace > /dev/null
 	insmod "$RT/rtsched_hsf.ko"
 	rtctl run "$RT/table3.toml" >/dev/null
 	echo "==== rtsched-trace begin ===="

@@ -50,9 +50,9 @@ static int semi_pick(const struct rts_sched *s, int cpu)
 {
 	const struct rts_task *t;
 	int best = RTS_NONE;
-	int i;
+	int i, k;
 
-	for (i = 0; i < s->nr_ids; i++) {
+	rts_for_each_running(s, k, i) {
 		t = &s->task[i];
 		if (!rts_candidate(t, RTS_NONE) || rts_part_cpu(t) != cpu)
 			continue;
@@ -68,9 +68,9 @@ static long long semi_next_event(const struct rts_sched *s)
 {
 	const struct rts_task *t;
 	long long end, first = RTS_NEVER;
-	int i;
+	int i, k;
 
-	for (i = 0; i < s->nr_ids; i++) {
+	rts_for_each_running(s, k, i) {
 		t = &s->task[i];
 		if (!t->chosen || !rts_pending(t) || !t->p.split ||
 		    rts_in_second_part(t))

@@ -166,12 +166,6 @@ int rts_server_add(struct rts_sched *s, const struct rts_server_params *p,
 	return 0;
 }
 
-static void use_id(struct rts_sched *s, int id)
-{
-	if (id >= s->nr_ids)
-		s->nr_ids = id + 1;
-}
-
 int rts_task_reserve(struct rts_sched *s, const struct rts_task_params *p,
 		     long long now, const char **why)
 {
@@ -184,7 +178,6 @@ int rts_task_reserve(struct rts_sched *s, const struct rts_task_params *p,
 	t->used = 1;
 	t->reserved = 1;
 	t->p = *p;
-	use_id(s, p->id);
 	(void)now;
 	return 0;
 }
@@ -212,6 +205,26 @@ static void new_budget(struct rts_sched *s, struct rts_task *t)
 	t->overran = 0;
 	if (s->cpu_time)
 		t->cpu_base = s->cpu_time(s, t->p.id, &on_cpu);
+}
+
+/* Add id to the running ids, which stay in increasing order. */
+static void add_running(struct rts_sched *s, int id)
+{
+	int k = s->nr_running++;
+
+	for (; k > 0 && s->running[k - 1] > id; k--)
+		s->running[k] = s->running[k - 1];
+	s->running[k] = id;
+}
+
+static void remove_running(struct rts_sched *s, int id)
+{
+	int k, j;
+
+	for (k = 0, j = 0; k < s->nr_running; k++)
+		if (s->running[k] != id)
+			s->running[j++] = s->running[k];
+	s->nr_running = j;
 }
 
 /*
@@ -251,7 +264,6 @@ int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 		start_epoch(s, now, now + s->start_lead);
 	t->used = 1;
 	t->running = 1;
-	use_id(s, t->p.id);
 	t->first_release = align_up(s->epoch + t->p.offset, t->p.period, now);
 	t->released = 0;
 	t->completed = 0;
@@ -260,7 +272,7 @@ int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 	new_budget(s, t);
 	t->executed = 0;
 	t->next_sporadic = RTS_NEVER;
-	s->nr_running++;
+	add_running(s, t->p.id);
 	rts_emit(s, now, RTS_EV_TASK_CREATE, t->p.id, t->p.server, 0, 0);
 	return 0;
 }
@@ -301,7 +313,8 @@ void rts_task_stop(struct rts_sched *s, int id, long long now)
 		s->run[j] = RTS_NONE;
 	}
 	t->used = t->reserved;
-	if (--s->nr_running)
+	remove_running(s, id);
+	if (s->nr_running)
 		return;
 	/* Idle again: the next task to run starts a new common start. */
 	s->epoch = RTS_NEVER;
@@ -321,7 +334,6 @@ int rts_clear(struct rts_sched *s)
 		return -RTS_EBUSY;
 	for (i = 0; i < RTS_MAX_TASKS; i++)
 		s->task[i].used = s->task[i].reserved = 0;
-	s->nr_ids = 0;
 	for (i = 0; i < RTS_MAX_SERVERS; i++)
 		s->server[i].used = 0;
 	return 0;
@@ -345,9 +357,9 @@ static long long budget_end(const struct rts_sched *s)
 {
 	const struct rts_task *t;
 	long long end, left, first = RTS_NEVER;
-	int i, on_cpu;
+	int i, k, on_cpu;
 
-	for (i = 0; i < s->nr_ids; i++) {
+	rts_for_each_running(s, k, i) {
 		t = &s->task[i];
 		if (!t->chosen || t->overran || !rts_pending(t))
 			continue;
@@ -377,11 +389,11 @@ static long long budget_end(const struct rts_sched *s)
 static void charge(struct rts_sched *s, long long t)
 {
 	struct rts_task *c;
-	int i;
+	int i, k;
 
 	if (t <= s->chosen_since)
 		return;
-	for (i = 0; i < s->nr_ids; i++) {
+	rts_for_each_running(s, k, i) {
 		c = &s->task[i];
 		if (!c->chosen)
 			continue;
@@ -396,9 +408,9 @@ static void charge(struct rts_sched *s, long long t)
 static void enforce(struct rts_sched *s, long long t)
 {
 	struct rts_task *c;
-	int i, on_cpu;
+	int i, k, on_cpu;
 
-	for (i = 0; i < s->nr_ids; i++) {
+	rts_for_each_running(s, k, i) {
 		c = &s->task[i];
 		if (!c->chosen || c->overran || !rts_pending(c) ||
 		    budget_used(s, c, &on_cpu) < c->p.wcet + s->overrun_slack)
@@ -453,13 +465,11 @@ long long rts_next_event(const struct rts_sched *s)
 {
 	long long next = RTS_NEVER;
 	long long t;
-	int i;
+	int i, k;
 
 	if (s->epoch == RTS_NEVER)
 		return RTS_NEVER;
-	for (i = 0; i < s->nr_ids; i++) {
-		if (!s->task[i].running)
-			continue;
+	rts_for_each_running(s, k, i) {
 		t = task_next_event(&s->task[i]);
 		if (t < next)
 			next = t;
@@ -528,7 +538,7 @@ static int handle_instant(struct rts_sched *s, long long t, const int *done,
 {
 	struct rts_task *task;
 	int err = 0;
-	int i;
+	int i, k;
 
 	if (t < s->now)
 		t = s->now;
@@ -548,9 +558,7 @@ static int handle_instant(struct rts_sched *s, long long t, const int *done,
 		}
 	}
 	enforce(s, t);
-	for (i = 0; i < s->nr_ids; i++) {
-		if (!s->task[i].running)
-			continue;
+	rts_for_each_running(s, k, i) {
 		check_misses(s, &s->task[i], t);
 		release_jobs(s, &s->task[i], t);
 	}

@@ -166,7 +166,12 @@ struct rts_sched {
 	long long epoch;		/* common start, RTS_NEVER while idle */
 	long long now;		/* time accounted so far */
 	int nr_running;
-	int nr_ids;		/* 1 + highest task id in use: scan bound */
+	/*
+	 * The running tasks' ids in increasing order: what every event
+	 * scans (ties go to the lower id), so that reservations without a
+	 * thread and unused ids cost nothing.
+	 */
+	int running[RTS_MAX_TASKS];
 	int active_server;	/* hierarchical policies */
 	int nr_cpus;		/* jobs that run at once: 1, or a global or split policy's CPUs */
 	/*
@@ -191,12 +196,19 @@ struct rts_sched {
 	 * With cpu_time: a chosen task id is off its CPU, so its budget ends
 	 * no sooner than it gets one back, which nothing else tells the core.
 	 * The platform handles the instant (rts_advance, rts_next_event) as
-	 * soon as it does, and returns whether it has already.
+	 * soon as it does, and returns whether it has already, or will at
+	 * once: the core then times the budget from now, an end that comes
+	 * early which it looks at again when it does.
 	 */
 	int (*watch_cpu)(const struct rts_sched *s, int id);
 	rts_emit_fn emit;
 	void *emit_ctx;
 };
+
+/* For each running task of s, in increasing id order: its id i (k counts). */
+#define rts_for_each_running(s, k, i)					\
+	for ((k) = 0; (k) < (s)->nr_running && ((i) = (s)->running[k], 1); \
+	     (k)++)
 
 void rts_init(struct rts_sched *s, const struct rts_policy *policy,
 	      long long start_lead, rts_emit_fn emit, void *emit_ctx);
@@ -321,9 +333,9 @@ static inline int rts_candidate(const struct rts_task *t, int server)
 static inline int rts_pick_fp(const struct rts_sched *s, int server)
 {
 	int best = RTS_NONE;
-	int i;
+	int i, k;
 
-	for (i = 0; i < s->nr_ids; i++) {
+	rts_for_each_running(s, k, i) {
 		if (!rts_candidate(&s->task[i], server))
 			continue;
 		if (best == RTS_NONE || s->task[i].p.prio < s->task[best].p.prio)
@@ -336,9 +348,9 @@ static inline int rts_pick_fp(const struct rts_sched *s, int server)
 static inline int rts_pick_edf(const struct rts_sched *s, int server)
 {
 	int best = RTS_NONE;
-	int i;
+	int i, k;
 
-	for (i = 0; i < s->nr_ids; i++) {
+	rts_for_each_running(s, k, i) {
 		if (!rts_candidate(&s->task[i], server))
 			continue;
 		if (best == RTS_NONE || rts_job_deadline(&s->task[i]) <

@@ -2,7 +2,7 @@
 import io
 from contextlib import redirect_stdout
 
-from check_guest import Checker, migrations, parse_scenarios, parse_trace
+from check_guest import Checker, migrations, parse_jitter, parse_scenarios, parse_trace
 
 MS = 1_000_000
 
@@ -211,3 +211,30 @@ def test_a_semi_partitioned_task_woken_elsewhere_before_its_first_release_is_cau
     assert ("FAIL semi: whole tasks on one CPU each, the split task on both: "
             "CPUs by task {'0': [0, 1], '1': [0, 1], '2': [0, 1]}") in out.getvalue()
     assert "PASS semi: only the split task's jobs migrate" in out.getvalue()
+
+
+def release_latency(alone, fifo, reserved, reader_max, insn_ns=1):
+    """Judge rt_jitter's lines of the release_latency scenario: (failed, printed)."""
+    lines = [f"jitter mode=alone n=500 median_ns={alone} p99_ns={alone} max_ns={alone + 1800}",
+             f"jitter mode=fifo n=500 median_ns={fifo} p99_ns={fifo} max_ns={fifo + 1500}",
+             f"jitter mode=reserved n=500 median_ns={reserved} p99_ns={reserved} max_ns={reserved + 1800}",
+             f"jitter mode=reader n=500 median_ns={alone} p99_ns={alone} max_ns={reader_max}"]
+    checker = Checker()
+    with redirect_stdout(io.StringIO()) as out:
+        checker.release_latency(parse_jitter(lines), insn_ns)
+    return checker.failed, out.getvalue()
+
+
+def test_release_latency_passes_the_fixed_framework():
+    # x86's generic kernel on 2026-11-29, and ARM64 (4 ns an instruction).
+    assert release_latency(6088, 3956, 6088, 9135)[0] == 0
+    assert release_latency(32864, 22912, 32720, 48336, insn_ns=4)[0] == 0
+
+
+def test_release_latency_catches_each_regression_it_was_written_for():
+    # The same morning's main: the budget's watch queued an irq_work at every release
+    # (2,100 instructions more), every event scanned all 250 reservations, and STATUS read
+    # every slot with interrupts off.
+    failed, out = release_latency(8132, 3956, 62381, 93445)
+    assert failed == 3, out
+    assert "4176 instructions more" in out

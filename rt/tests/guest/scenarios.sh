@@ -225,6 +225,33 @@ scenario_frozen_task() {
 	end frozen_task $rc
 }
 
+# fp's release latency (rt_jitter: back in user code after its wait, from
+# the planned release) beside plain SCHED_FIFO's, and beside 250 reservations
+# no thread runs, then beside them and an unprivileged loop reading the status
+# (rt_jitter status drops to nobody), which must list all 250: check_guest.py
+# compares them.
+scenario_release_latency() {
+	begin release_latency
+	rc=0
+	plugin fp
+	rt_jitter fp 2000 500 alone
+	rt_jitter fifo 2000 500
+	sh "$RT/reservations.sh" 250 > /tmp/reservations.toml
+	rtctl load /tmp/reservations.toml >/dev/null
+	verdict "250 reservations loaded" $?
+	[ "$(rtctl status | grep -c '^task [0-9]* name=reader')" = 250 ]
+	verdict "the status lists all 250, read in batches" $?
+	rt_jitter fp 2000 500 reserved
+	rt_jitter status &
+	reader=$!
+	rt_jitter fp 2000 500 reader
+	kill $reader
+	wait $reader 2>/dev/null
+	rtctl clear
+	unplugin fp
+	end release_latency $rc
+}
+
 meminfo_kb() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 
 scenario_load_cycles() {
@@ -450,6 +477,7 @@ scenario_killed_task
 scenario_rmmod_with_tasks
 scenario_unload_race
 scenario_frozen_task
+scenario_release_latency
 rmmod rtsched
 scenario_load_cycles
 scenario_one_step_load

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rt_jitter fp|fifo PERIOD_US JOBS: release jitter of a periodic task,
+ * rt_jitter fp|fifo PERIOD_US JOBS [LABEL]: release jitter of a periodic task,
  * as (time the task is back in user space) - (planned release).
  *   fp    the task runs under the rtsched fp plugin (rt_wait_for_period)
  *   fifo  plain SCHED_FIFO at the framework's priority with an absolute
  *         clock_nanosleep() loop: what Linux gives without the framework
- * Prints one line: "jitter mode=M n=N median_ns=.. p99_ns=.. max_ns=..".
+ * Prints one line: "jitter mode=M n=N median_ns=.. p99_ns=.. max_ns=..",
+ * M the LABEL if given (the same mode measured beside something else).
+ *
+ * rt_jitter status: what any user may do beside the real-time work; drops
+ * to nobody and reads the scheduler's status (rt_status()) in a loop until
+ * killed.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -13,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rt.h"
 #include "rt_internal.h"
@@ -83,13 +89,36 @@ static int run_fifo(long long period_ns, long long *lat, int jobs)
 	return 0;
 }
 
+static int read_status(void)
+{
+	static struct rtsched_server_status sv[RTS_MAX_SERVERS];
+	static struct rtsched_task_status ts[RTS_MAX_TASKS];
+	struct rtsched_status st;
+
+	if (setgid(65534) || setuid(65534)) {
+		perror("rt_jitter: dropping to nobody");
+		return 1;
+	}
+	if (rt_init())
+		goto fail;
+	while (!rt_status(&st, sv, ts))
+		;
+fail:
+	fprintf(stderr, "rt_jitter: %s\n", rt_last_error());
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	long long period_ns, *lat;
 	int jobs, err;
 
-	if (argc != 4 || (strcmp(argv[1], "fp") && strcmp(argv[1], "fifo"))) {
-		fprintf(stderr, "usage: rt_jitter fp|fifo PERIOD_US JOBS\n");
+	if (argc == 2 && !strcmp(argv[1], "status"))
+		return read_status();
+	if ((argc != 4 && argc != 5) ||
+	    (strcmp(argv[1], "fp") && strcmp(argv[1], "fifo"))) {
+		fprintf(stderr,
+			"usage: rt_jitter fp|fifo PERIOD_US JOBS [LABEL] | status\n");
 		return 2;
 	}
 	period_ns = atoll(argv[2]) * 1000;
@@ -104,7 +133,7 @@ int main(int argc, char **argv)
 		return 1;
 	qsort(lat, jobs, sizeof(*lat), cmp);
 	printf("jitter mode=%s n=%d median_ns=%lld p99_ns=%lld max_ns=%lld\n",
-	       argv[1], jobs, lat[jobs / 2], lat[jobs * 99 / 100],
+	       argc == 5 ? argv[4] : argv[1], jobs, lat[jobs / 2], lat[jobs * 99 / 100],
 	       lat[jobs - 1]);
 	return 0;
 }
