@@ -22,12 +22,12 @@ static int hsf_before(const struct rts_sched *s, const struct rts_server *a,
 static int hsf_select(const struct rts_sched *s)
 {
 	int best = RTS_NONE;
-	int i;
+	int i, k;
 
-	for (i = 0; i < RTS_MAX_SERVERS; i++) {
+	rts_for_each_server(s, k, i) {
 		const struct rts_server *sv = &s->server[i];
 
-		if (!sv->used || sv->left <= 0)
+		if (sv->left <= 0)
 			continue;
 		if (best == RTS_NONE || hsf_before(s, sv, &s->server[best]))
 			best = i;
@@ -38,10 +38,10 @@ static int hsf_select(const struct rts_sched *s)
 static long long hsf_next_event(const struct rts_sched *s)
 {
 	long long next = RTS_NEVER;
-	int i;
+	int i, k;
 
-	for (i = 0; i < RTS_MAX_SERVERS; i++)
-		if (s->server[i].used && s->server[i].next_replenish < next)
+	rts_for_each_server(s, k, i)
+		if (s->server[i].next_replenish < next)
 			next = s->server[i].next_replenish;
 	if (s->active_server != RTS_NONE &&
 	    s->now + s->server[s->active_server].left < next)
@@ -53,7 +53,7 @@ static long long hsf_next_event(const struct rts_sched *s)
 static void hsf_account(struct rts_sched *s, long long t)
 {
 	struct rts_server *sv;
-	int i;
+	int i, k;
 
 	if (s->active_server != RTS_NONE) {
 		sv = &s->server[s->active_server];
@@ -64,9 +64,9 @@ static void hsf_account(struct rts_sched *s, long long t)
 			s->active_server = RTS_NONE;
 		}
 	}
-	for (i = 0; i < RTS_MAX_SERVERS; i++) {
+	rts_for_each_server(s, k, i) {
 		sv = &s->server[i];
-		if (!sv->used || sv->next_replenish > t)
+		if (sv->next_replenish > t)
 			continue;
 		sv->left = sv->p.budget;
 		sv->next_replenish += sv->p.period;

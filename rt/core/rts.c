@@ -148,6 +148,16 @@ static long long align_up(long long phase, long long period, long long now)
 	return phase + (now - phase + period - 1) / period * period;
 }
 
+/* Add id to the nr ids in ids[], which stay in increasing order. */
+static void insert_id(int *ids, int *nr, int id)
+{
+	int k = (*nr)++;
+
+	for (; k > 0 && ids[k - 1] > id; k--)
+		ids[k] = ids[k - 1];
+	ids[k] = id;
+}
+
 int rts_server_add(struct rts_sched *s, const struct rts_server_params *p,
 		   long long now, const char **why)
 {
@@ -158,6 +168,7 @@ int rts_server_add(struct rts_sched *s, const struct rts_server_params *p,
 		return err;
 	sv = &s->server[p->id];
 	sv->used = 1;
+	insert_id(s->servers, &s->nr_servers, p->id);
 	sv->p = *p;
 	sv->left = 0;
 	sv->next_replenish = s->epoch == RTS_NEVER ? RTS_NEVER :
@@ -205,16 +216,6 @@ static void new_budget(struct rts_sched *s, struct rts_task *t)
 	t->overran = 0;
 	if (s->cpu_time)
 		t->cpu_base = s->cpu_time(s, t->p.id, &on_cpu);
-}
-
-/* Add id to the running ids, which stay in increasing order. */
-static void add_running(struct rts_sched *s, int id)
-{
-	int k = s->nr_running++;
-
-	for (; k > 0 && s->running[k - 1] > id; k--)
-		s->running[k] = s->running[k - 1];
-	s->running[k] = id;
 }
 
 static void remove_running(struct rts_sched *s, int id)
@@ -272,7 +273,7 @@ int rts_task_run(struct rts_sched *s, const struct rts_task_params *p,
 	new_budget(s, t);
 	t->executed = 0;
 	t->next_sporadic = RTS_NEVER;
-	add_running(s, t->p.id);
+	insert_id(s->running, &s->nr_running, t->p.id);
 	rts_emit(s, now, RTS_EV_TASK_CREATE, t->p.id, t->p.server, 0, 0);
 	return 0;
 }
@@ -336,6 +337,7 @@ int rts_clear(struct rts_sched *s)
 		s->task[i].used = s->task[i].reserved = 0;
 	for (i = 0; i < RTS_MAX_SERVERS; i++)
 		s->server[i].used = 0;
+	s->nr_servers = 0;
 	return 0;
 }
 

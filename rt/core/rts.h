@@ -172,6 +172,9 @@ struct rts_sched {
 	 * thread and unused ids cost nothing.
 	 */
 	int running[RTS_MAX_TASKS];
+	/* The servers' ids in increasing order, which the server level scans. */
+	int servers[RTS_MAX_SERVERS];
+	int nr_servers;
 	int active_server;	/* hierarchical policies */
 	int nr_cpus;		/* jobs that run at once: 1, or a global or split policy's CPUs */
 	/*
@@ -205,10 +208,14 @@ struct rts_sched {
 	void *emit_ctx;
 };
 
-/* For each running task of s, in increasing id order: its id i (k counts). */
+/* For each of the nr ids in ids[]: the id i (k counts). */
+#define rts_for_each_id(ids, nr, k, i)					\
+	for ((k) = 0; (k) < (nr) && ((i) = (ids)[k], 1); (k)++)
+/* Each running task of s, each server of s, in increasing id order. */
 #define rts_for_each_running(s, k, i)					\
-	for ((k) = 0; (k) < (s)->nr_running && ((i) = (s)->running[k], 1); \
-	     (k)++)
+	rts_for_each_id((s)->running, (s)->nr_running, k, i)
+#define rts_for_each_server(s, k, i)					\
+	rts_for_each_id((s)->servers, (s)->nr_servers, k, i)
 
 void rts_init(struct rts_sched *s, const struct rts_policy *policy,
 	      long long start_lead, rts_emit_fn emit, void *emit_ctx);

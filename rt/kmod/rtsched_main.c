@@ -821,15 +821,14 @@ static int rt_start_recording(void)
 {
 	struct rts_sched *s = rt.inst[0].sched;
 	int started = rt_trace_start();
-	int i;
+	int i, k;
 
 	if (started <= 0)
 		return started;
 	raw_spin_lock_irq(&rt.lock);
-	for (i = 0; i < RTS_MAX_SERVERS; i++)
-		if (s->server[i].used)
-			rts_emit(s, ktime_get_ns(), RTS_EV_SERVER_CREATE,
-				 RTS_NONE, i, 0, 0);
+	rts_for_each_server(s, k, i)
+		rts_emit(s, ktime_get_ns(), RTS_EV_SERVER_CREATE, RTS_NONE, i,
+			 0, 0);
 	raw_spin_unlock_irq(&rt.lock);
 	return 0;
 }
