@@ -129,6 +129,8 @@ struct rt_task {
 	/* Chosen off its CPU: its instance looks at budgets when it takes one. */
 	bool budget_watch;
 	long long woken_at;		/* the core's instant its dispatch woke it */
+	/* Once this RCU state is done, no probe holds its last registration. */
+	unsigned long unlinked_gp;
 	struct hlist_node by_thread;	/* in rt.by_thread while registered */
 	struct rcu_head rcu;
 };
@@ -671,6 +673,7 @@ static bool rt_unlink(struct rt_task *rtt)
 	rts_task_stop(rtt->inst->sched, id, ktime_get_ns());
 	RCU_INIT_POINTER(rt.task[id], NULL);
 	hash_del_rcu(&rtt->by_thread);
+	rtt->unlinked_gp = get_state_synchronize_rcu();
 	WRITE_ONCE(rtt->id, RTS_NONE);
 	/* A probe that still finds it must not time its budget. */
 	WRITE_ONCE(rtt->budget_watch, false);
@@ -874,6 +877,7 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	struct rtsched_task_args a;
 	struct rts_task_params p;
 	struct task_struct *before;
+	unsigned long gp;
 	struct rt_inst *in;
 	int other;
 	long err;
@@ -888,6 +892,7 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	if (err)
 		return err;
 
+again:
 	mutex_lock(&rt.mutex);
 	err = -ENODEV;
 	if (!rt.policy)
@@ -895,6 +900,26 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	err = -EBUSY;
 	if (rtt->id != RTS_NONE)
 		goto out;
+	/*
+	 * Another thread of this file before: the probes that found its
+	 * registration must finish first, so that only this thread's switches
+	 * write its CPU time and its exit probe cannot end the new
+	 * registration.  (The same thread has no probe of its own in flight
+	 * while it runs this.)  Waited for without rt.mutex, which every
+	 * task's calls, close and exit take.
+	 */
+	before = rtt->tsk;
+	if (before && before != current) {
+		/* The exit probe unlinks under rt.lock only. */
+		raw_spin_lock_irq(&rt.lock);
+		gp = rtt->unlinked_gp;
+		raw_spin_unlock_irq(&rt.lock);
+		if (!poll_state_synchronize_rcu(gp)) {
+			mutex_unlock(&rt.mutex);
+			cond_synchronize_rcu(gp);
+			goto again;
+		}
+	}
 	err = -EINVAL;
 	in = rt_inst_for(p.id, a.cpu, reserved);
 	if (!in)
@@ -920,15 +945,6 @@ static long rt_ioctl_run(struct rt_task *rtt, void __user *uarg)
 	if (err)
 		goto out_mask;
 
-	/*
-	 * Another thread of this file before: let the probes that found it
-	 * finish, so that only this thread's switches write its CPU time and
-	 * its exit probe cannot end the new registration.  (The same thread
-	 * has no probe of its own in flight while it runs this.)
-	 */
-	before = rtt->tsk;
-	if (before && before != current)
-		synchronize_rcu();
 	rtt->tsk = current;
 	rtt->pid = task_pid_vnr(current);
 	/* Its file may have lost a registration to an unload before. */
@@ -1372,6 +1388,7 @@ static int rt_open(struct inode *inode, struct file *file)
 	kref_init(&rtt->ref);
 	seqcount_init(&rtt->cpu_seq);
 	rtt->id = RTS_NONE;
+	rtt->unlinked_gp = get_completed_synchronize_rcu();
 	init_task_work(&rtt->gate, rt_gate_fn);
 	file->private_data = rtt;
 	return 0;

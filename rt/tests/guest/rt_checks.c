@@ -16,7 +16,8 @@
  *             its CPU time; a task blocked elsewhere costs no budget
  *             timers; a sporadic task runs when released, a period apart
  *             at least; a trace record read into a bad buffer is counted
- *             as lost
+ *             as lost; a file's second thread registers without holding
+ *             up others while it waits for the first's probes
  *   reload KO the fp plugin KO is loaded: a task it held is detached when
  *             it is unloaded, and its file registers again once it is back
  */
@@ -545,6 +546,76 @@ static void in_thread(void *(*fn)(void *))
 }
 
 /*
+ * A second thread of a file registers after the first's registration
+ * ended: it waits until the probes that found the first have finished (an
+ * RCU grace period), and meanwhile what takes rt.mutex (every task's
+ * calls, closes and exits) goes on: the wait is not made holding it.
+ */
+static int handover_fd;
+static long long handover_run_ns;
+static volatile int handover_done;
+
+static void *run_and_exit(void *unused)
+{
+	struct rtsched_task_args a = task(RTSCHED_AUTO_ID, RTSCHED_NO_SERVER);
+
+	(void)unused;
+	if (ioctl(handover_fd, RTSCHED_IOC_RUN, &a) ||
+	    ioctl(handover_fd, RTSCHED_IOC_EXIT))
+		verdict("a file's first thread", 0, "%s", strerror(errno));
+	return NULL;
+}
+
+static void *run_after_another(void *unused)
+{
+	struct rtsched_task_args a = task(RTSCHED_AUTO_ID, RTSCHED_NO_SERVER);
+	long long start = clock_ns(CLOCK_MONOTONIC);
+
+	(void)unused;
+	if (ioctl(handover_fd, RTSCHED_IOC_RUN, &a))
+		verdict("a file's second thread", 0, "%s", strerror(errno));
+	handover_run_ns = clock_ns(CLOCK_MONOTONIC) - start;
+	handover_done = 1;
+	ioctl(handover_fd, RTSCHED_IOC_EXIT);
+	return NULL;
+}
+
+static void check_handover(void)
+{
+	struct timespec pause = { .tv_nsec = 50000 };
+	struct rtsched_server_args s = server(0, 1000);
+	long long start, took, longest = 0;
+	pthread_t t;
+	int calls = 0;
+
+	handover_fd = open(RTSCHED_DEVICE, O_RDWR);
+	in_thread(run_and_exit);
+	handover_done = 0;
+	if (pthread_create(&t, NULL, run_after_another, NULL)) {
+		verdict("thread", 0, "cannot run one");
+		return;
+	}
+	/* A call that takes rt.mutex (and is refused: fp has no servers). */
+	while (!handover_done) {
+		nanosleep(&pause, NULL);
+		start = clock_ns(CLOCK_MONOTONIC);
+		ioctl(fd, RTSCHED_IOC_CREATE_SERVER, &s);
+		took = clock_ns(CLOCK_MONOTONIC) - start;
+		if (took > longest)
+			longest = took;
+		calls++;
+	}
+	pthread_join(t, NULL);
+	printf("handover run_us=%lld mutex_calls=%d longest_us=%lld\n",
+	       handover_run_ns / 1000, calls, longest / 1000);
+	verdict("a thread taking over a file waits without rt.mutex",
+		longest < handover_run_ns / 4,
+		"a call taking rt.mutex took %lld us during its %lld us RUN",
+		longest / 1000, handover_run_ns / 1000);
+	close(handover_fd);
+}
+
+/*
  * Tasks still running after up to a second: pthread_join() returns when
  * the thread's id is cleared, a little before its exit reaches the point
  * where rtsched unregisters it (on another CPU that is visible).
@@ -578,6 +649,7 @@ static void check_lifetime(void)
 	in_thread(blocked_while_chosen);
 	check_sporadic();
 	check_read_fault();
+	check_handover();
 }
 
 int main(int argc, char **argv)
