@@ -1295,10 +1295,12 @@ static long rt_copy_status(rt_status_fill fill, size_t size, int cpu,
 	int n;
 
 	while (from != RTS_NONE && *nr < max) {
+		n = 0;
 		raw_spin_lock_irq(&rt.lock);
-		n = rt.policy == policy ?
-		    fill(buf, cpu, &from, min_t(u32, max - *nr, RT_STATUS_BATCH)) : 0;
-		if (rt.policy != policy)
+		if (rt.policy == policy)
+			n = fill(buf, cpu, &from,
+				 min_t(u32, max - *nr, RT_STATUS_BATCH));
+		else
 			from = RTS_NONE;
 		raw_spin_unlock_irq(&rt.lock);
 		if (copy_to_user(u64_to_user_ptr(dst + (u64)*nr * size), buf,

@@ -40,10 +40,17 @@ static int cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int run_fp(long long period_ns, long long *lat, int jobs)
+/* The scheduler's status, into tables as large as it has. */
+static int read_status(struct rtsched_status *st)
 {
 	static struct rtsched_server_status sv[RTS_MAX_SERVERS];
 	static struct rtsched_task_status ts[RTS_MAX_TASKS];
+
+	return rt_status(st, sv, ts);
+}
+
+static int run_fp(long long period_ns, long long *lat, int jobs)
+{
 	struct rtsched_status st;
 	long long epoch, start;
 	int j;
@@ -53,7 +60,7 @@ static int run_fp(long long period_ns, long long *lat, int jobs)
 		goto fail;
 	start = now_ns();
 	/* The common start is known only once rt_run() has set it. */
-	if (rt_status(&st, sv, ts))
+	if (read_status(&st))
 		goto fail;
 	epoch = (long long)st.epoch_ns;
 	lat[0] = start - epoch;
@@ -89,10 +96,8 @@ static int run_fifo(long long period_ns, long long *lat, int jobs)
 	return 0;
 }
 
-static int read_status(void)
+static int read_status_as_nobody(void)
 {
-	static struct rtsched_server_status sv[RTS_MAX_SERVERS];
-	static struct rtsched_task_status ts[RTS_MAX_TASKS];
 	struct rtsched_status st;
 
 	if (setgid(65534) || setuid(65534)) {
@@ -101,7 +106,7 @@ static int read_status(void)
 	}
 	if (rt_init())
 		goto fail;
-	while (!rt_status(&st, sv, ts))
+	while (!read_status(&st))
 		;
 fail:
 	fprintf(stderr, "rt_jitter: %s\n", rt_last_error());
@@ -114,7 +119,7 @@ int main(int argc, char **argv)
 	int jobs, err;
 
 	if (argc == 2 && !strcmp(argv[1], "status"))
-		return read_status();
+		return read_status_as_nobody();
 	if ((argc != 4 && argc != 5) ||
 	    (strcmp(argv[1], "fp") && strcmp(argv[1], "fifo"))) {
 		fprintf(stderr,
