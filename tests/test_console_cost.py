@@ -76,6 +76,16 @@ def test_console_rules_follow_the_kernel():
     assert console_rules("console=tty0").serial is False
     assert console_rules("console=tty0 console=ttyAMA0,115200").serial is True
     assert console_rules("root=/dev/sda1").serial is None
+    # Vendors' UARTs by any name (a GoPro's ttyUSI, Amlogic's ttyAML, Rockchip's ttyFIQ) are serial.
+    assert console_rules("console=ttyUSI0,115200n8 console=/dev/tty1").serial is True
+    assert console_rules("console=ttyFIQ0").serial is True and console_rules("console=ttyAML0").serial is True
+    # `console=` empty or `null` is ttynull, no console at all (a ChromeOS kernel's).
+    assert console_rules("cros_secure console= loglevel=7").serial is False
+    assert console_rules("console=null").consoles == ("ttynull",)
+    # Without console= the consoles the log shows starting tell: a PC's screen, a board's UART.
+    assert console_rules("quiet splash", ["tty0"]).serial is False
+    assert console_rules("root=/dev/mmcblk0p2", ["ttyS2"]).serial is True
+    assert console_rules("console=ttyS0,115200", ["tty0"]).serial is True  # the command line decides
     assert line_level("<7>[    1.0] x") == 7 and line_level("<14>[    1.0] x") == 6  # facility user
     assert line_level("kern  :warn  : [    1.0] x") == 4 and line_level("6,339,5140900,-;x") == 6
     assert line_level("[    0.1] calling  foo+0x0/0x10 @ 1") == 7
@@ -261,3 +271,55 @@ def test_a_boot_console_prints_as_messages_are_logged(fixture_path, tmp_path):
     log.write_text(text)
     c = analyze(read([str(log)])).console
     assert "kernel init" in c.per_phase and not c.note
+
+
+
+def _replay_variant(fixture_path, tmp_path, *edits):
+    text = open(fixture_path("console-no-earlycon-replay.txt")).read()
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new)
+    log = tmp_path / "variant.txt"
+    log.write_text(text)
+    return analyze(read([str(log)]))
+
+
+def test_a_serial_console_after_the_boot_console_went_prints_the_log_again(fixture_path, tmp_path):
+    """Written from a public RK3566 dmesg (6.6): `console=uart8250,... console=tty0`, the
+    earlycon dropped when the screen started at 2.8 ms, the serial console ttyS2 enabled a
+    second later printed the whole log again, and from 6.2 it does so after logging its
+    "enabled" line: the gap after that line is the printing.  At the assumed 115200 baud
+    the printing cannot fit in that gap: the note says the console must be faster."""
+    a = _replay_variant(
+        fixture_path, tmp_path,
+        ("Linux version 6.1.31", "Linux version 6.6.0"),
+        ("console=ttyS0,115200 console=tty1", "console=uart8250,mmio32,0x05000000 console=tty0"),
+        ("[    0.000000] Machine model: Example H616 Board\n",
+         "[    0.000000] Machine model: Example H616 Board\n[    0.000000] printk: bootconsole [uart8250] enabled\n"),
+        ("[    0.050000] example:", "[    0.002800] printk: console [tty0] enabled\n"
+                                   "[    0.002800] printk: bootconsole [uart8250] disabled\n[    0.050000] example:"),
+        ("[    0.956140] printk: console [ttyS0] enabled\n[    0.960000]",
+         "[    0.223700] printk: console [ttyS0] enabled\n[    0.360000]"))
+    c = a.console
+    assert c.serial is True and c.baud == 115200 and c.replay_after
+    assert "the silent gap after that line is this printing" in c.note
+    (gap,) = [g for g in a.gaps if g.cause]
+    assert gap.start == 223_700_000 and gap.end == 360_000_000
+    assert re.search(r"logged again 136ms after that line: the console runs at 6\d{5} baud or faster", c.note)
+    # Up to 6.1 the printing comes before the line (the fixture as written), and a boot
+    # console still printing prints each message once: nothing is printed again.
+    kept = _replay_variant(fixture_path, tmp_path, ("console=ttyS0,115200", "earlycon console=ttyS0,115200"))
+    assert kept.console.replay_at is None
+
+
+def test_a_pc_without_console_on_its_command_line_prints_on_its_screen(fixture_path, tmp_path):
+    """Public Ubuntu and ChromeOS dmesgs: no console= (the screen tty0 starts) or an empty
+    `console=` (ttynull) was charged seconds of serial time at an assumed 115200 baud."""
+    for cmdline, started in (("root=/dev/mmcblk0p2 rootwait", "[    0.002000] printk: console [tty0] enabled\n"),
+                             ("console= root=/dev/mmcblk0p2", "")):
+        c = _replay_variant(fixture_path, tmp_path,  # as dmesg keeps it: the kernel's lines alone
+                            ("U-Boot 2023.07.02 (Jul 11 2023 - 15:20:44 +0000) Allwinner Technology\n\n"
+                             "Starting kernel ...\n\n", ""), ("example-board login:\n", ""),
+                            ("console=ttyS0,115200 console=tty1 root=/dev/mmcblk0p2", cmdline),
+                            ("[    0.956140] printk: console [ttyS0] enabled\n", started)).console
+        assert c.serial is False and c.cost == 0 and "no serial console" in c.note

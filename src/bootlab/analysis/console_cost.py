@@ -16,9 +16,11 @@ The kernel waits for its console while it prints, so a phase cannot have spent m
 printing than it lasted: each phase's serial time is capped at its length.
 
 A printk stamp is when the message was logged, not when it was printed.  The two differ
-when a serial console starts with no boot console (earlycon) before it: as it registers, the
-kernel prints on it every message logged so far and waits for them, then logs "console
-[ttyS0] enabled".  Those messages cost their serial time there (see replay).
+when a serial console starts with no boot console (earlycon) still printing: as it
+registers, the kernel prints on it every message logged so far and waits for them, before
+it logs "console [ttyS0] enabled" (up to 6.1) or right after (6.2 on, where the registration
+no longer flushes the console itself).  Those messages cost their serial time there (see
+replay).
 """
 
 from __future__ import annotations
@@ -46,10 +48,15 @@ DEBUG_CONSOLE_LOGLEVEL = 10
 KERN_DEBUG = 7
 # A message whose level the log did not keep: most of the kernel's are pr_info.
 UNKNOWN_LEVEL = 6
-# Console devices that are serial ports (UARTs, USB gadgets and adapters, hypervisor
-# consoles), as named on the kernel command line; tty0..N and fb consoles are screens.
-SERIAL_CONSOLE = re.compile(r"^(?:ttyS|ttyAMA|ttymxc|ttyO|ttyPS|ttyMSM|ttyUL|ttyLP|ttyMV|ttyTCU|ttyHS|ttyMFD|"
-                            r"ttyGS|ttyUSB|ttyACM|hvc|uart|lpuart)")
+# Consoles that are no serial port, as the command line or "console [NAME] enabled" names
+# them: the virtual terminals (tty0..N, a screen), ttynull (no console: `console=` empty or
+# `console=null`), netconsole.  Every other console is a UART, a USB serial gadget or
+# adapter, or a hypervisor's console: SoC vendors name their UARTs freely (ttyS, ttyAMA,
+# ttymxc, and ttyUSI, ttyAML, ttyFIQ, ttySAC, ...), so they are not listed.
+SCREEN_CONSOLE = re.compile(r"^(?:/dev/)?(?:tty\d*|ttynull\d*|netcon\d*)$")
+# The first kernel whose register_console() logs "enabled" before the new console prints
+# the messages logged before it (the console_list_lock rework, 6.2).
+REPLAY_AFTER_ENABLED = (6, 2)
 # A level the log kept: dmesg -r's <6> (facility * 8 + level), kmsg's "6,seq,...", dmesg -x's name.
 _LEVEL_NUMBER = re.compile(r"^(?:<(?P<raw>\d+)>|(?P<kmsg>\d+),\d+,\d+,)")
 _LEVEL_NAME = re.compile(r"^[a-z]+\s*:(?P<name>emerg|alert|crit|err|warn|notice|info|debug)\s*:")
@@ -67,9 +74,11 @@ BACKLOG_SHOWN = 1_000_000
 class ConsoleRules:
     """What the kernel prints on its console, from its command line."""
 
-    serial: bool | None  # a serial console is named; None: no console= (the platform's default)
+    serial: bool | None  # a serial console is named or started; None: no console= and none seen starting
     loglevel: int  # messages below this level are printed
     why: str  # which argument set the level
+    consoles: tuple[str, ...] = ()  # as named on the command line, else as the log shows them starting
+    named: bool = True  # consoles come from the command line
 
 
 @dataclass
@@ -96,8 +105,10 @@ class ConsoleCost:
     # which a loud console makes up to seconds later than the device was ready.
     ready_line_at: int | None = None
     # A serial console that printed what was logged before it as it started (see replay):
-    # when its "enabled" line was logged (reference clock), and what it printed.
-    replay_end: int | None = None
+    # when its "enabled" line was logged (reference clock), whether the printing came after
+    # that line (6.2 on) or before it, and what it printed.
+    replay_at: int | None = None
+    replay_after: bool = False
     replay_what: str = ""
 
 
@@ -114,8 +125,14 @@ def byte_cost(nbytes: int, baud: int) -> int:
     return nbytes * BITS_PER_BYTE * NS_PER_S // baud if baud else 0
 
 
-def console_rules(cmdline: str | None) -> ConsoleRules:
-    """The console's log level and whether it is serial; the last argument wins, as in the kernel."""
+def is_serial(console: str) -> bool:
+    return not SCREEN_CONSOLE.match(console)
+
+
+def console_rules(cmdline: str | None, started: Sequence[str] = ()) -> ConsoleRules:
+    """The console's log level and whether it is serial; the last argument wins, as in the
+    kernel.  With no console= the consoles the log shows starting (`started`) tell: an x86
+    PC's default is its screen (tty0), a device tree's stdout-path a UART."""
     level, why = DEFAULT_CONSOLE_LOGLEVEL, f"the default console log level ({DEFAULT_CONSOLE_LOGLEVEL})"
     consoles = []
     for arg in (cmdline or "").split():
@@ -126,12 +143,15 @@ def console_rules(cmdline: str | None) -> ConsoleRules:
             level, why = DEBUG_CONSOLE_LOGLEVEL, f"debug (console log level {DEBUG_CONSOLE_LOGLEVEL})"
         elif name == "loglevel" and value.isascii() and value.isdigit():
             level, why = int(value), f"loglevel={value}"
-        elif name == "console" and value:
-            consoles.append(value.split(",")[0])
+        elif name == "console" and "=" in arg:
+            device = value.split(",")[0]
+            consoles.append("ttynull" if device in ("", "null") else device)  # as the kernel reads them
     if " ignore_loglevel " in f" {cmdline or ''} ":
         level, why = DEBUG_CONSOLE_LOGLEVEL, "ignore_loglevel (every message)"
-    serial = any(SERIAL_CONSOLE.match(c) for c in consoles) if consoles else None
-    return ConsoleRules(serial, level, why)
+    named = bool(consoles)
+    consoles = consoles or list(started)
+    serial = any(map(is_serial, consoles)) if consoles else None
+    return ConsoleRules(serial, level, why, tuple(consoles), named)
 
 
 def line_level(text: str) -> int:
@@ -227,13 +247,13 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
     if log is None:
         return None
     rate, rate_source = baud_of(boot, baud)
-    rules = console_rules(boot.meta.get("cmdline"))
+    rules = console_rules(boot.meta.get("cmdline"), [ev.attrs["console"] for ev in boot.marks(km.CONSOLE_ENABLED)])
     nbytes = np.frombuffer(log.nbytes, dtype=np.int32).astype(np.int64)
     shown = reached_console(log, rules)
     total = int(nbytes[shown].sum())
     serial = True if log.printed else rules.serial
     if serial is False:
-        rate = 0  # no UART: printing costs no serial time
+        rate, rate_source = 0, "no serial console"  # printing costs no serial time
     result = ConsoleCost(rate, rate_source, total, int(shown.sum()), byte_cost(total, rate), log.printed,
                          source=log.file, serial=serial, skipped=int(nbytes.sum()) - total)
     if not log.printed:
@@ -245,19 +265,24 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
         timed = (t != NO_TIME) & shown
         starts = np.array([s.start for s in phases.spans], dtype=np.int64)
         ref = info.map.many(t[timed])
-        if started is not None:  # printed when the console started, not when logged
-            before = t[timed] < started.t
+        before = t[timed] < started.t if started is not None else np.zeros(len(ref), dtype=bool)
+        replayed = int(nbytes[timed][before].sum())
+        if replayed:  # printed when the console started, not when logged
             ref[before] = info.ref(started.t)
-            replayed = int(nbytes[timed][before].sum())
-            result.replay_end = info.ref(started.t)
-            result.replay_what = (f"the serial console {started.attrs['console']} printing the {replayed} bytes logged "
+            result.replay_at = info.ref(started.t)
+            result.replay_after = _replays_after_enabled(boot.meta.get("kernel_version"))
+            name = started.attrs["console"]
+            result.replay_what = (f"the serial console {name} printing the {replayed} bytes logged "
                                   f"before it, {span(byte_cost(replayed, rate))} at {rate} baud")
             result.note = "; ".join(filter(None, [result.note, (
-                f"the serial console {started.attrs['console']} started with no boot console (earlycon) before it: the "
-                f"{replayed} bytes logged before 'console [{started.attrs['console']}] enabled' ({started.file}:"
-                f"{started.line}, {result.replay_end / 1e9:.3f} s) were printed as it started, "
-                f"{span(byte_cost(replayed, rate))} at {rate} baud, and count there: the silent gap before that line "
-                "is this printing")]))
+                f"the serial console {name} started with no boot console (earlycon) printing: the "
+                f"{replayed} bytes logged before 'console [{name}] enabled' ({started.file}:"
+                f"{started.line}, {result.replay_at / 1e9:.3f} s) were printed as it started, "
+                f"{span(byte_cost(replayed, rate))} at {rate} baud, and count there: the silent gap "
+                f"{'after' if result.replay_after else 'before'} that line is this printing")]))
+            if rate_source.startswith("default"):
+                result.note = "; ".join(filter(None, [result.note, _faster(t, started.t, result.replay_after,
+                                                                             replayed, rate)]))
         which = np.searchsorted(starts, ref, side="right") - 1
         inside = (which >= 0) & (ref <= phases.spans[-1].end)
         per = np.bincount(which[inside], weights=nbytes[timed][inside], minlength=len(starts))
@@ -283,21 +308,58 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
 
 
 def explain_gaps(gaps: list[Gap], cost: ConsoleCost | None) -> None:
-    """Name the printing that filled a gap: a serial console's, before its "enabled" line."""
+    """Name the printing that filled a gap: a serial console's, next to its "enabled" line."""
+    if cost is None or cost.replay_at is None:
+        return
     for gap in gaps:
-        if cost is not None and cost.replay_end is not None and gap.end == cost.replay_end:
+        if (gap.start if cost.replay_after else gap.end) == cost.replay_at:
             gap.cause = cost.replay_what
 
 
 def replay(boot: Boot, log: ConsoleLog) -> Event | None:
     """The "console [NAME] enabled" of a serial console that started with no boot console
-    before it, on a log stamped by printk: every message logged before it was printed as
-    it started (CON_PRINTBUFFER; with a boot console the kernel does not print them twice).
-    None for a capture, whose host times are when each line was printed."""
-    if log.clock != Clock.PRINTK or boot.marks(km.BOOT_CONSOLE):
+    printing, on a log stamped by printk: every message logged before it was printed as it
+    started (CON_PRINTBUFFER; while a boot console prints the kernel does not print them
+    twice).  None for a capture, whose host times are when each line was printed."""
+    if log.clock != Clock.PRINTK:
         return None
-    return next((ev for ev in boot.marks(km.CONSOLE_ENABLED)
-                 if ev.file == log.file and ev.t is not None and SERIAL_CONSOLE.match(ev.attrs["console"])), None)
+    started = next((ev for ev in boot.marks(km.CONSOLE_ENABLED)
+                    if ev.file == log.file and ev.t is not None and is_serial(ev.attrs["console"])), None)
+    return None if started is None or _boot_console_printing(boot, started) else started
+
+
+def _faster(t: np.ndarray, enabled: int, after: bool, replayed: int, rate: int) -> str:
+    """When the assumed speed cannot be: the kernel waited for the replay, so it fits in
+    the stretch of the log next to the "enabled" line; a replay that would not fit shows
+    the console to be faster (Rockchip's run at 1500000 baud, say)."""
+    timed = t[t != NO_TIME]
+    other = timed[timed > enabled] if after else timed[timed < enabled]
+    if not len(other) or not replayed:
+        return ""
+    window = int(other.min()) - enabled if after else enabled - int(other.max())
+    if byte_cost(replayed, rate) <= 2 * window:
+        return ""
+    least = replayed * BITS_PER_BYTE * NS_PER_S // max(window, 1)
+    return (f"at the assumed {rate} baud that printing would take {span(byte_cost(replayed, rate))}, but the kernel "
+            f"logged again {span(window)} {'after' if after else 'before'} that line: the console runs at {least} baud or "
+            "faster (set its speed with --baud)")
+
+
+def _boot_console_printing(boot: Boot, started: Event) -> bool:
+    """Whether a boot console still printed when this console started: one announced before
+    it and not unregistered since (a screen that started first ends the boot consoles:
+    "bootconsole [uart8250] disabled"), or one announced in another of the boot's logs."""
+    marks = sorted((ev.line, ev.name) for name in (km.BOOT_CONSOLE, km.BOOT_CONSOLE_GONE)
+                   for ev in boot.marks(name) if ev.file == started.file and ev.line < started.line)
+    return ((bool(marks) and marks[-1][1] == km.BOOT_CONSOLE)
+            or any(ev.file != started.file for ev in boot.marks(km.BOOT_CONSOLE)))
+
+
+def _replays_after_enabled(version: str | None) -> bool:
+    """Whether this kernel logs "console [NAME] enabled" before printing the messages logged
+    before it (6.2 on); an unknown version is taken as older."""
+    m = re.match(r"(\d+)\.(\d+)", version or "")
+    return m is not None and (int(m.group(1)), int(m.group(2))) >= REPLAY_AFTER_ENABLED
 
 
 def _per_step(steps: Sequence[Blamed], ref: np.ndarray, nbytes: np.ndarray,
@@ -334,8 +396,11 @@ def _note(c: ConsoleCost, rules: ConsoleRules) -> str:
     if c.printed:
         return ""
     if c.serial is False:
-        return "no serial console on the kernel command line (its consoles are screens): no serial time is charged"
-    where = ("on the serial console the command line names" if c.serial else
-             "on the platform's default console, assumed serial (no console= on the command line)")
+        return (f"no serial console ({'the kernel command line names' if rules.named else 'the log shows starting'} "
+                f"{', '.join(rules.consoles)}; tty0..N are screens, ttynull is none): no serial time is charged")
+    where = ("on the serial console the command line names" if c.serial and rules.named else
+             f"on the serial console {', '.join(rules.consoles)} the log shows starting (no console= on the "
+             "command line)" if c.serial else
+             "on the platform's default console, assumed serial (no console= on the command line, none seen starting)")
     return (f"estimated from the kernel log: the messages that {rules.why} prints {where}"
             + (f"; {c.skipped} bytes of messages below that level not counted" if c.skipped else ""))

@@ -38,6 +38,10 @@ BOOT_CPU = "kernel.boot-cpu"  # "Booting Linux on physical CPU 0x0": ARM's first
 # it was logged before the real one started: see console_cost.replay.
 CONSOLE_ENABLED = "kernel.console-enabled"
 BOOT_CONSOLE = "kernel.boot-console"
+# A boot console unregistered ("printk: bootconsole [uart8250] disabled"): when the first
+# real console started (a screen, say), so a serial console registered after it prints the
+# messages logged so far again.
+BOOT_CONSOLE_GONE = "kernel.boot-console-gone"
 
 # A printk stamp this late was not taken by a clock that started with the kernel: such a
 # kernel's first messages come within microseconds (SPARC's sun4v prints its PROMLIB
@@ -70,6 +74,7 @@ _COUNTER = re.compile(r"(?:arm_arch_timer: |arch_timer: )?(?:Architected )?(?:cp
 _EARLY_CONSOLE = re.compile(r"^(?:earlycon: |(?:printk: )?(?:legacy )?bootconsole \[[^\]]*\] enabled|(?:Kernel )?"
                             r"[Cc]ommand line: (?:.* )?early(?:con|printk)\b)")
 _CONSOLE_ENABLED = re.compile(r"^(?:printk: )?(?:legacy )?console \[(?P<name>[^\]]+)\] enabled")
+_BOOT_CONSOLE_GONE = re.compile(r"^(?:printk: )?(?:legacy )?bootconsole \[[^\]]*\] disabled")
 
 # A message reaches the expressions only if it starts with one of these (fast path).
 PREFIXES = (
@@ -177,6 +182,8 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
             mark(CONSOLE_ENABLED, console=m.group("name"))
         elif announces_early_console(msg):
             mark(BOOT_CONSOLE)
+        elif _BOOT_CONSOLE_GONE.match(msg):
+            mark(BOOT_CONSOLE_GONE)
         else:
             return False
     elif msg.startswith("tsc: "):
