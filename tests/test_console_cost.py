@@ -323,3 +323,48 @@ def test_a_pc_without_console_on_its_command_line_prints_on_its_screen(fixture_p
                             ("console=ttyS0,115200 console=tty1 root=/dev/mmcblk0p2", cmdline),
                             ("[    0.956140] printk: console [ttyS0] enabled\n", started)).console
         assert c.serial is False and c.cost == 0 and "no serial console" in c.note
+
+
+def test_a_gap_with_untimed_lines_in_it_is_not_silence(tmp_path):
+    """A public MPFS Icicle console (U-Boot's docs): printk stamps only, so systemd's status
+    lines have no time; the 3.4 s between two kernel lines held 16 of them and was called
+    silent."""
+    log = tmp_path / "console.txt"
+    log.write_text("Starting kernel ...\n\n"
+                   "[    0.000000] Linux version 5.6.16 (builder@example) #1 SMP\n"
+                   "[    0.067000] devtmpfs: initialized\n"
+                   "[    1.093000] Run /sbin/init as init process\n"
+                   "[    8.215327] systemd-journald[77]: Received client request to flush runtime journal.\n"
+                   "         Starting Create Static Device Nodes in /dev...\n"
+                   "[  OK  ] Started Create Static Device Nodes in /dev.\n"
+                   "\n"
+                   "[   11.618575] random: crng init done\n"
+                   "[   12.602455] macb 20112000.ethernet eth0: link up\n"
+                   "icicle login:\n")
+    gaps = analyze(read([str(log)])).gaps
+    inside = next(g for g in gaps if g.end == 11_618_575_000)
+    assert inside.cause.startswith("2 lines without a time of their own printed in it (")
+    assert ":7-8)" in inside.cause and "Starting Create Static Device Nodes" in inside.cause
+    assert not next(g for g in gaps if g.end == 8_215_327_000).cause  # nothing printed: silence
+
+
+def test_gaps_in_a_kernel_log_read_with_a_wall_clock_journal_say_so(tmp_path):
+    """A public Ubuntu server's dmesg and `journalctl -b` read together: the journal's
+    programs' lines (docker, ...) are not placed, so a 4.2 s "silent gap" of the dmesg may
+    hold them; a note says so."""
+    dmesg = tmp_path / "dmesg.txt"
+    dmesg.write_text("[    0.000000] Linux version 5.3.0-29-generic (buildd@example) #31-Ubuntu SMP\n"
+                     "[    0.100000] devtmpfs: initialized\n"
+                     "[    2.000000] Run /init as init process\n"
+                     "[    9.362594] logitech-hidpp-device 0003:046D:404D.0004: HID++ 4.1 device connected.\n"
+                     "[   13.597001] Bridge firewalling registered\n")
+    journal = tmp_path / "journal.txt"
+    journal.write_text("Jan 28 19:22:13 server kernel: Linux version 5.3.0-29-generic (buildd@example) #31-Ubuntu SMP\n"
+                       "Jan 28 19:22:20 server systemd[1]: Starting Docker Application Container Engine...\n"
+                       "Jan 28 19:22:24 server dockerd[1021]: time=\"2020-01-28T19:22:24\" level=info msg=\"Loading containers\"\n"
+                       "Jan 28 19:22:40 server systemd[1]: Startup finished in 4.5s (kernel) + 20.1s (userspace) = 24.6s.\n")
+    a = analyze(read([str(dmesg), str(journal)]))
+    assert any(g.end == 13_597_001_000 for g in a.gaps)
+    (note,) = [n for n in a.phases.notes if n.startswith(f"the silent gaps are {dmesg}'s: {journal}'s ")]
+    assert "may fall in them" in note
+    assert not [n for n in analyze(read([str(dmesg)])).phases.notes if "silent gaps" in n]

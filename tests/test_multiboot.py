@@ -195,9 +195,13 @@ def test_a_bootlab_capture_over_two_boots(tmp_path, power_on):
     if power_on:
         assert _phases(a) == _phases(alone) and a.phases.boundaries[Mark.POWER_ON].at == later
     else:
-        # No power-on of its own: timed from the kernel's handover, the firmware unmeasured.
-        assert Mark.POWER_ON not in a.phases.boundaries and _phases(a) == _phases(alone)[1:]
-        assert a.phases.spans[0].start == alone.phases.spans[1].start + later
+        # No power-on of its own: timed from its firmware's first line (SeaBIOS's banner),
+        # the time before it unmeasured.
+        banner = alone.boot.at(alone.boot.first_mark(Mark.FIRMWARE_START)) + later
+        assert Mark.POWER_ON not in a.phases.boundaries and a.phases.spans[0].start == banner
+        assert a.phases.boundaries[Mark.FIRMWARE_START].at == banner
+        assert _phases(a) == [(_phases(alone)[0][0], alone.phases.spans[0].end + later - banner)] + _phases(alone)[1:]
+        assert a.phases.spans[1].start == alone.phases.spans[1].start + later
         assert a.boot.meta["host_zero"] == "an earlier boot's power-on"
     first = analyze(read([both], which=1))
     assert _phases(first) == _phases(analyze(read([str(REAL / "generic.capture.gz")])))

@@ -385,6 +385,17 @@ def test_allwinner_boot0_stamps_start_the_bootloader(fixture_path):
     assert boot.meta["bootloader"] == "U-Boot 2018.05"
 
 
+def test_a_newer_boot0_jumps_to_atf_by_name(fixture_path, tmp_path):
+    """A public Radxa Cubie A7A (A733) console: boot0 trained its DRAM for 4.6 s and ended
+    `[4792]Jump to ATF: monitor_base = ...`; without its end the kernel was placed right
+    after boot0's banner, 4.6 s early."""
+    text = open(fixture_path("console-allwinner-boot0.txt")).read()
+    log = tmp_path / "a733.txt"
+    log.write_text(text.replace("[314]Jump to second Boot.", "[314]Jump to ATF: monitor_base = 0x48000000"))
+    (boot0,) = [ev for ev in _events(read([str(log)]), Kind.STAGE) if ev.name == "boot0"]
+    assert (boot0.t, boot0.dur) == (48 * MS, (314 - 48) * MS)
+
+
 @pytest.mark.parametrize("name", ["console-lk.txt", "uboot-vendor-stamps.txt"])
 def test_a_bootloaders_stamped_lines_are_no_silence(fixture_path, name):
     """The console log holds the kernel's times only; the bootloader's lines before them,
@@ -663,3 +674,95 @@ def test_reading_a_small_log_does_not_load_numpy(fixture_path):
             f"read([{fixture_path('dmesg-plain.txt')!r}]); print('numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_a_terminal_programs_millisecond_wall_clock_stamps_time_the_console(fixture_path):
+    """Written from a public Nuclei UX900 console (OpenSBI, U-Boot, Linux 5.10) a terminal
+    program stamped `[2023/06/16-12:05:50:699]`: read as untimed, its 62 s in U-Boot and
+    the login were not timed.  The first line is zero; OpenSBI, before the bootloader,
+    starts the firmware phase (power-on is before it); a stamp that is no time of day is
+    a warning and an untimed line."""
+    a = analyze(read([fixture_path("console-terminal-stamps.txt")]))
+    assert a.boot.sources[0].format == "grabserial"
+    assert [s.phases[0].value for s in a.phases.spans][:2] == ["firmware", "bootloader"]
+    firmware, bootloader = a.phases.spans[:2]
+    assert firmware.start == 0 and "OpenSBI banner" in firmware.start_evidence
+    assert bootloader.start == 527_000_000 and bootloader.end == 62_695_000_000
+    assert "power-on" not in a.phases.boundaries
+    assert any("time before firmware is not measured" in n for n in a.phases.notes)
+    assert a.phases.end.mark == Mark.READY and a.phases.end.at == 82_102_000_000
+    assert any(d.line == 20 and d.message.startswith("not a time of day") for d in a.boot.diagnostics)
+
+
+def test_an_omap_boot_from_x_loader_and_u_boot_1_to_a_busybox_shell(fixture_path):
+    """Written from the PandaBoard capture on eLinux's grabserial page (grabserial -t -m
+    "Starting kernel"): X-Loader and U-Boot 1.1.4 were not taken for a bootloader (8.4 s
+    left out), and the BusyBox shell's `/ #` for no ready (the boot ended at "Freeing init
+    memory", 9.6 s early)."""
+    a = analyze(read([fixture_path("grabserial-xloader-uboot1.log")]))
+    first = a.phases.spans[0]
+    assert first.phases[0].value == "bootloader" and first.start == 1_908_000
+    assert a.boot.meta["bootloader"] == "U-Boot 1.1.4-gcebe815a-dirty"
+    assert [ev.attrs["stage"] for ev in a.boot.marks(Mark.BOOTLOADER_START)] == ["x-loader", "u-boot"]
+    assert a.phases.end.mark == Mark.READY and a.phases.end.at == 8_376_117_000 + 15_628_851_000
+
+
+def test_a_dmesg_whose_systemd_went_over_to_journald_ends_no_earlier_than_shown(tmp_path):
+    """Public Orange Pi RV2 and RG353V dmesgs: systemd's last line in the kernel log is
+    journald's start (it logs to the journal from then on); the end there is where systemd
+    stopped writing to the kernel log, and the note says so."""
+    log = tmp_path / "dmesg.txt"
+    log.write_text("[    0.000000] Linux version 6.6.63 (builder@example) #1 SMP\n"
+                   "[    0.016000] devtmpfs: initialized\n"
+                   "[    4.221000] Run /sbin/init as init process\n"
+                   "[    8.195000] systemd[1]: Starting Journal Service...\n"
+                   "[    9.882410] systemd[1]: Started Journal Service.\n"
+                   "[   11.188068] systemd-journald[455]: Received client request to flush runtime journal.\n"
+                   "[   14.000000] bluetooth: hci0 registered\n")
+    a = analyze(read([str(log)]))
+    assert a.phases.end.at == 9_882_410_000
+    (note,) = [n for n in a.phases.notes if n.startswith("systemd logs to the kernel log only until journald runs")]
+    assert ":5 (Journal Service)" in note and "the boot ended after this end" in note
+    assert any("the logs go on to 14.000 s" in n and "in no phase" in n for n in a.phases.notes)
+
+
+def test_systemd_analyze_outputs_pasted_into_one_file_are_all_read(fixture_path):
+    """A public Lubuntu install guide pasted `time`, `critical-chain` and `blame` with their
+    commands into one file: only `time` was read (the rest were 17 warnings)."""
+    path = fixture_path("systemd-analyze-pasted.txt")
+    a = analyze(read([path]))
+    assert a.boot.sources[0].format == "systemd-time+systemd-blame+systemd-critical-chain"
+    assert not a.boot.diagnostics
+    assert a.phases.end.at == 16_418_000_000
+    assert [u.name for u in a.critical.userspace][:2] == ["graphical.target", "udisks2.service"]
+    blamed = {b.name: b.duration for b in a.units}
+    assert blamed["dev-sda1.device"] == 6_849_000_000 and blamed["apparmor.service"] == 970_000_000
+
+
+def test_a_busybox_syslog_without_host_names_is_read_whole(tmp_path):
+    """A public GoPro HERO7 /var/log/messages (BusyBox syslogd: no host name): its
+    programs' lines were "not syslog lines" (428 of 683, a warning); they are read in
+    order, untimed, as a syslog's are."""
+    log = tmp_path / "messages"
+    log.write_text("Jan  1 00:00:02 kernel: [    0.000000] Linux version 4.4.15 (builder@example) #1 SMP\n"
+                   "Jan  1 00:00:03 kernel: [    1.761926] Freeing unused kernel memory: 204K\n"
+                   "Jan  1 00:00:03 login[74]: ROOT LOGIN  on '/dev/ttyUSI0'\n"
+                   "Jan  1 00:00:03 gpChpIpc: [            main: 276] Start gpChpIpc daemon\n"
+                   "Jan  1 00:00:04 gpChpIpc: gp_rx wifi_ctrl client not up yet\n")
+    boot = read([str(log)])
+    assert boot.sources[0].format == "syslog" and not boot.diagnostics
+
+
+def test_a_unit_that_failed_to_start_is_blamed_as_failed(tmp_path):
+    """A public Orange Pi RV2 dmesg: `Failed to start orangepi-zram-config.service` was
+    listed among the slowest units like any other."""
+    log = tmp_path / "dmesg.txt"
+    log.write_text("[    0.000000] Linux version 6.6.63 (builder@example) #1 SMP\n"
+                   "[    4.221000] Run /sbin/init as init process\n"
+                   "[    8.195000] systemd[1]: Starting orangepi-zram-config.service - Orange Pi ZRAM config...\n"
+                   "[    8.456000] systemd[1]: Failed to start orangepi-zram-config.service - Orange Pi ZRAM config.\n"
+                   "[    8.500000] systemd[1]: Starting ssh.service - OpenBSD Secure Shell server...\n"
+                   "[    8.700000] systemd[1]: Started ssh.service - OpenBSD Secure Shell server.\n")
+    units = {u.name: u for u in analyze(read([str(log)])).units}
+    assert units["orangepi-zram-config.service"].detail == "failed"
+    assert units["orangepi-zram-config.service"].duration == 261_000_000 and units["ssh.service"].detail == ""

@@ -170,3 +170,29 @@ def test_every_autoboot_prompt_gives_the_bootdelay(tmp_path, prompt, delay):
     log = tmp_path / "console.txt"
     log.write_text(f"U-Boot 2023.04 (Apr 01 2023 - 00:00:00 +0000)\n\nDRAM:  1 GiB\n{prompt}\nStarting kernel ...\n")
     assert read([str(log)]).meta["bootdelay"] == delay
+
+
+def test_each_phases_end_phase_is_a_stage_of_its_own(tmp_path):
+    """U-Boot's Chromebook Coral docs: TPL, SPL and U-Boot proper each record "end phase";
+    the two rows were one stage (the longest), so TPL's 81.8 ms were nowhere, and TPL's
+    banner started no bootloader stage."""
+    log = tmp_path / "coral.txt"
+    log.write_text("U-Boot TPL 2021.04-rc1-00128-g344eefcdfec-dirty (Feb 11 2021 - 20:07:12 -0700)\n"
+                   "U-Boot SPL 2021.04-rc1-00128-g344eefcdfec-dirty (Feb 11 2021 - 20:07:12 -0700)\n"
+                   "U-Boot 2021.04-rc1-00128-g344eefcdfec-dirty (Feb 11 2021 - 20:07:12 -0700)\n"
+                   "Starting kernel ...\n\n"
+                   "Timer summary in microseconds (9 records):\n"
+                   "       Mark    Elapsed  Stage\n"
+                   "          0          0  reset\n"
+                   "    155,279    155,279  TPL\n"
+                   "    237,088     81,809  end phase\n"
+                   "    237,533        445  SPL\n"
+                   "    816,456    578,923  end phase\n"
+                   "    817,357        901  board_init_f\n"
+                   "  1,430,071    612,714  main_loop\n"
+                   "  5,532,057  4,101,986  start_kernel\n")
+    a = analyze(read([str(log)]))
+    steps = {b.name: b.duration for b in a.stages}
+    assert steps["end phase (after TPL)"] == 81_809 * US and steps["end phase (after SPL)"] == 578_923 * US
+    assert [ev.attrs["stage"] for ev in a.boot.marks(Mark.BOOTLOADER_START) if "stage" in (ev.attrs or {})] == [
+        "tpl", "spl", "u-boot"]

@@ -11,7 +11,7 @@ from ..timeline import Boot, Kind
 from .blame import Blamed, BlamedRows, Outcome, level_totals, returned, top
 from .console_cost import ConsoleCost, console_cost, explain_gaps
 from .critical_path import CriticalPath, find_critical_path
-from .gaps import DEFAULT_THRESHOLD_NS, Gap, find_gaps
+from .gaps import DEFAULT_THRESHOLD_NS, Gap, find_gaps, unplaced
 from .phases import Phases, assign, find_phases
 from .sections import Section, blame_section, levels_section, returned_section, steps_section
 
@@ -53,6 +53,8 @@ def analyze(boot: Boot, options: Options | None = None) -> Analysis:
     console = console_cost(boot, phases, options.baud, steps)
     gaps = find_gaps(boot, options.gap_threshold, until=phases.end.at if phases.end else None)
     explain_gaps(gaps, console)
+    if unplaced_note := unplaced(boot, gaps):
+        phases.notes.append(unplaced_note)
     return Analysis(
         boot=boot,
         phases=phases,

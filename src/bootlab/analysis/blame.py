@@ -81,7 +81,14 @@ def _detail(attrs: dict | None, kind: str, track: str | None) -> str:
         parts.append(f"for {attrs['device']}")
     if track and kind == Kind.PROCESS:
         parts.append(track)
+    if kind == Kind.UNIT and attrs.get("status") in UNIT_FAILURES:
+        parts.append(UNIT_FAILURES[attrs["status"]])
     return " ".join(parts)
+
+
+# A unit's status line ([FAILED], [ TIME ], [DEPEND]) or systemd's "Failed to start": the
+# time is what it took to fail.
+UNIT_FAILURES = {"FAILED": "failed", "TIME": "timed out", "DEPEND": "not started: a dependency failed"}
 
 
 def _blamed(boot: Boot, spans: SpanTable, rows) -> list[Blamed]:

@@ -253,11 +253,31 @@ def _end(boot: Boot, notes: list[str]) -> Boundary | None:
         if at is None:
             return None
         end = Boundary("end", at, where)
-    after = f"; the logs go on to {last_line / 1e9:.3f} s ({last_where}), which is not part of the boot" \
+    after = f"; the logs go on to {last_line / 1e9:.3f} s ({last_where}), in no phase" \
         if last_line is not None and last_line > end.at else ""
     notes.append(f"no ready marker found: the boot ends at {what} ({end.evidence}){after} (set one with --ready "
                  "REGEX)")
+    if what == "the last boot event read":
+        notes += _journald_took_over(boot, end.at)
     return end
+
+
+# journald's unit, by name or (older systemd's messages) by its description.
+JOURNALD = ("systemd-journald.service", "Journal Service")
+
+
+def _journald_took_over(boot: Boot, end: int) -> list[str]:
+    """systemd logs to the kernel's log only until journald runs, then to the journal: in a
+    kernel log that shows journald starting, the last unit is where systemd stopped
+    writing there, not where the boot ended."""
+    kernel_logs = {log.file for log in boot.logs if log.clock == Clock.PRINTK and not log.printed}
+    journald = next((ev for ev in boot.of_kind(Kind.UNIT)
+                     if ev.name in JOURNALD and ev.file in kernel_logs and boot.at(ev) is not None), None)
+    if journald is None or boot.at(journald) > end:
+        return []
+    return [f"systemd logs to the kernel log only until journald runs ({_evidence(journald, journald.name)}): its "
+            "later units are in the journal, so the boot ended after this end (read the journal with it: "
+            "`journalctl -b -o short-monotonic`, or `systemd-analyze` output)"]
 
 
 # A root device that comes (an SD card, eMMC, a USB stick) comes within a few seconds of
@@ -341,6 +361,16 @@ def _log_start_missing(boot: Boot) -> list[str]:
     return notes
 
 
+def _firmware_start(boot: Boot, bootloader: int | None) -> tuple[int | None, str]:
+    """Without power-on, the firmware phase starts at the firmware's first line (TF-A's
+    BL2, OpenSBI, a BootROM's) when it comes before the bootloader's (OpenSBI also runs
+    after U-Boot's SPL, inside the bootloader phase)."""
+    at, ev = _first(boot, Mark.FIRMWARE_START)
+    if at is None or (bootloader is not None and at >= bootloader):
+        return None, ""
+    return at, _evidence(ev, f"{(ev.attrs or {}).get('firmware', 'firmware')} banner (power-on is before it)")
+
+
 def _bootloader_start(boot: Boot, power_on: int | None, notes: list[str]) -> tuple[int | None, str]:
     """The bootloader's first sign after power-on: its banner on the console, or its
     bootstage report's reset.  A reset the report places before power-on means U-Boot's
@@ -385,7 +415,10 @@ def find_phases(boot: Boot) -> Phases:
     result.notes += _log_start_missing(boot)
     found: dict[str, tuple[int | None, str]] = {}
     found[Mark.POWER_ON] = _power_on(boot)
+    power_on = found[Mark.POWER_ON][0] is not None
     found[Mark.BOOTLOADER_START] = _bootloader_start(boot, found[Mark.POWER_ON][0], result.notes)
+    if not power_on:
+        found[Mark.POWER_ON] = _firmware_start(boot, found[Mark.BOOTLOADER_START][0])
     at, ev = _first(boot, Mark.KERNEL_LOAD)
     found[Mark.KERNEL_LOAD] = (at, _evidence(ev, "kernel handover"))
     kstart = boot.to_ref(Clock.PRINTK, 0)
@@ -413,8 +446,13 @@ def find_phases(boot: Boot) -> Phases:
     result.end = _end(boot, result.notes)
 
     # Keep boundaries in boot order; one that comes before its predecessor is misplaced.
+    # The firmware phase starts at power-on, or without it at the firmware's first line
+    # (a boundary named so: it is no power-on).
+    starts = [(phase, Mark.FIRMWARE_START if mark == Mark.POWER_ON and not power_on else mark)
+              for phase, mark in PHASE_STARTS]
+    found[Mark.FIRMWARE_START] = found[Mark.POWER_ON]
     previous = None
-    for phase, mark in PHASE_STARTS:
+    for phase, mark in starts:
         at, evidence = found[mark]
         if at is None:
             continue
@@ -426,7 +464,7 @@ def find_phases(boot: Boot) -> Phases:
         result.boundaries[mark] = Boundary(mark, at, evidence)
         previous = at
 
-    ordered = [(phase, result.boundaries.get(mark)) for phase, mark in PHASE_STARTS]
+    ordered = [(phase, result.boundaries.get(mark)) for phase, mark in starts]
     if result.end is None:
         if not boot.clocks:
             result.notes.append("no line of these logs carries a time (a console captured without time stamps, a "
@@ -461,7 +499,7 @@ def find_phases(boot: Boot) -> Phases:
         while len(span.phases) > 1 and span is result.spans[-1] and (not span.duration
                                                                      or not _phase_evident(boot, span.phases[-1])):
             span.phases.pop()
-    if Mark.POWER_ON not in result.boundaries and result.spans:
+    if not power_on and result.spans:
         zero = boot.meta.get("host_zero")
         why = f"the host clock starts at {zero}" if boot.reference == Clock.HOST and zero else "power-on is not in these logs"
         result.notes.append(f"{why}: time before {result.spans[0].phases[0].value} is not measured "

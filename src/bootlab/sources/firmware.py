@@ -4,6 +4,7 @@
     Booting from ROM...                             QEMU -kernel: the option ROM starts Linux
     Booting from Hard Disk...                       firmware hands over to a bootloader
     NOTICE:  BL2: v2.10.0(release):                 Trusted Firmware-A (ARM)
+    OpenSBI v0.9                                    RISC-V's machine-mode firmware (first, or after an SPL)
     Welcome to GRUB! / Loading Linux 6.1.0 ...      GRUB
     EFI stub: Booting Linux Kernel...               the kernel's EFI stub
     Probing EDD (edd=off to disable)... ok          x86 real-mode setup code
@@ -24,6 +25,7 @@ _RULES: tuple[tuple[re.Pattern, str, dict], ...] = (
     (re.compile(r"^qboot"), Mark.FIRMWARE_START, {"firmware": "qboot"}),
     (re.compile(r"^NOTICE:\s+BL2: v(?P<version>\S+)"), Mark.FIRMWARE_START, {"firmware": "TF-A"}),
     (re.compile(r"^(?:sys: 0x|BootROM|F0: [0-9A-F]{4} )"), Mark.FIRMWARE_START, {"firmware": "BootROM"}),
+    (re.compile(r"^OpenSBI v(?P<version>\S+)"), Mark.FIRMWARE_START, {"firmware": "OpenSBI"}),
     (re.compile(r"^Booting from ROM\.\."), Mark.KERNEL_LOAD, {"via": "option ROM"}),  # the 3rd dot may be overwritten
     (re.compile(r"^Booting from (?:Hard Disk|DVD/CD|Floppy)"), "firmware.handover", {}),
     (re.compile(r"^(?:Welcome to GRUB!|GNU GRUB\s+version)"), Mark.BOOTLOADER_START, {"bootloader": "GRUB"}),
@@ -32,7 +34,7 @@ _RULES: tuple[tuple[re.Pattern, str, dict], ...] = (
     (re.compile(r"^Probing EDD \(edd=off to disable\)"), SETUP, {}),
     (re.compile(r"^(?:Decompressing|Uncompressing) Linux"), DECOMPRESS, {}),
 )
-_FIRST = tuple({"S", "q", "N", "s", "B", "F", "W", "G", " ", "L", "E", "P", "D", "U"})
+_FIRST = tuple({"S", "q", "N", "s", "B", "F", "W", "G", " ", "L", "E", "P", "D", "U", "O"})
 
 
 def feed(boot: Boot, file: str, clock: str, t: int | None, text: str, lineno: int) -> bool:

@@ -1,10 +1,12 @@
-"""grabserial captures: `-t` (`[2.391972 2.384627] text`) and `-T` (`[11:23:00.123456 0.002] text`).
+"""grabserial captures: `-t` (`[2.391972 2.384627] text`) and `-T` (`[11:23:00.123456 0.002] text`),
+and consoles a terminal program stamped with the host's wall clock to the millisecond or
+finer (`[2023-06-16 12:05:50.699]`, `[2023/06/16-12:05:50:699]`, `[12:05:50.699]`).
 
 The first number is the host time of the line's first byte, from grabserial's start (or
 from the last line matching `-m`, which resets the base time: the times then restart near
-zero and are put back on one clock here, with a warning).  With `-T` the time is the wall
-clock; the first line becomes zero.  The console text may itself carry printk stamps,
-which link the host clock to the kernel's.
+zero and are put back on one clock here, with a warning).  With a wall clock the first
+line becomes zero.  The console text may itself carry printk stamps, which link the host
+clock to the kernel's.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from .lines import clean, seconds_to_ns, split
 from .userspace import Patterns
 
 TIMED = re.compile(r"^\[(?P<abs>\d+\.\d{6}) (?P<delta>-?\d+\.\d{6})\] ?")
-SYSTIME = re.compile(r"^\[(?P<wall>(?:\d{4}-\d\d-\d\d[ T])?\d\d:\d\d:\d\d\.\d{6})(?: (?P<delta>-?\d+\.\d{6}))?\] ?")
+# A wall clock with a date or without; the fraction after ".", "," or (some terminal
+# loggers) ":", milliseconds or finer: to the second only it cannot time a boot's steps.
+SYSTIME = re.compile(r"^\[(?:(?P<date>\d{4}[-/]\d\d[-/]\d\d)[ T-])?(?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)"
+                     r"[.,:](?P<frac>\d{3,9})(?: (?P<delta>-?\d+\.\d{6}))?\] ?")
 INLINE = re.compile(r'^The (?:inlinepat|instantpat): "(?P<pat>.*)" was matched at (?P<t>\d+\.\d+)')
 
 FORMAT = "grabserial"
@@ -31,17 +36,17 @@ def sniff(lines: list[str]) -> float:
     return hits / len(lines)
 
 
-def _wall_ns(text: str) -> int:
-    for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S.%f", "%H:%M:%S.%f"):
-        try:
-            when = datetime.strptime(text, fmt)
-        except ValueError:
-            continue
-        if fmt == "%H:%M:%S.%f":
-            seconds = when.hour * 3600 + when.minute * 60 + when.second
-            return seconds * NS_PER_S + when.microsecond * 1000
-        return int(when.timestamp()) * NS_PER_S + when.microsecond * 1000
-    raise ValueError(text)
+def _wall_ns(m: re.Match) -> int:
+    """A SYSTIME stamp in ns: since the epoch (in the host's zone) with a date, since
+    midnight without; ValueError for an impossible date or time."""
+    h, mi, sec = int(m.group("h")), int(m.group("m")), int(m.group("s"))
+    if h > 23 or mi > 59 or sec > 60:
+        raise ValueError(m.group(0))
+    frac = int(m.group("frac").ljust(9, "0"))
+    if m.group("date") is None:
+        return (h * 3600 + mi * 60 + sec) * NS_PER_S + frac
+    day = datetime.strptime(m.group("date").replace("/", "-"), "%Y-%m-%d")
+    return int(day.replace(hour=h, minute=mi, second=min(sec, 59)).timestamp()) * NS_PER_S + frac
 
 
 def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
@@ -65,11 +70,15 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
                 t = seconds_to_ns(m.group("abs")) + base
         else:
             m = SYSTIME.match(raw)
+            try:
+                wall = _wall_ns(m) if m else None
+            except ValueError:
+                boot.warn(file, line.lineno, f"not a time of day: {m.group(0).strip()!r}; the line is read untimed")
+                m = wall = None
             if m:
-                wall = _wall_ns(m.group("wall"))
                 if wall_zero is None:
                     wall_zero = wall
-                    boot.meta.setdefault("host_zero", "first line (grabserial -T wall clock)")
+                    boot.meta.setdefault("host_zero", "first line (host wall clock stamps)")
                 t = wall - wall_zero
                 if t < 0:  # the capture ran over midnight
                     t += 86400 * NS_PER_S

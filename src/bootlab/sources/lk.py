@@ -17,6 +17,7 @@ seconds (`[00.403]CPU:   Allwinner Family`, uboot.VENDOR_STAMP):
 
     [53]HELLO! BOOT0 is starting!                             it starts (after the BootROM)
     [325]Jump to second Boot.                                 it hands over to TF-A or OP-TEE, then U-Boot
+    [4792]Jump to ATF: monitor_base = 0x48000000, ...         (newer boot0s name the next stage)
 
 A bare "[N]" is taken for a stamp only from one of their banners on: other firmware prints
 such counters too (a router's CFE: `[0] find End at 0xBF13E000`).
@@ -34,7 +35,7 @@ BOOT0_STAGE = "boot0"  # from its banner to its jump (LK's jump is the kernel's 
 # and its stage.
 BANNERS = ((re.compile(r"^welcome to lk\b"), "LK", "lk"),
            (re.compile(r"^HELLO! BOOT0 is starting"), "Allwinner boot0", BOOT0_STAGE))
-BOOT0_HANDOVER = re.compile(r"^Jump to second Boot")
+BOOT0_HANDOVER = re.compile(r"^Jump to (?:second Boot|ATF\b)")
 LOADING = re.compile(r"^Loading (?:\((?P<part>\w+)\) |(?P<name>\w+) )image \((?P<bytes>\d+)\): (?P<end>start|done)")
 DECOMPRESS = re.compile(r"^decompress(?:ed)? image (?P<end>start|finished)")
 HANDOVER = re.compile(r"^Jumping to kernel")

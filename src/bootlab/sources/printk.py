@@ -44,6 +44,9 @@ DMESG_CTIME = re.compile(r"^(?:<\d+>)?\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d
 DMESG_RELATIVE = re.compile(r"^(?:<\d+>)?\[(?:<\s*(?P<delta>-?\d+\.\d{6})>|\s*(?P<rel>[+-]\d+\.\d{6})"
                             r"|(?P<minute>[A-Z][a-z]{2} ?\d{1,2} \d\d:\d\d))\] ?")
 SYSLOG = re.compile(r"^(?:\S.*?\s)?kernel: \[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\] ?")
+# Another program's syslog line (a host name or, BusyBox's syslogd, none): read as untimed
+# text, in order; its wall-clock time, to the second, places nothing.
+SYSLOG_OTHER = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d (?:\S+ )??[^\s\[:]+(?:\[\d+\])?: ")
 # The identifier is a program name: "EXT4-fs (mmcblk0p2): ..." in a dmesg is not a journal line.
 JOURNAL = re.compile(
     r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{6})\] (?P<host>[\w.-]+) (?P<ident>[\w.@/+-]+)(?:\[(?P<pid>\d+)\])?: "
@@ -186,10 +189,12 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) 
             if variant == "kmsg" and text.startswith(" "):
                 continue  # /dev/kmsg dictionary line (KEY=value), not printed
             if text.strip():
-                if not first_bad:
-                    first_bad = n
-                unreadable += 1
-                interp.text(None, None, text, n)
+                other = SYSLOG_OTHER.match(text) if variant == "syslog" else None
+                if other is None:
+                    if not first_bad:
+                        first_bad = n
+                    unreadable += 1
+                interp.text(None, None, text[other.end():] if other else text, n)
             append(None, text, n, nbytes)
             continue
         msg = text[m.end():]

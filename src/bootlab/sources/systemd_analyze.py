@@ -146,39 +146,50 @@ def read_time(boot: Boot, file: str, text: str, lineno: int) -> bool:
     return True
 
 
+# A shell's prompt and the command, as people paste several outputs into one file.
+_COMMAND = re.compile(r"systemd-analyze\s+(?P<verb>time|blame|critical-chain)\b")
+
+
 def parse(boot: Boot, file: str, data: bytes, variant: str) -> None:
+    """One output, or several pasted one after another (`time`, then `critical-chain`, then
+    `blame`, each maybe after its command line): each line is read as the output it is in,
+    which changes at a command line, at critical-chain's header and at a line only another
+    output has."""
     lines = list(split(data))
     count = 0
+    seen = {variant}
     if variant == "systemd-plot-json":
         count = _plot_json(boot, file, data)
     else:
+        current = variant
         for line in lines:
             text = clean(line.text).rstrip()
             if not text.strip():
                 continue
-            if variant == "systemd-time":
-                if read_time_output(boot, file, text, line.lineno):
-                    count += 1
-                    continue
-            elif variant == "systemd-blame":
-                m = BLAME.match(text)
-                if m:
-                    boot.add(Event(Kind.UNIT, m.group("unit"), Clock.USERSPACE, None, span_ns(m.group("span")), file,
-                                   line.lineno, m.group("unit"), attrs={"source": "blame"}))
-                    count += 1
-                    continue
+            command = _COMMAND.search(text)
+            if command:
+                current = _VARIANT[command.group("verb")]
+                continue
+            if CHAIN_HEADER.match(text):
+                current = "systemd-critical-chain"
+                continue
+            if read_time_output(boot, file, text, line.lineno):
+                current = "systemd-time"
+            elif m := BLAME.match(text):
+                current = "systemd-blame"
+                boot.add(Event(Kind.UNIT, m.group("unit"), Clock.USERSPACE, None, span_ns(m.group("span")), file,
+                               line.lineno, m.group("unit"), attrs={"source": "blame"}))
+            elif (m := CHAIN.match(text)) and (current == "systemd-critical-chain" or m.group("at") or m.group("took")):
+                current = "systemd-critical-chain"
+                _chain_unit(boot, file, line.lineno, m)
             else:
-                if CHAIN_HEADER.match(text):
-                    continue
-                m = CHAIN.match(text)
-                if m:
-                    count += 1
-                    _chain_unit(boot, file, line.lineno, m)
-                    continue
-            boot.warn(file, line.lineno, f"not a {variant} line: {text[:60]!r}")
+                boot.warn(file, line.lineno, f"not a {current} line: {text[:60]!r}")
+                continue
+            count += 1
+            seen.add(current)
     if not count:
         boot.warn(file, 0, f"no {variant} records found")
-    boot.sources.append(SourceInfo(file, variant, len(lines), count))
+    boot.sources.append(SourceInfo(file, "+".join(f for f in FORMATS if f in seen), len(lines), count))
 
 
 def read_time_output(boot: Boot, file: str, text: str, lineno: int) -> bool:

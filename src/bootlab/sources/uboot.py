@@ -41,8 +41,12 @@ ACC_RECORD = re.compile(rf"^\s*(?P<mark>{NUMBER})(?:\s+(?P<stage>\S.*?))?\s*$")
 # are still seen.
 FDT_RECORD = re.compile(r"^bootlab-bootstage (?P<id>\d+) (?P<kind>mark|accum) (?P<cell>[0-9a-f]{8}) ?(?P<name>.*)$")
 VENDOR_STAMP = re.compile(r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{1,3})\] ?(?P<msg>.*)$")
-SPL_BANNER = re.compile(r"^U-Boot SPL (?P<version>\S+)")
-BANNER = re.compile(r"^U-Boot (?P<version>\d{4}\.\d\d\S*)")
+# The first stages before U-Boot proper: SPL, and before it on some boards TPL and VPL.
+SPL_BANNER = re.compile(r"^U-Boot (?P<stage>SPL|TPL|VPL) (?P<version>\S+)")
+# TI's first stage before U-Boot on OMAP boards (what SPL replaced).
+X_LOADER = re.compile(r"^Texas Instruments X-Loader (?P<version>\S+)")
+# Since 2008 versioned by year and month; before, 1.x.y (`U-Boot 1.1.4-gcebe815a (Aug 16 2010 - ...)`).
+BANNER = re.compile(r"^U-Boot (?P<version>(?:\d{4}\.\d\d|1\.\d+\.\d+)\S*)")
 # The countdown: U-Boot's own prompt, or with CONFIG_AUTOBOOT_KEYED the configured one,
 # "Autoboot in %d seconds" by default (vendors add to it: ", press <Space> to stop"), or the
 # other common "Press SPACE to abort autoboot in %d seconds".
@@ -64,7 +68,7 @@ FORMAT = "uboot-bootstage"
 
 # Console lines that only a U-Boot console holds: a file with any of them beside a report
 # is a console (whose reader reads the report too), not a bare report.
-CONSOLE_FACTS = (SPL_BANNER, BANNER, AUTOBOOT, BYTES_READ, STARTING_KERNEL)
+CONSOLE_FACTS = (SPL_BANNER, X_LOADER, BANNER, AUTOBOOT, BYTES_READ, STARTING_KERNEL)
 
 
 def sniff(lines: list[str]) -> float:
@@ -103,6 +107,7 @@ class BootstageReader:
         self.rows = 0  # rows of the table being read
         self.records = 0
         self.previous_mark: int | None = None
+        self.stages: list[str] = []  # the summary's stages so far
         self.heading: int | None = None  # line of the first report's heading: where the bootloader's timer starts
         self.printed: tuple[str, int, int] | None = None  # (clock, time, line) of the summary being read
         self.fdt: list[tuple[int, str, int, str]] = []  # (line, kind, µs, name) from the device tree
@@ -138,6 +143,10 @@ class BootstageReader:
         if self.mode == "accumulated":
             self.boot.meta.setdefault("bootstage_accumulated", {})[stage] = _us(m.group("mark"))
             return True
+        if self.stages and (stage in self.stages or stage == "end phase"):
+            # A name seen again (each phase's "end phase": TPL's, SPL's) is told by the stage before.
+            stage = f"{stage} (after {self.stages[-1]})"
+        self.stages.append(stage)
         t = _us(m.group("mark"))
         if m.group("elapsed") is not None:
             elapsed = _us(m.group("elapsed"))
@@ -189,7 +198,7 @@ class BootstageReader:
     def _start(self, mode: str, lineno: int) -> None:
         self.mode, self.rows = mode, 0
         if mode == "summary":
-            self.previous_mark = None
+            self.previous_mark, self.stages = None, []
             if self.heading is None:
                 self.heading = lineno
 
@@ -232,9 +241,15 @@ class UbootLines:
 
         m = SPL_BANNER.match(text)
         if m:
-            self.boot.meta.setdefault("bootloader", f"U-Boot SPL {m.group('version')}")
-            mark(Mark.BOOTLOADER_START, stage="spl")
+            self.boot.meta.setdefault("bootloader", f"U-Boot {m.group('stage')} {m.group('version')}")
+            mark(Mark.BOOTLOADER_START, stage=m.group("stage").lower())
             self.in_spl = True
+            return True
+        m = X_LOADER.match(text)
+        if m:
+            self.boot.meta.setdefault("bootloader", f"X-Loader {m.group('version')}")
+            mark(Mark.BOOTLOADER_START, stage="x-loader")
+            self.in_spl = False
             return True
         m = BANNER.match(text)
         if m:

@@ -45,6 +45,9 @@ DEFAULT_READY = (
     r"^[\w.-]+ login: [\w.-]+$",  # a getty's prompt with the name someone typed after it (echoed)
     r"Please press Enter to activate this console",
     r"\bsys\.boot_completed=1\b",  # Android's init: the boot completed
+    # Last: a root shell's prompt (BusyBox's `/ #`, `~ # `, `root@board:~#`), with or without
+    # a command typed after it: an init that starts a shell and logs nothing else.
+    r"^(?:[\w.-]+@[\w.-]+:)?[~/][\w./~-]* ?[#$](?:\s*|\s+\S.*)$",
 )
 
 
@@ -166,7 +169,7 @@ class UserspaceReader:
             self.starting[key] = (clock, t, lineno)
             return
         begun = self.starting.pop(key, None)
-        attrs = {"status": status, "verb": verb, "text": what}
+        attrs = {"status": "FAILED" if verb == "Failed to start" else status, "verb": verb, "text": what}
         if begun and begun[0] == clock and begun[1] is not None and t is not None:
             start, dur = begun[1], t - begun[1]
         else:
