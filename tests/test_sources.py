@@ -766,3 +766,20 @@ def test_a_unit_that_failed_to_start_is_blamed_as_failed(tmp_path):
     units = {u.name: u for u in analyze(read([str(log)])).units}
     assert units["orangepi-zram-config.service"].detail == "failed"
     assert units["orangepi-zram-config.service"].duration == 261_000_000 and units["ssh.service"].detail == ""
+
+
+def test_a_kernel_record_inside_a_systemd_status_is_read(tmp_path):
+    """The MPFS Icicle console in U-Boot's docs: a kernel record printed inside systemd's
+    coloured `[  OK  ]` lost its "[" to the escape before it (`\\e[[` reads as one), and
+    three records were not read (the last moved ready 5 ms early)."""
+    log = tmp_path / "console.txt"
+    log.write_bytes(b"Starting kernel ...\n\n"
+                    b"[    0.000000] Linux version 5.6.16 (builder@example) #1 SMP\n"
+                    b"[    3.491071] systemd[1]: Mounted Temporary Directory (/tmp).\n"
+                    b"[\x1b[0;32m  OK  \x1b[[    3.498114] systemd[1]: Mounted Kernel Configuration File System.\n"
+                    b"0m] Mounted Temporary Directory (/tmp).\n"
+                    b"[\x1b[0;32m  OK  \x1b[0m] Reached target Multi-User System.\n")
+    a = analyze(read([str(log)]))
+    assert a.phases.end.at == 3_498_114_000
+    units = [ev for ev in a.boot.events if ev.kind == Kind.UNIT and ev.clock == Clock.PRINTK]
+    assert any(ev.line == 5 for ev in units)

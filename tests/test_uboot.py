@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import gzip
+import re
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,25 @@ def test_each_phases_end_phase_is_a_stage_of_its_own(tmp_path):
     assert steps["end phase (after TPL)"] == 81_809 * US and steps["end phase (after SPL)"] == 578_923 * US
     assert [ev.attrs["stage"] for ev in a.boot.marks(Mark.BOOTLOADER_START) if "stage" in (ev.attrs or {})] == [
         "tpl", "spl", "u-boot"]
+
+
+def test_ti_sbl_profile_times_its_stages(fixture_path, tmp_path):
+    """TI's AM62x MCU+ SDK docs: each SBL stage prints its steps and total in µs as it ends
+    (`[BOOTLOADER_PROFILE] SBL Total Time Taken : 114756us`); the console had nothing else
+    timed and said nothing could be timed.  On a capture the stage ends at its total's line
+    and its steps run back to back before it; the first stage starts the bootloader."""
+    a = analyze(read([fixture_path("grabserial-ti-sbl.log")]))
+    stages = {ev.name: ev for ev in a.boot.events if ev.kind == Kind.STAGE}
+    first, second = stages["TI SBL"], stages["TI SBL (stage 2)"]
+    assert (first.t, first.dur) == (190_400 * US - 114_756 * US, 114_756 * US)
+    assert second.dur == 130_310 * US and stages["TI SBL (stage 2): App_loadLinuxImages"].dur == 50_493 * US
+    assert stages["TI SBL: System_init"].t == first.t
+    assert stages["TI SBL: Drivers_open"].t == first.t + 6_688 * US
+    assert a.phases.spans[0].phases[0].value == "bootloader" and a.phases.spans[0].start == first.t
+
+    # On a transcript without times they are durations only, and still listed.
+    text = re.sub(r"(?m)^\[[\d.]+ [\d.]+\] ", "", open(fixture_path("grabserial-ti-sbl.log")).read())
+    log = tmp_path / "sbl.txt"
+    log.write_text(text)
+    plain = {b.name: b for b in analyze(read([str(log)])).stages}
+    assert plain["TI SBL"].duration == 114_756 * US and plain["TI SBL"].start is None

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, SourceInfo, in_range
-from . import firmware, initcall, kernel_messages, lk, systemd_analyze, uboot, userspace
+from . import firmware, initcall, kernel_messages, lk, systemd_analyze, ti_sbl, uboot, userspace
 from .initcall import InitcallReader
 from .lines import NOISE, clean, seconds_to_ns, split
 from .userspace import Patterns, UserspaceReader
@@ -36,6 +36,10 @@ PRINTK_AT_START = re.compile(r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\](?:\[\s*(?
                              + VENDOR_CONTEXT + " ?")
 PAUSE_CUT = 100_000_000  # ns of silence inside a physical line that make what follows a new line
 LEADING_INVISIBLE = re.compile(r"(?:\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_]|[ -/][0-~]|[a-z])|[\x00-\x20\x7f])*")
+# A kernel record printed inside a coloured systemd status ("[\e[0;32m  OK  \e[", the record,
+# then "0m] Mounted ..." on the next line): cleaning the escape takes the record's "[" with
+# it ("\e[[" reads as one sequence), leaving "[  OK      3.498114] systemd[1]: Mounted ...".
+SPLICED_STATUS = re.compile(r"^\[\s*(?:OK|FAILED|TIME|DEPEND|SKIP)\s+(?=\d+\.\d{6,9}\])")
 PRINTK_INSIDE = re.compile(r"\[\s*\d+\.\d{6,9}\](?:\[\s*[TC]\d+\])?" + VENDOR_CONTEXT + " ")
 # The reference device's init prints the kernel log after ready between these lines
 # (targets/initramfs.py and bootlab-init.c print the same text): the log is printed again.
@@ -111,6 +115,7 @@ class Interpreter:
         self.initcalls = InitcallReader(boot, file)
         self.uboot = uboot.UbootLines(boot, file)
         self.lk = lk.LkLines(boot, file)
+        self.sbl = ti_sbl.SblLines(boot, file)
         self.bootstage = uboot.BootstageReader(boot, file)
         self.user = UserspaceReader(boot, file, patterns)
         self.in_kernel = False
@@ -276,7 +281,8 @@ class Interpreter:
                 clock, (t, text) = Clock.BOOTLOADER, stamped
             if firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno):
                 return
-            if self.uboot.feed(clock or Clock.HOST, t, text, lineno) or self.lk.feed(clock or Clock.HOST, t, text, lineno):
+            if (self.uboot.feed(clock or Clock.HOST, t, text, lineno) or self.lk.feed(clock or Clock.HOST, t, text, lineno)
+                    or self.sbl.feed(clock or Clock.HOST, t, text, lineno)):
                 return
         elif kernel_messages.is_decompressor(text):
             firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno)
@@ -330,6 +336,10 @@ class Interpreter:
     def _logical_line(self, t_host: int | None, text: str, lineno: int, nbytes: int) -> None:
         t_printk = None
         m = PRINTK_AT_START.match(text)
+        spliced = SPLICED_STATUS.match(text) if m is None and text.startswith("[") else None
+        if spliced:
+            text = "[" + text[spliced.end():]
+            m = PRINTK_AT_START.match(text)
         if m and not in_range(stamp_ns(m)):
             m = None  # garbage, not a time
         if m:
@@ -355,6 +365,7 @@ class Interpreter:
 
     def close(self) -> None:
         self.bootstage.close()
+        self.sbl.close()
         if self.untimed_kernel is not None:  # first: its events are the later ones (see InitcallReader)
             self.untimed_kernel.close(self.last_untimed)
         self.initcalls.close(self.last_printk)
