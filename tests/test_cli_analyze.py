@@ -192,3 +192,15 @@ def test_a_speed_of_zero_is_refused_not_ignored(fixture_path, capsys, argv):
 
 def test_a_bootchart_directory_is_read_not_unreadable(corpus_path):
     assert main(["analyze", corpus_path("bootchart-example1")]) == 0
+
+
+def test_a_kernel_log_without_times_whose_banner_wrapped_away_says_so(tmp_path, capsys):
+    """A public Kobo Touch dmesg: no printk times and its buffer wrapped (`6>TCP reno
+    registered` first): it was "not a boot log bootlab knows"; it is a kernel log in which
+    nothing can be timed, and says that."""
+    log = tmp_path / "dmesg.txt"
+    log.write_text("6>TCP reno registered\nUDP hash table entries: 256 (order: 0, 4096 bytes)\n"
+                   "NET: Registered protocol family 1\nFreeing init memory: 112K\n")
+    assert main(["analyze", str(log)]) == 2
+    out, err = capsys.readouterr()
+    assert "no line of these logs carries a time" in out and "not a boot log" not in err

@@ -82,6 +82,8 @@ def test_console_rules_follow_the_kernel():
     # `console=` empty or `null` is ttynull, no console at all (a ChromeOS kernel's).
     assert console_rules("cros_secure console= loglevel=7").serial is False
     assert console_rules("console=null").consoles == ("ttynull",)
+    assert console_rules("console=none").serial is False  # names no console there is (an Android tablet's)
+    assert console_rules("quiet", ["tty0", "pstore-1", "ram-1"]).serial is False  # RAM consoles, after a crash
     # Without console= the consoles the log shows starting tell: a PC's screen, a board's UART.
     assert console_rules("quiet splash", ["tty0"]).serial is False
     assert console_rules("root=/dev/mmcblk0p2", ["ttyS2"]).serial is True
@@ -265,12 +267,20 @@ def test_messages_logged_before_a_serial_console_started_are_charged_when_it_pri
 def test_a_boot_console_prints_as_messages_are_logged(fixture_path, tmp_path):
     # With earlycon the boot console printed each message as it was logged, and the real
     # console does not print them again: nothing moves.
+    earlycon = ("[    0.000000] Machine model: Example H616 Board\n",
+                "[    0.000000] Machine model: Example H616 Board\n"
+                "[    0.000000] earlycon: uart0 at MMIO32 0x0000000005000000 (options '')\n")
     text = open(fixture_path("console-no-earlycon-replay.txt")).read().replace(
-        "rootwait panic=10", "rootwait panic=10 earlycon=uart,mmio32,0x05000000")
+        "rootwait panic=10", "rootwait panic=10 earlycon=uart,mmio32,0x05000000").replace(*earlycon)
     log = tmp_path / "earlycon.txt"
     log.write_text(text)
     c = analyze(read([str(log)])).console
     assert "kernel init" in c.per_phase and not c.note
+    # earlycon= on the command line of a log shown from its banner that never announces a
+    # boot console registered none (a public Allwinner D1 console: `earlycon=sbi`, no
+    # `earlycon:` line, and its whole log came at ttyS0's start, 0.9 s late).
+    log.write_text(text.replace(earlycon[1], earlycon[0]))
+    assert analyze(read([str(log)])).console.replay_at == 956_140_000
 
 
 
@@ -308,8 +318,14 @@ def test_a_serial_console_after_the_boot_console_went_prints_the_log_again(fixtu
     assert re.search(r"logged again 136ms after that line: the console runs at 6\d{5} baud or faster", c.note)
     # Up to 6.1 the printing comes before the line (the fixture as written), and a boot
     # console still printing prints each message once: nothing is printed again.
-    kept = _replay_variant(fixture_path, tmp_path, ("console=ttyS0,115200", "earlycon console=ttyS0,115200"))
+    kept = _replay_variant(fixture_path, tmp_path, ("console=ttyS0,115200", "earlycon console=ttyS0,115200"),
+                           ("[    0.000000] Machine model: Example H616 Board\n",
+                            "[    0.000000] Machine model: Example H616 Board\n"
+                            "[    0.000000] printk: bootconsole [uart0] enabled\n"))
     assert kept.console.replay_at is None
+    # A console kept in RAM (pstore, Android's ram_console) is no UART: its start replays nothing.
+    ram = _replay_variant(fixture_path, tmp_path, ("printk: console [ttyS0] enabled", "printk: console [pstore-1] enabled"))
+    assert ram.console.replay_at is None
 
 
 def test_a_pc_without_console_on_its_command_line_prints_on_its_screen(fixture_path, tmp_path):

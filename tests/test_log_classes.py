@@ -11,6 +11,7 @@ import jsonschema
 from bootlab.analysis import analyze
 from bootlab.analysis.diff import diff
 from bootlab.cli import main
+from bootlab.render import render
 from bootlab.sources import read
 from bootlab.timeline import NS_PER_MS as MS
 
@@ -150,6 +151,10 @@ def test_an_untimed_login_prompt_is_placed_from_its_neighbours(fixture_path):
     a = analysis(fixture_path("console-untimed-login.txt"))
     assert a.phases.end.mark == "ready" and a.phases.end.at == 3_870_001_000
     assert "buildroot login" in a.phases.end.evidence and "placed at line 11" in a.phases.end.evidence
+    # The boot ended no earlier: the headline says so (an i.MX93 Falcon-mode console's login
+    # came after its last kernel line, 0.432 s, by however long its Yocto userspace took).
+    assert a.phases.end.lower_bound and "ready reached at least " in render(a, "text")
+    assert json.loads(render(a, "json"))["end"]["lower_bound"] is True
 
 
 def test_a_login_prompt_with_the_name_typed_after_it_ends_the_boot(fixture_path):

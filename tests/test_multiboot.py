@@ -15,7 +15,7 @@ from bootlab.analysis import analyze
 from bootlab.cli import main
 from bootlab.sources import NotALog, bootlab_capture, read
 from bootlab.sources.multiboot import starts
-from bootlab.timeline import Mark
+from bootlab.timeline import Kind, Mark
 
 DATA = Path(__file__).parent / "data"
 REAL = DATA / "real"
@@ -235,3 +235,31 @@ def test_a_capture_zero_record_before_its_power_on_is_not_a_boot():
                b"1.206092317 | [    0.301879] PCI: Fatal: No config space access function found\\r\n"
                b"2.147446524 | BOOTLAB READY\\r\n")
     assert starts(capture, "bootlab-capture") == [0]
+
+
+def test_the_log_printed_again_by_a_late_serial_console_is_no_second_boot(tmp_path):
+    """A public Kria KV260 console: the earlycon printed the kernel's first lines, went at
+    0.016 s, and ttyPS1, registered at 4.9 s, printed the whole log again from its banner:
+    read as a second boot, which dropped U-Boot and its 5.4 s load."""
+    first = ("[    0.000000] Booting Linux on physical CPU 0x0000000000 [0x410fd034]\n"
+             "[    0.000000] Linux version 5.15.0-1010-xilinx-zynqmp (buildd@example) #10-Ubuntu SMP\n"
+             "[    0.000000] earlycon: cdns0 at MMIO 0x00000000ff010000 (options '115200n8')\n"
+             "[    0.000000] printk: bootconsole [cdns0] enabled\n"
+             "[    0.012369] printk: console [tty1] enabled\n"
+             "[    0.016437] printk: bootconsole [cdns0] disabled\n")
+    log = _write(tmp_path, "kv260.txt", (
+        "U-Boot 2022.01 (Feb 02 2022 - 00:00:00 +0000)\n"
+        "74448580 bytes read in 5414 ms (13.1 MiB/s)\n"
+        "Starting kernel ...\n\n" + first + first +
+        "[    0.100000] devtmpfs: initialized\n"
+        "[    4.903434] printk: console [ttyPS1] enabled\n"
+        "[    5.435000] Run /init as init process\n").encode())
+    boot = read([log])
+    assert not [d for d in boot.diagnostics if "boots" in d.message]
+    assert [ev.name for ev in boot.events if ev.kind == Kind.STAGE] == ["load 74448580 bytes"]
+    # The same kernel booted again (its stamps go on differently) is a boot of its own.
+    again = first.replace("0.016437", "0.016440")
+    twice = _write(tmp_path, "twice.txt", ("Starting kernel ...\n" + first + "[    3.0] reboot: Restarting system\n"
+                                           "U-Boot 2022.01 (Feb 02 2022 - 00:00:00 +0000)\nStarting kernel ...\n"
+                                           + again).encode())
+    assert [d for d in read([twice]).diagnostics if "boots" in d.message]

@@ -102,6 +102,21 @@ def test_a_clock_that_jumps_to_the_counter_after_the_architected_timer_is_not_ke
     assert (initcall.t, initcall.dur) == (1_661_202 * US - JUMP, 2607 * US)
 
 
+@pytest.mark.parametrize("bulk", [False, True])
+def test_a_jump_of_seconds_with_no_timer_announced_is_a_counter_too(fixture_path, tmp_path, bulk):
+    """A public Tegra 3 tablet's 2.6.36 dmesg stamps its first 52 messages zero, then
+    6.003770 s, with no timer announced: 6.4 s of "kernel init" (70% of the boot) were the
+    counter's time since reset.  A jump of a second or more is read as the announced one."""
+    text = open(fixture_path("dmesg-clock-jumps-to-counter.txt")).read()
+    text = "\n".join(line for line in text.splitlines() if "timer(s) running" not in line and "sched_clock:" not in line)
+    path = tmp_path / "dmesg.txt"
+    path.write_text((text + "\n") * (2 if bulk else 1))
+    boot = read([str(path)])
+    [note] = _counter_notes(boot)[:1]
+    assert "to 1.645321 s here, with no timer announced" in note.message
+    assert analyze(boot).phases.spans[0].duration == 1_658_110 * US - JUMP
+
+
 def test_a_jump_a_boot_console_took_to_print_is_the_kernels_own_time(fixture_path):
     """msm8916's mainline kernel with earlycon at 115200 baud: the clock starts at the timer's
     announcement and goes on from zero, but the kernel waits 11 ms for the UART to print the

@@ -10,7 +10,7 @@ import tarfile
 
 import pytest
 
-from bootlab.analysis import analyze
+from bootlab.analysis import Options, analyze
 from bootlab.sources import NotALog, detect, read, read_one  # detect: the module
 from bootlab.sources import bootlab_capture
 from bootlab.capture.writer import NativeWriter
@@ -783,3 +783,79 @@ def test_a_kernel_record_inside_a_systemd_status_is_read(tmp_path):
     assert a.phases.end.at == 3_498_114_000
     units = [ev for ev in a.boot.events if ev.kind == Kind.UNIT and ev.clock == Clock.PRINTK]
     assert any(ev.line == 5 for ev in units)
+
+
+def test_a_critical_chain_pasted_in_markdown_keeps_its_root_mount(tmp_path):
+    """Public notes in Markdown: the fence lines became units and the root mount `-.mount`
+    was read as `.mount`."""
+    log = tmp_path / "chain.md"
+    log.write_text("```\n"
+                   "The time when unit became active or started is printed after the \"@\" character.\n"
+                   "The time the unit took to start is printed after the \"+\" character.\n\n"
+                   "graphical.target @16.554s\n"
+                   "└─multi-user.target @16.554s\n"
+                   "  └─systemd-journald.socket @605ms\n"
+                   "    └─-.mount @567ms\n"
+                   "\t```\n")
+    boot = read([str(log)])
+    units = [ev.name for ev in boot.events if ev.kind == Kind.UNIT]
+    assert units == ["graphical.target", "multi-user.target", "systemd-journald.socket", "-.mount"]
+
+
+def test_an_initcall_timed_from_another_ones_start_is_timed_by_its_stamps(tmp_path):
+    """A public 6.18 VM's initcall_debug dmesg: the kernel keeps one start time for every
+    initcall (4.17 on), so `aesni_init`, loaded by request_module() while `init_encrypted`
+    waited for it, overwrote it, and init_encrypted "returned 0 after 28536 usecs", 2.28 s
+    after its call.  It is timed by its lines' stamps, and says so; a call with another
+    inside it whose own time is right keeps it."""
+    log = tmp_path / "dmesg.txt"
+    log.write_text("[    0.000000] Linux version 6.18.0 (builder@example) #1 SMP\n"
+                   "[    2.438559] calling  init_encrypted+0x0/0x90 @ 1\n"
+                   "[    4.661000] Freeing initrd memory: 50000K\n"
+                   "[    4.688671] calling  aesni_init+0x0/0xff0 [aesni_intel] @ 271\n"
+                   "[    4.690000] initcall aesni_init+0x0/0xff0 [aesni_intel] returned 0 after 1300 usecs\n"
+                   "[    4.717217] initcall init_encrypted+0x0/0x90 returned 0 after 28536 usecs\n"
+                   "[    4.800000] calling  outer_init+0x0/0x90 @ 1\n"
+                   "[    4.800100] calling  inner_init+0x0/0x90 [inner] @ 300\n"
+                   "[    4.800200] initcall inner_init+0x0/0x90 [inner] returned 0 after 80 usecs\n"
+                   "[    4.900000] initcall outer_init+0x0/0x90 returned 0 after 99990 usecs\n")
+    small = log.read_text()
+    # The same in a log of more returns than are paired in Python (numpy's columns).
+    many = "".join(f"[    5.{k:06d}] calling  f{k}+0x0/0x9 @ 1\n[    5.{k:06d}] initcall f{k}+0x0/0x9 returned 0 after 0 "
+                   "usecs\n" for k in range(20_001))
+    for text in (small, small + many):
+        log.write_text(text)
+        blamed = {b.name: b for b in analyze(read([str(log)]), Options(top=5)).initcalls}
+        assert blamed["init_encrypted"].duration == 4_717_217_000 - 2_438_559_000
+        assert "timed by its lines' stamps" in blamed["init_encrypted"].detail
+        assert blamed["outer_init"].duration == 99_990_000 and "stamps" not in blamed["outer_init"].detail
+        assert blamed["aesni_init"].duration == 1_300_000
+
+
+def test_an_init_heard_from_starts_userspace_when_the_kernel_does_not_say(tmp_path):
+    """A public OUYA (Tegra 3, 3.1.10) log: no "Run /init", no init memory freed; the boot
+    ended at `Unpacking initramfs...`, 3.7 s before init's first message."""
+    log = tmp_path / "dmesg.txt"
+    log.write_text("[    0.000000] Linux version 3.1.10-tk3+ (builder@example) #1 SMP PREEMPT\n"
+                   "[    0.070000] NET: Registered protocol family 16\n"
+                   "[    2.026434] Unpacking initramfs...\n"
+                   "[    5.712464] rtc_tps6591x rtc_tps6591x.0: setting system clock to 2000-01-01 00:00:01 UTC\n"
+                   "[    5.726162] init (1): /proc/1/oom_adj is deprecated, please use /proc/1/oom_score_adj instead.\n"
+                   "[    5.796276] init: could not open /dev/keychord\n"
+                   "[   48.004000] init: untracked pid 900 exited\n")
+    a = analyze(read([str(log)]))
+    assert a.phases.boundaries[Mark.USERSPACE_START].at == 5_726_162_000
+    assert "init's first message" in a.phases.boundaries[Mark.USERSPACE_START].evidence
+    assert a.phases.end.at == 5_726_162_000  # the first only: init logs all along
+
+
+def test_a_pci_fixup_is_blamed_once_per_device(tmp_path):
+    """A public AMD G-T56N board's dmesg: `quirk_usb_early_handoff` ran for three USB
+    controllers (27.3, 23.4 and 23.4 ms); the blame list showed the longest alone."""
+    log = tmp_path / "dmesg.txt"
+    log.write_text("[    0.000000] Linux version 5.4.0-1007-fips (buildd@example) #8-Ubuntu SMP\n"
+                   "[    0.512000] pci 0000:00:12.0: quirk_usb_early_handoff+0x0/0x6a0 took 27343 usecs\n"
+                   "[    0.536000] pci 0000:00:13.0: quirk_usb_early_handoff+0x0/0x6a0 took 23438 usecs\n"
+                   "[    0.560000] pci 0000:00:16.0: quirk_usb_early_handoff+0x0/0x6a0 took 23437 usecs\n")
+    rows = [(b.name, b.detail) for b in analyze(read([str(log)])).initcalls]
+    assert rows == [("quirk_usb_early_handoff", f"for 0000:00:{dev}.0") for dev in (12, 13, 16)]

@@ -73,6 +73,8 @@ def _detail(attrs: dict | None, kind: str, track: str | None) -> str:
         parts.append(f"returned {described(attrs['ret'])}")
     if attrs.get("upper_bound"):
         parts.append("upper bound (no return line: until the next call)")
+    if attrs.get("timed_by_stamps"):
+        parts.append("timed by its lines' stamps (the kernel timed it from another initcall's start)")
     if attrs.get("unfinished"):
         parts.append("never returned")
     if "async" in attrs:
@@ -139,6 +141,11 @@ def top(boot: Boot, kind: str, n: int | None = 10) -> list[Blamed]:
     key = identities(spans, rows)[0]
     if kind == Kind.PROCESS:
         key = key * (len(spans.vocab["track"]) + 1) + spans.track[rows]
+    devices: dict[str | None, int] = {None: 0}
+    device_of_set = [devices.setdefault(d, len(devices)) for d in spans.attr_column("device")]
+    if len(devices) > 1:  # a PCI fixup runs once per device (`quirk_usb_early_handoff` for two): each a row
+        key = np.unique(key * len(devices) + np.asarray(device_of_set, dtype=np.int64)[spans.attrs[rows]],
+                        return_inverse=True)[1].reshape(-1)
     # Per key, the longest; of equals, the first timed one, else the first (by the least
     # row per key, not a sort: a log of many copies of a boot has each longest in every copy).
     dur = spans.dur[rows]

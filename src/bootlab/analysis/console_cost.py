@@ -50,10 +50,12 @@ KERN_DEBUG = 7
 UNKNOWN_LEVEL = 6
 # Consoles that are no serial port, as the command line or "console [NAME] enabled" names
 # them: the virtual terminals (tty0..N, a screen), ttynull (no console: `console=` empty or
-# `console=null`), netconsole.  Every other console is a UART, a USB serial gadget or
-# adapter, or a hypervisor's console: SoC vendors name their UARTs freely (ttyS, ttyAMA,
-# ttymxc, and ttyUSI, ttyAML, ttyFIQ, ttySAC, ...), so they are not listed.
-SCREEN_CONSOLE = re.compile(r"^(?:/dev/)?(?:tty\d*|ttynull\d*|netcon\d*)$")
+# `console=null`; `console=none` names none that exists), netconsole, and the consoles kept
+# in RAM for after a crash (pstore, Android's ram_console: `console [ram-1] enabled`).
+# Every other console is a UART, a USB serial gadget or adapter, or a hypervisor's console:
+# SoC vendors name their UARTs freely (ttyS, ttyAMA, ttymxc, and ttyUSI, ttyAML, ttyFIQ,
+# ttySAC, ...), so they are not listed.
+SCREEN_CONSOLE = re.compile(r"^(?:/dev/)?(?:tty\d*|ttynull\d*|none|netcon-?\d*|pstore-?\d*|ram-?\d*)$")
 # The first kernel whose register_console() logs "enabled" before the new console prints
 # the messages logged before it (the console_list_lock rework, 6.2).
 REPLAY_AFTER_ENABLED = (6, 2)
@@ -349,8 +351,12 @@ def _boot_console_printing(boot: Boot, started: Event) -> bool:
     """Whether a boot console still printed when this console started: one announced before
     it and not unregistered since (a screen that started first ends the boot consoles:
     "bootconsole [uart8250] disabled"), or one announced in another of the boot's logs."""
+    # earlycon= on a command line the log shows whole (from its banner) registered nothing
+    # unless the log says so (its "earlycon: ..." or "bootconsole [...] enabled" came first).
+    whole = any(ev.file == started.file for ev in boot.marks(km.BANNER))
     marks = sorted((ev.line, ev.name) for name in (km.BOOT_CONSOLE, km.BOOT_CONSOLE_GONE)
-                   for ev in boot.marks(name) if ev.file == started.file and ev.line < started.line)
+                   for ev in boot.marks(name) if ev.file == started.file and ev.line < started.line
+                   and not (whole and (ev.attrs or {}).get("from") == "cmdline"))
     return ((bool(marks) and marks[-1][1] == km.BOOT_CONSOLE)
             or any(ev.file != started.file for ev in boot.marks(km.BOOT_CONSOLE)))
 

@@ -44,6 +44,7 @@ class Boundary:
     mark: str
     at: int | None  # reference clock
     evidence: str  # "file:line (text)" or how it was derived
+    lower_bound: bool = False  # its line has no time: placed at the timed line before it
 
 
 @dataclass
@@ -179,6 +180,9 @@ def line_arrival(boot: Boot, ev: Event) -> int | None:
     return None
 
 
+UNTIMED_READY = "no time of its own"
+
+
 def _after_timed_line(boot: Boot, ev: Event) -> tuple[int | None, str]:
     """An untimed line's place: the time of the last timed line before it in its log."""
     for log in boot.logs:
@@ -190,7 +194,7 @@ def _after_timed_line(boot: Boot, ev: Event) -> tuple[int | None, str]:
         timed = np.flatnonzero(t != NO_TIME)
         if len(timed):
             k = int(timed[-1])
-            return int(t[k]) + info.offset, (f"no time of its own: placed at line {log.lineno[k]}, the timed line "
+            return int(t[k]) + info.offset, (f"{UNTIMED_READY}: placed at line {log.lineno[k]}, the timed line "
                                              "before it")
     return None, ""
 
@@ -219,7 +223,8 @@ def _end(boot: Boot, notes: list[str]) -> Boundary | None:
     ready_at, ready_ev, how = _ready(boot)
     if ready_at is not None:
         text = (ready_ev.attrs or {}).get("text", "ready")
-        return Boundary(Mark.READY, ready_at, _evidence(ready_ev, f"{text}; {how}" if how else text))
+        return Boundary(Mark.READY, ready_at, _evidence(ready_ev, f"{text}; {how}" if how else text),
+                        lower_bound=how.startswith(UNTIMED_READY))
     last_line, last_where = last_time(boot, lines=True)
     hung_at, hung = _first(boot, HUNG)
     if hung is not None:
@@ -436,8 +441,10 @@ def find_phases(boot: Boot) -> Phases:
                                 "placed when their line arrived; lines printed before the console started arrive "
                                 "late, so kernel init began before the banner and part of it counts as kernel load")
     found[Mark.INITCALLS_START] = _initcalls_start(boot, result.notes)
-    at, ev = _first(boot, Mark.USERSPACE_START, systemd_analyze.USERSPACE_START, km.FREE_INITMEM, km.WRITE_PROTECT)
-    found[Mark.USERSPACE_START] = (at, _evidence(ev, "init starts"))
+    at, ev = _first(boot, Mark.USERSPACE_START, systemd_analyze.USERSPACE_START, km.FREE_INITMEM, km.WRITE_PROTECT,
+                    km.INIT_SPEAKS)
+    found[Mark.USERSPACE_START] = (at, _evidence(ev, "init starts" if ev is None or ev.name != km.INIT_SPEAKS
+                                                 else "init's first message: it had started by then"))
     at, ev = _first(boot, Mark.SERVICES_START)
     found[Mark.SERVICES_START] = (at, _evidence(ev, "first service"))
     at, ev = _first(boot, Mark.APP_START)

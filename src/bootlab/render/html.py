@@ -82,7 +82,7 @@ def analysis_sections(a: Analysis) -> list[Section]:
     summary = []
     if p.end is not None and p.spans:
         start = "power-on" if "power-on" in p.boundaries else p.spans[0].phases[0].value
-        summary.append(f'<p><span class="big">{span(p.total)}</span> from {escape(start)} to '
+        summary.append(f'<p><span class="big">{"≥ " if p.end.lower_bound else ""}{span(p.total)}</span> from {escape(start)} to '
                        f'{escape(str(p.end.mark))} <span class="where">({escape(p.end.evidence)})</span></p>')
     summary.append(phase_bar(a))
     summary.append(table(["phase", "start", "duration", "share", "begins at"],

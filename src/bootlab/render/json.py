@@ -72,7 +72,8 @@ def document(a: Analysis, events: bool = False) -> dict:
                    for name, info in boot.clocks.items()],
         "meta": _jsonable(boot.meta),
         "total_ns": p.total,
-        "end": None if p.end is None else {"mark": str(p.end.mark), "at_ns": p.end.at, "evidence": p.end.evidence},
+        "end": None if p.end is None else {"mark": str(p.end.mark), "at_ns": p.end.at, "evidence": p.end.evidence,
+                                           "lower_bound": p.end.lower_bound},
         "phases": [{"name": s.name, "phases": [str(x.value) for x in s.phases], "start_ns": s.start, "end_ns": s.end,
                     "duration_ns": s.duration, "start_evidence": s.start_evidence, "end_evidence": s.end_evidence}
                    for s in p.spans],

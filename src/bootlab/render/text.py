@@ -54,7 +54,8 @@ def render(a: Analysis) -> str:
         start_name = "power-on" if "power-on" in p.boundaries else first.phases[0].value
         # From the first phase's start, not the reference clock's zero: systemd-analyze's
         # firmware and loader times come before printk time zero.
-        out.append(f"{end.mark} reached {seconds(end.at - first.start)} s after {start_name} ({end.evidence})")
+        out.append(f"{end.mark} reached {'at least ' if end.lower_bound else ''}{seconds(end.at - first.start)} s "
+                   f"after {start_name} ({end.evidence})")
         seen = a.console.ready_line_at if a.console is not None else None
         waited = backlog(end.at, seen)
         if waited is not None:

@@ -83,6 +83,19 @@ COUNTER_NOTE = ("printk time jumps from 0 to {stamp:.6f} s here, after line {lin
                 "short by what those took, not long by the firmware's time")
 
 
+# Without a timer's announcement, a jump from zero this large is no kernel's own time either:
+# a Tegra 3's 2.6.36 Android kernel stamped its first 52 messages zero, then 6.003770 s
+# (its timer's time since the SoC's reset).
+UNANNOUNCED_COUNTER_NS = 1_000_000_000
+# What start_kernel() prints right after time_init(), the first messages its clock stamps.
+FIRST_TICKED = ("Calibrating delay", "Console: ", "console [", "sched_clock: ", "clocksource: ", "pid_max: ")
+COUNTER_UNANNOUNCED_NOTE = ("printk time jumps from 0 to {stamp:.6f} s here, with no timer announced: no kernel takes that "
+                            "long before its clock's first tick, so the stamps from here are a counter's time since it "
+                            "started (the SoC's reset, or a loader), read less {stamp:.6f} s, and the lines stamped 0 "
+                            "before this one as taking no time: kernel init is short by what those took, not long by "
+                            "the firmware's time")
+
+
 # A message stamped zero as a boot console prints it: "[    0.000000] " and CR LF.
 ZERO_STAMP_BYTES = 17
 DEFAULT_EARLY_BAUD = 115200  # a boot console's speed when the command line does not say
@@ -138,9 +151,10 @@ class Interpreter:
         self.early_console = False
         self.zero_baud: int | None = None
         self.counter_bytes = 0
+        self.zero_bytes = 0  # every message stamped zero (for a jump no timer announced)
 
-    def printk_time(self, stamp: int, lineno: int) -> int:
-        """A printk stamp as the time since the kernel's start."""
+    def printk_time(self, stamp: int, lineno: int, msg: str = "") -> int:
+        """A printk stamp (of message `msg`) as the time since the kernel's start."""
         if self.printk_zero is None:
             self.printk_zero = jiffies_start(stamp)
             if self.printk_zero:
@@ -148,7 +162,7 @@ class Interpreter:
                 self.boot.warn(self.file, lineno, JIFFIES_NOTE.format(start=seconds))
         t = stamp - self.printk_zero if stamp >= self.printk_zero else stamp
         if self.counter_from is None and t:
-            self.counter_from = self.counter_switch(t, lineno)
+            self.counter_from = self.counter_switch(t, lineno, msg)
         return t - self.counter_from if t and self.counter_from else t
 
     def zero_stamped(self, msg: str, lineno: int) -> None:
@@ -158,26 +172,33 @@ class Interpreter:
             self.counter_line = (lineno, msg)
         if self.counter_line is not None:
             self.counter_bytes += len(msg) + ZERO_STAMP_BYTES
+        self.zero_bytes += len(msg) + ZERO_STAMP_BYTES
         if kernel_messages.announces_early_console(msg):
             self.early_console = True
         if msg.startswith(("Command line:", "Kernel command line:")):
             self.zero_baud = kernel_messages.console_baud(msg)
 
-    def counter_switch(self, t: int, lineno: int) -> int:
+    def counter_switch(self, t: int, lineno: int, msg: str = "") -> int:
         """The first printk time other than zero, when it is where the clock switched to a
         counter that had run before it: a message stamped zero announced the architected
         timer, and the jump is 10 ms or more (a clock that goes on from zero, as mainline's
         does after the same message, takes microseconds), beyond what a boot console took to
         print the messages stamped zero from that one on: the kernel waits for it, and at
         115200 baud three such lines take 25 ms (msm8916's mainline 5.10 with earlycon jumps to
-        0.010829 s, its clock running since the timer's announcement).  Returns that time (the
-        stamps after it are read less it), else 0."""
-        if self.counter_line is None:
+        0.010829 s, its clock running since the timer's announcement).  With no timer announced:
+        a jump of a second or more after messages stamped zero, at one of the messages the
+        kernel prints just after its clock starts (a log cut short jumps anywhere).  Returns
+        that time (the stamps after it are read less it), else 0."""
+        announced = self.counter_line is not None
+        printing = ((self.counter_bytes if announced else self.zero_bytes) * 10 * NS_PER_S
+                    // (self.zero_baud or DEFAULT_EARLY_BAUD) if self.early_console else 0)
+        if t < (kernel_messages.CLOCK_BEFORE_KERNEL_NS if announced else UNANNOUNCED_COUNTER_NS) + printing:
             return 0
-        printing = (self.counter_bytes * 10 * NS_PER_S // (self.zero_baud or DEFAULT_EARLY_BAUD)
-                    if self.early_console else 0)
-        if t < kernel_messages.CLOCK_BEFORE_KERNEL_NS + printing:
+        if not announced and not (self.zero_bytes and msg.startswith(FIRST_TICKED)):
             return 0
+        if not announced:
+            self.boot.warn(self.file, lineno, COUNTER_UNANNOUNCED_NOTE.format(stamp=t / 1e9))
+            return t
         line, timer = self.counter_line
         self.boot.warn(self.file, lineno, COUNTER_NOTE.format(stamp=t / 1e9, line=line, timer=timer))
         return t
@@ -343,7 +364,7 @@ class Interpreter:
         if m and not in_range(stamp_ns(m)):
             m = None  # garbage, not a time
         if m:
-            t_printk = self.printk_time(stamp_ns(m), lineno)
+            t_printk = self.printk_time(stamp_ns(m), lineno, text[m.end():])
             if t_host is not None and not self.replay:
                 self.boot.anchor(Clock.PRINTK, t_printk, Clock.HOST, t_host, f"{self.file}:{lineno}",
                                  probe=CLOCK_PROBE in text, prompt=self._console_was_idle(t_host))

@@ -192,7 +192,7 @@ def _counter_switch(interp: Interpreter, text: str, t: np.ndarray, offsets: np.n
     if t[k] >= CLOCK_BEFORE_KERNEL_NS:  # (else no switch: the messages stamped zero need no look)
         for i in np.flatnonzero(t[:k] == 0).tolist():
             interp.zero_stamped(text[offsets[i]:ends[i]], i + first)
-    interp.counter_from = interp.counter_switch(int(t[k]), k + first)
+    interp.counter_from = interp.counter_switch(int(t[k]), k + first, text[offsets[k]:ends[k]])
     if interp.counter_from:
         t[late] -= interp.counter_from
 

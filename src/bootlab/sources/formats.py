@@ -74,9 +74,12 @@ class InputFormat:
 
 
 def _boot_words(sample: Sample) -> float:
-    """A console transcript: any printk stamp, or the words of firmware, bootloader or init."""
+    """A console transcript: any printk stamp, or the words of firmware, bootloader, the
+    kernel (a kernel log without printk times, its banner gone when its buffer wrapped: read
+    so, it says that nothing can be timed) or init."""
     words = ("U-Boot", "Starting kernel", "SeaBIOS", "Linux version", "Booting Linux", "NOTICE:  BL",
-             "[  OK  ]", "Welcome to", "login:", "bootlab-mark:", "BOOTLAB READY")
+             "[  OK  ]", "Welcome to", "login:", "bootlab-mark:", "BOOTLAB READY", "Kernel command line:",
+             "NET: Registered", "Freeing init memory:", "Freeing unused kernel")
     if sample.printk["dmesg"] > 0 or any(w in line for line in sample.lines for w in words):
         return 1.0
     return 0.0

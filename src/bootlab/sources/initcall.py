@@ -309,6 +309,9 @@ class InitcallReader:
         calls = len(cols["call_line"])
         answered, open_calls = _pair(_joined(cols["call_line"], cols["ret_line"]),
                                      _joined(cols["call_fn"], cols["ret_fn"]), calls)
+        for r, dur in _shared_calltime(cols, answered).items():
+            cols["ret_dur"][r] = dur
+            self.extras[r] = {**self.extras.get(r, {}), "timed_by_stamps": True}
         if "pids" in cols:  # numpy columns: the spans stay columns too
             table = self._table(answered, cols)
             table.at, table.until = self.first_event, len(self.events)
@@ -514,6 +517,61 @@ def attributes(extra: dict | None, ret: int | None, mod: str | None, cookie: int
     if level:
         attrs["level"] = level
     return attrs
+
+
+# A return whose own time is this much shorter than its lines' stamps say is suspect.
+SHARED_CALLTIME_SLACK = 1_000_000
+
+
+def _shared_calltime(cols: dict, answered) -> dict[int, int]:
+    """Returns whose printed time began at another initcall's start, each with its time by
+    its lines' stamps.  Since 4.17 initcall_debug keeps one start time for every initcall
+    (a tracepoint probe's `initcall_calltime`): one that starts while another runs (a module
+    loaded by request_module() from a built-in initcall, an async one) overwrites it, and the
+    one running is reported as lasting from the other's start (a public 6.18 VM's
+    `init_encrypted` returned "after 28536 usecs" 2.28 s after its call, 28.5 ms after
+    `aesni_init` began).  Taken as raced: another call came between its call and return and
+    the printed time starts at or after that call's stamp.  (Lists, a small log's, are
+    looked through in Python: numpy is loaded for big logs only.)"""
+    if isinstance(cols["ret_dur"], list):
+        return _shared_calltime_small(cols, answered)
+    import numpy as np
+
+    call_line, call_t = np.asarray(cols["call_line"], dtype=np.int64), np.asarray(cols["call_t"], dtype=np.int64)
+    ret_line, ret_t = np.asarray(cols["ret_line"], dtype=np.int64), np.asarray(cols["ret_t"], dtype=np.int64)
+    dur, c = np.asarray(cols["ret_dur"], dtype=np.int64), np.asarray(answered, dtype=np.int64)
+    if not len(c) or not len(call_line):
+        return {}
+    by_line = np.argsort(call_line, kind="stable")
+    paired = c >= 0
+    cc = np.where(paired, c, 0)
+    nxt = np.searchsorted(call_line[by_line], call_line[cc], side="right")  # the next call by line
+    has_next = nxt < len(by_line)
+    other = by_line[np.minimum(nxt, len(by_line) - 1)]
+    raced = (paired & has_next & (call_line[other] < ret_line) & (call_t[cc] != NO_TIME) & (ret_t != NO_TIME)
+             & (call_t[other] != NO_TIME) & (ret_t - dur >= call_t[other])
+             & (ret_t - call_t[cc] > dur + SHARED_CALLTIME_SLACK))
+    return {int(r): int(ret_t[r] - call_t[cc[r]]) for r in np.flatnonzero(raced)}
+
+
+def _shared_calltime_small(cols: dict, answered) -> dict[int, int]:
+    """_shared_calltime() for columns kept as lists."""
+    call_line, call_t = cols["call_line"], cols["call_t"]
+    by_line = sorted(range(len(call_line)), key=call_line.__getitem__)
+    lines = [call_line[k] for k in by_line]
+    found = {}
+    for r, c in enumerate(answered):
+        if c < 0 or call_t[c] == NO_TIME or cols["ret_t"][r] == NO_TIME:
+            continue
+        nxt = bisect.bisect_right(lines, call_line[c])
+        if nxt == len(lines):
+            continue
+        other = by_line[nxt]
+        ret_t, dur = cols["ret_t"][r], cols["ret_dur"][r]
+        if (call_line[other] < cols["ret_line"][r] and call_t[other] != NO_TIME and ret_t - dur >= call_t[other]
+                and ret_t - call_t[c] > dur + SHARED_CALLTIME_SLACK):
+            found[r] = ret_t - call_t[c]
+    return found
 
 
 # More calls and returns than this are paired with numpy (loaded only then).

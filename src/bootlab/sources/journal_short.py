@@ -70,7 +70,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
             msg = text[m.end():]
             stamp = PRINTK_AT_START.match(msg) if kernel else None
             if stamp is not None:
-                t = interp.printk_time(stamp_ns(stamp), n)
+                t = interp.printk_time(stamp_ns(stamp), n, msg[stamp.end():])
                 interp.kernel(t, msg[stamp.end():], n)
                 timed += 1
             elif kernel:

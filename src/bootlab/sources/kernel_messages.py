@@ -42,6 +42,11 @@ BOOT_CONSOLE = "kernel.boot-console"
 # real console started (a screen, say), so a serial console registered after it prints the
 # messages logged so far again.
 BOOT_CONSOLE_GONE = "kernel.boot-console-gone"
+# PID 1 heard from, when the kernel does not say it started it (2.6 and 3.x print no "Run
+# /init"; an Android kernel may free no init memory): Android's init logging to the kernel
+# ("init: could not open /dev/keychord") or the kernel about it ("init (1): /proc/1/oom_adj
+# is deprecated").  The first one only: Android's init goes on logging for the whole uptime.
+INIT_SPEAKS = "kernel.init-speaks"
 
 # A printk stamp this late was not taken by a clock that started with the kernel: such a
 # kernel's first messages come within microseconds (SPARC's sun4v prints its PROMLIB
@@ -95,6 +100,8 @@ PREFIXES = (
     "Freeing init memory:",
     "Write protecting the kernel",
     "Run ",
+    "init: ",
+    "init (1): ",
     "Memory: ",
     "tsc: ",
     "printk: ",
@@ -128,7 +135,7 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
             boot.meta.setdefault("console", m.group("dev"))
             boot.meta.setdefault("console_baud", int(m.group("baud")))
         if announces_early_console(msg):
-            mark(BOOT_CONSOLE)
+            mark(BOOT_CONSOLE, **{"from": "cmdline"})
     elif msg.startswith("Calibrating delay"):
         m = _CALIBRATE.search(msg)
         if m:
@@ -165,6 +172,10 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
             return False
     elif msg.startswith("Write protecting the kernel"):
         mark(WRITE_PROTECT)
+    elif msg.startswith(("init: ", "init (1): ")):
+        if any(ev.file == file for ev in boot.marks(INIT_SPEAKS)):
+            return False
+        mark(INIT_SPEAKS)
     elif msg.startswith("Run "):
         m = _RUN_INIT.match(msg)
         if not m:

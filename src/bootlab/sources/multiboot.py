@@ -38,6 +38,7 @@ _LONGEST_PREFIX = 256
 _LOADER = re.compile(rb"U-Boot SPL |U-Boot \d{4}\.|SeaBIOS \(version|qboot|NOTICE:\s+BL[12]|BootROM|Booting from ROM"
                      rb"|Welcome to GRUB|GNU GRUB")
 _PRINTK_STAMP = re.compile(rb"\[\s*(?P<t>\d+\.\d{6,9})\]")
+_BOOT_CONSOLE_GONE = re.compile(rb"\] (?:printk: )?(?:legacy )?bootconsole \[[^\]]*\] disabled")
 _JOURNAL_BOOT = re.compile(rb"-- (?:Boot [0-9a-f]{32}|Reboot) --")
 _POWER_ON = re.compile(rb"(?m)^-?\d+\.\d{9} ! power-on$")  # bootlab capture's power switch
 # A line of a boot's own: not journalctl's boot line, a capture's header or its events (the
@@ -98,7 +99,27 @@ def _banners(data: bytes) -> list[int]:
     dumps = [(at, data.find(_DUMP_END, at)) for at in _find_all(data, _DUMP_BEGIN)] if found else []
     if dumps:  # banners of the log printed again are not boots
         found = [b for b in found if not any(lo < b and (hi < 0 or b < hi) for lo, hi in dumps)]
-    return found
+    return [b for k, b in enumerate(found) if not (k and _printed_again(data, found[k - 1], b))]
+
+
+# A console prints the kernel's log again within the boot's first seconds: a first pass this
+# long is looked at, no longer.
+_REPLAY_MAX = 1 << 20
+
+
+def _printed_again(data: bytes, previous: int, banner: int) -> bool:
+    """Whether the banner at `banner` starts the same boot's log printed again: a serial
+    console that registers after the boot console went prints every message logged so far
+    (a Kria KV260's ttyPS1 at 4.9 s, its earlycon gone at 0.016 s).  The boot console's last
+    line is its "bootconsole [cdns0] disabled", and what it printed from the banner on comes
+    again byte for byte (the same kernel booted again is no copy of it: its stamps differ)."""
+    end, _ = _last_boot_stamps(data, previous, banner)
+    if end is None or end - previous > _REPLAY_MAX:
+        return False
+    end = data.find(b"\n", end, banner)
+    first = data[previous:end + 1] if end >= 0 else b""
+    last = first[first.rfind(b"\n", 0, len(first) - 1) + 1:]
+    return _BOOT_CONSOLE_GONE.search(last) is not None and data[banner:banner + len(first)] == first
 
 
 def _boot_start(data: bytes, previous: int, banner: int, booted: bool) -> int | None:

@@ -184,7 +184,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) 
             if not (t is not None and in_range(t)):
                 m = None  # a date that does not exist, or a time out of range: garbage
             elif walls is None:
-                t = interp.printk_time(t, n)
+                t = interp.printk_time(t, n, text[m.end():])
         if m is None:
             if variant == "kmsg" and text.startswith(" "):
                 continue  # /dev/kmsg dictionary line (KEY=value), not printed

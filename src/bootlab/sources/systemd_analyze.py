@@ -64,8 +64,9 @@ TIME_LINE = re.compile(r"Startup finished in (?P<parts>.+?)(?: = (?P<total>" + S
 TIME_PART = re.compile(r"(?P<span>" + SPAN + r")\s*\((?P<what>firmware|loader|kernel|initrd|userspace|soft reboot)\)")
 REACHED = re.compile(r"^(?P<unit>\S+) reached after (?P<span>" + SPAN + r") in userspace")
 BLAME = re.compile(r"^\s*(?P<span>" + SPAN + r")\s+(?P<unit>\S+)\s*$")
-# The tree's ASCII form draws with `-`: the root slice `-.slice` is a unit, not tree.
-CHAIN = re.compile(r"^(?P<tree>(?:[\s│├└─|`]|-(?!\.slice))*)(?P<unit>[^\s@+│├└─]\S*)(?: @(?P<at>" + SPAN + r"))?(?: \+(?P<took>" + SPAN + r"))?\s*$")
+# The tree's ASCII form draws with `-` and "`": the root slice `-.slice` and the root mount
+# `-.mount` are units, not tree; a line of backquotes (a Markdown fence) is no unit.
+CHAIN = re.compile(r"^(?P<tree>(?:[\s│├└─|`]|-(?!\.(?:slice|mount)\b))*)(?P<unit>[^\s@+│├└─`]\S*)(?: @(?P<at>" + SPAN + r"))?(?: \+(?P<took>" + SPAN + r"))?\s*$")
 CHAIN_HEADER = re.compile(r"^The time (?:when unit became active|after the unit is active|the unit took|the unit takes)")
 
 
