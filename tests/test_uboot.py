@@ -219,3 +219,19 @@ def test_ti_sbl_profile_times_its_stages(fixture_path, tmp_path):
     log.write_text(text)
     plain = {b.name: b for b in analyze(read([str(log)])).stages}
     assert plain["TI SBL"].duration == 114_756 * US and plain["TI SBL"].start is None
+
+
+def test_qualcomms_boot_chain_log_times_pbl_xbl_and_uefi(fixture_path):
+    """A public TCL Book 14 Go (Qualcomm SC7180) console: PBL's statistics, XBL's lines in
+    microseconds since the reset, UEFI's in milliseconds; bootlab said it was no boot log.
+    The PBL is the firmware, XBL (SBL1) starts the bootloader, a `D -` line times the step
+    begun before it, and UEFI's ExitBootServices is the kernel's handover."""
+    a = analyze(read([fixture_path("console-qcom-xbl.txt")]))
+    assert a.boot.reference == "bootloader" and a.boot.meta["bootloader"] == "Qualcomm XBL"
+    assert [(s.name, s.start, s.end) for s in a.phases.spans[:3]] == [
+        ("firmware", 0, 122_915 * US), ("bootloader", 122_915 * US, 6_593 * MS),
+        ("kernel load/decompress", 6_593 * MS, a.phases.spans[2].end)]
+    steps = {b.name: (b.start, b.duration) for b in a.stages}
+    assert steps["PBL"] == (0, 101_609 * US) and steps["SBL1"] == (122_915 * US, (955_199 - 122_915) * US)
+    assert steps["xblconfig_init"] == (252_997 * US, 196_023 * US)
+    assert steps["UEFI"] == (1_173 * MS, (6_593 - 1_173) * MS)

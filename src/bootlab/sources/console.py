@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, SourceInfo, in_range
-from . import firmware, initcall, kernel_messages, lk, systemd_analyze, ti_sbl, uboot, userspace
+from . import firmware, initcall, kernel_messages, lk, qcom_xbl, systemd_analyze, ti_sbl, uboot, userspace
 from .initcall import InitcallReader
 from .lines import NOISE, clean, seconds_to_ns, split
 from .userspace import Patterns, UserspaceReader
@@ -129,6 +129,7 @@ class Interpreter:
         self.uboot = uboot.UbootLines(boot, file)
         self.lk = lk.LkLines(boot, file)
         self.sbl = ti_sbl.SblLines(boot, file)
+        self.xbl = qcom_xbl.XblLines(boot, file)
         self.bootstage = uboot.BootstageReader(boot, file)
         self.user = UserspaceReader(boot, file, patterns)
         self.in_kernel = False
@@ -297,13 +298,15 @@ class Interpreter:
             # A bootloader's own stamp puts the line on the bootloader clock: some vendors'
             # U-Boot in seconds, LK in milliseconds.
             m = uboot.VENDOR_STAMP.match(text)
-            stamped = (seconds_to_ns(f"{m.group('sec')}.{m.group('frac')}"), m.group("msg")) if m else self.lk.stamp(text)
+            stamped = ((seconds_to_ns(f"{m.group('sec')}.{m.group('frac')}"), m.group("msg")) if m
+                       else self.lk.stamp(text) or self.xbl.stamp(text))
             if stamped is not None:
                 clock, (t, text) = Clock.BOOTLOADER, stamped
             if firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno):
                 return
             if (self.uboot.feed(clock or Clock.HOST, t, text, lineno) or self.lk.feed(clock or Clock.HOST, t, text, lineno)
-                    or self.sbl.feed(clock or Clock.HOST, t, text, lineno)):
+                    or self.sbl.feed(clock or Clock.HOST, t, text, lineno)
+                    or self.xbl.feed(clock or Clock.HOST, t, text, lineno)):
                 return
         elif kernel_messages.is_decompressor(text):
             firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno)
