@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bootlab.analysis.blame import top
+from bootlab.analysis.blame import Outcome, outcome, top
 from bootlab.timeline import Boot, Clock, Event, Kind, ranked
 
 spans = st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from([None, "m1", "m2"]),
@@ -38,3 +38,14 @@ def test_top_keeps_each_functions_longest_the_timed_then_the_first_of_equals(row
     want = sorted(((-dur, name, line) for (name, _m), (dur, _t, line) in kept.items()))
     assert [(b.name, b.where) for b in top(boot, Kind.INITCALL, None)] == [(name, f"log:{line}")
                                                                            for _d, name, line in want]
+
+
+def test_positive_returns_are_read_as_the_kernel_means_them():
+    """A public 6.18 VM's initcall_debug: `crash_hotplug_init returned 64` (the CPU-hotplug
+    state it got) and `set_hardened_usercopy returned 1` were failures ("ENONET", "EPERM"),
+    and a probe's `returned 19` (the driver core's rejected match) a failure, not absent."""
+    assert outcome(Kind.INITCALL, 64) == Outcome.OK and outcome(Kind.INITCALL, 1) == Outcome.OK
+    assert outcome(Kind.INITCALL, -19) == Outcome.ABSENT and outcome(Kind.INITCALL, -5) == Outcome.FAILED
+    assert outcome(Kind.PROBE, 19) == Outcome.ABSENT and outcome(Kind.PROBE, 6) == Outcome.ABSENT
+    assert outcome(Kind.PROBE, 1) == Outcome.OK and outcome(Kind.PROBE, 517) == Outcome.DEFERRED
+    assert outcome(Kind.PROBE, 5) == Outcome.FAILED

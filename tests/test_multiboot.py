@@ -257,9 +257,29 @@ def test_the_log_printed_again_by_a_late_serial_console_is_no_second_boot(tmp_pa
     boot = read([log])
     assert not [d for d in boot.diagnostics if "boots" in d.message]
     assert [ev.name for ev in boot.events if ev.kind == Kind.STAGE] == ["load 74448580 bytes"]
+    # What the late console printed again is what came after the boot console's last line.
+    again = len(first) + len("[    0.100000] devtmpfs: initialized\n")
+    assert f"the {again} bytes logged before 'console [ttyPS1] enabled'" in analyze(boot).console.note
     # The same kernel booted again (its stamps go on differently) is a boot of its own.
     again = first.replace("0.016437", "0.016440")
     twice = _write(tmp_path, "twice.txt", ("Starting kernel ...\n" + first + "[    3.0] reboot: Restarting system\n"
                                            "U-Boot 2022.01 (Feb 02 2022 - 00:00:00 +0000)\nStarting kernel ...\n"
                                            + again).encode())
     assert [d for d in read([twice]).diagnostics if "boots" in d.message]
+
+
+def test_a_banner_a_shell_command_printed_is_no_boot(tmp_path):
+    """A Yocto qemuarm64 console from a getting-started guide: after the login someone typed
+    `cat /proc/version`, and its `Linux version ...` line was read as a second boot, which
+    had nothing timed in it."""
+    log = _write(tmp_path, "yocto.txt", (
+        "[    0.000000] Linux version 5.15.157-yocto-standard (oe-user@oe-host) #1 SMP PREEMPT\n"
+        "[    2.447000] Run /sbin/init as init process\n"
+        "[    3.827000] random: crng init done\n"
+        "qemuarm64 login: root\n"
+        "root@qemuarm64:~# cat /proc/version\n"
+        "Linux version 5.15.157-yocto-standard (oe-user@oe-host) (aarch64-poky-linux-gcc) #1 SMP PREEMPT\n"
+        "root@qemuarm64:~#\n").encode())
+    boot = read([log])
+    assert not [d for d in boot.diagnostics if "boots" in d.message]
+    assert analyze(boot).phases.end.mark == Mark.READY

@@ -859,3 +859,58 @@ def test_a_pci_fixup_is_blamed_once_per_device(tmp_path):
                    "[    0.560000] pci 0000:00:16.0: quirk_usb_early_handoff+0x0/0x6a0 took 23437 usecs\n")
     rows = [(b.name, b.detail) for b in analyze(read([str(log)])).initcalls]
     assert rows == [("quirk_usb_early_handoff", f"for 0000:00:{dev}.0") for dev in (12, 13, 16)]
+
+
+def test_the_kernel_starts_no_earlier_than_the_bootloader_ran(tmp_path):
+    """A public A733 console: boot0 stamps its lines (to `[4792]Jump to ATF`), then U-Boot
+    loads for 3.714 s without stamps; the kernel was placed at 4.792 s, inside that load.
+    An Orange Pi RV2's U-Boot stamps its own lines to 9.616 s, and its kernel was placed at
+    9.353 s, its last timed step's end."""
+    log = tmp_path / "console.txt"
+    log.write_text("[186]HELLO! BOOT0 is starting!\n"
+                   "[4689]Training result is = 7\n"
+                   "[4792]Jump to ATF: monitor_base = 0x48000000\n"
+                   "U-Boot 2026.01 (Jan 01 2026 - 00:00:00 +0000)\n"
+                   "44468736 bytes read in 3714 ms (11.4 MiB/s)\n"
+                   "Starting kernel ...\n\n"
+                   "[    0.000000] Linux version 7.1.0 (builder@example) #1 SMP PREEMPT_RT\n"
+                   "[    0.187678] smp: Bringing up secondary CPUs ...\n")
+    a = analyze(read([str(log)]))
+    kernel = next(s for s in a.phases.spans if "kernel init" in s.name)
+    assert kernel.start == (4_792 + 3_714) * MS
+    log.write_text("[   0.400]U-Boot 2022.10 (Jan 01 2024 - 00:00:00 +0000)\n"
+                   "[   9.353]112811 bytes read in 20 ms (5.4 MiB/s)\n"
+                   "[   9.616]   Loading Device Tree to 000000007de5b000, end 000000007de6e8e0 ... OK\n"
+                   "Starting kernel ...\n\n"
+                   "[    0.000000] Linux version 6.6.63 (builder@example) #1 SMP\n"
+                   "[    0.016000] devtmpfs: initialized\n")
+    a = analyze(read([str(log)]))
+    assert next(s for s in a.phases.spans if "kernel init" in s.name).start == 9_616 * MS
+
+
+def test_openwrts_init_complete_is_ready(tmp_path):
+    """A public MT7620A router's `logread`: procd logs `- init complete -` when every init
+    script has run; the boot ended at init's first message, 4.5 s, instead."""
+    log = tmp_path / "dmesg.txt"
+    log.write_text("[    0.000000] Linux version 4.14.171 (builder@example) #0 Thu Feb 27 21:05:12 2020\n"
+                   "[    4.464000] init: Console is alive\n"
+                   "[    7.198979] init: - preinit -\n"
+                   "[   11.536493] procd: - init -\n"
+                   "[   18.250000] procd: - init complete -\n")
+    a = analyze(read([str(log)]))
+    assert a.phases.end.mark == Mark.READY and a.phases.end.at == 18_250_000_000
+
+
+def test_an_earlycon_the_kernel_could_not_use_printed_nothing(fixture_path, tmp_path):
+    """An NXP LS1046ARDB console: `earlycon: uart8250 at I/O port 0x0` then `Malformed early
+    option 'earlycon'`: no boot console printed, and the serial console's start printed the
+    whole log (a 1.2 s "silent gap")."""
+    text = open(fixture_path("console-no-earlycon-replay.txt")).read().replace(
+        "[    0.000000] Machine model: Example H616 Board\n",
+        "[    0.000000] Machine model: Example H616 Board\n"
+        "[    0.000000] earlycon: uart8250 at I/O port 0x0 (options '')\n"
+        "[    0.000000] Malformed early option 'earlycon'\n")
+    log = tmp_path / "console.txt"
+    log.write_text(text)
+    c = analyze(read([str(log)])).console
+    assert c.replay_at == 956_140_000 and "the 8819 bytes logged before" in c.note  # all: the 8707 and these two

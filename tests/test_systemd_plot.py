@@ -69,6 +69,19 @@ def test_a_plot_drawn_at_another_scale_is_read_at_it(tmp_path):
     assert units["dev-vda.device"].t == 10_316_020_000
 
 
+def test_a_bar_that_runs_past_its_labels_time_is_read_by_the_label(tmp_path):
+    """A Galaxy S4's plot (systemd 238): bluetooth.service's activating bar ran to the
+    plot's end, 30.2 s, labelled `(1.250s)`: the slowest unit was invented.  A bar and a
+    label that disagree by more than the label's rounding: the label, blame's time."""
+    long_bar = _text().replace('<rect class="activating" x="2295.411" y="1360.000" width="434.284"',
+                               '<rect class="activating" x="2295.411" y="1360.000" width="3015.650"')
+    path = tmp_path / "plot.svg"
+    path.write_text(long_bar)
+    units = _units(read([str(path)]))
+    assert units["e2scrub_reap.service"].dur == 4_342 * MS
+    assert units["dev-vda.device"].dur == 14_139_750_000  # agreeing: the bar's 10 µs kept
+
+
 def test_a_truncated_plot_keeps_what_it_has_and_says_so(tmp_path):
     lines = _text().split("\n")
     path = tmp_path / "plot.svg"

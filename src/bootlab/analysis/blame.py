@@ -43,11 +43,14 @@ def described(code: int) -> str:
 
 
 def outcome(kind: str, code: int | None) -> Outcome:
-    if code is None or code == 0 or (code == 1 and kind == Kind.PROBE):
+    """An initcall's positive return is no error (the kernel ignores it: `crash_hotplug_init`
+    returns the CPU-hotplug state it got, 64); a probe's is its driver core's: 1 bound,
+    19 or 6 the negated "not this device" (really_probe's rejected match), 517 deferred."""
+    if code is None or code == 0 or (code > 0 and kind != Kind.PROBE) or (code == 1 and kind == Kind.PROBE):
         return Outcome.OK
     if abs(code) == EPROBE_DEFER:
         return Outcome.DEFERRED
-    if -code in ABSENT:
+    if abs(code) in ABSENT:
         return Outcome.ABSENT
     return Outcome.FAILED
 

@@ -268,12 +268,26 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
         starts = np.array([s.start for s in phases.spans], dtype=np.int64)
         ref = info.map.many(t[timed])
         before = t[timed] < started.t if started is not None else np.zeros(len(ref), dtype=bool)
+        if started is not None and log.printed:
+            # On the console itself the boot console printed its lines as they were logged,
+            # up to its "bootconsole [...] disabled": what the late console printed again
+            # comes after that line (a Kria KV260's first 3,947 bytes were counted twice).
+            gone = [ev.line for ev in boot.marks(km.BOOT_CONSOLE_GONE)
+                    if ev.file == log.file and ev.line < started.line and (ev.attrs or {}).get("printed", True)]
+            if gone:
+                before &= np.asarray(log.lineno, dtype=np.int64)[timed] > max(gone)
         replayed = int(nbytes[timed][before].sum())
         if replayed:  # printed when the console started, not when logged
             ref[before] = info.ref(started.t)
             result.replay_at = info.ref(started.t)
             result.replay_after = _replays_after_enabled(boot.meta.get("kernel_version"))
             name = started.attrs["console"]
+            faster = _faster(t, started.t, result.replay_after, replayed, rate) if rate_source.startswith("default") \
+                else None
+            if faster is not None:  # the default cannot be: the replay shows how fast the console is at least
+                result.note = "; ".join(filter(None, [result.note, faster[0]]))
+                rate = result.baud = faster[1]
+                result.baud_source = f"at least, as its replay at {started.file}:{started.line} shows (set it with --baud)"
             result.replay_what = (f"the serial console {name} printing the {replayed} bytes logged "
                                   f"before it, {span(byte_cost(replayed, rate))} at {rate} baud")
             result.note = "; ".join(filter(None, [result.note, (
@@ -282,9 +296,6 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
                 f"{started.line}, {result.replay_at / 1e9:.3f} s) were printed as it started, "
                 f"{span(byte_cost(replayed, rate))} at {rate} baud, and count there: the silent gap "
                 f"{'after' if result.replay_after else 'before'} that line is this printing")]))
-            if rate_source.startswith("default"):
-                result.note = "; ".join(filter(None, [result.note, _faster(t, started.t, result.replay_after,
-                                                                             replayed, rate)]))
         which = np.searchsorted(starts, ref, side="right") - 1
         inside = (which >= 0) & (ref <= phases.spans[-1].end)
         per = np.bincount(which[inside], weights=nbytes[timed][inside], minlength=len(starts))
@@ -330,21 +341,22 @@ def replay(boot: Boot, log: ConsoleLog) -> Event | None:
     return None if started is None or _boot_console_printing(boot, started) else started
 
 
-def _faster(t: np.ndarray, enabled: int, after: bool, replayed: int, rate: int) -> str:
+def _faster(t: np.ndarray, enabled: int, after: bool, replayed: int, rate: int) -> tuple[str, int] | None:
     """When the assumed speed cannot be: the kernel waited for the replay, so it fits in
     the stretch of the log next to the "enabled" line; a replay that would not fit shows
-    the console to be faster (Rockchip's run at 1500000 baud, say)."""
+    the console to be faster (Rockchip's run at 1500000 baud, QEMU's emulated UART at any):
+    (a note, the least speed it shows), which the cost is then estimated at."""
     timed = t[t != NO_TIME]
     other = timed[timed > enabled] if after else timed[timed < enabled]
     if not len(other) or not replayed:
-        return ""
+        return None
     window = int(other.min()) - enabled if after else enabled - int(other.max())
     if byte_cost(replayed, rate) <= 2 * window:
-        return ""
-    least = replayed * BITS_PER_BYTE * NS_PER_S // max(window, 1)
+        return None
+    least = -(-replayed * BITS_PER_BYTE * NS_PER_S // max(window, 1))
     return (f"at the assumed {rate} baud that printing would take {span(byte_cost(replayed, rate))}, but the kernel "
             f"logged again {span(window)} {'after' if after else 'before'} that line: the console runs at {least} baud or "
-            "faster (set its speed with --baud)")
+            "faster, and its cost is estimated at that speed (set it with --baud)"), least
 
 
 def _boot_console_printing(boot: Boot, started: Event) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, SourceInfo, in_range
+from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, Event, Kind, SourceInfo, in_range
 from . import firmware, initcall, kernel_messages, lk, qcom_xbl, systemd_analyze, ti_sbl, uboot, userspace
 from .initcall import InitcallReader
 from .lines import NOISE, clean, seconds_to_ns, split
@@ -96,6 +96,9 @@ COUNTER_UNANNOUNCED_NOTE = ("printk time jumps from 0 to {stamp:.6f} s here, wit
                             "the firmware's time")
 
 
+# Where the bootloader's clock is known to have run to (Interpreter._bootloader_ran_until).
+BOOTLOADER_RAN_UNTIL = "bootloader.ran-until"
+
 # A message stamped zero as a boot console prints it: "[    0.000000] " and CR LF.
 ZERO_STAMP_BYTES = 17
 DEFAULT_EARLY_BAUD = 115200  # a boot console's speed when the command line does not say
@@ -153,6 +156,7 @@ class Interpreter:
         self.zero_baud: int | None = None
         self.counter_bytes = 0
         self.zero_bytes = 0  # every message stamped zero (for a jump no timer announced)
+        self.last_stamped: tuple[int, int] | None = None  # (time, line) of the last bootloader-stamped line
 
     def printk_time(self, stamp: int, lineno: int, msg: str = "") -> int:
         """A printk stamp (of message `msg`) as the time since the kernel's start."""
@@ -302,6 +306,7 @@ class Interpreter:
                        else self.lk.stamp(text) or self.xbl.stamp(text))
             if stamped is not None:
                 clock, (t, text) = Clock.BOOTLOADER, stamped
+                self.last_stamped = (t, lineno)
             if firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno):
                 return
             if (self.uboot.feed(clock or Clock.HOST, t, text, lineno) or self.lk.feed(clock or Clock.HOST, t, text, lineno)
@@ -387,9 +392,23 @@ class Interpreter:
         sent = log.t.raw[-1] + (log.nbytes[-1] * 10 * NS_PER_S // baud if baud else 0)
         return t_host - sent >= IDLE_NS
 
+    def _bootloader_ran_until(self) -> None:
+        """The bootloader's clock ran at least to its last stamped line, and on by the steps
+        timed after it that its lines give no time of (U-Boot's `bytes read in N ms` after
+        boot0's stamps): the kernel, on a clock placed after the bootloader's, starts no
+        earlier (an A733's kernel was placed 3.7 s inside U-Boot's load)."""
+        if self.last_stamped is None:
+            return
+        t, line = self.last_stamped
+        after = sum(ev.dur for ev in self.boot.of_kind(Kind.STAGE)
+                    if ev.file == self.file and ev.line > line and ev.t is None and ev.dur)
+        self.boot.add(Event(Kind.MARKER, BOOTLOADER_RAN_UNTIL, Clock.BOOTLOADER, t + after, None, self.file, line,
+                            attrs={"untimed_steps_ns": after} if after else None))
+
     def close(self) -> None:
         self.bootstage.close()
         self.sbl.close()
+        self._bootloader_ran_until()
         if self.untimed_kernel is not None:  # first: its events are the later ones (see InitcallReader)
             self.untimed_kernel.close(self.last_untimed)
         self.initcalls.close(self.last_printk)

@@ -79,7 +79,10 @@ _COUNTER = re.compile(r"(?:arm_arch_timer: |arch_timer: )?(?:Architected )?(?:cp
 _EARLY_CONSOLE = re.compile(r"^(?:earlycon: |(?:printk: )?(?:legacy )?bootconsole \[[^\]]*\] enabled|(?:Kernel )?"
                             r"[Cc]ommand line: (?:.* )?early(?:con|printk)\b)")
 _CONSOLE_ENABLED = re.compile(r"^(?:printk: )?(?:legacy )?console \[(?P<name>[^\]]+)\] enabled")
-_BOOT_CONSOLE_GONE = re.compile(r"^(?:printk: )?(?:legacy )?bootconsole \[[^\]]*\] disabled")
+# (or an earlycon= the kernel could not use: "Malformed early option 'earlycon'" after its
+# "earlycon: uart8250 at I/O port 0x0" line: nothing printed)
+_BOOT_CONSOLE_GONE = re.compile(r"^(?:(?:printk: )?(?:legacy )?bootconsole \[[^\]]*\] disabled"
+                                r"|Malformed early option 'earlycon')")
 
 # A message reaches the expressions only if it starts with one of these (fast path).
 PREFIXES = (
@@ -108,6 +111,7 @@ PREFIXES = (
     "console [",
     "bootconsole [",
     "earlycon: ",
+    "Malformed early option",
 )
 
 
@@ -187,14 +191,14 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
         if not m:
             return False
         boot.meta.setdefault("memory_kb", int(m.group("total")))
-    elif msg.startswith(("printk: ", "console [", "bootconsole [", "earlycon: ")):
+    elif msg.startswith(("printk: ", "console [", "bootconsole [", "earlycon: ", "Malformed early option")):
         m = _CONSOLE_ENABLED.match(msg)
         if m:
             mark(CONSOLE_ENABLED, console=m.group("name"))
         elif announces_early_console(msg):
             mark(BOOT_CONSOLE)
         elif _BOOT_CONSOLE_GONE.match(msg):
-            mark(BOOT_CONSOLE_GONE)
+            mark(BOOT_CONSOLE_GONE, **({"printed": False} if msg.startswith("Malformed") else {}))
         else:
             return False
     elif msg.startswith("tsc: "):

@@ -92,7 +92,7 @@ def _banners(data: bytes) -> list[int]:
         else:
             unstamped = _UNSTAMPED.match(data, start, at)
             banner = unstamped is not None and _zero(unstamped.group("journal"))
-        if banner:
+        if banner and not _typed(data, start):
             found.append(start)
         _release(data, lo)
         at = _find(data, _BANNER, at + 1)
@@ -100,6 +100,25 @@ def _banners(data: bytes) -> list[int]:
     if dumps:  # banners of the log printed again are not boots
         found = [b for b in found if not any(lo < b and (hi < 0 or b < hi) for lo, hi in dumps)]
     return [b for k, b in enumerate(found) if not (k and _printed_again(data, found[k - 1], b))]
+
+
+# A shell command that prints the banner again (`cat /proc/version`, `uname -a`, `dmesg`)
+# typed at a prompt, a few lines up at most (dmesg's first lines come before its banner).
+_COMMAND = re.compile(rb"[#$>] *(?:cat +/proc/version|uname|dmesg)\b")
+_COMMAND_LINES = 3
+
+
+def _typed(data: bytes, start: int) -> bool:
+    """Whether the banner line at `start` is a shell command's output after boot (a Yocto
+    console's `root@qemuarm64:~# cat /proc/version` was read as a second boot)."""
+    lo = start
+    for _ in range(_COMMAND_LINES):
+        if lo <= 0:
+            return False
+        lo = data.rfind(b"\n", 0, lo - 1) + 1
+        if _COMMAND.search(data, lo, start):
+            return True
+    return False
 
 
 # A console prints the kernel's log again within the boot's first seconds: a first pass this

@@ -43,6 +43,7 @@ DEFAULT_READY = (
     r"\blogin: ?$",
     r"^[\w.-]+ login$",  # a getty's prompt whose colon the capture did not wait for
     r"^[\w.-]+ login: [\w.-]+$",  # a getty's prompt with the name someone typed after it (echoed)
+    r"procd: - init complete -",  # OpenWrt's procd: every init script has run
     r"Please press Enter to activate this console",
     r"\bsys\.boot_completed=1\b",  # Android's init: the boot completed
     # Last: a root shell's prompt (BusyBox's `/ #`, `~ # `, `root@board:~#`), with or without
