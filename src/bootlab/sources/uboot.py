@@ -143,10 +143,12 @@ class BootstageReader:
         if self.mode == "accumulated":
             self.boot.meta.setdefault("bootstage_accumulated", {})[stage] = _us(m.group("mark"))
             return True
-        if self.stages and (stage in self.stages or stage == "end phase"):
-            # A name seen again (each phase's "end phase": TPL's, SPL's) is told by the stage before.
+        named = stage
+        if self.stages and stage == "end phase":  # each phase's own (TPL's, SPL's): told by the phase
             stage = f"{stage} (after {self.stages[-1]})"
-        self.stages.append(stage)
+        elif stage in self.stages:  # a mark made again (netboot_common around a TFTP load): counted
+            stage = f"{stage} ({self.stages.count(stage) + 1})"
+        self.stages.append(named)
         t = _us(m.group("mark"))
         if m.group("elapsed") is not None:
             elapsed = _us(m.group("elapsed"))
