@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import tarfile
+from pathlib import Path
 
 import pytest
 
@@ -707,6 +708,22 @@ def test_an_omap_boot_from_x_loader_and_u_boot_1_to_a_busybox_shell(fixture_path
     assert a.phases.end.mark == Mark.READY and a.phases.end.at == 8_376_117_000 + 15_628_851_000
 
 
+def test_a_stopped_autoboot_says_the_bootloaders_time_holds_typing(fixture_path, tmp_path):
+    """The same PandaBoard capture: the autoboot was stopped and two commands typed at the
+    `PANDA #` prompt (2.6 s of the 8.4 s); bootlab's own capture types at U-Boot's prompt as
+    a step of the boot sequence (its `! sent` events), which is no person's typing."""
+    text = open(fixture_path("grabserial-xloader-uboot1.log")).read().replace(
+        "[0.319459 0.006291] DRAM:  512 MB\n",
+        "[0.319459 0.006291] DRAM:  512 MB\n[0.770903 0.451444] Hit any key to stop autoboot:  0\n"
+        "[0.773266 0.002363] PANDA #\n[3.340146 2.566880] PANDA # mmcinit 0;fatload mmc 0 0x80000000 uimage\n")
+    log = tmp_path / "panda.log"
+    log.write_text(text)
+    (note,) = [n for n in analyze(read([str(log)])).phases.notes if n.startswith("the autoboot was stopped")]
+    assert ":7 (U-Boot prompt)" in note
+    real = str(Path(fixture_path("grabserial-t.log")).parent.parent / "real" / "uboot-x86-fast-timer.capture.gz")
+    assert not [n for n in analyze(read([real])).phases.notes if "autoboot was stopped" in n]
+
+
 def test_a_dmesg_whose_systemd_went_over_to_journald_ends_no_earlier_than_shown(tmp_path):
     """Public Orange Pi RV2 and RG353V dmesgs: systemd's last line in the kernel log is
     journald's start (it logs to the journal from then on); the end there is where systemd
@@ -914,3 +931,17 @@ def test_an_earlycon_the_kernel_could_not_use_printed_nothing(fixture_path, tmp_
     log.write_text(text)
     c = analyze(read([str(log)])).console
     assert c.replay_at == 956_140_000 and "the 8819 bytes logged before" in c.note  # all: the 8707 and these two
+
+
+def test_tegras_bootloader_says_when_it_started_and_jumped(tmp_path):
+    """A public OUYA (Tegra 3) console: `Bootloader Start at:1257 ms`, `Jumping to kernel
+    at:2180 ms`, in milliseconds since the reset; "power-on is not in these logs" said bootlab."""
+    log = tmp_path / "console.txt"
+    log.write_text("Bootloader AVP Init\n"
+                   "Bootloader Start at:1257 ms\n"
+                   "Jumping to kernel at:2180 ms\n"
+                   "[    0.000000] Linux version 3.1.10-tk3+ (builder@example) #1 SMP PREEMPT\n"
+                   "[    0.070000] NET: Registered protocol family 16\n")
+    a = analyze(read([str(log)]))
+    assert [(s.name, s.start, s.end) for s in a.phases.spans[:2]] == [("firmware", 0, 1_257 * MS),
+                                                                     ("bootloader", 1_257 * MS, 2_180 * MS)]

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..sources import kernel_messages as km
-from ..sources import systemd_analyze
+from ..sources import systemd_analyze, uboot
 from ..timeline import NO_TIME, PHASE_STARTS, Boot, Clock, Event, Kind, Mark, Phase
 
 
@@ -181,6 +181,9 @@ def line_arrival(boot: Boot, ev: Event) -> int | None:
 
 
 UNTIMED_READY = "no time of its own"
+# What bootlab's capture typed itself (its `! sent '...'` events: a U-Boot step of the boot
+# sequence), which makes a U-Boot prompt no person's.
+TYPED_BY_CAPTURE = "capture.sent"
 
 
 def _after_timed_line(boot: Boot, ev: Event) -> tuple[int | None, str]:
@@ -506,6 +509,9 @@ def find_phases(boot: Boot) -> Phases:
         while len(span.phases) > 1 and span is result.spans[-1] and (not span.duration
                                                                      or not _phase_evident(boot, span.phases[-1])):
             span.phases.pop()
+    for ev in boot.marks(uboot.INTERACTIVE)[:1] if not boot.marks(TYPED_BY_CAPTURE) else ():
+        result.notes.append(f"the autoboot was stopped ({_evidence(ev, 'U-Boot prompt')}): the bootloader's time "
+                            "holds commands typed at its prompt by hand")
     if not power_on and result.spans:
         zero = boot.meta.get("host_zero")
         why = f"the host clock starts at {zero}" if boot.reference == Clock.HOST and zero else "power-on is not in these logs"

@@ -303,7 +303,7 @@ class Interpreter:
             # U-Boot in seconds, LK in milliseconds.
             m = uboot.VENDOR_STAMP.match(text)
             stamped = ((seconds_to_ns(f"{m.group('sec')}.{m.group('frac')}"), m.group("msg")) if m
-                       else self.lk.stamp(text) or self.xbl.stamp(text))
+                       else self.lk.stamp(text) or self.xbl.stamp(text) or firmware.stamp(text))
             if stamped is not None:
                 clock, (t, text) = Clock.BOOTLOADER, stamped
                 self.last_stamped = (t, lineno)

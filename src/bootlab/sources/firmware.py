@@ -9,13 +9,15 @@
     EFI stub: Booting Linux Kernel...               the kernel's EFI stub
     Probing EDD (edd=off to disable)... ok          x86 real-mode setup code
     Decompressing Linux... / Uncompressing Linux... the decompressor
+    Bootloader Start at:1257 ms                     NVIDIA's Tegra bootloader, in ms since the reset
+    Jumping to kernel at:2180 ms                    (on the bootloader clock: see stamp())
 """
 
 from __future__ import annotations
 
 import re
 
-from ..timeline import Boot, Event, Kind, Mark
+from ..timeline import NS_PER_MS, Boot, Event, Kind, Mark
 
 SETUP = "kernel.setup"
 DECOMPRESS = "kernel.decompress"
@@ -26,6 +28,8 @@ _RULES: tuple[tuple[re.Pattern, str, dict], ...] = (
     (re.compile(r"^NOTICE:\s+BL2: v(?P<version>\S+)"), Mark.FIRMWARE_START, {"firmware": "TF-A"}),
     (re.compile(r"^(?:sys: 0x|BootROM|F0: [0-9A-F]{4} )"), Mark.FIRMWARE_START, {"firmware": "BootROM"}),
     (re.compile(r"^OpenSBI v(?P<version>\S+)"), Mark.FIRMWARE_START, {"firmware": "OpenSBI"}),
+    (re.compile(r"^Bootloader Start at:"), Mark.BOOTLOADER_START, {"bootloader": "NVIDIA Tegra bootloader"}),
+    (re.compile(r"^Jumping to kernel at:"), Mark.KERNEL_LOAD, {"via": "NVIDIA Tegra bootloader"}),
     (re.compile(r"^Booting from ROM\.\."), Mark.KERNEL_LOAD, {"via": "option ROM"}),  # the 3rd dot may be overwritten
     (re.compile(r"^Booting from (?:Hard Disk|DVD/CD|Floppy)"), "firmware.handover", {}),
     (re.compile(r"^(?:Welcome to GRUB!|GNU GRUB\s+version)"), Mark.BOOTLOADER_START, {"bootloader": "GRUB"}),
@@ -34,7 +38,17 @@ _RULES: tuple[tuple[re.Pattern, str, dict], ...] = (
     (re.compile(r"^Probing EDD \(edd=off to disable\)"), SETUP, {}),
     (re.compile(r"^(?:Decompressing|Uncompressing) Linux"), DECOMPRESS, {}),
 )
-_FIRST = tuple({"S", "q", "N", "s", "B", "F", "W", "G", " ", "L", "E", "P", "D", "U", "O"})
+# NVIDIA's Tegra 3 bootloader (an OUYA's, a Transformer's) says when it started and when it
+# jumped to the kernel, in milliseconds since the SoC's reset.
+_TEGRA_STAMP = re.compile(r"^(?:Bootloader Start|Jumping to kernel) at:(?P<ms>\d+) ms")
+_FIRST = tuple({"S", "q", "N", "s", "B", "F", "W", "G", " ", "L", "E", "P", "D", "U", "O", "J"})
+
+
+def stamp(text: str) -> tuple[int, str] | None:
+    """(the line's time on the bootloader clock, the line) for a line that says its own time
+    since the reset (_TEGRA_STAMP), else None."""
+    m = _TEGRA_STAMP.match(text)
+    return (int(m.group("ms")) * NS_PER_MS, text) if m else None
 
 
 def feed(boot: Boot, file: str, clock: str, t: int | None, text: str, lineno: int) -> bool:

@@ -52,6 +52,10 @@ BANNER = re.compile(r"^U-Boot (?P<version>(?:\d{4}\.\d\d|1\.\d+\.\d+)\S*)")
 # other common "Press SPACE to abort autoboot in %d seconds".
 AUTOBOOT = re.compile(r"^(?:Hit any key to stop autoboot:\s+|Autoboot in |Press SPACE to abort autoboot in )"
                       r"(?P<delay>\d+)")
+# U-Boot's prompt (`=> `, a board's own: `PANDA # `, `ZynqMP> `), with what was typed after it.
+PROMPT = re.compile(r"^(?:=>|[\w-]+(?: ?#|>))(?: .*)?$")
+# The first prompt after the countdown: the autoboot was stopped and commands typed by hand.
+INTERACTIVE = "bootloader.interactive"
 BYTES_READ = re.compile(r"^(?P<bytes>\d+) bytes read in (?P<ms>\d+) ms")
 STARTING_KERNEL = re.compile(r"^(?:Starting kernel \.\.\.|## Starting application at|Transferring control to Linux)")
 READING = re.compile(r"^(?:reading|Retrieving file:|Loading file) (?P<file>\S+)")
@@ -236,6 +240,7 @@ class UbootLines:
         self.file = file
         self.reading: str | None = None
         self.in_spl = False  # after an SPL's banner, before U-Boot proper's
+        self.prompted = False  # after the autoboot countdown, before the kernel's start
 
     def feed(self, clock: str, t: int | None, text: str, lineno: int) -> bool:
         def mark(name: str, **attrs) -> None:
@@ -267,6 +272,11 @@ class UbootLines:
         if m:
             self.boot.meta["bootdelay"] = int(m.group("delay"))
             mark("bootloader.autoboot", delay=int(m.group("delay")))
+            self.prompted = True
+            return True
+        if self.prompted and PROMPT.match(text):  # the autoboot was stopped: someone at the prompt
+            if not any(ev.file == self.file for ev in self.boot.marks(INTERACTIVE)):
+                mark(INTERACTIVE)
             return True
         m = READING.match(text)
         if m:
@@ -294,6 +304,7 @@ class UbootLines:
             self.reading = None
             return True
         if STARTING_KERNEL.match(text):
+            self.prompted = False
             mark(Mark.KERNEL_LOAD)
             return True
         return False
