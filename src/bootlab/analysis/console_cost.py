@@ -256,7 +256,7 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
     serial = True if log.printed else rules.serial
     if serial is False:
         rate, rate_source = 0, "no serial console"  # printing costs no serial time
-    result = ConsoleCost(rate, rate_source, total, int(shown.sum()), byte_cost(total, rate), log.printed,
+    result = ConsoleCost(rate, rate_source, total, int((shown & (nbytes > 0)).sum()), byte_cost(total, rate), log.printed,
                          source=log.file, serial=serial, skipped=int(nbytes.sum()) - total)
     if not log.printed:
         result.loglevel = rules.why

@@ -195,13 +195,16 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, variant: str) 
                         first_bad = n
                     unreadable += 1
                 interp.text(None, None, text[other.end():] if other else text, n)
-            append(None, text, n, nbytes)
+            # A syslog's other programs never wrote to the kernel's console.
+            append(None, text, n, 0 if variant == "syslog" and text.strip() and other else nbytes)
             continue
         msg = text[m.end():]
         if variant == "journal":
             journal_entry(interp, t, m.group("ident"), m.group("pid"), msg, n)
         else:
             kernel(t, msg, n)
+        if variant == "syslog":  # the console printed the record from its stamp on, not syslog's prefix
+            nbytes -= len(text[:m.group(0).rfind("[")].encode("utf-8", "replace"))
         append(t, text, n, nbytes)
     interp.close()
     if unreadable and unreadable * 2 > n:
