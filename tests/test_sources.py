@@ -14,6 +14,7 @@ import pytest
 from bootlab.analysis import Options, analyze
 from bootlab.sources import NotALog, detect, read, read_one  # detect: the module
 from bootlab.sources import bootlab_capture
+from bootlab.sources import kernel_messages as km
 from bootlab.capture.writer import NativeWriter
 from bootlab.sources.systemd_analyze import span_ns
 from bootlab.timeline import Clock, Kind, Mark
@@ -957,3 +958,17 @@ def test_a_syslogs_console_cost_is_its_kernel_records_alone(tmp_path):
                    + "Jan  1 00:00:03 gpChpIpc: gp_rx wifi_ctrl client not up yet\n")
     c = analyze(read([str(log)])).console
     assert c.bytes == sum(len(r) + 1 for r in records) and c.lines == 2
+
+
+def test_a_banner_whose_stamp_lost_bytes_is_still_the_banner(tmp_path):
+    """A reference-device capture of CI (2026-11-29) lost the banner's `[` and three digits as
+    the serial console started (`    0.000] Linux version 6.1.0-57-amd64 ...`): no kernel
+    version, and `quiet` was not advised (its rule wants the banner printed)."""
+    log = tmp_path / "console.txt"
+    log.write_text("Booting from ROM...\n"
+                   "    0.000] Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org) #1 SMP Debian\n"
+                   "[    0.000000] Command line console=ttyS0,115200 panic=-1\n"
+                   "[    0.100000] devtmpfs: initialized\n")
+    boot = read([str(log)])
+    assert boot.meta["kernel_version"] == "6.1.0-57-amd64"
+    assert [ev.line for ev in boot.marks(km.BANNER)] == [2]

@@ -40,6 +40,10 @@ LEADING_INVISIBLE = re.compile(r"(?:\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_]|[ -/][0
 # then "0m] Mounted ..." on the next line): cleaning the escape takes the record's "[" with
 # it ("\e[[" reads as one sequence), leaving "[  OK      3.498114] systemd[1]: Mounted ...".
 SPLICED_STATUS = re.compile(r"^\[\s*(?:OK|FAILED|TIME|DEPEND|SKIP)\s+(?=\d+\.\d{6,9}\])")
+# The kernel's banner whose printk stamp lost bytes on the console (`    0.000] Linux version
+# 6.1.0-57-amd64 ...`: a reference-device capture lost `[` and three digits as the serial
+# console started): still the banner, with the kernel's version, though not its time.
+DAMAGED_BANNER = re.compile(r"^\[?\s*\d*\.?\d*\] ?(?=Linux version )")
 PRINTK_INSIDE = re.compile(r"\[\s*\d+\.\d{6,9}\](?:\[\s*[TC]\d+\])?" + VENDOR_CONTEXT + " ")
 # The reference device's init prints the kernel log after ready between these lines
 # (targets/initramfs.py and bootlab-init.c print the same text): the log is printed again.
@@ -290,6 +294,10 @@ class Interpreter:
         elif self.analyze.feed(text, lineno) or self.bootstage.feed_fdt(text, lineno):
             return
         self.user.patterns_seen(clock or Clock.HOST, t, text, lineno)
+        damaged = DAMAGED_BANNER.match(text) if not self.in_kernel else None
+        if damaged and kernel_messages.recognise(self.boot, self.file, clock or Clock.HOST, t, text[damaged.end():],
+                                                 lineno):
+            return  # the banner, its stamp broken by bytes the console lost: its facts, untimed
         if self.untimed_kernel is None and not self.in_kernel and kernel_messages.is_banner(text):
             self.untimed_kernel = InitcallReader(self.boot, self.file, Clock.HOST)
         if self.untimed_kernel is not None and not self.replay:
