@@ -63,7 +63,7 @@ def unplaced(boot: Boot, gaps: list[Gap]) -> str:
     if not gaps or primary is None:
         return ""
     walls = {src.file for src in boot.sources if src.format in WALL_CLOCK_FORMATS}
-    others = [(log.file, sum(1 for t, text in zip(log.t.raw, log.text) if t == NO_TIME and text.strip()))
+    others = [(log.file, int(np.count_nonzero(log.t.numpy() == NO_TIME)))
               for log in boot.logs if log is not primary and log.file in walls]
     others = [(file, n) for file, n in others if n]
     if not others:

@@ -426,7 +426,7 @@ def find_phases(boot: Boot) -> Phases:
     power_on = found[Mark.POWER_ON][0] is not None
     found[Mark.BOOTLOADER_START] = _bootloader_start(boot, found[Mark.POWER_ON][0], result.notes)
     if not power_on:
-        found[Mark.POWER_ON] = _firmware_start(boot, found[Mark.BOOTLOADER_START][0])
+        found[Mark.FIRMWARE_START] = _firmware_start(boot, found[Mark.BOOTLOADER_START][0])
     at, ev = _first(boot, Mark.KERNEL_LOAD)
     found[Mark.KERNEL_LOAD] = (at, _evidence(ev, "kernel handover"))
     kstart = boot.to_ref(Clock.PRINTK, 0)
@@ -460,7 +460,6 @@ def find_phases(boot: Boot) -> Phases:
     # (a boundary named so: it is no power-on).
     starts = [(phase, Mark.FIRMWARE_START if mark == Mark.POWER_ON and not power_on else mark)
               for phase, mark in PHASE_STARTS]
-    found[Mark.FIRMWARE_START] = found[Mark.POWER_ON]
     previous = None
     for phase, mark in starts:
         at, evidence = found[mark]

@@ -548,10 +548,16 @@ def _shared_calltime(cols: dict, answered) -> dict[int, int]:
     nxt = np.searchsorted(call_line[by_line], call_line[cc], side="right")  # the next call by line
     has_next = nxt < len(by_line)
     other = by_line[np.minimum(nxt, len(by_line) - 1)]
-    raced = (paired & has_next & (call_line[other] < ret_line) & (call_t[cc] != NO_TIME) & (ret_t != NO_TIME)
-             & (call_t[other] != NO_TIME) & (ret_t - dur >= call_t[other])
-             & (ret_t - call_t[cc] > dur + SHARED_CALLTIME_SLACK))
+    raced = paired & has_next & _raced(call_t[cc], call_line[other], call_t[other], ret_line, ret_t, dur)
     return {int(r): int(ret_t[r] - call_t[cc[r]]) for r in np.flatnonzero(raced)}
+
+
+def _raced(call_t, next_line, next_t, ret_line, ret_t, dur):
+    """The rule above, on one return (numbers) or many (numpy columns): the next call came
+    before the return, and the printed time starts at or after that call's stamp, well
+    after its own call's."""
+    return ((next_line < ret_line) & (call_t != NO_TIME) & (ret_t != NO_TIME) & (next_t != NO_TIME)
+            & (ret_t - dur >= next_t) & (ret_t - call_t > dur + SHARED_CALLTIME_SLACK))
 
 
 def _shared_calltime_small(cols: dict, answered) -> dict[int, int]:
@@ -561,16 +567,12 @@ def _shared_calltime_small(cols: dict, answered) -> dict[int, int]:
     lines = [call_line[k] for k in by_line]
     found = {}
     for r, c in enumerate(answered):
-        if c < 0 or call_t[c] == NO_TIME or cols["ret_t"][r] == NO_TIME:
-            continue
-        nxt = bisect.bisect_right(lines, call_line[c])
-        if nxt == len(lines):
-            continue
-        other = by_line[nxt]
-        ret_t, dur = cols["ret_t"][r], cols["ret_dur"][r]
-        if (call_line[other] < cols["ret_line"][r] and call_t[other] != NO_TIME and ret_t - dur >= call_t[other]
-                and ret_t - call_t[c] > dur + SHARED_CALLTIME_SLACK):
-            found[r] = ret_t - call_t[c]
+        nxt = bisect.bisect_right(lines, call_line[c]) if c >= 0 else len(lines)
+        if nxt < len(lines):
+            other = by_line[nxt]
+            ret_t = cols["ret_t"][r]
+            if _raced(call_t[c], call_line[other], call_t[other], cols["ret_line"][r], ret_t, cols["ret_dur"][r]):
+                found[r] = ret_t - call_t[c]
     return found
 
 

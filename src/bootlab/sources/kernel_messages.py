@@ -81,8 +81,8 @@ _EARLY_CONSOLE = re.compile(r"^(?:earlycon: |(?:printk: )?(?:legacy )?bootconsol
 _CONSOLE_ENABLED = re.compile(r"^(?:printk: )?(?:legacy )?console \[(?P<name>[^\]]+)\] enabled")
 # (or an earlycon= the kernel could not use: "Malformed early option 'earlycon'" after its
 # "earlycon: uart8250 at I/O port 0x0" line: nothing printed)
-_BOOT_CONSOLE_GONE = re.compile(r"^(?:(?:printk: )?(?:legacy )?bootconsole \[[^\]]*\] disabled"
-                                r"|Malformed early option 'earlycon')")
+BOOT_CONSOLE_DISABLED = r"(?:printk: )?(?:legacy )?bootconsole \[[^\]]*\] disabled"
+_BOOT_CONSOLE_GONE = re.compile(rf"^(?:{BOOT_CONSOLE_DISABLED}|Malformed early option 'earlycon')")
 
 # A message reaches the expressions only if it starts with one of these (fast path).
 PREFIXES = (
@@ -177,8 +177,9 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
     elif msg.startswith("Write protecting the kernel"):
         mark(WRITE_PROTECT)
     elif msg.startswith(("init: ", "init (1): ")):
-        if any(ev.file == file for ev in boot.marks(INIT_SPEAKS)):
+        if "init_message" in boot.meta:  # (a flag, not a look through the marks: a line at a time)
             return False
+        boot.meta["init_message"] = msg
         mark(INIT_SPEAKS)
     elif msg.startswith("Run "):
         m = _RUN_INIT.match(msg)

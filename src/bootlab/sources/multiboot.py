@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from .._native import dmesgscan
 from ..timeline import Boot
 from .console import DMESG_DUMP_BEGIN, DMESG_DUMP_END, JIFFIES_STARTS
+from .kernel_messages import BOOT_CONSOLE_DISABLED
 from .lines import seconds_to_ns
 
 _BANNER = b"Linux version "
@@ -38,7 +39,7 @@ _LONGEST_PREFIX = 256
 _LOADER = re.compile(rb"U-Boot SPL |U-Boot \d{4}\.|SeaBIOS \(version|qboot|NOTICE:\s+BL[12]|BootROM|Booting from ROM"
                      rb"|Welcome to GRUB|GNU GRUB")
 _PRINTK_STAMP = re.compile(rb"\[\s*(?P<t>\d+\.\d{6,9})\]")
-_BOOT_CONSOLE_GONE = re.compile(rb"\] (?:printk: )?(?:legacy )?bootconsole \[[^\]]*\] disabled")
+_BOOT_CONSOLE_GONE = re.compile(rb"\] " + BOOT_CONSOLE_DISABLED.encode())
 _JOURNAL_BOOT = re.compile(rb"-- (?:Boot [0-9a-f]{32}|Reboot) --")
 _POWER_ON = re.compile(rb"(?m)^-?\d+\.\d{9} ! power-on$")  # bootlab capture's power switch
 # A line of a boot's own: not journalctl's boot line, a capture's header or its events (the

@@ -241,6 +241,7 @@ class UbootLines:
         self.reading: str | None = None
         self.in_spl = False  # after an SPL's banner, before U-Boot proper's
         self.prompted = False  # after the autoboot countdown, before the kernel's start
+        self.interactive = False  # a prompt was seen there (marked once)
 
     def feed(self, clock: str, t: int | None, text: str, lineno: int) -> bool:
         def mark(name: str, **attrs) -> None:
@@ -275,8 +276,9 @@ class UbootLines:
             self.prompted = True
             return True
         if self.prompted and PROMPT.match(text):  # the autoboot was stopped: someone at the prompt
-            if not any(ev.file == self.file for ev in self.boot.marks(INTERACTIVE)):
+            if not self.interactive:
                 mark(INTERACTIVE)
+                self.interactive = True
             return True
         m = READING.match(text)
         if m:
