@@ -511,12 +511,27 @@ def find_phases(boot: Boot) -> Phases:
     for ev in boot.marks(uboot.INTERACTIVE)[:1] if not boot.marks(TYPED_BY_CAPTURE) else ():
         result.notes.append(f"the autoboot was stopped ({_evidence(ev, 'U-Boot prompt')}): the bootloader's time "
                             "holds commands typed at its prompt by hand")
+    _typed_before_kernel(boot, found[Mark.KERNEL_START][0], result.notes)
     if not power_on and result.spans:
         zero = boot.meta.get("host_zero")
         why = f"the host clock starts at {zero}" if boot.reference == Clock.HOST and zero else "power-on is not in these logs"
         result.notes.append(f"{why}: time before {result.spans[0].phases[0].value} is not measured "
                             "(capture from power-on with `bootlab capture --power-cycle CMD`)")
     return result
+
+
+def _typed_before_kernel(boot: Boot, kernel_at: int | None, notes: list[str]) -> None:
+    """A lab that drives the bootloader (LAVA typing `dhcp`, `tftp`, `bootm`; bootlab's own
+    boot sequence) spends the bootloader's time on typing and waiting for each prompt: say
+    how much, since a board that boots on its own does not."""
+    typed = [(t, ev) for ev in boot.marks(TYPED_BY_CAPTURE)
+             if (t := boot.at(ev)) is not None and (kernel_at is None or t <= kernel_at)]
+    if len(typed) < 2:
+        return
+    (first, a), (last, b) = typed[0], typed[-1]
+    notes.append(f"the capture typed {len(typed)} times at the bootloader ({a.file}:{a.line} to line {b.line}, "
+                 f"{(last - first) / 1e9:.3f} s from the first to the last): the bootloader's time holds that "
+                 "typing and the waits for each prompt")
 
 
 def _phase_evident(boot: Boot, phase: Phase) -> bool:

@@ -9,19 +9,11 @@ import sys
 import zlib
 
 from . import bootchart
+from .errors import NotALog
 from .formats import NAMES, TABLE, Sample
 
 # Every format a file can be read as; `--input-format` accepts these names.
 FORMATS = NAMES
-
-
-class NotALog(Exception):
-    """The input cannot be read as any boot log."""
-
-    def __init__(self, file: str, line: int, message: str):
-        super().__init__(f"{file}:{line}: {message}" if line else f"{file}: {message}")
-        self.file = file
-        self.line = line
 
 
 def maybe_gunzip(path: str, data: bytes) -> bytes:

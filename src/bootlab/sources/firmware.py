@@ -6,6 +6,7 @@
     NOTICE:  BL2: v2.10.0(release):                 Trusted Firmware-A (ARM)
     OpenSBI v0.9                                    RISC-V's machine-mode firmware (first, or after an SPL)
     Welcome to GRUB! / Loading Linux 6.1.0 ...      GRUB
+    iPXE initialising devices...ok                  iPXE, a network bootloader (a PC's, a lab's)
     EFI stub: Booting Linux Kernel...               the kernel's EFI stub
     Probing EDD (edd=off to disable)... ok          x86 real-mode setup code
     Decompressing Linux... / Uncompressing Linux... the decompressor
@@ -34,6 +35,8 @@ _RULES: tuple[tuple[re.Pattern, str, dict], ...] = (
     (re.compile(r"^Booting from (?:Hard Disk|DVD/CD|Floppy)"), "firmware.handover", {}),
     (re.compile(r"^(?:Welcome to GRUB!|GNU GRUB\s+version)"), Mark.BOOTLOADER_START, {"bootloader": "GRUB"}),
     (re.compile(r"^\s*Loading Linux "), Mark.KERNEL_LOAD, {"via": "GRUB"}),
+    (re.compile(r"^iPXE (?:initialising devices|(?P<version>\d+\.\d+\S*) )"), Mark.BOOTLOADER_START,
+     {"bootloader": "iPXE"}),
     (re.compile(r"^EFI stub: Booting Linux Kernel"), Mark.KERNEL_LOAD, {"via": "EFI stub"}),
     (re.compile(r"^Probing EDD \(edd=off to disable\)"), SETUP, {}),
     (re.compile(r"^(?:Decompressing|Uncompressing) Linux"), DECOMPRESS, {}),
@@ -41,7 +44,7 @@ _RULES: tuple[tuple[re.Pattern, str, dict], ...] = (
 # NVIDIA's Tegra 3 bootloader (an OUYA's, a Transformer's) says when it started and when it
 # jumped to the kernel, in milliseconds since the SoC's reset.
 _TEGRA_STAMP = re.compile(r"^(?:Bootloader Start|Jumping to kernel) at:(?P<ms>\d+) ms")
-_FIRST = tuple({"S", "q", "N", "s", "B", "F", "W", "G", " ", "L", "E", "P", "D", "U", "O", "J"})
+_FIRST = tuple({"S", "q", "N", "s", "B", "F", "W", "G", " ", "L", "E", "P", "D", "U", "O", "J", "i"})
 
 
 def stamp(text: str) -> tuple[int, str] | None:

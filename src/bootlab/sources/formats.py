@@ -16,7 +16,7 @@ from typing import Callable
 
 from ..timeline import Boot
 from . import (bootchart, bootlab_capture, console, ftrace, grabserial, journal_export, journal_json, journal_short,
-               printk,
+               lava, printk,
                systemd_analyze, systemd_bootchart, systemd_plot, uboot)
 from .lines import clean, decode, looks_binary
 from .userspace import Patterns
@@ -116,6 +116,8 @@ TABLE: tuple[InputFormat, ...] = (
                 lambda boot, i: bootlab_capture.parse(boot, i.path, i.data, i.patterns), bytes_level=True, boots=True),
     InputFormat(grabserial.FORMAT, lambda s: grabserial.sniff(s.lines), 0.5,
                 lambda boot, i: grabserial.parse(boot, i.path, i.data, i.patterns), boots=True),
+    InputFormat(lava.FORMAT, lambda s: lava.sniff(s.lines), 0.5,
+                lambda boot, i: lava.parse(boot, i.path, i.data, i.patterns)),
     InputFormat(journal_json.FORMAT, lambda s: float(journal_json.sniff(s.lines)), 0.5,
                 lambda boot, i: journal_json.parse(boot, i.path, i.data, i.patterns, i.which)),
     InputFormat(journal_export.FORMAT, lambda s: journal_export.sniff(s.data), 0.5,

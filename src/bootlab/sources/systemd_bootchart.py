@@ -27,8 +27,9 @@ from __future__ import annotations
 import itertools
 import re
 
-from . import bootchart
 from ..timeline import NS_PER_S, Boot, Clock, Event, Kind, Mark, SourceInfo
+from . import bootchart
+from .errors import NotALog
 from .lines import split
 
 FORMAT = "systemd-bootchart"
@@ -46,12 +47,6 @@ _SERIES = {("CPU utilization graph", "cpu"): "cpu busy %", ("Wait time aggregati
            ("IO utilization graph - in", "bi"): "disk read KiB/s",
            ("IO utilization graph - out", "bo"): "disk write KiB/s"}
 GRAPH_HEIGHT = 5  # the utilisation graphs are 5 y-scale units high (a full bar)
-
-
-def _unreadable(path: str, line: int, message: str) -> Exception:
-    from .detect import NotALog  # here: detect imports the format table, which imports this module
-
-    return NotALog(path, line, message)
 
 
 def sniff(lines: list[str]) -> float:
@@ -120,10 +115,10 @@ class _Reader:
             if self.scale_x <= 0 or self.scale_y <= 0:
                 raise ValueError
         except (KeyError, ValueError):
-            raise _unreadable(self.path, lineno, "no x and y scales in the SVG's header comments "
+            raise NotALog(self.path, lineno, "no x and y scales in the SVG's header comments "
                                              "(<!-- x=\"...\" y=\"...\" -->): its times cannot be read") from None
         if self.options.get("rel") == "1" and self.log_start is None:
-            raise _unreadable(self.path, lineno, "relative times (rel=1) without a \"Log start time\"")
+            raise NotALog(self.path, lineno, "relative times (rel=1) without a \"Log start time\"")
 
     def line(self, lineno: int, text: str) -> None:
         m = _SECTION.match(text)
@@ -215,7 +210,7 @@ class _Reader:
     def finish(self, last_line: int) -> None:
         self.close_process()
         if not self.section:
-            raise _unreadable(self.path, last_line, "no graph in the SVG: truncated before its process graph")
+            raise NotALog(self.path, last_line, "no graph in the SVG: truncated before its process graph")
         graph_of = {name: graph for (graph, _cls), name in _SERIES.items()}
         for name, bars in self.bars.items():
             full = 100.0 if name.startswith("cpu") else self.peaks.get(name)
@@ -236,7 +231,7 @@ def parse(boot: Boot, path: str, data: bytes) -> None:
     reader = _Reader(boot, path)
     lines = list(split(data))
     if not sniff(list(itertools.islice((line.text for line in lines if line.text.strip()), 20))):
-        raise _unreadable(path, 1, f"not a systemd-bootchart SVG (no {SIGNATURE!r} comment at its start)")
+        raise NotALog(path, 1, f"not a systemd-bootchart SVG (no {SIGNATURE!r} comment at its start)")
     for line in lines:  # the header, whose title stands at the end
         reader.header(line.lineno, line.text.strip())
     for line in lines:

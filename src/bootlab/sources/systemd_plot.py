@@ -29,6 +29,7 @@ import itertools
 import re
 
 from ..timeline import NS_PER_S, Boot, Clock, Event, Kind, SourceInfo
+from .errors import NotALog
 from .lines import split
 from .systemd_analyze import read_time_output, span_ns
 
@@ -48,12 +49,6 @@ _KERNEL_FIGURE = re.compile(r"(?P<span>[\d.hminsu ]+?) \(kernel\)")
 MANAGER = {"security": "(security setup)", "generators": "(generators)", "unitsload": "(loading unit files)"}
 BARS = {"activating", "active", "deactivating", "kernel", "initrd", "firmware", "loader", "userspace",
         "soft-reboot", *MANAGER}
-
-
-def _unreadable(path: str, line: int, message: str) -> Exception:
-    from .detect import NotALog  # here: detect imports the format table, which imports this module
-
-    return NotALog(path, line, message)
 
 
 def sniff(lines: list[str]) -> float:
@@ -139,7 +134,7 @@ def _label_time(m: re.Match | None) -> int | None:
 def parse(boot: Boot, path: str, data: bytes) -> None:
     lines = list(split(data))
     if not sniff(list(itertools.islice((line.text for line in lines if line.text.strip()), 20))):
-        raise _unreadable(path, 1, f"not a systemd-analyze plot (no {SIGNATURE!r} comment at its start)")
+        raise NotALog(path, 1, f"not a systemd-analyze plot (no {SIGNATURE!r} comment at its start)")
     rows, title, title_line = _rows(boot, path, lines)
     if title and "systemd_time" not in boot.meta:  # the console printed `time` itself before the plot
         for k, text in enumerate(title.split("\n")):
