@@ -972,3 +972,43 @@ def test_a_banner_whose_stamp_lost_bytes_is_still_the_banner(tmp_path):
     boot = read([str(log)])
     assert boot.meta["kernel_version"] == "6.1.0-57-amd64"
     assert [ev.line for ev in boot.marks(km.BANNER)] == [2]
+
+
+def test_firmware_lines_stamped_like_printk_are_not_a_kernel(tmp_path):
+    """Written from a public ConnectCore MP25 console (STM32MP25: TF-A, OP-TEE's
+    SCP-firmware, U-Boot stopped at its prompt, no kernel): SCP-firmware stamps its lines
+    like printk, and they were read as a kernel's, a boot of 0 ns in "kernel init".  With a
+    kernel after U-Boot, its lines are the kernel's as ever."""
+    head = ("NOTICE:  CPU: STM32MP255CAL Rev.Y\n"
+            "NOTICE:  BL2: v2.10-stm32mp2-r1.0(release):e22f7d898-dirty(e22f7d89)\n"
+            "NOTICE:  BL31: v2.10-stm32mp2-r1.0(release):e22f7d898-dirty(e22f7d89)\n"
+            "[    0.000000] SCP-firmware 2.13.0-intree-optee-os-da06ccf75\n"
+            "[    0.000000]\n"
+            "[    0.000000] [FWK] Module initialization complete!\n"
+            "\n"
+            "U-Boot dub-2023.10-r2.1 (Jul 04 2025 - 07:26:38 +0000)\n"
+            "\n"
+            "CPU: STM32MP255CAL Rev.Y\n"
+            "Hit any key to stop autoboot:  0\n")
+    log = tmp_path / "mp25.log"
+    log.write_text(head + "=> mmc list\nSTM32 SD/MMC: 0 (eMMC)\n")
+    a = analyze(read([str(log)]))
+    assert not a.boot.marks(Mark.KERNEL_START) and a.boot.meta.get("kernel_version") is None
+    assert not any(s.phases[0] == "kernel init" for s in a.phases.spans)
+    booted = tmp_path / "mp25-linux.log"
+    booted.write_text(head + "Starting kernel ...\n\n"
+                      "[    0.000000] Booting Linux on physical CPU 0x0000000000 [0x411fd040]\n"
+                      "[    0.000000] Linux version 6.6.48 (oe-user@oe-host) (aarch64-dey-linux-gcc) #1 SMP PREEMPT\n"
+                      "[    1.250000] Run /sbin/init as init process\n")
+    b = analyze(read([str(booted)]))
+    assert b.boot.meta["kernel_version"] == "6.6.48"
+    assert b.boot.marks(km.BANNER)[0].line == 15
+    assert [s.phases[0] for s in b.phases.spans][-2:] == ["kernel init", "rootfs/init"]
+
+
+def test_a_capture_header_that_is_not_an_object_is_damaged(tmp_path):
+    """Found by the fuzz test: a header whose JSON is a number was a traceback."""
+    log = tmp_path / "odd.capture"
+    log.write_bytes(bootlab_capture.MAGIC + b" 20220101\n0.100000000 | U-Boot 2023.01 (Jan 01 2024)\n")
+    boot = read([str(log)], fmt="bootlab-capture")
+    assert any(d.line == 1 and "capture header is damaged" in d.message for d in boot.diagnostics)

@@ -118,7 +118,7 @@ def baud_of(boot: Boot, override: int | None) -> tuple[int, str]:
     if override:
         return override, "--baud"
     if boot.meta.get("console_baud"):
-        src = "capture" if "capture_baud" in boot.meta else "kernel command line"
+        src = "capture" if "capture_baud" in boot.meta else boot.meta.get("console_baud_from", "kernel command line")
         return int(boot.meta["console_baud"]), src
     return DEFAULT_BAUD, "default: no speed in the logs, set it with --baud"
 

@@ -179,6 +179,8 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
     try:
         meta = json.loads(first[len(MAGIC):].decode() or "{}")
     except (UnicodeDecodeError, json.JSONDecodeError):
+        meta = None
+    if not isinstance(meta, dict):  # (a header whose JSON is a number or a list is as damaged)
         meta = {}
         boot.warn(file, 1, "capture header is damaged; reading records anyway")
     boot.meta.setdefault("host_zero", meta.get("zero", "capture start"))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, Event, Kind, SourceInfo, in_range
+from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, Event, Kind, Mark, SourceInfo, in_range
 from . import firmware, initcall, kernel_messages, lk, qcom_xbl, systemd_analyze, ti_sbl, uboot, userspace
 from .initcall import InitcallReader
 from .lines import NOISE, clean, seconds_to_ns, split
@@ -161,6 +161,7 @@ class Interpreter:
         self.counter_bytes = 0
         self.zero_bytes = 0  # every message stamped zero (for a jump no timer announced)
         self.last_stamped: tuple[int, int] | None = None  # (time, line) of the last bootloader-stamped line
+        self.firmware_line: int | None = None  # where the last firmware banner was (see firmware_stamped)
 
     def printk_time(self, stamp: int, lineno: int, msg: str = "") -> int:
         """A printk stamp (of message `msg`) as the time since the kernel's start."""
@@ -315,7 +316,10 @@ class Interpreter:
             if stamped is not None:
                 clock, (t, text) = Clock.BOOTLOADER, stamped
                 self.last_stamped = (t, lineno)
-            if firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno):
+            found = firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno)
+            if found:
+                if found == Mark.FIRMWARE_START:
+                    self.firmware_line = lineno
                 return
             if (self.uboot.feed(clock or Clock.HOST, t, text, lineno) or self.lk.feed(clock or Clock.HOST, t, text, lineno)
                     or self.sbl.feed(clock or Clock.HOST, t, text, lineno)
@@ -379,6 +383,8 @@ class Interpreter:
             m = PRINTK_AT_START.match(text)
         if m and not in_range(stamp_ns(m)):
             m = None  # garbage, not a time
+        if m and not self.in_kernel and self.firmware_stamped(text[m.end():]):
+            m = None
         if m:
             t_printk = self.printk_time(stamp_ns(m), lineno, text[m.end():])
             if t_host is not None and not self.replay:
@@ -388,6 +394,17 @@ class Interpreter:
         else:
             self.text(Clock.HOST if t_host is not None else None, t_host, text, lineno)
         self.log.append(t_host if self.log.clock == Clock.HOST else t_printk, text, lineno, nbytes)
+
+    def firmware_stamped(self, msg: str) -> bool:
+        """Whether a line stamped like printk before the kernel's first message is the
+        firmware's: a firmware banner came before it and nothing has started since (no
+        bootloader, no kernel handover), and it is not the kernel's banner.  OP-TEE's
+        SCP-firmware on an STM32MP25 prints `[    0.000000] SCP-firmware 2.13.0` between TF-A
+        and U-Boot; read as the kernel's, a console holding no kernel was one of 0 ns."""
+        if self.firmware_line is None or kernel_messages.is_banner(msg) or msg.startswith("Booting Linux"):
+            return False
+        return not any(ev.file == self.file and ev.line > self.firmware_line
+                       for name in (Mark.BOOTLOADER_START, Mark.KERNEL_LOAD) for ev in self.boot.marks(name))
 
     def _console_was_idle(self, t_host: int) -> bool:
         """Whether a line's first byte came with the console idle: the line before it had

@@ -54,9 +54,10 @@ def stamp(text: str) -> tuple[int, str] | None:
     return (int(m.group("ms")) * NS_PER_MS, text) if m else None
 
 
-def feed(boot: Boot, file: str, clock: str, t: int | None, text: str, lineno: int) -> bool:
+def feed(boot: Boot, file: str, clock: str, t: int | None, text: str, lineno: int) -> str | None:
+    """The mark a firmware or boot-stub line makes (added to the boot), else None."""
     if not text or not text.startswith(_FIRST):
-        return False
+        return None
     for pattern, name, attrs in _RULES:
         m = pattern.match(text)
         if m:
@@ -66,5 +67,5 @@ def feed(boot: Boot, file: str, clock: str, t: int | None, text: str, lineno: in
             if name == Mark.FIRMWARE_START:
                 boot.meta.setdefault("firmware", found.get("firmware"))
             boot.add(Event(Kind.MARKER, name, clock, t, None, file, lineno, attrs=found or None))
-            return True
-    return False
+            return name
+    return None

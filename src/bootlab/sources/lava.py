@@ -215,7 +215,9 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
             continue
         baud = SER2NET_BAUD.search(text) if not len(log) else None  # its banner, before the board's first byte
         if baud:
-            boot.meta.setdefault("console_baud", int(baud.group("baud")))
+            if "console_baud" not in boot.meta:
+                boot.meta["console_baud"] = int(baud.group("baud"))
+                boot.meta["console_baud_from"] = "the serial server's banner"
             continue
         msg, escapes = ESCAPE_TAIL.subn("", e.msg)
         interp.console_line([Segment(t, msg)], msg, e.lineno, e.nbytes + escapes)
