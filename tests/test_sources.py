@@ -820,6 +820,29 @@ def test_a_critical_chain_pasted_in_markdown_keeps_its_root_mount(tmp_path):
     assert units == ["graphical.target", "multi-user.target", "systemd-journald.socket", "-.mount"]
 
 
+def test_a_critical_chain_pasted_from_a_web_page_and_a_pager_is_read_once(tmp_path):
+    """A public forum post (Ubuntu 20.04 on a Latitude 3410): the tree drawn with HTML
+    character references, and `less`'s status line after its first screen, then the whole
+    output shown again: every unit was read twice, named `&#9492;&#9472;snapd.service`."""
+    chain = ["graphical.target @1min 46.560s",
+             "&#9492;&#9472;multi-user.target @1min 46.560s",
+             "  &#9492;&#9472;snapd.seeded.service @1min 5.988s +3.250s",
+             "    &#9492;&#9472;snapd.service @37.999s +27.984s",
+             "      &#9492;&#9472;basic.target @37.553s",
+             "        &#9492;&#9472;systemd-journal-flush.service @5.533s +29.926s",
+             "          &#9492;&#9472;-.slice @4.809s"]
+    header = ("The time when unit became active or started is printed after the \"@\" character.\n"
+              "The time the unit took to start is printed after the \"+\" character.\n\n")
+    log = tmp_path / "forum.md"
+    log.write_text("```\nuser@host:~$ systemd-analyze critical-chain\n" + header + "\n".join(chain[:4])
+                   + "\nlines 1-9...skipping...\n" + header + "\n".join(chain) + "\n\n```\n")
+    boot = read([str(log)])
+    units = [ev.name for ev in boot.events if ev.kind == Kind.UNIT]
+    assert units == ["graphical.target", "multi-user.target", "snapd.seeded.service", "snapd.service",
+                     "basic.target", "systemd-journal-flush.service", "-.slice"]
+    assert not boot.diagnostics
+
+
 def test_an_initcall_timed_from_another_ones_start_is_timed_by_its_stamps(tmp_path):
     """A public 6.18 VM's initcall_debug dmesg: the kernel keeps one start time for every
     initcall (4.17 on), so `aesni_init`, loaded by request_module() while `init_encrypted`
@@ -1012,3 +1035,18 @@ def test_a_capture_header_that_is_not_an_object_is_damaged(tmp_path):
     log.write_bytes(bootlab_capture.MAGIC + b" 20220101\n0.100000000 | U-Boot 2023.01 (Jan 01 2024)\n")
     boot = read([str(log)], fmt="bootlab-capture")
     assert any(d.line == 1 and "capture header is damaged" in d.message for d in boot.diagnostics)
+
+
+def test_tf_a_times_its_ddr_init(tmp_path):
+    """A public NXP LS1046ARDB console (TF-A built for debugging): BL2's DDR driver says how
+    long it took, 1.1 s of the firmware that was nowhere in the report."""
+    log = tmp_path / "ls1046ardb.log"
+    log.write_text("INFO:    RCW BOOT SRC is SD/EMMC\n"
+                   "INFO:    Time after parsing SPD 548 ms\n"
+                   "NOTICE:  4 GB DDR4, 64-bit, CL=15, ECC off\n"
+                   "INFO:    Time used by DDR driver 1107 ms\n"
+                   "NOTICE:  BL2: v2.4(debug):lf-5.10.52-2.1.0-rc2-0-gbb4957067-dirty\n"
+                   "U-Boot 2021.04+fsl+g5c1c1d9a (Sep 08 2021 - 04:45:39 +0000)\n")
+    a = analyze(read([str(log)]))
+    ddr = [s for s in a.stages if s.name == "DDR init (TF-A BL2)"]
+    assert len(ddr) == 1 and ddr[0].duration == 1107 * 10**6 and ddr[0].where.endswith("ls1046ardb.log:4")

@@ -84,7 +84,7 @@ def tables(a: Analysis) -> list[Section]:
         blame_section("initcalls", "Slowest initcalls:", a.initcalls),
         levels_section(a.levels),
         blame_section("probes", "Slowest driver probes:", a.probes),
-        blame_section("stages", "Slowest bootloader steps:", a.stages),
+        blame_section("stages", "Slowest firmware and bootloader steps:", a.stages),
         blame_section("units", "Slowest units:", a.units),
         blame_section("processes", "Longest-lived processes (bootchart):", a.processes),
         returned_section("failures", "Initcalls and probes that failed", a.failures, top),

@@ -10,6 +10,7 @@
     EFI stub: Booting Linux Kernel...               the kernel's EFI stub
     Probing EDD (edd=off to disable)... ok          x86 real-mode setup code
     Decompressing Linux... / Uncompressing Linux... the decompressor
+    INFO:    Time used by DDR driver 1107 ms        TF-A BL2's DDR init (NXP Layerscape, debug builds)
     Bootloader Start at:1257 ms                     NVIDIA's Tegra bootloader, in ms since the reset
     Jumping to kernel at:2180 ms                    (on the bootloader clock: see stamp())
 """
@@ -41,10 +42,14 @@ _RULES: tuple[tuple[re.Pattern, str, dict], ...] = (
     (re.compile(r"^Probing EDD \(edd=off to disable\)"), SETUP, {}),
     (re.compile(r"^(?:Decompressing|Uncompressing) Linux"), DECOMPRESS, {}),
 )
+# TF-A's BL2 built for debugging on NXP's Layerscape SoCs times its DDR driver, from its start
+# to the line: a step of the firmware, a second and more with a DIMM's SPD to read.
+_DDR_TIME = re.compile(r"^INFO:\s+Time used by DDR driver (?P<ms>\d+) ms")
+DDR_INIT = "DDR init (TF-A BL2)"
 # NVIDIA's Tegra 3 bootloader (an OUYA's, a Transformer's) says when it started and when it
 # jumped to the kernel, in milliseconds since the SoC's reset.
 _TEGRA_STAMP = re.compile(r"^(?:Bootloader Start|Jumping to kernel) at:(?P<ms>\d+) ms")
-_FIRST = tuple({"S", "q", "N", "s", "B", "F", "W", "G", " ", "L", "E", "P", "D", "U", "O", "J", "i"})
+_FIRST = tuple({"S", "q", "N", "s", "B", "F", "W", "G", " ", "L", "E", "P", "D", "U", "O", "J", "i", "I"})
 
 
 def stamp(text: str) -> tuple[int, str] | None:
@@ -58,6 +63,11 @@ def feed(boot: Boot, file: str, clock: str, t: int | None, text: str, lineno: in
     """The mark a firmware or boot-stub line makes (added to the boot), else None."""
     if not text or not text.startswith(_FIRST):
         return None
+    m = _DDR_TIME.match(text)
+    if m:
+        dur = int(m.group("ms")) * NS_PER_MS
+        boot.add(Event(Kind.STAGE, DDR_INIT, clock, None if t is None else t - dur, dur, file, lineno, "firmware"))
+        return DDR_INIT
     for pattern, name, attrs in _RULES:
         m = pattern.match(text)
         if m:

@@ -17,6 +17,7 @@ microseconds.  Unit names keep systemd's escapes (`dev-disk-by\\x2dlabel-root.de
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -149,6 +150,10 @@ def read_time(boot: Boot, file: str, text: str, lineno: int) -> bool:
 
 # A shell's prompt and the command, as people paste several outputs into one file.
 _COMMAND = re.compile(r"systemd-analyze\s+(?P<verb>time|blame|critical-chain)\b")
+# systemd-analyze pipes a long output to `less`, whose status line comes with it when it is
+# copied from the terminal; after "...skipping..." the view goes on further down the
+# output, often showing again lines shown before.
+_PAGER = re.compile(r"^(?:lines \d+-\d+(?:/\d+)?(?: \(END\))?(?:\.\.\.skipping\.\.\.)?|\(END\)|\.\.\.skipping\.\.\.)$")
 
 
 def parse(boot: Boot, file: str, data: bytes, variant: str) -> None:
@@ -163,14 +168,25 @@ def parse(boot: Boot, file: str, data: bytes, variant: str) -> None:
         count = _plot_json(boot, file, data)
     else:
         current = variant
+        shown: set[str] | None = None  # the lines of this output read, once a pager scrolled it
+        read: set[str] = set()
         for line in lines:
             text = clean(line.text).rstrip()
-            if not text.strip():
+            if "&" in text:  # pasted into a web page: its tree drawn with `&#9492;&#9472;`
+                text = html.unescape(text)
+            if not text.strip() or text.lstrip().startswith("```"):  # (a Markdown fence around a paste)
                 continue
             command = _COMMAND.search(text)
             if command:
                 current = _VARIANT[command.group("verb")]
+                shown, read = None, set()
                 continue
+            if _PAGER.match(text):
+                shown = read
+                continue
+            if shown is not None and text in shown:
+                continue  # the pager showing again what it showed before it scrolled
+            read.add(text)
             if CHAIN_HEADER.match(text):
                 current = "systemd-critical-chain"
                 continue
