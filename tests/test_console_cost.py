@@ -389,3 +389,35 @@ def test_gaps_in_a_kernel_log_read_with_a_wall_clock_journal_say_so(tmp_path):
     (note,) = [n for n in a.phases.notes if n.startswith(f"the silent gaps are {dmesg}'s: {journal}'s ")]
     assert "may fall in them" in note
     assert not [n for n in analyze(read([str(dmesg)])).phases.notes if "silent gaps" in n]
+
+
+def _x86_dmesg(cmdline: str, port: str, filler: int = 0) -> str:
+    lines = ["[    0.000000] Linux version 6.1.0-13-amd64 (debian-kernel@lists.debian.org) #1 SMP",
+             f"[    0.000000] Command line: BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro {cmdline}",
+             f"[    0.001000] Kernel command line: BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro {cmdline}"]
+    lines += [f"[    0.{2000 + k:06d}] ACPI: filler message {k} to make the log big" for k in range(filler)]
+    lines += [f"[    1.200000] {port}", "[    2.000000] Run /sbin/init as init process"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("filler", [0, 12_000])  # the line reader and the bulk reader (400 kB and more)
+def test_an_8250_console_given_no_speed_runs_at_9600(tmp_path, filler):
+    """serial8250_console_setup starts at 9600 baud unless `console=` gives options: an x86
+    `console=ttyS0` costs twelve times what 115200 would.  A device's first `console=`
+    decides (a later one with a speed changes nothing); a port of another driver named ttyS
+    (Atmel's) keeps the speed its bootloader set, unknown here."""
+    pc = "00:02: ttyS0 at I/O 0x3f8 (irq = 4, base_baud = 115200) is a 16550A"
+    atmel = "f8020000.serial: ttyS0 at MMIO 0xf8020000 (irq = 30, base_baud = 5125000) is a ATMEL_SERIAL"
+    cases = [("console=ttyS0 quiet", pc, 9600), ("console=ttyS0 console=ttyS0,115200n8", pc, 9600),
+             ("console=ttyS0,115200n8 console=ttyS0", pc, 115200), ("console=tty0 console=ttyS0", pc, 9600),
+             ("console=ttyS0", atmel, 115200), ("console=ttyS1", pc, 115200),
+             # a public Ubuntu 20.04 FIPS server's typo: the speed after a space is no option
+             ("console=ttyS0, 38400n8 console=tty0", pc, 38400)]
+    for k, (cmdline, port, baud) in enumerate(cases):
+        log = tmp_path / f"dmesg{k}.txt"
+        log.write_text(_x86_dmesg(cmdline, port, filler))
+        c = analyze(read([str(log)])).console
+        assert c.baud == baud, cmdline
+        assert ("default of the 8250 driver: `console=ttyS0` names no speed" in c.baud_source) == (baud == 9600)
+        assert ("`console=ttyS0,` names no speed, which the kernel reads as 0 and sets 38400" in c.baud_source) \
+            == (baud == 38400)

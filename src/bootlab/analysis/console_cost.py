@@ -41,6 +41,10 @@ from .gaps import Gap
 from .phases import Phases, line_arrival
 
 DEFAULT_BAUD = 115200
+# What the 8250 driver sets a console to that its `console=ttyS0` gives no speed
+# (serial8250_console_setup's default; only a console matched as `uart8250,...` keeps the
+# speed the port runs at).
+UART_8250_DEFAULT = 9600
 BITS_PER_BYTE = 10  # start bit + 8 data bits + stop bit
 DEFAULT_CONSOLE_LOGLEVEL = 7  # CONFIG_CONSOLE_LOGLEVEL_DEFAULT: all but KERN_DEBUG
 QUIET_CONSOLE_LOGLEVEL = 4  # CONFIG_CONSOLE_LOGLEVEL_QUIET: warnings and worse
@@ -120,6 +124,10 @@ def baud_of(boot: Boot, override: int | None) -> tuple[int, str]:
     if boot.meta.get("console_baud"):
         src = "capture" if "capture_baud" in boot.meta else boot.meta.get("console_baud_from", "kernel command line")
         return int(boot.meta["console_baud"]), src
+    dev = boot.meta.get("console_without_speed")
+    if dev in boot.meta.get("uart_8250", ()):
+        return UART_8250_DEFAULT, (f"default of the 8250 driver: `console={dev}` names no speed (give it one: "
+                                   f"console={dev},115200n8; or set it here with --baud)")
     return DEFAULT_BAUD, "default: no speed in the logs, set it with --baud"
 
 

@@ -59,7 +59,7 @@ BACK_WARNING = ("printk time goes back by more than 1 s: the log printed again (
 INITCALL_WORDS = re.compile("|".join(map(re.escape, initcall.KEYWORDS)))
 # A kernel message that holds none of these, and matches no ready or app-start pattern,
 # means nothing beyond its time (message() would do nothing with it).
-MEANINGFUL_WORDS = initcall.KEYWORDS + userspace.WORDS
+MEANINGFUL_WORDS = initcall.KEYWORDS + userspace.WORDS + (kernel_messages.UART_WORD,)
 MEANINGFUL = re.compile("|".join(map(re.escape, MEANINGFUL_WORDS)))
 MEANINGFUL_STARTS = kernel_messages.PREFIXES + userspace.STARTS
 

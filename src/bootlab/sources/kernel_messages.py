@@ -60,7 +60,18 @@ _MOUNTED = re.compile(r"VFS: Mounted root \((?P<fs>[^)]+) filesystem\)")
 _ROOT_WAIT = re.compile(r"^Waiting for root device (?P<device>\S+?)\.{3}$")
 _MEMORY = re.compile(r"^Memory: (?P<avail>\d+)K/(?P<total>\d+)K available")
 _VERSION = re.compile(r"^Linux version (?P<version>\S+)")
-_CONSOLE_BAUD = re.compile(r"console=(?P<dev>tty[A-Za-z]*\d+|ttyAMA\d+|ttymxc\d+),(?P<baud>\d+)")
+_CONSOLE_ARG = re.compile(r"(?:^|(?<=\s))console=(?P<dev>[^,\s]+)(?P<options>,(?P<baud>\d*)\S*)?")
+# Options without a speed (`console=ttyS0,` then a space, `console=ttyS0,n8`): serial_core's
+# uart_parse_options reads the speed as 0, and uart_set_options takes the last entry of its
+# table for that, B38400.
+EMPTY_SPEED_BAUD = 38400
+_SERIAL_TTY = re.compile(r"tty[A-Za-z]+\d+$")
+# An 8250 port as serial_core reports it ("00:02: ttyS0 at I/O 0x3f8 (irq = 4, base_baud =
+# 115200) is a 16550A"); other drivers that name their ports ttyS say their own type
+# (ATMEL_SERIAL, bcm63xx_uart) and keep the speed the bootloader set.
+UART_WORD = ": ttyS"
+_UART_8250 = re.compile(r": (?P<dev>ttyS\d+) at (?:I/O|MMIO\w*|port|mem)\b.* is an? (?:NS)?(?:1\d{4}\w*|8250|16C95\w*"
+                        r"|ST16\w+|TI16750|XScale|U6_16550A|Tegra|OCTEON|AR7|XR1\w+|Startech|RT2880)\b")
 _FREEING = re.compile(r"^(?:Freeing unused kernel (?:image \(initmem\) )?memory|Freeing init memory: \d+[Kk])")
 _TSC = re.compile(r"^tsc: (?:(?P<refined>Refined TSC clocksource calibration:)|Detected) (?P<mhz>\d+\.\d+) MHz")
 _NETLINK = re.compile(r"^NET: Registered (?:PF_NETLINK/PF_ROUTE protocol family|protocol family 16)$")
@@ -117,6 +128,11 @@ PREFIXES = (
 
 def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno: int) -> bool:
     """Add the milestone this message marks, if any; True when it was one."""
+    if UART_WORD in msg:
+        m = _UART_8250.search(msg)
+        if m and m.group("dev") not in boot.meta.setdefault("uart_8250", []):
+            boot.meta["uart_8250"].append(m.group("dev"))
+        return False
     if not msg.startswith(PREFIXES):
         return False
 
@@ -134,10 +150,15 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
     elif msg.startswith(("Command line:", "Kernel command line:")):
         cmdline = msg.split(":", 1)[1].strip()
         boot.meta.setdefault("cmdline", cmdline)
-        m = _CONSOLE_BAUD.search(cmdline)
-        if m:
-            boot.meta.setdefault("console", m.group("dev"))
-            boot.meta.setdefault("console_baud", int(m.group("baud")))
+        found = serial_console(cmdline)
+        if found and found[1]:
+            boot.meta.setdefault("console", found[0])
+            if "console_baud" not in boot.meta and re.search(rf"console={re.escape(found[0])},(?!\d)", cmdline):
+                boot.meta["console_baud_from"] = (f"kernel command line: `console={found[0]},` names no speed, which "
+                                                  f"the kernel reads as 0 and sets {EMPTY_SPEED_BAUD}")
+            boot.meta.setdefault("console_baud", found[1])
+        elif found:
+            boot.meta.setdefault("console_without_speed", found[0])
         if announces_early_console(msg):
             mark(BOOT_CONSOLE, **{"from": "cmdline"})
     elif msg.startswith("Calibrating delay"):
@@ -230,10 +251,23 @@ def announces_early_console(text: str) -> bool:
     return bool(_EARLY_CONSOLE.match(text))
 
 
+def serial_console(cmdline: str) -> tuple[str, int | None] | None:
+    """The serial console a kernel command line names, and the speed it gives it (None: no
+    speed).  The kernel keeps the options of a device's first `console=`: a later one for the
+    same device changes nothing, so `console=ttyS0 console=ttyS0,115200` gives no speed;
+    `console=ttyS0,` gives 38400 (EMPTY_SPEED_BAUD)."""
+    first: dict[str, int | None] = {}
+    for m in _CONSOLE_ARG.finditer(cmdline):
+        speed = None if m.group("options") is None else int(m.group("baud") or 0) or EMPTY_SPEED_BAUD
+        first.setdefault(m.group("dev"), speed)
+    with_speed = next(((dev, baud) for dev, baud in first.items() if baud and dev.startswith("tty")), None)
+    return with_speed or next(((dev, None) for dev in first if _SERIAL_TTY.match(dev)), None)
+
+
 def console_baud(text: str) -> int | None:
     """The serial console's speed a kernel command line names, if it does."""
-    m = _CONSOLE_BAUD.search(text)
-    return int(m.group("baud")) if m else None
+    found = serial_console(text)
+    return found[1] if found else None
 
 
 def is_decompressor(text: str) -> bool:
