@@ -1050,3 +1050,43 @@ def test_tf_a_times_its_ddr_init(tmp_path):
     a = analyze(read([str(log)]))
     ddr = [s for s in a.stages if s.name == "DDR init (TF-A BL2)"]
     assert len(ddr) == 1 and ddr[0].duration == 1107 * 10**6 and ddr[0].where.endswith("ls1046ardb.log:4")
+
+
+def _grabserial(lines: list[tuple[float, str]]) -> str:
+    return "".join(f"[{t:.6f} 0.000000] {text}\n" for t, text in lines)
+
+
+@pytest.mark.parametrize("earlycon", [False, True])
+def test_early_init_before_the_kernels_clock_is_named_when_its_start_is_unseen(tmp_path, earlycon):
+    """ARM's printk clock counts from `sched_clock:` (time_init); the messages before it are
+    stamped zero.  A public F1C200s console (no earlycon) showed 1.58 s of "kernel load/
+    decompress" for an image U-Boot had loaded uncompressed: the kernel's early init before
+    its clock (ftrace patching 29,741 call sites on an ARM926).  With earlycon the messages
+    arrive as they are printed and place the kernel's start: nothing to say."""
+    first = 7.55 if earlycon else 10.63
+    log = tmp_path / "f1c200s.log"
+    log.write_text(_grabserial([
+        (0.0, "U-Boot 2024.01 (Jan 01 2024 - 00:00:00 +0000) Allwinner Technology"),
+        (7.4736, "Starting kernel ..."),
+        (first, "[    0.000000] Booting Linux on physical CPU 0x0"),
+        (first + 0.002, "[    0.000000] Linux version 6.9.2 (build@host) (arm-buildroot-linux-musleabi-gcc) #1"),
+        (first + 0.005, "[    0.000000] ftrace: allocating 29741 entries in 88 pages"),
+        (first + 1.5 if earlycon else first + 0.17, "[    0.000000] sched_clock: 32 bits at 100 Hz, resolution 10000000ns"),
+        (first + 1.6 if earlycon else first + 0.22, "[    0.080000] devtmpfs: initialized"),
+        (13.147619, "[    4.080000] Run /sbin/init as init process"),
+    ]))
+    a = analyze(read([str(log)]))
+    notes = [n for n in a.phases.notes if "the kernel's clock starts at" in n]
+    if earlycon:
+        assert not notes
+    else:
+        assert len(notes) == 1 and "f1c200s.log:6 (sched_clock)" in notes[0] and "holds its early init" in notes[0]
+
+
+def test_the_arm64_reference_boards_kernel_start_is_unseen_without_earlycon():
+    """The ARM64 board (U-Boot, Debian's 6.1 arm64 kernel, console=ttyAMA0 without
+    earlycon): its first kernel line reached the console 0.2 s after printk time zero."""
+    real = Path(__file__).parent / "data" / "real" / "uboot-arm64-bootstage-both.capture.gz"
+    a = analyze(read([str(real)]))
+    notes = [n for n in a.phases.notes if "the kernel's clock starts at" in n]
+    assert len(notes) == 1 and ".capture.gz:161 (sched_clock)" in notes[0]

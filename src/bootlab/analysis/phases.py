@@ -418,6 +418,36 @@ def _kernel_clock_started_before(boot: Boot, notes: list[str]) -> tuple[int, str
     return at, _evidence(first_ev, "the kernel's first message")
 
 
+# A kernel line seen this long after the time its printk stamp maps to was printed late
+# (by a console that started later), not as it was logged.
+PRINTED_LATE_NS = 20_000_000
+
+
+def _early_init_before_clock(boot: Boot, kstart: int | None, load_at: int | None, notes: list[str]) -> None:
+    """On ARM and RISC-V the printk clock counts from its timer's registration (`sched_clock:
+    ...` in time_init), and the messages before it are stamped zero: with a console that
+    printed them as they came (earlycon) their arrival places the kernel's start, but one
+    that printed them only when it started leaves the kernel's start unseen, and the span
+    from the handover to printk time zero holds the kernel's early init (setup_arch, the
+    memory's setup, ftrace's patching of its call sites) as well as its load.  Say so, since
+    it is not decompression that earlycon or a smaller image would cut."""
+    if kstart is None or load_at is None or kstart <= load_at:
+        return
+    clock = next((ev for ev in boot.marks(km.SCHED_CLOCK)
+                  if ev.clock == Clock.PRINTK and ev.t is not None and ev.t < PRINTED_LATE_NS), None)
+    first = min((ev for ev in boot.marks(km.BOOT_CPU) + boot.marks(km.BANNER) if ev.clock == Clock.PRINTK),
+                key=lambda ev: ev.line, default=None)
+    seen = line_arrival(boot, first) if clock is not None and first is not None else None
+    if seen is None or seen - kstart < PRINTED_LATE_NS:
+        return
+    notes.append(f"the kernel's clock starts at {_evidence(clock, 'sched_clock')}, and its messages before are "
+                 f"stamped zero; they reached the console {(seen - kstart) / 1e9:.3f} s after that time "
+                 f"({_evidence(first, 'the first')}), printed when the console started (no earlycon printed them as "
+                 f"they came): the kernel's start is not seen, and 'kernel load/decompress' "
+                 f"({(kstart - load_at) / 1e9:.3f} s) holds its early init before its clock too (setup_arch, the "
+                 "memory's setup, ftrace's patching); boot once with earlycon to see where the kernel starts")
+
+
 def find_phases(boot: Boot) -> Phases:
     result = Phases()
     result.notes += _log_start_missing(boot)
@@ -434,6 +464,8 @@ def find_phases(boot: Boot) -> Phases:
     late = _kernel_clock_started_before(boot, result.notes)
     if late is not None:
         found[Mark.KERNEL_START] = late
+    else:
+        _early_init_before_clock(boot, kstart, found[Mark.KERNEL_LOAD][0], result.notes)
     if kstart is None:
         at, ev = _first(boot, km.BANNER)
         if at is not None:

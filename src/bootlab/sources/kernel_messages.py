@@ -33,6 +33,9 @@ FREE_INITMEM = "kernel.free-initmem"
 WRITE_PROTECT = "kernel.write-protect"
 BANNER = "kernel.banner"
 BOOT_CPU = "kernel.boot-cpu"  # "Booting Linux on physical CPU 0x0": ARM's first message, just before the banner
+# "sched_clock: 57 bits at 63MHz, ...": the timer printk's clock counts from registered (ARM,
+# RISC-V): the messages before it are stamped zero, however long the kernel ran before it.
+SCHED_CLOCK = "kernel.sched-clock"
 # A console starting ("printk: console [ttyS0] enabled"; "printk: legacy console [ttyS0]
 # enabled" from 6.7), and a boot console (earlycon, earlyprintk) that printed each message as
 # it was logged before the real one started: see console_cost.replay.
@@ -102,6 +105,7 @@ PREFIXES = (
     "Command line:",
     "Kernel command line:",
     "Calibrating delay",
+    "sched_clock: ",
     "smp: Brought up",
     "devtmpfs: initialized",
     "NET: Registered",
@@ -161,6 +165,8 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
             boot.meta.setdefault("console_without_speed", found[0])
         if announces_early_console(msg):
             mark(BOOT_CONSOLE, **{"from": "cmdline"})
+    elif msg.startswith("sched_clock: "):
+        mark(SCHED_CLOCK)
     elif msg.startswith("Calibrating delay"):
         m = _CALIBRATE.search(msg)
         if m:
