@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bootlab.advice import advise
 from bootlab.analysis import Options, analyze
 from bootlab.sources import NotALog, detect, read, read_one  # detect: the module
 from bootlab.sources import bootlab_capture
@@ -720,7 +721,7 @@ def test_a_stopped_autoboot_says_the_bootloaders_time_holds_typing(fixture_path,
     log = tmp_path / "panda.log"
     log.write_text(text)
     (note,) = [n for n in analyze(read([str(log)])).phases.notes if n.startswith("the autoboot was stopped")]
-    assert ":7 (U-Boot prompt)" in note
+    assert ":7 (bootloader prompt)" in note
     real = str(Path(fixture_path("grabserial-t.log")).parent.parent / "real" / "uboot-x86-fast-timer.capture.gz")
     assert not [n for n in analyze(read([real])).phases.notes if "autoboot was stopped" in n]
 
@@ -1090,3 +1091,51 @@ def test_the_arm64_reference_boards_kernel_start_is_unseen_without_earlycon():
     a = analyze(read([str(real)]))
     notes = [n for n in a.phases.notes if "the kernel's clock starts at" in n]
     assert len(notes) == 1 and ".capture.gz:161 (sched_clock)" in notes[0]
+
+
+# A public phyCORE-i.MX6 console (barebox 2017.12, Linux 5.2.7; quoted in a linux-usb mail),
+# cut down, with host times as grabserial -t gives them.
+BAREBOX = [(0.0, "barebox 2017.12.0-bsp-yocto-i.mx6-pd18.1.1 #1 Thu Jul 25 13:13:48 UTC 2019"),
+           (0.01, "Board: Phytec phyCORE-i.MX6 Quad with eMMC"),
+           (0.35, "running /env/bin/init..."),
+           (0.36, "Hit m for menu or any other key to stop autoboot:    1"),
+           (1.36, "booting 'emmc'"),
+           (1.37, "Loading ARM Linux zImage '/mnt/emmc/zImage'"),
+           (1.61, "Loading devicetree from '/mnt/emmc/oftree'"),
+           (1.65, "commandline:  console=ttymxc1,115200n8  root=/dev/mmcblk1p2 rootwait rw"),
+           (1.66, "Starting kernel in secure mode"),
+           (2.10, "[    0.000000] Booting Linux on physical CPU 0x0"),
+           (2.11, "[    0.000000] Linux version 5.2.7-bsp-yocto-i.mx6-pd18.1.1 (flateef@host) (gcc version 8.2.0) #1 SMP"),
+           (2.13, "[    0.013443] devtmpfs: initialized"),
+           (3.40, "[    1.300000] Run /sbin/init as init process")]
+
+
+def test_barebox_is_a_bootloader(tmp_path):
+    """barebox was read as nothing: its 1.66 s were "not measured", before kernel init."""
+    log = tmp_path / "phycore.log"
+    log.write_text(_grabserial(BAREBOX))
+    a = analyze(read([str(log)]))
+    assert a.boot.meta["bootloader"] == "barebox 2017.12.0-bsp-yocto-i.mx6-pd18.1.1"
+    spans = {s.phases[0]: (s.start, s.duration) for s in a.phases.spans}
+    assert spans["bootloader"] == (0, 1_650_000_000)  # to `commandline:`, its last line before the jump
+    load = [s for s in a.stages if s.name == "load /mnt/emmc/zImage"]
+    assert len(load) == 1 and load[0].duration == 280_000_000  # the zImage, initrd and device tree read
+    bootdelay = [f for f in advise(a.boot, a) if f.rule == "bootloader.bootdelay"]
+    assert bootdelay[0].title == "Set barebox's autoboot_timeout to 0" and bootdelay[0].saving_ns == 1_000_000_000
+
+
+def test_barebox_stopped_at_its_prompt_says_so(tmp_path):
+    """A RIoTboard's console from a public install guide: the countdown stopped by a key."""
+    log = tmp_path / "riotboard.log"
+    log.write_text(_grabserial(BAREBOX[:4] + [(2.5, "type exit to get to the menu"),
+                                              (2.6, "barebox@RIoTboard i.MX6S:/ boot emmc")] + BAREBOX[4:]))
+    a = analyze(read([str(log)]))
+    assert any("the autoboot was stopped" in n and "riotboard.log:6 (bootloader prompt)" in n for n in a.phases.notes)
+
+
+def test_a_console_of_two_barebox_boots_is_two_boots(tmp_path):
+    log = tmp_path / "two.log"
+    log.write_text(_grabserial(BAREBOX + [(t + 5, text) for t, text in BAREBOX]))
+    last, first = analyze(read([str(log)])), analyze(read([str(log)], which=1))
+    assert [s.start for s in last.phases.spans][0] == 5_000_000_000
+    assert [s.start for s in first.phases.spans][0] == 0

@@ -1,4 +1,4 @@
-"""Bootloader (U-Boot): the autoboot countdown, console output, and work the boot does not
+"""Bootloader (U-Boot, barebox's countdown too): the autoboot countdown, console output, and work the boot does not
 need (seed 004: 14.6 s to 0.86 s by bypassing redundant bootloader work and a silent
 console; seed 000: bootloader changes cut 19 % of the boot).
 
@@ -42,12 +42,16 @@ def bootdelay(ctx: Context) -> Finding | None:
         waited = delay * 1_000_000_000
         evidence.append(f"bootdelay is {delay} s (the line has no time: the announced delay is counted)")
         confidence = "medium"
+    if str(ctx.boot.meta.get("bootloader", "")).startswith("barebox"):
+        title, how = ("Set barebox's autoboot_timeout to 0",
+                      "At the barebox prompt: `nv autoboot_timeout=0` (kept in /env/nv), or global.autoboot_timeout "
+                      "in the board's default environment.")
+    else:
+        title, how = ("Set U-Boot's bootdelay to 0",
+                      "At the U-Boot prompt: `setenv bootdelay 0; saveenv` (-2 also skips checking for a key press), "
+                      "or CONFIG_BOOTDELAY=0 in the board's U-Boot configuration.")
     return Finding(
-        rule="bootloader.bootdelay", family=FAMILY,
-        title="Set U-Boot's bootdelay to 0",
-        evidence=evidence, saving_ns=waited,
-        how="At the U-Boot prompt: `setenv bootdelay 0; saveenv` (-2 also skips checking for a key press), or "
-            "CONFIG_BOOTDELAY=0 in the board's U-Boot configuration.",
+        rule="bootloader.bootdelay", family=FAMILY, title=title, evidence=evidence, saving_ns=waited, how=how,
         non_intrusive=True, patch=None, confidence=confidence,
         notes=["with 0 a key pressed before the countdown still stops autoboot, so the board stays recoverable"])
 

@@ -541,7 +541,7 @@ def find_phases(boot: Boot) -> Phases:
                                                                      or not _phase_evident(boot, span.phases[-1])):
             span.phases.pop()
     for ev in boot.marks(uboot.INTERACTIVE)[:1] if not boot.marks(TYPED_BY_CAPTURE) else ():
-        result.notes.append(f"the autoboot was stopped ({_evidence(ev, 'U-Boot prompt')}): the bootloader's time "
+        result.notes.append(f"the autoboot was stopped ({_evidence(ev, 'bootloader prompt')}): the bootloader's time "
                             "holds commands typed at its prompt by hand")
     _typed_before_kernel(boot, found[Mark.KERNEL_START][0], result.notes)
     if not power_on and result.spans:

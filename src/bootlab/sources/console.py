@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, Event, Kind, Mark, SourceInfo, in_range
-from . import firmware, initcall, kernel_messages, lk, qcom_xbl, systemd_analyze, ti_sbl, uboot, userspace
+from . import barebox, firmware, initcall, kernel_messages, lk, qcom_xbl, systemd_analyze, ti_sbl, uboot, userspace
 from .initcall import InitcallReader
 from .lines import NOISE, clean, seconds_to_ns, split
 from .userspace import Patterns, UserspaceReader
@@ -137,6 +137,7 @@ class Interpreter:
         self.lk = lk.LkLines(boot, file)
         self.sbl = ti_sbl.SblLines(boot, file)
         self.xbl = qcom_xbl.XblLines(boot, file)
+        self.barebox = barebox.BareboxLines(boot, file)
         self.bootstage = uboot.BootstageReader(boot, file)
         self.user = UserspaceReader(boot, file, patterns)
         self.in_kernel = False
@@ -323,7 +324,8 @@ class Interpreter:
                 return
             if (self.uboot.feed(clock or Clock.HOST, t, text, lineno) or self.lk.feed(clock or Clock.HOST, t, text, lineno)
                     or self.sbl.feed(clock or Clock.HOST, t, text, lineno)
-                    or self.xbl.feed(clock or Clock.HOST, t, text, lineno)):
+                    or self.xbl.feed(clock or Clock.HOST, t, text, lineno)
+                    or self.barebox.feed(clock or Clock.HOST, t, text, lineno)):
                 return
         elif kernel_messages.is_decompressor(text):
             firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno)

@@ -37,7 +37,7 @@ _UNSTAMPED = re.compile(rb"""(?:\[(?:\d{4}-\d\d-\d\d[ T])?[\d:]+\.\d+(?:\ -?\d+\
 _LONGEST_PREFIX = 256
 # The first words of firmware and bootloaders (after terminal resets, on a console).
 _LOADER = re.compile(rb"U-Boot SPL |U-Boot \d{4}\.|SeaBIOS \(version|qboot|NOTICE:\s+BL[12]|BootROM|Booting from ROM"
-                     rb"|Welcome to GRUB|GNU GRUB")
+                     rb"|Welcome to GRUB|GNU GRUB|barebox \d{4}\.")
 _PRINTK_STAMP = re.compile(rb"\[\s*(?P<t>\d+\.\d{6,9})\]")
 _BOOT_CONSOLE_GONE = re.compile(rb"\] " + BOOT_CONSOLE_DISABLED.encode())
 _JOURNAL_BOOT = re.compile(rb"-- (?:Boot [0-9a-f]{32}|Reboot) --")
