@@ -220,3 +220,14 @@ def test_a_log_read_as_lava_that_is_none_is_refused(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "dmesg.txt:1: no line of a LAVA job log" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_lavacli_colours_change_nothing(tmp_path):
+    """lavacli colours the time and each record by its level when it prints to a terminal."""
+    plain, coloured = tmp_path / "plain.log", tmp_path / "coloured.log"
+    plain.write_text(LKFT)
+    coloured.write_text("".join(f"\x1b[0;90m{line[:19]}\x1b[0m \x1b[32m{line[20:]}\x1b[0m\n"
+                                for line in LKFT.splitlines()))
+    a, b = analyze(read([str(plain)])), analyze(read([str(coloured)]))
+    assert _starts(a) == _starts(b) and a.phases.notes == [n.replace("coloured.log", "plain.log")
+                                                           for n in b.phases.notes]

@@ -140,8 +140,8 @@ def _records(boot: Boot, file: str, data: bytes) -> tuple[list[_Entry], bool]:
             continue
         if rendered is None:
             rendered = not RECORD.match(text)
-        try:
-            got = _rendered(text, typed) if rendered else _yaml(text)
+        try:  # (lavacli colours the rendered lines on a terminal)
+            got = _rendered(clean(text), typed) if rendered else _yaml(text)
         except ValueError:  # no time of day
             got = None
         if got is None:
