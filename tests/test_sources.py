@@ -1139,3 +1139,80 @@ def test_a_console_of_two_barebox_boots_is_two_boots(tmp_path):
     last, first = analyze(read([str(log)])), analyze(read([str(log)], which=1))
     assert [s.start for s in last.phases.spans][0] == 5_000_000_000
     assert [s.start for s in first.phases.spans][0] == 0
+
+
+# A public Raspberry Pi 4B's UART (EEPROM bootloader with BOOT_UART=1, start4.elf with
+# uart_2ndstage=1, a quiet Raspberry Pi OS), cut down: both count from the SoC's reset.
+RPI4 = """\
+  0.79 RPi: BOOTSYS release VERSION:d76c4603 DATE: 2026/01/09 TIME: 16:12:13
+  0.79 BOOTMODE: 0x06 partition 0 build-ts BUILD_TIMESTAMP=1767975133 serial dda67451 boardrev d03115 stc 796145
+  0.84 Initialising SDRAM rank 2 total-size: 64Gbit 3200 part: 0 (0x14 0x00)
+  2.27 SD_SB 11013130
+
+
+  2.74 RPi: BOOTLOADER release VERSION:d76c4603 DATE: 2026/01/09 TIME: 16:12:13
+  2.75 BOOTMODE: 0x06 partition 0 build-ts BUILD_TIMESTAMP=1767975133 serial dda67451 boardrev d03115 stc 2753469
+  2.84 SD_OC: 0
+  2.48 Boot mode: SD (01) order f
+  3.04 Read start4.elf bytes  2299008 hnd 0x6500
+  3.17 Starting start4.elf @ 0xfec00200 partition 1
+
+MESS:00:00:03.730367:0: arasan: arasan_emmc_open
+MESS:00:00:07.087191:0: Loaded 'kernel8.img' to 0x200000 size 0x93d213
+MESS:00:00:08.389676:0: Device tree loaded to 0x2e596f00 (size 0xe0ac)
+MESS:00:00:08.421056:0: arm_loader: Starting ARM with 948MB
+/scripts/init-top/rpi_wd: 14: /scripts/init-top/rpi_wd: grep: not found
+
+Debian GNU/Linux 13 testpi ttyAMA0
+"""
+
+
+def test_the_raspberry_pis_firmware_times_itself_from_the_reset(tmp_path):
+    """Read as nothing before: the EEPROM's seconds and start4.elf's MESS stamps count from
+    the reset, 8.4 s of a Pi 4's boot before its kernel started."""
+    log = tmp_path / "rpi4.log"
+    log.write_text(RPI4)
+    a = analyze(read([str(log)]))
+    spans = {s.phases[0]: (s.start, s.duration) for s in a.phases.spans}
+    assert spans["firmware"] == (0, 790_000_000) and spans["bootloader"] == (790_000_000, 7_631_056_000)
+    stages = {s.name: s.duration for s in a.stages}
+    assert stages["EEPROM BOOTSYS"] == 1_950_000_000 and stages["EEPROM BOOTLOADER"] == 430_000_000
+    assert stages["start4.elf"] == 5_251_056_000
+    assert a.boot.first_mark(Mark.KERNEL_LOAD).line == 17
+
+
+def test_a_pi5s_eeprom_is_placed_by_its_stc(tmp_path):
+    """A Pi 5's EEPROM stamps no line, but its BOOTMODE line gives the system timer: the
+    BootROM ran 0.82 s, BOOTSYS 3.03 s (a public Yocto console, picocom)."""
+    log = tmp_path / "rpi5.log"
+    log.write_text("RPi: BOOTSYS release VERSION:4c845bd3 DATE: 2024/02/16 TIME: 15:28:41\n"
+                   "BOOTMODE: 0x06 partition 0 build-ts BUILD_TIMESTAMP=1708097321 serial bd7106ae boardrev c04170 "
+                   "stc 824325\n"
+                   "Initialising SDRAM 'Micron' 16Gb x2 total-size: 32 Gbit 4267\n\n"
+                   "RPi: BOOTLOADER release VERSION:4c845bd3 DATE: 2024/02/16 TIME: 15:28:41\n"
+                   "BOOTMODE: 0x06 partition 0 build-ts BUILD_TIMESTAMP=1708097321 serial bd7106ae boardrev c04170 "
+                   "stc 3851885\n"
+                   "Read bcm2712-rpi-5-b.dtb bytes    81203 hnd 0x2\n"
+                   "NOTICE:  BL31: v2.6(release):v2.6-239-g2a9ede0bd\n"
+                   "[    0.000000] Booting Linux on physical CPU 0x0000000000 [0x414fd0b1]\n"
+                   "[    0.000000] Linux version 6.6.63-v8-16k (oe-user@oe-host) (aarch64-poky-linux-gcc) #1 SMP\n"
+                   "[    2.975000] Run /sbin/init as init process\n")
+    a = analyze(read([str(log)]))
+    stages = {s.name: (s.start, s.duration) for s in a.stages}
+    assert stages["Raspberry Pi BootROM"] == (0, 824_325_000)
+    assert stages["EEPROM BOOTSYS"] == (824_325_000, 3_027_560_000)
+    assert a.boot.meta["bootloader"] == "Raspberry Pi EEPROM 4c845bd3"
+
+
+def test_host_stamps_to_the_second_are_read_at_the_end_of_their_second(tmp_path):
+    """A public CM4 secure-boot console stamped `[2022-08-15 10:36:02] ` (moreutils' ts): it
+    was "nothing can be timed"; to the second, its 13 s of signature checks show."""
+    log = tmp_path / "cm4.log"
+    log.write_text("[2022-08-15 10:36:02] RPi: BOOTLOADER release VERSION:d8b208d3 DATE: 2022/02/22 TIME: 09:33:50\n"
+                   "[2022-08-15 10:36:02] PM_RSTS: 0x00001000\n"
+                   "[2022-08-15 10:36:04] Boot mode: SD (01) order f254\n"
+                   "[2022-08-15 10:36:15] Starting start4.elf @ 0xfec00200 partition 0\n"
+                   "[2022-08-15 10:36:17] U-Boot 2021.01 (Aug 11 2022 - 03:09:52 +0000)\n")
+    a = analyze(read([str(log)]))
+    assert {s.name: s.duration for s in a.stages}["EEPROM BOOTLOADER"] == 13_000_000_000
+    assert any(d.line == 1 and "host stamps to the second" in d.message for d in a.boot.diagnostics)

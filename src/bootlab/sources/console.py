@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 
 from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, Event, Kind, Mark, SourceInfo, in_range
-from . import barebox, firmware, initcall, kernel_messages, lk, qcom_xbl, systemd_analyze, ti_sbl, uboot, userspace
+from . import (barebox, firmware, initcall, kernel_messages, lk, qcom_xbl, rpi_firmware, systemd_analyze, ti_sbl,
+               uboot, userspace)
 from .initcall import InitcallReader
 from .lines import NOISE, clean, seconds_to_ns, split
 from .userspace import Patterns, UserspaceReader
@@ -138,6 +139,7 @@ class Interpreter:
         self.sbl = ti_sbl.SblLines(boot, file)
         self.xbl = qcom_xbl.XblLines(boot, file)
         self.barebox = barebox.BareboxLines(boot, file)
+        self.rpi = rpi_firmware.RpiFirmwareLines(boot, file)
         self.bootstage = uboot.BootstageReader(boot, file)
         self.user = UserspaceReader(boot, file, patterns)
         self.in_kernel = False
@@ -313,7 +315,8 @@ class Interpreter:
             # U-Boot in seconds, LK in milliseconds.
             m = uboot.VENDOR_STAMP.match(text)
             stamped = ((seconds_to_ns(f"{m.group('sec')}.{m.group('frac')}"), m.group("msg")) if m
-                       else self.lk.stamp(text) or self.xbl.stamp(text) or firmware.stamp(text))
+                       else self.lk.stamp(text) or self.xbl.stamp(text) or firmware.stamp(text)
+                       or self.rpi.stamp(text))
             if stamped is not None:
                 clock, (t, text) = Clock.BOOTLOADER, stamped
                 self.last_stamped = (t, lineno)
@@ -325,7 +328,8 @@ class Interpreter:
             if (self.uboot.feed(clock or Clock.HOST, t, text, lineno) or self.lk.feed(clock or Clock.HOST, t, text, lineno)
                     or self.sbl.feed(clock or Clock.HOST, t, text, lineno)
                     or self.xbl.feed(clock or Clock.HOST, t, text, lineno)
-                    or self.barebox.feed(clock or Clock.HOST, t, text, lineno)):
+                    or self.barebox.feed(clock or Clock.HOST, t, text, lineno)
+                    or self.rpi.feed(clock or Clock.HOST, t, text, lineno)):
                 return
         elif kernel_messages.is_decompressor(text):
             firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno)

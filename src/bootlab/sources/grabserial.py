@@ -1,6 +1,7 @@
 """grabserial captures: `-t` (`[2.391972 2.384627] text`) and `-T` (`[11:23:00.123456 0.002] text`),
 and consoles a terminal program stamped with the host's wall clock to the millisecond or
-finer (`[2023-06-16 12:05:50.699]`, `[2023/06/16-12:05:50:699]`, `[12:05:50.699]`).
+finer (`[2023-06-16 12:05:50.699]`, `[2023/06/16-12:05:50:699]`, `[12:05:50.699]`) or to the
+second (`[2022-08-15 10:36:02]`).
 
 The first number is the host time of the line's first byte, from grabserial's start (or
 from the last line matching `-m`, which resets the base time: the times then restart near
@@ -21,9 +22,14 @@ from .userspace import Patterns
 
 TIMED = re.compile(r"^\[(?P<abs>\d+\.\d{6}) (?P<delta>-?\d+\.\d{6})\] ?")
 # A wall clock with a date or without; the fraction after ".", "," or (some terminal
-# loggers) ":", milliseconds or finer: to the second only it cannot time a boot's steps.
+# loggers) ":", milliseconds or finer.  Without a fraction (moreutils' `ts "[%F %T]"`) a
+# stamp says only that the line had come by the end of its second: it is read so, with a
+# warning (the steps of a boot that takes seconds still show, to a second).
 SYSTIME = re.compile(r"^\[(?:(?P<date>\d{4}[-/]\d\d[-/]\d\d)[ T-])?(?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)"
-                     r"[.,:](?P<frac>\d{3,9})(?: (?P<delta>-?\d+\.\d{6}))?\] ?")
+                     r"(?:[.,:](?P<frac>\d{3,9}))?(?: (?P<delta>-?\d+\.\d{6}))?\] ?")
+TO_THE_SECOND = ("host stamps to the second: a line is placed at the end of its second, when it had come by "
+                 "(printk stamps time the kernel within it); stamp the console to the millisecond "
+                 "(`bootlab capture`, `grabserial -t`, `ts \"%.T\"`) to time the boot's steps")
 INLINE = re.compile(r'^The (?:inlinepat|instantpat): "(?P<pat>.*)" was matched at (?P<t>\d+\.\d+)')
 
 FORMAT = "grabserial"
@@ -42,7 +48,7 @@ def _wall_ns(m: re.Match) -> int:
     h, mi, sec = int(m.group("h")), int(m.group("m")), int(m.group("s"))
     if h > 23 or mi > 59 or sec > 60:
         raise ValueError(m.group(0))
-    frac = int(m.group("frac").ljust(9, "0"))
+    frac = int(m.group("frac").ljust(9, "0")) if m.group("frac") else NS_PER_S  # (the end of its second)
     if m.group("date") is None:
         return (h * 3600 + mi * 60 + sec) * NS_PER_S + frac
     day = datetime.strptime(m.group("date").replace("/", "-"), "%Y-%m-%d")
@@ -79,6 +85,8 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
                 if wall_zero is None:
                     wall_zero = wall
                     boot.meta.setdefault("host_zero", "first line (host wall clock stamps)")
+                    if not m.group("frac"):
+                        boot.warn(file, line.lineno, TO_THE_SECOND)
                 t = wall - wall_zero
                 if t < 0:  # the capture ran over midnight
                     t += 86400 * NS_PER_S
