@@ -1216,3 +1216,38 @@ def test_host_stamps_to_the_second_are_read_at_the_end_of_their_second(tmp_path)
     a = analyze(read([str(log)]))
     assert {s.name: s.duration for s in a.stages}["EEPROM BOOTLOADER"] == 13_000_000_000
     assert any(d.line == 1 and "host stamps to the second" in d.message for d in a.boot.diagnostics)
+
+
+def test_cbmem_timestamps_are_the_firmwares_steps(tmp_path):
+    """`cbmem -t` of a public PC Engines apu2 (coreboot 4.9): refused before; each row ends a
+    step from the row before, 2.18 s of it RAM training.  A Chromebook's depthcharge rows
+    (ids from coreboot's timestamp_serialized.h) make the payload's jump the bootloader's
+    start and depthcharge's 1101 the kernel's handover."""
+    log = tmp_path / "cbmem.txt"
+    log.write_text("   0:1st timestamp                                     18,886\n"
+                   "   1:start of romstage                                 18,958 (71)\n"
+                   "   2:before ram initialization                         46,334 (27,376)\n"
+                   "   3:after ram initialization                          2,225,788 (2,179,453)\n"
+                   "  99:selfboot jump                                     2,514,808 (30)\n")
+    a = analyze(read([str(log)]))
+    assert a.boot.sources[0].format == "coreboot-timestamps"
+    assert [(s.phases[0], s.duration) for s in a.phases.spans] == [("firmware", 2_514_808_000)]
+    assert a.stages[0].name == "after ram initialization" and a.stages[0].duration == 2_179_453_000
+    chromebook = tmp_path / "cbmem-depthcharge.txt"
+    chromebook.write_text(log.read_text() + "1000:depthcharge start                              2,600,104 (85,296)\n"
+                                            "1101:jumping to kernel                              3,410,882 (810,778)\n"
+                                            "Total Time: 3,410,882\n")
+    b = analyze(read([str(chromebook)]))
+    assert [(s.phases[0], s.start) for s in b.phases.spans][:2] == [("firmware", 0), ("bootloader", 2_514_808_000)]
+    assert b.boot.first_mark(Mark.KERNEL_LOAD).line == 7 and not b.boot.diagnostics
+
+
+def test_coreboots_console_is_a_console(tmp_path):
+    """A public Dasharo console of coreboot 25.06 with its log-level prefixes: refused as no
+    boot log; its banner starts the firmware."""
+    log = tmp_path / "coreboot.log"
+    log.write_text("[NOTE ]  coreboot-25.06-332-gddc10428152e Thu Aug 07 11:04:15 UTC 2025 x86_64 bootblock starting\n"
+                   "[DEBUG]  Family_Model: 00b00f21\n"
+                   "[EMERG]  Cannot locate primary CBFS\n")
+    boot = read([str(log)])
+    assert boot.sources[0].format == "console" and boot.first_mark(Mark.FIRMWARE_START).attrs["firmware"] == "coreboot"

@@ -533,6 +533,12 @@ def find_phases(boot: Boot) -> Phases:
         result.notes.append(f"the logs end at the kernel handover ({last.start_evidence}): no line of the kernel "
                             "follows it (a bootloader's log alone, a log cut there, or a kernel whose console is "
                             "silent), so no phase of the kernel is timed")
+    # Firmware's own record (coreboot's `cbmem -t`) ends at its jump to the bootloader.
+    elif (last is not None and len(result.spans) > 1 and last.phases[0] == Phase.BOOTLOADER and not last.duration
+          and found[Mark.KERNEL_START][0] is None and found[Mark.KERNEL_LOAD][0] is None):
+        result.spans.pop()
+        result.notes.append(f"the logs end where the bootloader starts ({last.start_evidence}): nothing of it or "
+                            "after it is timed")
     # Trailing phases that never started (no services, no app) are not part of the last span,
     # nor any after its first when it takes no time: the log ends as it starts (a console
     # cut at the kernel's first lines, all stamped zero, never reached the initcalls).

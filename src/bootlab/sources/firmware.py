@@ -5,6 +5,7 @@
     Booting from Hard Disk...                       firmware hands over to a bootloader
     NOTICE:  BL2: v2.10.0(release):                 Trusted Firmware-A (ARM)
     OpenSBI v0.9                                    RISC-V's machine-mode firmware (first, or after an SPL)
+    coreboot-4.9.0.2 Mon Feb 18 ... bootblock starting   coreboot (PCs, Chromebooks)
     Welcome to GRUB! / Loading Linux 6.1.0 ...      GRUB
     iPXE initialising devices...ok                  iPXE, a network bootloader (a PC's, a lab's)
     EFI stub: Booting Linux Kernel...               the kernel's EFI stub
@@ -30,6 +31,9 @@ _RULES: tuple[tuple[re.Pattern, str, dict], ...] = (
     (re.compile(r"^NOTICE:\s+BL2: v(?P<version>\S+)"), Mark.FIRMWARE_START, {"firmware": "TF-A"}),
     (re.compile(r"^(?:sys: 0x|BootROM|F0: [0-9A-F]{4} )"), Mark.FIRMWARE_START, {"firmware": "BootROM"}),
     (re.compile(r"^OpenSBI v(?P<version>\S+)"), Mark.FIRMWARE_START, {"firmware": "OpenSBI"}),
+    # coreboot's first stage; from 4.19 its lines may carry their log level, `[NOTE ]  `.
+    (re.compile(r"^(?:\[[A-Z]+ ?\]\s+)?coreboot-(?P<version>\S+) .*\bbootblock starting"), Mark.FIRMWARE_START,
+     {"firmware": "coreboot"}),
     (re.compile(r"^Bootloader Start at:"), Mark.BOOTLOADER_START, {"bootloader": "NVIDIA Tegra bootloader"}),
     (re.compile(r"^Jumping to kernel at:"), Mark.KERNEL_LOAD, {"via": "NVIDIA Tegra bootloader"}),
     (re.compile(r"^Booting from ROM\.\."), Mark.KERNEL_LOAD, {"via": "option ROM"}),  # the 3rd dot may be overwritten
@@ -49,7 +53,7 @@ DDR_INIT = "DDR init (TF-A BL2)"
 # NVIDIA's Tegra 3 bootloader (an OUYA's, a Transformer's) says when it started and when it
 # jumped to the kernel, in milliseconds since the SoC's reset.
 _TEGRA_STAMP = re.compile(r"^(?:Bootloader Start|Jumping to kernel) at:(?P<ms>\d+) ms")
-_FIRST = tuple({"S", "q", "N", "s", "B", "F", "W", "G", " ", "L", "E", "P", "D", "U", "O", "J", "i", "I"})
+_FIRST = tuple({"S", "q", "N", "s", "B", "F", "W", "G", " ", "L", "E", "P", "D", "U", "O", "J", "i", "I", "c", "["})
 
 
 def stamp(text: str) -> tuple[int, str] | None:

@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Callable
 
 from ..timeline import Boot
-from . import (bootchart, bootlab_capture, console, ftrace, grabserial, journal_export, journal_json, journal_short,
+from . import (bootchart, bootlab_capture, cbmem, console, ftrace, grabserial, journal_export, journal_json, journal_short,
                lava, printk,
                systemd_analyze, systemd_bootchart, systemd_plot, uboot)
 from .lines import clean, decode, looks_binary
@@ -80,7 +80,7 @@ def _boot_words(sample: Sample) -> float:
     words = ("U-Boot", "Starting kernel", "SeaBIOS", "Linux version", "Booting Linux", "NOTICE:  BL",
              "[  OK  ]", "Welcome to", "login:", "bootlab-mark:", "BOOTLAB READY", "Kernel command line:",
              "NET: Registered", "Freeing init memory:", "Freeing unused kernel", " - PBL, End", " - SBL1, Start",
-             "barebox 20", "RPi: BOOT")
+             "barebox 20", "RPi: BOOT", "bootblock starting")
     if sample.printk["dmesg"] > 0 or any(w in line for line in sample.lines for w in words):
         return 1.0
     return 0.0
@@ -117,6 +117,7 @@ TABLE: tuple[InputFormat, ...] = (
                 lambda boot, i: bootlab_capture.parse(boot, i.path, i.data, i.patterns), bytes_level=True, boots=True),
     InputFormat(grabserial.FORMAT, lambda s: grabserial.sniff(s.lines), 0.5,
                 lambda boot, i: grabserial.parse(boot, i.path, i.data, i.patterns), boots=True),
+    InputFormat(cbmem.FORMAT, lambda s: cbmem.sniff(s.lines), 0.5, lambda boot, i: cbmem.parse(boot, i.path, i.data)),
     InputFormat(lava.FORMAT, lambda s: lava.sniff(s.lines), 0.5,
                 lambda boot, i: lava.parse(boot, i.path, i.data, i.patterns)),
     InputFormat(journal_json.FORMAT, lambda s: float(journal_json.sniff(s.lines)), 0.5,
