@@ -231,3 +231,10 @@ def test_lavacli_colours_change_nothing(tmp_path):
     a, b = analyze(read([str(plain)])), analyze(read([str(coloured)]))
     assert _starts(a) == _starts(b) and a.phases.notes == [n.replace("coloured.log", "plain.log")
                                                            for n in b.phases.notes]
+
+
+def test_escape_tails_are_dropped_and_brackets_of_text_kept():
+    from bootlab.sources.lava import ESCAPE_TAIL
+    assert ESCAPE_TAIL.sub("", "[1miPXE 1.20.1+[0m -- [36mhttp://ipxe.org[0m") == "iPXE 1.20.1+ -- http://ipxe.org"
+    assert ESCAPE_TAIL.sub("", "iPXE> [?25hboot [2K") == "iPXE> boot "
+    assert ESCAPE_TAIL.sub("", "[mmc] [A] [CPU0] [    0.000000] Linux") == "[mmc] [A] [CPU0] [    0.000000] Linux"

@@ -59,8 +59,9 @@ SENDING = re.compile(r"^Sending with \d+ millisecond")
 # The serial server's lines as LAVA connects (telnet, ser2net's banner): not the board's.
 CONNECTION = re.compile(r"^(?:Trying [\d.:a-fA-F]+\.\.\.|Connected to \S+\.|Escape character is '\^\]'\.)$")
 SER2NET_BAUD = re.compile(r"\[(?P<baud>\d{4,7}) ?[NOEMS][5-8][12]\]")
-# LAVA drops the ESC of a console's escape sequences and keeps the rest (`[0m`, `[?25h`).
-ESCAPE_TAIL = re.compile(r"\[(?:\?\d+[hl]|[\d;]*m|\d*[ABCDGJK]|\d*;?\d*[Hf])")
+# LAVA drops the ESC of a console's escape sequences and keeps the rest (`[0m`, `[?25h`);
+# only tails with a number are taken for one (`[mmc]`, `[A]` are text).
+ESCAPE_TAIL = re.compile(r"\[(?:\?\d+[hl]|\d[\d;]*m|\d+[ABCDGJK]|\d+;\d+[Hf])")
 KERNEL_BANNER = re.compile(r"Linux version \d")
 EPOCH = datetime(1970, 1, 1)
 MICROSECOND = datetime(1970, 1, 1, 0, 0, 0, 1) - EPOCH

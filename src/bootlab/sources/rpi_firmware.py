@@ -41,6 +41,7 @@ class RpiFirmwareLines:
         self.stage: tuple[str, int] | None = None  # the EEPROM stage whose start is not placed yet: (name, line)
         self.running: tuple[str, str, int, int] | None = None  # the stage under way: (name, clock, start, line)
         self.mine: str | None = None  # the message stamp() took the stamp off last
+        self.handed_over = False  # the ARM cores were started: a line's "1.23 " is no more its
 
     def stamp(self, text: str) -> tuple[int, str] | None:
         """(the line's time since the reset, its message), or None."""
@@ -49,7 +50,7 @@ class RpiFirmwareLines:
             self.mine = m.group("msg")
             seconds = int(m.group("h")) * 3600 + int(m.group("m")) * 60 + int(m.group("s"))
             return seconds * NS_PER_S + int(m.group("us")) * NS_PER_US, self.mine
-        m = STAMP.match(text)
+        m = STAMP.match(text) if not self.handed_over else None
         if m and (self.seen or BANNER.match(m.group("msg"))):
             self.seen = True
             self.mine = m.group("msg")
@@ -82,6 +83,7 @@ class RpiFirmwareLines:
                 self.running = (m.group("elf"), clock, t, lineno)
             return True
         if HANDOVER.match(text):
+            self.handed_over = True
             self._end(clock, t)
             self.boot.add(Event(Kind.MARKER, Mark.KERNEL_LOAD, clock, t, None, self.file, lineno,
                                 attrs={"via": "Raspberry Pi GPU firmware"}))
