@@ -1251,3 +1251,14 @@ def test_coreboots_console_is_a_console(tmp_path):
                    "[EMERG]  Cannot locate primary CBFS\n")
     boot = read([str(log)])
     assert boot.sources[0].format == "console" and boot.first_mark(Mark.FIRMWARE_START).attrs["firmware"] == "coreboot"
+
+
+def test_a_console_that_ends_in_the_bootloader_names_no_kernel_phase(tmp_path):
+    """A public CM4 console that ends in U-Boot (and a Quest 2's XBL log that ends in SBL1)
+    named their one span "bootloader + kernel load/decompress + ... + rootfs/init"."""
+    log = tmp_path / "uboot-only.log"
+    log.write_text(_grabserial([(0.0, "U-Boot 2021.01 (Aug 11 2022 - 03:09:52 +0000)"),
+                                (0.5, "DRAM:  7.9 GiB"), (2.0, "Hit any key to stop autoboot:  0"),
+                                (2.1, "U-Boot> ")]))
+    a = analyze(read([str(log)]))
+    assert [s.phases for s in a.phases.spans] == [["bootloader"]]

@@ -578,9 +578,18 @@ def _phase_evident(boot: Boot, phase: Phase) -> bool:
         return bool(boot.of_kind(Kind.UNIT))
     if phase == Phase.APPLICATION:
         return False
+    if phase in (Phase.KERNEL_LOAD, Phase.KERNEL_INIT, Phase.INITCALLS, Phase.INIT) and not _kernel_seen(boot):
+        return False  # a console that ends in the bootloader (stopped at its prompt, cut there)
     if phase == Phase.INIT:
         return _root_never_mounted(boot) is None
     return True
+
+
+def _kernel_seen(boot: Boot) -> bool:
+    """Whether the logs show a kernel at all: a handover to it, its clock, its first message,
+    or userspace after it."""
+    return bool(Clock.PRINTK in boot.clocks or boot.marks(Mark.KERNEL_LOAD) or boot.marks(km.BANNER)
+                or boot.marks(km.BOOT_CPU) or boot.marks(Mark.USERSPACE_START) or boot.of_kind(Kind.UNIT))
 
 
 def assign(boot: Boot, phases: Phases) -> None:
