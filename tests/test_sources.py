@@ -1262,3 +1262,18 @@ def test_a_console_that_ends_in_the_bootloader_names_no_kernel_phase(tmp_path):
                                 (2.1, "U-Boot> ")]))
     a = analyze(read([str(log)]))
     assert [s.phases for s in a.phases.spans] == [["bootloader"]]
+
+
+def test_nvidia_mb1_stamps_its_lines_from_the_reset(tmp_path):
+    """A public Jetson AGX Orin console: MB1's `[0000.062] I> ...` lines, seconds since the
+    reset, were read as nothing."""
+    log = tmp_path / "orin.log"
+    log.write_text("[0000.062] I> MB1 (version: 1.4.0.4-t234-54845784-e89ea9bc)\n"
+                   "[0000.067] I> t234-A01-1-Silicon (0x12347) Prod\n"
+                   "[0001.919] I> Binary MB2 loaded successfully at 0x80000000 (0x69a70)\n"
+                   "[0001.968] I> MB1: MSS reconfig completed\n"
+                   "I> MB2 (version: 0.0.0.0-t234-54845784-22833a33)\n")
+    a = analyze(read([str(log)]))
+    spans = {s.phases[0]: (s.start, s.duration) for s in a.phases.spans}
+    assert spans["firmware"] == (0, 62_000_000) and spans["bootloader"][0] == 62_000_000
+    assert a.boot.first_mark(Mark.BOOTLOADER_START).attrs["bootloader"] == "NVIDIA MB1"

@@ -14,6 +14,7 @@
     INFO:    Time used by DDR driver 1107 ms        TF-A BL2's DDR init (NXP Layerscape, debug builds)
     Bootloader Start at:1257 ms                     NVIDIA's Tegra bootloader, in ms since the reset
     Jumping to kernel at:2180 ms                    (on the bootloader clock: see stamp())
+    [0000.062] I> MB1 (version: 1.4.0.4-t234-...)   NVIDIA's MB1 (Xavier, Orin), in s since the reset
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ _RULES: tuple[tuple[re.Pattern, str, dict], ...] = (
      {"firmware": "coreboot"}),
     (re.compile(r"^Bootloader Start at:"), Mark.BOOTLOADER_START, {"bootloader": "NVIDIA Tegra bootloader"}),
     (re.compile(r"^Jumping to kernel at:"), Mark.KERNEL_LOAD, {"via": "NVIDIA Tegra bootloader"}),
+    (re.compile(r"^I> MB1 \(version: (?P<version>[^)]+)\)"), Mark.BOOTLOADER_START, {"bootloader": "NVIDIA MB1"}),
     (re.compile(r"^Booting from ROM\.\."), Mark.KERNEL_LOAD, {"via": "option ROM"}),  # the 3rd dot may be overwritten
     (re.compile(r"^Booting from (?:Hard Disk|DVD/CD|Floppy)"), "firmware.handover", {}),
     (re.compile(r"^(?:Welcome to GRUB!|GNU GRUB\s+version)"), Mark.BOOTLOADER_START, {"bootloader": "GRUB"}),
@@ -53,6 +55,9 @@ DDR_INIT = "DDR init (TF-A BL2)"
 # NVIDIA's Tegra 3 bootloader (an OUYA's, a Transformer's) says when it started and when it
 # jumped to the kernel, in milliseconds since the SoC's reset.
 _TEGRA_STAMP = re.compile(r"^(?:Bootloader Start|Jumping to kernel) at:(?P<ms>\d+) ms")
+# The MB1 of NVIDIA's newer Tegras (Xavier, Orin) stamps its lines in seconds since the reset,
+# to the millisecond, before their level: `[0000.062] I> MB1 (version: 1.4.0.4-t234-...)`.
+_MB1_STAMP = re.compile(r"^\[(?P<s>\d{4})\.(?P<ms>\d{3})\] (?P<msg>[IWE]> .*)$")
 _FIRST = tuple({"S", "q", "N", "s", "B", "F", "W", "G", " ", "L", "E", "P", "D", "U", "O", "J", "i", "I", "c", "["})
 
 
@@ -60,7 +65,10 @@ def stamp(text: str) -> tuple[int, str] | None:
     """(the line's time on the bootloader clock, the line) for a line that says its own time
     since the reset (_TEGRA_STAMP), else None."""
     m = _TEGRA_STAMP.match(text)
-    return (int(m.group("ms")) * NS_PER_MS, text) if m else None
+    if m:
+        return int(m.group("ms")) * NS_PER_MS, text
+    m = _MB1_STAMP.match(text)
+    return ((int(m.group("s")) * 1000 + int(m.group("ms"))) * NS_PER_MS, m.group("msg")) if m else None
 
 
 def feed(boot: Boot, file: str, clock: str, t: int | None, text: str, lineno: int) -> str | None:
