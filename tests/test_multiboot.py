@@ -283,3 +283,21 @@ def test_a_banner_a_shell_command_printed_is_no_boot(tmp_path):
     boot = read([log])
     assert not [d for d in boot.diagnostics if "boots" in d.message]
     assert analyze(boot).phases.end.mark == Mark.READY
+
+
+def test_a_console_that_begins_with_the_boot_befores_restart_splits_there(tmp_path):
+    """A public BeagleBone AI-64 console starts with the last lines of the boot before
+    (`reboot: Restarting system`); its kernel is quiet, so no banner splits the log, and
+    the old kernel's stamps hid U-Boot's lines: the loader after the restart starts a boot."""
+    log = tmp_path / "ai64.log"
+    log.write_text("[  461.349258] watchdog: watchdog0: watchdog did not stop!\n"
+                   "[  461.819578] reboot: Restarting system\n\n"
+                   "U-Boot SPL 2021.01-g3419da0b (Jan 13 2022 - 15:29:57 +0000)\n"
+                   "U-Boot 2021.01-g3419da0b (Jan 13 2022 - 15:29:57 +0000)\n"
+                   "6694400 bytes read in 1245 ms (5.1 MiB/s)\n"
+                   "Starting kernel ...\n\n"
+                   "[    0.611800] debugfs: Directory '31010000.pat' with parent 'regmap' already present!\n"
+                   "[    7.846033] remoteproc remoteproc12: request_firmware failed: -2\n")
+    boot = read([str(log)])
+    assert any("the log holds 2 boots (first lines 1, 4)" in d.message for d in boot.diagnostics)
+    assert [ev.dur for ev in boot.of_kind(Kind.STAGE)] == [1_245_000_000]

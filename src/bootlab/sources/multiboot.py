@@ -39,6 +39,10 @@ _LONGEST_PREFIX = 256
 _LOADER = re.compile(rb"U-Boot SPL |U-Boot \d{4}\.|SeaBIOS \(version|qboot|NOTICE:\s+BL[12]|BootROM|Booting from ROM"
                      rb"|Welcome to GRUB|GNU GRUB|barebox \d{4}\.")
 _PRINTK_STAMP = re.compile(rb"\[\s*(?P<t>\d+\.\d{6,9})\]")
+# The kernel's last words as it restarts the board or powers it off: a bootloader's banner
+# after them starts the next boot, whose kernel may print no banner (`quiet`).
+_RESTART = re.compile(rb"\] reboot: (?:Restarting system|Power down)")
+_RESTART_WINDOW = 1 << 16  # bytes after the restart in which the next boot's loader speaks
 _BOOT_CONSOLE_GONE = re.compile(rb"\] " + BOOT_CONSOLE_DISABLED.encode())
 _JOURNAL_BOOT = re.compile(rb"-- (?:Boot [0-9a-f]{32}|Reboot) --")
 _POWER_ON = re.compile(rb"(?m)^-?\d+\.\d{9} ! power-on$")  # bootlab capture's power switch
@@ -193,6 +197,7 @@ def starts(data: bytes, fmt: str = "dmesg") -> list[int]:
         hard = _journal_boots(data)
     else:
         hard = [m.start() for m in _POWER_ON.finditer(data)] if fmt == "bootlab-capture" else []
+        hard += _restarts(data)
     marks = sorted(set(hard) | set(_banners(data)))
     out = [0]
     for k, mark in enumerate(marks):
@@ -202,6 +207,17 @@ def starts(data: bytes, fmt: str = "dmesg") -> list[int]:
             out.append(begin)
         _release(data, out[-1])
     return out
+
+
+def _restarts(data: bytes | mmap.mmap) -> list[int]:
+    """Offsets of the loader lines that follow a kernel's restart (a console that begins
+    with the boot before's last lines, a BeagleBone AI-64's `reboot: Restarting system`)."""
+    found = []
+    for m in _RESTART.finditer(data):
+        loader = _LOADER.search(data, m.end(), m.end() + _RESTART_WINDOW)
+        if loader is not None:
+            found.append(data.rfind(b"\n", 0, loader.start()) + 1)
+    return found
 
 
 _RELEASE_STEP = 1 << 24
