@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 
+from ..sources.uboot import AUTOBOOT_MARK
 from ..timeline import Mark, Phase
 from . import Context, Finding, rule
 from .common import (Line, at, cite, find_lines, line_of, nearest, systemd_part, time_to_next, took, total,
                      worth_it)
 
 FAMILY = "bootloader"
-AUTOBOOT = "bootloader.autoboot"
 
 
 def _is_uboot(ctx: Context) -> bool:
@@ -27,7 +27,7 @@ def _is_uboot(ctx: Context) -> bool:
 def bootdelay(ctx: Context) -> Finding | None:
     """The countdown: from "Hit any key to stop autoboot" to the next line; without times,
     the announced number of seconds."""
-    ev = ctx.boot.first_mark(AUTOBOOT)
+    ev = ctx.boot.first_mark(AUTOBOOT_MARK)
     delay = (ev.attrs or {}).get("delay") if ev is not None else None
     if not delay:
         return None

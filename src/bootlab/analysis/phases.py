@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..sources import kernel_messages as km
-from ..sources import systemd_analyze, uboot
+from ..sources import bootlab_capture, systemd_analyze, uboot
 from ..timeline import NO_TIME, PHASE_STARTS, Boot, Clock, Event, Kind, Mark, Phase
 
 
@@ -181,9 +181,7 @@ def line_arrival(boot: Boot, ev: Event) -> int | None:
 
 
 UNTIMED_READY = "no time of its own"
-# What bootlab's capture typed itself (its `! sent '...'` events: a U-Boot step of the boot
-# sequence), which makes a U-Boot prompt no person's.
-TYPED_BY_CAPTURE = "capture.sent"
+TYPED_BY_CAPTURE = bootlab_capture.SENT
 
 
 def _after_timed_line(boot: Boot, ev: Event) -> tuple[int | None, str]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from ..timeline import Boot, Event, Kind, Mark
-from .uboot import INTERACTIVE
+from .uboot import Countdown
 
 BANNER = re.compile(r"^barebox (?P<version>\d{4}\.\d\d\.\d+\S*) #")
 # `Hit %s%s to stop autoboot: ` then the seconds left (older: "any other key").
@@ -30,7 +30,6 @@ PROMPT = re.compile(r"^barebox@[^:]*:\S*\s")
 ENTRY = re.compile(r"^(?:booting|Booting entry) '(?P<entry>[^']+)'")
 LOADING = re.compile(r"^Loading (?P<type>(?!devicetree\b).+?) '(?P<file>[^']+)'")
 HANDOVER = re.compile(r"^(?:commandline: |Starting kernel in \w+ mode)")
-AUTOBOOT_MARK = "bootloader.autoboot"  # as U-Boot's (advice/bootloader.py reads either)
 ENTRY_MARK = "bootloader.boot-entry"
 
 
@@ -41,8 +40,7 @@ class BareboxLines:
         self.boot = boot
         self.file = file
         self.started = False  # its banner was seen
-        self.prompted = False  # after the countdown, before the handover
-        self.interactive = False  # its prompt was seen there (marked once)
+        self.countdown = Countdown(boot, AUTOBOOT, PROMPT)
         self.loading: tuple[str | None, int | None, str, int] | None = None  # clock, time, file, line
         self.handed_over = False
 
@@ -54,21 +52,11 @@ class BareboxLines:
         if m:
             self.boot.meta["bootloader"] = f"barebox {m.group('version')}"
             mark(Mark.BOOTLOADER_START, stage="barebox")
-            self.started, self.prompted, self.handed_over = True, False, False
+            self.started, self.countdown.prompted, self.handed_over = True, False, False
             return True
         if not self.started or self.handed_over:
             return False
-        m = AUTOBOOT.match(text)
-        if m:
-            delay = int(m.group("delay") or 0)
-            self.boot.meta["bootdelay"] = delay
-            mark(AUTOBOOT_MARK, delay=delay)
-            self.prompted = True
-            return True
-        if self.prompted and PROMPT.match(text):
-            if not self.interactive:
-                mark(INTERACTIVE)
-                self.interactive = True
+        if self.countdown.feed(text, mark):
             return True
         m = ENTRY.match(text)
         if m:

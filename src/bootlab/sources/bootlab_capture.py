@@ -32,6 +32,9 @@ from .lines import seconds_to_ns
 from .userspace import Patterns
 
 FORMAT = "bootlab-capture"
+# What a capture typed at the device (its `! sent '...'` events; LAVA's `input` records):
+# a bootloader prompt it answered is no person's.
+SENT = "capture.sent"
 MAGIC = b"#bootlab-capture 1"
 RECORD = re.compile(rb"^(?P<t>-?\d+\.\d{9}) (?P<flag>[|!]) ?(?P<payload>.*)$")
 _ESC = re.compile(rb"\\(x[0-9a-fA-F]{2}|r|\\|n)")

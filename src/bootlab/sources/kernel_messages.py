@@ -15,6 +15,7 @@ loops_per_jiffy, memory, root filesystem, console.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from ..timeline import Boot, Event, Kind, Mark
 
@@ -155,14 +156,14 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
         cmdline = msg.split(":", 1)[1].strip()
         boot.meta.setdefault("cmdline", cmdline)
         found = serial_console(cmdline)
-        if found and found[1]:
-            boot.meta.setdefault("console", found[0])
-            if "console_baud" not in boot.meta and re.search(rf"console={re.escape(found[0])},(?!\d)", cmdline):
-                boot.meta["console_baud_from"] = (f"kernel command line: `console={found[0]},` names no speed, which "
+        if found and found.baud:
+            boot.meta.setdefault("console", found.dev)
+            if "console_baud" not in boot.meta and found.empty_options:
+                boot.meta["console_baud_from"] = (f"kernel command line: `console={found.dev},` names no speed, which "
                                                   f"the kernel reads as 0 and sets {EMPTY_SPEED_BAUD}")
-            boot.meta.setdefault("console_baud", found[1])
+            boot.meta.setdefault("console_baud", found.baud)
         elif found:
-            boot.meta.setdefault("console_without_speed", found[0])
+            boot.meta.setdefault("console_without_speed", found.dev)
         if announces_early_console(msg):
             mark(BOOT_CONSOLE, **{"from": "cmdline"})
     elif msg.startswith("sched_clock: "):
@@ -257,23 +258,31 @@ def announces_early_console(text: str) -> bool:
     return bool(_EARLY_CONSOLE.match(text))
 
 
-def serial_console(cmdline: str) -> tuple[str, int | None] | None:
-    """The serial console a kernel command line names, and the speed it gives it (None: no
-    speed).  The kernel keeps the options of a device's first `console=`: a later one for the
-    same device changes nothing, so `console=ttyS0 console=ttyS0,115200` gives no speed;
-    `console=ttyS0,` gives 38400 (EMPTY_SPEED_BAUD)."""
-    first: dict[str, int | None] = {}
+class SerialConsole(NamedTuple):
+    dev: str
+    baud: int | None  # None: the command line gives it no speed
+    empty_options: bool = False  # `console=ttyS0,`: the kernel reads speed 0, and sets EMPTY_SPEED_BAUD
+
+
+def serial_console(cmdline: str) -> SerialConsole | None:
+    """The serial console a kernel command line names, and the speed it gives it.  The
+    kernel keeps the options of a device's first `console=`: a later one for the same device
+    changes nothing, so `console=ttyS0 console=ttyS0,115200` gives no speed."""
+    first: dict[str, SerialConsole] = {}
     for m in _CONSOLE_ARG.finditer(cmdline):
-        speed = None if m.group("options") is None else int(m.group("baud") or 0) or EMPTY_SPEED_BAUD
-        first.setdefault(m.group("dev"), speed)
-    with_speed = next(((dev, baud) for dev, baud in first.items() if baud and dev.startswith("tty")), None)
-    return with_speed or next(((dev, None) for dev in first if _SERIAL_TTY.match(dev)), None)
+        if m.group("options") is None:
+            first.setdefault(m.group("dev"), SerialConsole(m.group("dev"), None))
+        else:
+            baud = int(m.group("baud") or 0)
+            first.setdefault(m.group("dev"), SerialConsole(m.group("dev"), baud or EMPTY_SPEED_BAUD, not baud))
+    with_speed = next((c for c in first.values() if c.baud and c.dev.startswith("tty")), None)
+    return with_speed or next((c for c in first.values() if _SERIAL_TTY.match(c.dev)), None)
 
 
 def console_baud(text: str) -> int | None:
     """The serial console's speed a kernel command line names, if it does."""
     found = serial_console(text)
-    return found[1] if found else None
+    return found.baud if found else None
 
 
 def is_decompressor(text: str) -> bool:

@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 import yaml
 
 from ..timeline import NS_PER_S, Boot, Clock, ConsoleLog, Event, Kind, Mark, SourceInfo
+from .bootlab_capture import SENT
 from .console import Interpreter, Segment
 from .errors import NotALog
 from .lines import clean, split
@@ -65,7 +66,6 @@ ESCAPE_TAIL = re.compile(r"\[(?:\?\d+[hl]|\d[\d;]*m|\d+[ABCDGJK]|\d+;\d+[Hf])")
 KERNEL_BANNER = re.compile(r"Linux version \d")
 EPOCH = datetime(1970, 1, 1)
 MICROSECOND = datetime(1970, 1, 1, 0, 0, 0, 1) - EPOCH
-SENT = "capture.sent"  # phases.TYPED_BY_CAPTURE: what a lab typed is no person's
 
 
 def sniff(lines: list[str]) -> float:

@@ -41,7 +41,8 @@ _LOADER = re.compile(rb"U-Boot SPL |U-Boot \d{4}\.|SeaBIOS \(version|qboot|NOTIC
 _PRINTK_STAMP = re.compile(rb"\[\s*(?P<t>\d+\.\d{6,9})\]")
 # The kernel's last words as it restarts the board or powers it off: a bootloader's banner
 # after them starts the next boot, whose kernel may print no banner (`quiet`).
-_RESTART = re.compile(rb"\] reboot: (?:Restarting system|Power down)")
+_RESTART = b"] reboot: "
+_RESTART_WORDS = (b"Restarting system", b"Power down")
 _RESTART_WINDOW = 1 << 16  # bytes after the restart in which the next boot's loader speaks
 _BOOT_CONSOLE_GONE = re.compile(rb"\] " + BOOT_CONSOLE_DISABLED.encode())
 _JOURNAL_BOOT = re.compile(rb"-- (?:Boot [0-9a-f]{32}|Reboot) --")
@@ -213,10 +214,12 @@ def _restarts(data: bytes | mmap.mmap) -> list[int]:
     """Offsets of the loader lines that follow a kernel's restart (a console that begins
     with the boot before's last lines, a BeagleBone AI-64's `reboot: Restarting system`)."""
     found = []
-    for m in _RESTART.finditer(data):
-        loader = _LOADER.search(data, m.end(), m.end() + _RESTART_WINDOW)
-        if loader is not None:
-            found.append(data.rfind(b"\n", 0, loader.start()) + 1)
+    for at in _find_all(data, _RESTART):  # (by the C scanner, as the banners: a log of a million lines)
+        end = at + len(_RESTART)
+        if data[end:end + 17].startswith(_RESTART_WORDS):
+            loader = _LOADER.search(data, end, end + _RESTART_WINDOW)
+            if loader is not None:
+                found.append(data.rfind(b"\n", 0, loader.start()) + 1)
     return found
 
 

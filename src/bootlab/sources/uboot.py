@@ -56,6 +56,7 @@ AUTOBOOT = re.compile(r"^(?:Hit any key to stop autoboot:\s+|Autoboot in |Press 
 PROMPT = re.compile(r"^(?:=>|[\w-]+(?: ?#|>))(?: .*)?$")
 # The first prompt after the countdown: the autoboot was stopped and commands typed by hand.
 INTERACTIVE = "bootloader.interactive"
+AUTOBOOT_MARK = "bootloader.autoboot"  # the countdown, with its seconds (advice/bootloader.py)
 BYTES_READ = re.compile(r"^(?P<bytes>\d+) bytes read in (?P<ms>\d+) ms")
 STARTING_KERNEL = re.compile(r"^(?:Starting kernel \.\.\.|## Starting application at|Transferring control to Linux)")
 READING = re.compile(r"^(?:reading|Retrieving file:|Loading file) (?P<file>\S+)")
@@ -232,6 +233,33 @@ def parse(boot: Boot, file: str, data: bytes) -> None:
     boot.sources.append(SourceInfo(file, FORMAT, n, reader.records))
 
 
+class Countdown:
+    """A bootloader's autoboot countdown and a prompt of its after it (stopped by hand,
+    marked once): U-Boot's and barebox's, each with its own two expressions."""
+
+    def __init__(self, boot: Boot, countdown: re.Pattern, prompt: re.Pattern):
+        self.boot = boot
+        self.countdown = countdown  # its group "delay": the seconds announced
+        self.prompt = prompt
+        self.prompted = False  # after the countdown, before the kernel's start
+        self.interactive = False
+
+    def feed(self, text: str, mark) -> bool:
+        m = self.countdown.match(text)
+        if m:
+            delay = int(m.group("delay") or 0)
+            self.boot.meta["bootdelay"] = delay
+            mark(AUTOBOOT_MARK, delay=delay)
+            self.prompted = True
+            return True
+        if self.prompted and self.prompt.match(text):  # the autoboot was stopped: someone at the prompt
+            if not self.interactive:
+                mark(INTERACTIVE)
+                self.interactive = True
+            return True
+        return False
+
+
 class UbootLines:
     """Recognises U-Boot console lines; times come from the caller's clock."""
 
@@ -240,8 +268,7 @@ class UbootLines:
         self.file = file
         self.reading: str | None = None
         self.in_spl = False  # after an SPL's banner, before U-Boot proper's
-        self.prompted = False  # after the autoboot countdown, before the kernel's start
-        self.interactive = False  # a prompt was seen there (marked once)
+        self.countdown = Countdown(boot, AUTOBOOT, PROMPT)
 
     def feed(self, clock: str, t: int | None, text: str, lineno: int) -> bool:
         def mark(name: str, **attrs) -> None:
@@ -269,16 +296,7 @@ class UbootLines:
         if m:
             self._spl_total(clock, t, m, lineno)
             return True
-        m = AUTOBOOT.match(text)
-        if m:
-            self.boot.meta["bootdelay"] = int(m.group("delay"))
-            mark("bootloader.autoboot", delay=int(m.group("delay")))
-            self.prompted = True
-            return True
-        if self.prompted and PROMPT.match(text):  # the autoboot was stopped: someone at the prompt
-            if not self.interactive:
-                mark(INTERACTIVE)
-                self.interactive = True
+        if self.countdown.feed(text, mark):
             return True
         m = READING.match(text)
         if m:
@@ -306,7 +324,7 @@ class UbootLines:
             self.reading = None
             return True
         if STARTING_KERNEL.match(text):
-            self.prompted = False
+            self.countdown.prompted = False
             mark(Mark.KERNEL_LOAD)
             return True
         return False
