@@ -1179,6 +1179,9 @@ def test_the_raspberry_pis_firmware_times_itself_from_the_reset(tmp_path):
     assert stages["EEPROM BOOTSYS"] == 1_950_000_000 and stages["EEPROM BOOTLOADER"] == 430_000_000
     assert stages["start4.elf"] == 5_251_056_000
     assert a.boot.first_mark(Mark.KERNEL_LOAD).line == 17
+    # Its stamps go back now and then (2.84, then 2.48): taken as printed, and said so.
+    back = [d for d in a.boot.diagnostics if "stamps go back" in d.message]
+    assert len(back) == 1 and back[0].line == 10 and "go back once, by up to 0.36 s" in back[0].message
 
 
 def test_a_pi5s_eeprom_is_placed_by_its_stc(tmp_path):

@@ -235,3 +235,5 @@ def test_qualcomms_boot_chain_log_times_pbl_xbl_and_uefi(fixture_path):
     assert steps["PBL"] == (0, 101_609 * US) and steps["SBL1"] == (122_915 * US, (955_199 - 122_915) * US)
     assert steps["xblconfig_init"] == (252_997 * US, 196_023 * US)
     assert steps["UEFI"] == (1_173 * MS, (6_593 - 1_173) * MS)
+    # POST Time: UEFI's core starts the OS loader, which runs to ExitBootServices.
+    assert steps["UEFI's OS loader"] == (5_633 * MS, (6_593 - 5_633) * MS)

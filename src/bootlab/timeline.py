@@ -218,14 +218,17 @@ class ConsoleLog:
     what console cost is computed from.
     """
 
-    __slots__ = ("file", "clock", "printed", "t", "text", "lineno", "nbytes")
+    __slots__ = ("file", "clock", "printed", "consoled", "t", "text", "lineno", "nbytes")
 
-    def __init__(self, file: str, clock: str, printed: bool):
+    def __init__(self, file: str, clock: str, printed: bool, consoled: bool = True):
         self.file = file
         self.clock = clock
         # printed: the lines went through the console (a capture), rather than being
         # read back from the ring buffer (dmesg), where quiet lines are also present.
         self.printed = printed
+        # consoled: False for a log that no console printed and whose printing rules are not
+        # the kernel's (a bootloader's log read from its memory over USB): no console cost.
+        self.consoled = consoled
         self.t = Times()
         self.text: list[str] = []
         self.lineno = array("i")
@@ -233,9 +236,9 @@ class ConsoleLog:
 
     @classmethod
     def from_columns(cls, file: str, clock: str, printed: bool, times, text: Sequence[str], lineno,
-                     nbytes) -> "ConsoleLog":
+                     nbytes, consoled: bool = True) -> "ConsoleLog":
         """A log built at once from numpy columns (int64 times with NO_TIME, int32 rest)."""
-        log = cls(file, clock, printed)
+        log = cls(file, clock, printed, consoled)
         log.t.raw.frombytes(times.astype("int64").tobytes())
         log.text = text
         log.lineno.frombytes(lineno.astype("int32").tobytes())

@@ -325,7 +325,7 @@ def first_lines(log: ConsoleLog, n: int) -> ConsoleLog:
         return log
     return ConsoleLog.from_columns(log.file, log.clock, log.printed, log.t.numpy()[:n], log.text[:n],
                                    np.frombuffer(log.lineno, dtype=np.int32)[:n],
-                                   np.frombuffer(log.nbytes, dtype=np.int32)[:n])
+                                   np.frombuffer(log.nbytes, dtype=np.int32)[:n], log.consoled)
 
 
 # -- the kernel command line and the target ------------------------------------------------

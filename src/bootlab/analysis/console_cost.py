@@ -247,7 +247,7 @@ def _prefixed_and_words(whole: str, starts: np.ndarray, ends: np.ndarray) -> tup
 def console_log(boot: Boot) -> ConsoleLog | None:
     """The log that best shows what reached the console: the printed one (a capture), else
     the longest."""
-    logs = [log for log in boot.logs if log.printed] or list(boot.logs)
+    logs = [log for log in boot.logs if log.printed] or [log for log in boot.logs if log.consoled]
     return max(logs, key=len) if logs else None
 
 

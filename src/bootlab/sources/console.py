@@ -316,7 +316,7 @@ class Interpreter:
             m = uboot.VENDOR_STAMP.match(text)
             stamped = ((seconds_to_ns(f"{m.group('sec')}.{m.group('frac')}"), m.group("msg")) if m
                        else self.lk.stamp(text) or self.xbl.stamp(text) or firmware.stamp(text)
-                       or self.rpi.stamp(text))
+                       or self.rpi.stamp(text, lineno))
             if stamped is not None:
                 clock, (t, text) = Clock.BOOTLOADER, stamped
                 self.last_stamped = (t, lineno)
@@ -439,6 +439,7 @@ class Interpreter:
     def close(self) -> None:
         self.bootstage.close()
         self.sbl.close()
+        self.rpi.close()
         self._bootloader_ran_until()
         if self.untimed_kernel is not None:  # first: its events are the later ones (see InitcallReader)
             self.untimed_kernel.close(self.last_untimed)

@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Callable
 
 from ..timeline import Boot
-from . import (bootchart, bootlab_capture, cbmem, console, ftrace, grabserial, journal_export, journal_json, journal_short,
+from . import (bootchart, bootlab_capture, cbmem, console, fastboot, ftrace, grabserial, journal_export, journal_json, journal_short,
                lava, printk,
                systemd_analyze, systemd_bootchart, systemd_plot, uboot)
 from .lines import clean, decode, looks_binary
@@ -120,6 +120,8 @@ TABLE: tuple[InputFormat, ...] = (
     InputFormat(cbmem.FORMAT, lambda s: cbmem.sniff(s.lines), 0.5, lambda boot, i: cbmem.parse(boot, i.path, i.data)),
     InputFormat(lava.FORMAT, lambda s: lava.sniff(s.lines), 0.5,
                 lambda boot, i: lava.parse(boot, i.path, i.data, i.patterns)),
+    InputFormat(fastboot.FORMAT, lambda s: fastboot.sniff(s.lines), 0.5,
+                lambda boot, i: fastboot.parse(boot, i.path, i.data, i.patterns)),
     InputFormat(journal_json.FORMAT, lambda s: float(journal_json.sniff(s.lines)), 0.5,
                 lambda boot, i: journal_json.parse(boot, i.path, i.data, i.patterns, i.which)),
     InputFormat(journal_export.FORMAT, lambda s: journal_export.sniff(s.data), 0.5,

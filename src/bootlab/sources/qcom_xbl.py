@@ -9,7 +9,7 @@ milliseconds since then.
     D -        30 - boot_flash_init, Delta          "D": how long the step just started took
     B -    955199 - SBL1, End
     UEFI Start     [ 1173] SEC                      UEFI, in ms since the reset
-    POST Time      [ 5633] OS Loader
+    POST Time      [ 5633] OS Loader                the OS loader (Android's ABL) starts
     Exit EBS        [ 6593] UEFI End                ExitBootServices: the OS loader runs
 
 Their stamps are the bootloader clock, which starts at the reset: the PBL is the firmware
@@ -32,6 +32,7 @@ STEP = re.compile(r"^(?P<name>[^,]+), (?P<edge>Start|End)$")
 BOOTROM = "PBL"  # the primary bootloader, in the SoC's ROM: firmware
 FIRST_STAGE = "SBL1"  # XBL's first stage: the bootloader starts with it
 UEFI_STAGE = "UEFI"
+OS_LOADER = "UEFI's OS loader"
 
 
 class XblLines:
@@ -54,8 +55,9 @@ class XblLines:
             self.seen = True
             self.mine = m.group("msg")
             return int(m.group("us")) * NS_PER_US, self.mine
-        m = UEFI.match(text) if self.seen else None
-        if m is not None:
+        m = UEFI.match(text)
+        if m is not None and (self.seen or m.group("what") == "UEFI Start"):
+            self.seen = True  # (UEFI's log alone: fastboot's `oem dmesg` of its memory)
             self.mine = f"{m.group('what')}: {m.group('msg')}"
             return int(m.group("ms")) * NS_PER_MS, self.mine
         return None
@@ -89,7 +91,11 @@ class XblLines:
         if text.startswith("UEFI Start:"):
             self.started[UEFI_STAGE] = (clock, t, lineno)
             return True
+        if text.startswith("POST Time:"):  # UEFI's core has started the OS loader (Android's ABL)
+            self.started[OS_LOADER] = (clock, t, lineno)
+            return True
         if text.startswith("Exit EBS:"):
+            self._end(OS_LOADER, t, None)
             self._end(UEFI_STAGE, t, None)
             self.boot.add(Event(Kind.MARKER, Mark.KERNEL_LOAD, clock, t, None, self.file, lineno,
                                 attrs={"via": "UEFI ExitBootServices"}))
