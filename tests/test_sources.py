@@ -1280,3 +1280,27 @@ def test_nvidia_mb1_stamps_its_lines_from_the_reset(tmp_path):
     spans = {s.phases[0]: (s.start, s.duration) for s in a.phases.spans}
     assert spans["firmware"] == (0, 62_000_000) and spans["bootloader"][0] == 62_000_000
     assert a.boot.first_mark(Mark.BOOTLOADER_START).attrs["bootloader"] == "NVIDIA MB1"
+
+
+def test_a_jetsons_camera_firmware_is_not_a_kernel(tmp_path):
+    """The same public console is a boot loop: it begins with the boot before's tail, and its
+    camera firmware (RCE) stamps its lines like printk on the shared console.  Read as a
+    kernel's, the console was "kernel init 6.2 s" and every MB1 line after the first camera
+    line "lost 4 bytes" (375 warnings); and the next reset's MB1 stamps, back near zero, ended
+    the boot at 0.35 s, not at the 1.97 s MB1 had reached."""
+    log = tmp_path / "orin-loop.log"
+    log.write_text("Jetson UEFI firmware (version 36.4.4-gcid-41062509 built on 2025-06-16T15:25:51+00:00)\n"
+                   "[     6.318531] Camera-FW on t234-rce-safe started\n"
+                   "TCU early console enabled.\n"
+                   "[     6.380337] Camera-FW on t234-rce-safe ready SHA1=e2238c99 (crt 1.360 ms, total boot 63.229 ms)\n"
+                   "Rebooting system ...\n"
+                   "[0000.062] I> MB1 (version: 1.4.0.4-t234-54845784-e89ea9bc)\n"
+                   "[0001.968] I> MB1: MSS reconfig completed\n"
+                   "I> Task: Trigger load TS[     2.609271] Camera-FW on t234-rce-safe started\n"
+                   "[     2.811175] Camera-FW on t234-rce-safe ready SHA1=e2238c99 (crt 12.427 ms, total boot 215.403 ms)\n"
+                   "Rebooting system ...\n"
+                   "[0000.344] I> strt_pg_num(66816) num_of_pgs(16) read_buf(0x40050000)\n")
+    a = analyze(read([str(log)]))
+    assert [(s.name, s.start, s.end) for s in a.phases.spans] == [
+        ("firmware", 0, 62_000_000), ("bootloader", 62_000_000, 1_968_000_000)]
+    assert not a.boot.diagnostics and a.console.loss is None

@@ -36,7 +36,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..sources.bootlab_capture import stalled_ns
-from ..sources.console import DMESG_DUMP_BEGIN, DMESG_DUMP_END, PRINTK_AT_START, PRINTK_INSIDE, stamp_ns
+from ..sources.console import (DMESG_DUMP_BEGIN, DMESG_DUMP_END, OTHER_CPU_FIRMWARE, PRINTK_AT_START, PRINTK_INSIDE,
+                               stamp_ns)
 from ..timeline import Boot, ConsoleLog, Kind
 
 WINDOW = 200  # ring-buffer records looked at past the last match (lines the console did not print)
@@ -173,6 +174,8 @@ def _by_shape(log: ConsoleLog, host_stalls: list[tuple[int, int, str]]) -> Conso
     found: list[tuple[int, str, int]] = []
     for i, text in enumerate(log.text):
         stamp = PRINTK_AT_START.match(text)
+        if stamp and OTHER_CPU_FIRMWARE.match(text, stamp.end()):
+            continue  # another processor's firmware, stamped like the kernel: not a kernel line
         if stamp:
             kernel += 1
             first = i if first is None else first

@@ -45,6 +45,10 @@ SPLICED_STATUS = re.compile(r"^\[\s*(?:OK|FAILED|TIME|DEPEND|SKIP)\s+(?=\d+\.\d{
 # 6.1.0-57-amd64 ...`: a reference-device capture lost `[` and three digits as the serial
 # console started): still the banner, with the kernel's version, though not its time.
 DAMAGED_BANNER = re.compile(r"^\[?\s*\d*\.?\d*\] ?(?=Linux version )")
+# Firmware beside the kernel that stamps its lines as printk does, on its own clock: NVIDIA's
+# camera firmware (RCE) on a Jetson's shared console, `[     6.318531] Camera-FW on t234-rce-safe
+# started`, in the bootloader's time or among the kernel's lines.  Never the kernel's.
+OTHER_CPU_FIRMWARE = re.compile(r"Camera-FW on \S+ (?:started|ready)\b")
 PRINTK_INSIDE = re.compile(r"\[\s*\d+\.\d{6,9}\](?:\[\s*[TC]\d+\])?" + VENDOR_CONTEXT + " ")
 # The reference device's init prints the kernel log after ready between these lines
 # (targets/initramfs.py and bootlab-init.c print the same text): the log is printed again.
@@ -163,7 +167,9 @@ class Interpreter:
         self.zero_baud: int | None = None
         self.counter_bytes = 0
         self.zero_bytes = 0  # every message stamped zero (for a jump no timer announced)
-        self.last_stamped: tuple[int, int] | None = None  # (time, line) of the last bootloader-stamped line
+        # (time, line) of the latest bootloader stamp: the largest, not the last (stamps that go
+        # back, a Pi 4 EEPROM's or a Jetson's MB1 after a reset, do not move the clock back)
+        self.last_stamped: tuple[int, int] | None = None
         self.firmware_line: int | None = None  # where the last firmware banner was (see firmware_stamped)
 
     def printk_time(self, stamp: int, lineno: int, msg: str = "") -> int:
@@ -319,7 +325,8 @@ class Interpreter:
                        or self.rpi.stamp(text, lineno))
             if stamped is not None:
                 clock, (t, text) = Clock.BOOTLOADER, stamped
-                self.last_stamped = (t, lineno)
+                if self.last_stamped is None or t >= self.last_stamped[0]:
+                    self.last_stamped = (t, lineno)
             found = firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno)
             if found:
                 if found == Mark.FIRMWARE_START:
@@ -389,7 +396,8 @@ class Interpreter:
             m = PRINTK_AT_START.match(text)
         if m and not in_range(stamp_ns(m)):
             m = None  # garbage, not a time
-        if m and not self.in_kernel and self.firmware_stamped(text[m.end():]):
+        if m and (OTHER_CPU_FIRMWARE.match(text, m.end())
+                  or not self.in_kernel and self.firmware_stamped(text[m.end():])):
             m = None
         if m:
             t_printk = self.printk_time(stamp_ns(m), lineno, text[m.end():])
@@ -424,7 +432,7 @@ class Interpreter:
         return t_host - sent >= IDLE_NS
 
     def _bootloader_ran_until(self) -> None:
-        """The bootloader's clock ran at least to its last stamped line, and on by the steps
+        """The bootloader's clock ran at least to its latest stamp, and on by the steps
         timed after it that its lines give no time of (U-Boot's `bytes read in N ms` after
         boot0's stamps): the kernel, on a clock placed after the bootloader's, starts no
         earlier (an A733's kernel was placed 3.7 s inside U-Boot's load)."""
