@@ -8,11 +8,13 @@ from pathlib import Path
 
 import jsonschema
 
+from bootlab.advice import advise
 from bootlab.analysis import analyze
 from bootlab.analysis.diff import diff
 from bootlab.cli import main
 from bootlab.render import render
 from bootlab.sources import read
+from bootlab.sources.userspace import Patterns
 from bootlab.timeline import NS_PER_MS as MS
 
 SCHEMA = json.loads(resources.files("bootlab").joinpath("schema/analysis-3.json").read_text())
@@ -263,6 +265,22 @@ def test_a_root_device_that_never_appears_ends_the_boot_at_the_wait(fixture_path
     assert a.phases.end.at == 1_588_806_000 and "Waiting for root device PARTUUID=0badc0de-02" in a.phases.end.evidence
     assert [s.name for s in a.phases.spans] == ["kernel init", "initcalls"]
     assert any("never reached userspace" in n for n in a.phases.notes)
+
+
+def test_a_kernel_panic_ends_the_boot_as_failed(fixture_path):
+    # The shape of a public Milk-V Meles console (openEuler, the root's filesystem not
+    # mountable): the boot ended at "bootconsole disabled" (2.865 s) with "no ready marker
+    # found", as if it had been cut.  It failed at the panic: its end is the panic, named so.
+    a = analysis(fixture_path("console-kernel-panic.txt"))
+    assert a.phases.end.mark == "failure" and a.phases.end.at == 3_516_603_000
+    assert "Kernel panic: VFS: Unable to mount root fs on unknown-block(179,4)" in a.phases.end.evidence
+    assert any("the kernel panicked" in n and "never reached ready" in n for n in a.phases.notes)
+    findings = advise(a.boot, a)
+    assert findings[0].rule == "boot.kernel-panic" and "no filesystem the kernel has" in findings[0].how
+    assert "app.ready-marker" not in [f.rule for f in findings]
+    # A ready line before a panic (a crash after the boot) keeps the boot's end at ready.
+    late = analyze(read([fixture_path("console-kernel-panic.txt")], Patterns.from_options(ready="Switched to clocksource")))
+    assert late.phases.end.mark == "ready" and late.phases.end.at == 511_752_000
 
 
 def test_a_console_that_ends_at_the_kernel_handover_times_no_kernel_phase(fixture_path):

@@ -15,7 +15,7 @@ from bootlab.sources import read
 from .conftest import CORPUS, DATA, REFERENCE, target_of
 
 FAMILIES = {"firmware", "bootloader", "kernel image", "kernel command line", "kernel configuration", "drivers",
-            "filesystems", "services", "application"}
+            "filesystems", "services", "application", "boot failure"}
 BBB = str(CORPUS / "grabserial-bbb__graboutput.log.reference")
 
 

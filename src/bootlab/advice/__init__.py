@@ -34,6 +34,7 @@ class Finding:
     patch: dict | None = None  # partial target description for the reference device
     confidence: str = "medium"  # "high" (measured), "medium" (estimated), "low" (rule of thumb)
     notes: list[str] = field(default_factory=list)
+    blocking: bool = False  # the boot fails: this comes before every saving, which assumes a boot that works
 
 
 @dataclass
@@ -65,7 +66,7 @@ def _load_rules() -> None:
 
 
 def advise(boot: Boot, analysis: Analysis, target: dict | None = None) -> list[Finding]:
-    """Every finding, largest estimated saving first."""
+    """Every finding, largest estimated saving first (what makes the boot fail before all)."""
     _load_rules()
     ctx = Context(boot, analysis, target)
     found: list[Finding] = []
@@ -74,5 +75,5 @@ def advise(boot: Boot, analysis: Analysis, target: dict | None = None) -> list[F
         if result is None:
             continue
         found.extend(result if isinstance(result, list) else [result])
-    found.sort(key=lambda f: -(f.saving_ns or 0))
+    found.sort(key=lambda f: (not f.blocking, -(f.saving_ns or 0)))
     return found

@@ -5,6 +5,7 @@ went from 30 s to under 1 s, Docker Compose v1 to v2 saved 20 s).
 
 from __future__ import annotations
 
+from ..analysis.phases import FAILURE
 from ..timeline import Mark, Phase
 from . import Context, Finding, rule
 from .common import cite, mark_at, phase_span, took
@@ -43,7 +44,7 @@ def ready_marker(ctx: Context) -> Finding | None:
     """Without a ready line the boot's end is a guess, and every saving is measured against
     the guess."""
     end = ctx.analysis.phases.end
-    if end is None or end.mark == Mark.READY:
+    if end is None or end.mark in (Mark.READY, FAILURE):
         return None
     return Finding(
         rule="app.ready-marker", family=FAMILY,

@@ -233,7 +233,13 @@ def _end(boot: Boot, notes: list[str]) -> Boundary | None:
                      f"{(hung.attrs or {}).get('detail', '').removeprefix('hung ')}")
     at, ev = _default_target(boot)
     stuck = _root_never_mounted(boot)
-    if stuck is not None:
+    panic_at, panic = _first(boot, km.PANIC)
+    if panic is not None:
+        reason = (panic.attrs or {}).get("reason", "")
+        what, end = "the kernel's panic", Boundary(FAILURE, panic_at, _evidence(panic, f"Kernel panic: {reason}"))
+        notes.append(f"the kernel panicked ({_evidence(panic)}: {reason}): this boot failed there and never "
+                     "reached ready; it ends at the panic")
+    elif stuck is not None:
         at, ev = stuck
         device = (ev.attrs or {}).get("device", "")
         what, end = "the kernel's wait for its root device", Boundary("end", at, _evidence(ev, f"Waiting for root device {device}"))
@@ -266,6 +272,10 @@ def _end(boot: Boot, notes: list[str]) -> Boundary | None:
     if what == "the last boot event read":
         notes += _journald_took_over(boot, end.at)
     return end
+
+
+# The end of a boot that failed before ready (the kernel panicked): "failure reached 3.517 s".
+FAILURE = "failure"
 
 
 # journald's unit, by name or (older systemd's messages) by its description.
