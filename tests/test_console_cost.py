@@ -321,6 +321,19 @@ def test_a_serial_console_after_the_boot_console_went_prints_the_log_again(fixtu
     least = -(-replayed * 10 * 1_000_000_000 // 136_300_000)
     assert re.search(rf"logged again 136ms after that line: the console runs at {least} baud or faster", c.note)
     assert c.baud == least and c.baud_source.startswith("at least, as its replay at ")
+    # A public RK3368 (3.10, Android) logged again 2.9 ms after its console started: 69
+    # Mbaud, faster than any UART.  The kernel did not wait for that console; said so, not
+    # that the console runs at 69 Mbaud.
+    fast = _replay_variant(
+        fixture_path, tmp_path,
+        ("Linux version 6.1.31", "Linux version 6.6.0"),
+        ("console=ttyS0,115200 console=tty1", "console=uart8250,mmio32,0x05000000 console=tty0"),
+        ("[    0.050000] example:", "[    0.002800] printk: console [tty0] enabled\n"
+                                   "[    0.002800] printk: bootconsole [uart8250] disabled\n[    0.050000] example:"),
+        ("[    0.956140] printk: console [ttyS0] enabled\n[    0.960000]",
+         "[    0.223700] printk: console [ttyS0] enabled\n[    0.223701]"))
+    assert fast.console.baud > 12_000_000 and "the kernel did not wait for its console" in fast.console.note
+    assert fast.console.baud_source.startswith("the kernel did not wait for its replay at ")
     # Up to 6.1 the printing comes before the line (the fixture as written), and a boot
     # console still printing prints each message once: nothing is printed again.
     kept = _replay_variant(fixture_path, tmp_path, ("console=ttyS0,115200", "earlycon console=ttyS0,115200"),

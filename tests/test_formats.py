@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from bootlab.analysis import analyze
 from bootlab.sources import FORMATS, NotALog, detect, read
 from bootlab.sources.formats import TABLE
 
@@ -41,3 +42,24 @@ def test_a_refused_shape_names_its_reason_and_line(fixture_path):
     with pytest.raises(NotALog) as err:
         read([fixture_path("dmesg-T.txt")])
     assert err.value.line == 1 and coarse.refusal in str(err.value)
+
+
+def test_a_console_that_starts_in_the_kernel_is_no_dmesg(tmp_path):
+    """A public CentOS 7 console (rd.debug: its first 268 lines all the kernel's, dracut's
+    debug among them) was read as a dmesg, its bytes costed by log level instead of as
+    printed: systemd's status lines without a printk stamp are a console's only.  It began
+    at 0.704 s of printk time: the capture started late, which a note now says."""
+    lines = [f"[    {0.704083 + k / 1000:.6f}] dracut-cmdline[85]: //lib/dracut-lib.sh@{421 + k}(): hookdir" for k in range(20)]
+    lines += ["[    1.252769] [  OK  ] Started Show Plymouth Boot Screen.", "[  OK  ] Reached target Paths.",
+              "[    1.260000] systemd[1]: Started udev Kernel Device Manager.", "", "RH7 login: "]
+    log = tmp_path / "centos7.log"
+    log.write_text("\n".join(lines) + "\n")
+    assert detect.detect(str(log), log.read_bytes()) == "console"
+    a = analyze(read([str(log)]))
+    assert a.console.printed
+    assert any("begins at 0.704083 s of printk time, in the kernel's boot" in n and "capture started late" in n
+               for n in a.phases.notes)
+    # The same lines saved by dmesg (no status line without a stamp) stay a dmesg.
+    dmesg = tmp_path / "dmesg.txt"
+    dmesg.write_text("\n".join(lines[:21]) + "\n")
+    assert detect.detect(str(dmesg), dmesg.read_bytes()) == "dmesg"

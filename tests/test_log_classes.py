@@ -283,6 +283,22 @@ def test_a_kernel_panic_ends_the_boot_as_failed(fixture_path):
     assert late.phases.end.mark == "ready" and late.phases.end.at == 511_752_000
 
 
+def test_a_log_that_ends_as_init_starts_times_no_userspace(fixture_path, tmp_path):
+    # A public Sipeed Maix (K210) console ends at "Run /init as init process": its last phase
+    # was a 0 ns "rootfs/init", which the log does not hold.  One that goes on after init's
+    # start (a GoPro's dmesg, 18 s more) keeps it: the boot's end there is a guess.
+    text = open(fixture_path("console-kernel-panic.txt")).read().split("[    3.401877]")[0]
+    log = tmp_path / "k210.txt"
+    log.write_text(text + "[    3.401877] Run /init as init process\n")
+    a = analysis(str(log))
+    assert [s.name for s in a.phases.spans] == ["kernel init", "initcalls"]
+    assert any("the logs end as init starts" in n for n in a.phases.notes)
+    log.write_text(text + "[    3.401877] Run /init as init process\n[    9.000000] random: crng init done\n")
+    b = analysis(str(log))
+    assert [s.name for s in b.phases.spans][-1] == "rootfs/init"
+    assert not any("the logs end as init starts" in n for n in b.phases.notes)
+
+
 def test_a_console_that_ends_at_the_kernel_handover_times_no_kernel_phase(fixture_path):
     # A bootloader's log alone (public Allwinner sun8iw21 dongle: boot0, OP-TEE and a vendor
     # U-Boot stamping seconds, cut at "Starting kernel ..."): its last phase was a 0 ns

@@ -46,6 +46,10 @@ DEFAULT_BAUD = 115200
 # speed the port runs at).
 UART_8250_DEFAULT = 9600
 BITS_PER_BYTE = 10  # start bit + 8 data bits + stop bit
+# No UART is faster (USB adapters reach 12 Mbaud; SoC consoles run at up to 1.5-4 Mbaud): a
+# replay that would need more was not waited for (an emulated UART, or a console that buffers
+# or drops what it cannot send in time).
+FASTEST_UART_BAUD = 12_000_000
 DEFAULT_CONSOLE_LOGLEVEL = 7  # CONFIG_CONSOLE_LOGLEVEL_DEFAULT: all but KERN_DEBUG
 QUIET_CONSOLE_LOGLEVEL = 4  # CONFIG_CONSOLE_LOGLEVEL_QUIET: warnings and worse
 DEBUG_CONSOLE_LOGLEVEL = 10
@@ -295,7 +299,10 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
             if faster is not None:  # the default cannot be: the replay shows how fast the console is at least
                 result.note = "; ".join(filter(None, [result.note, faster[0]]))
                 rate = result.baud = faster[1]
-                result.baud_source = f"at least, as its replay at {started.file}:{started.line} shows (set it with --baud)"
+                result.baud_source = (f"at least, as its replay at {started.file}:{started.line} shows (set it with --baud)"
+                                      if rate <= FASTEST_UART_BAUD else
+                                      f"the kernel did not wait for its replay at {started.file}:{started.line} "
+                                      "(set the speed with --baud)")
             result.replay_what = (f"the serial console {name} printing the {replayed} bytes logged "
                                   f"before it, {span(byte_cost(replayed, rate))} at {rate} baud")
             result.note = "; ".join(filter(None, [result.note, (
@@ -362,9 +369,15 @@ def _faster(t: np.ndarray, enabled: int, after: bool, replayed: int, rate: int) 
     if byte_cost(replayed, rate) <= 2 * window:
         return None
     least = -(-replayed * BITS_PER_BYTE * NS_PER_S // max(window, 1))
-    return (f"at the assumed {rate} baud that printing would take {span(byte_cost(replayed, rate))}, but the kernel "
-            f"logged again {span(window)} {'after' if after else 'before'} that line: the console runs at {least} baud or "
-            "faster, and its cost is estimated at that speed (set it with --baud)"), least
+    waited = f"the kernel logged again {span(window)} {'after' if after else 'before'} that line"
+    if least > FASTEST_UART_BAUD:
+        return (f"at the assumed {rate} baud that printing would take {span(byte_cost(replayed, rate))}, but {waited}: "
+                f"the kernel did not wait for its console (that would take {least} baud, faster than any UART: an "
+                "emulated one, or a console that buffers or drops what it cannot send in time), and its cost is "
+                "estimated as what the boot waited for (set the speed with --baud)"), least
+    return (f"at the assumed {rate} baud that printing would take {span(byte_cost(replayed, rate))}, but {waited}: "
+            f"the console runs at {least} baud or faster, and its cost is estimated at that speed (set it with --baud)"
+            ), least
 
 
 def _boot_console_printing(boot: Boot, started: Event) -> bool:

@@ -360,15 +360,22 @@ def last_time(boot: Boot, lines: bool) -> tuple[int | None, str]:
 
 
 def _log_start_missing(boot: Boot) -> list[str]:
-    """A saved kernel log (dmesg, not a console) begins with the kernel's first message at
-    printk time zero; one that begins later lost its start."""
+    """A saved kernel log (dmesg) begins with the kernel's first message at printk time zero;
+    one that begins later lost its start.  A console that begins with a kernel line past zero
+    (no bootloader's line before it) was captured from the middle of the kernel's boot."""
     notes = []
     if boot.marks(km.BANNER):
         return notes
     for log in boot.logs:
-        if log.clock != Clock.PRINTK or log.printed:
+        if log.clock != Clock.PRINTK:
             continue
         t = log.t.numpy()
+        if log.printed:
+            if len(t) and t[0] > 0:
+                notes.append(f"{log.file} begins at {t[0] / 1e9:.6f} s of printk time, in the kernel's boot (no "
+                             "bootloader's or kernel's first line before it): the capture started late, and the boot "
+                             "before that is missing")
+            continue
         timed = t[t != NO_TIME]
         if len(timed) and timed[0] > 0:
             notes.append(f"{log.file} begins at {timed[0] / 1e9:.6f} s of printk time, not with the kernel's first "
@@ -547,6 +554,13 @@ def find_phases(boot: Boot) -> Phases:
         result.spans.pop()
         result.notes.append(f"the logs end where the bootloader starts ({last.start_evidence}): nothing of it or "
                             "after it is timed")
+    # A kernel log that ends as init starts (`Run /init as init process`, then nothing: init
+    # logs nothing to the console, or the log was cut) holds nothing of userspace.
+    elif (last is not None and len(result.spans) > 1 and last.phases[0] == Phase.INIT and not last.duration
+          and result.end.mark != Mark.READY and (last_time(boot, lines=True)[0] or 0) <= result.end.at):
+        result.spans.pop()
+        result.notes.append(f"the logs end as init starts ({last.start_evidence}): nothing after it shows what "
+                            "userspace did, so no phase of it is timed")
     # Trailing phases that never started (no services, no app) are not part of the last span,
     # nor any after its first when it takes no time: the log ends as it starts (a console
     # cut at the kernel's first lines, all stamped zero, never reached the initcalls).

@@ -17,7 +17,7 @@ from typing import Callable
 from ..timeline import Boot
 from . import (bootchart, bootlab_capture, cbmem, console, fastboot, ftrace, grabserial, journal_export, journal_json, journal_short,
                lava, printk,
-               systemd_analyze, systemd_bootchart, systemd_plot, uboot)
+               systemd_analyze, systemd_bootchart, systemd_plot, uboot, userspace)
 from .lines import clean, decode, looks_binary
 from .userspace import Patterns
 
@@ -89,6 +89,13 @@ def _boot_words(sample: Sample) -> float:
 SYSLOG = 0.3  # a syslog's kernel lines with stamps are often a minority among its lines
 
 
+def _console_only(sample: Sample) -> bool:
+    """A line only a console shows, never a kernel log: systemd's status (`[  OK  ] Reached
+    target Paths.`) without a printk stamp (a CentOS 7 console whose first 268 lines were all
+    the kernel's, dracut's debug among them, was read as a dmesg and costed by log level)."""
+    return any(userspace.STATUS.match(line) for line in sample.lines)
+
+
 def _syslog(sample: Sample) -> float:
     return sample.printk["syslog"] if sample.printk["syslog"] >= sample.printk["dmesg"] else 0.0
 
@@ -146,7 +153,8 @@ TABLE: tuple[InputFormat, ...] = (
     # A bootstage report alone; a console holding one is a console (which reads the report too).
     InputFormat(uboot.FORMAT, lambda s: uboot.sniff(s.lines) if s.printk["dmesg"] < 0.2 else 0.0, 0.5,
                 lambda boot, i: uboot.parse(boot, i.path, i.data)),
-    _printk("dmesg", 0.7, lambda s: s.printk["dmesg"] if printk.DMESG.match(s.lines[0]) else 0.0),
+    _printk("dmesg", 0.7, lambda s: s.printk["dmesg"] if printk.DMESG.match(s.lines[0]) and not _console_only(s)
+            else 0.0),
     InputFormat(console.FORMAT, _boot_words, 0.5,
                 lambda boot, i: console.parse(boot, i.path, i.data, i.patterns), boots=True),
 )
