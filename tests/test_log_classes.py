@@ -283,6 +283,30 @@ def test_a_kernel_panic_ends_the_boot_as_failed(fixture_path):
     assert late.phases.end.mark == "ready" and late.phases.end.at == 511_752_000
 
 
+def test_systemds_emergency_mode_ends_the_boot_as_failed(fixture_path, tmp_path):
+    # A mount that never came sends systemd to its emergency target: the boot ended at its
+    # last unit, "no ready marker found"; it failed there, and the advice names the units.
+    text = open(fixture_path("console-kernel-panic.txt")).read().split("[    3.401877]")[0]
+    log = tmp_path / "emergency.txt"
+    log.write_text(text + "[    3.401877] Run /sbin/init as init process\n"
+                   "[    3.600000] systemd[1]: systemd 252.30-1~deb12u2 running in system mode\n"
+                   "         Starting systemd-fsck@dev-mmcblk0p5.service - File System Check on /dev/mmcblk0p5...\n"
+                   "[    4.100000] EXT4-fs (mmcblk0p5): bad geometry: block count 2621440 exceeds size of device\n"
+                   "[FAILED] Failed to mount data.mount - /data.\n"
+                   "[DEPEND] Dependency failed for local-fs.target - Local File Systems.\n"
+                   "[  OK  ] Reached target emergency.target - Emergency Mode.\n"
+                   "You are in emergency mode. After logging in, type \"journalctl -xb\" to view\n"
+                   "Give root password for maintenance\n")
+    a = analysis(str(log))
+    assert a.phases.end.mark == "failure" and a.phases.end.at == 4_100_000_000  # (the status lines carry no time)
+    assert "Emergency mode: systemd reached emergency.target" in a.phases.end.evidence
+    assert any(n.startswith("systemd went to emergency mode") for n in a.phases.notes)
+    (first, *_rest) = advise(a.boot, a)
+    assert first.rule == "boot.emergency-mode"
+    assert any("Failed to mount data.mount" in e for e in first.evidence)
+    assert any("Dependency failed for local-fs.target" in e for e in first.evidence)
+
+
 def test_a_log_that_ends_as_init_starts_times_no_userspace(fixture_path, tmp_path):
     # A public Sipeed Maix (K210) console ends at "Run /init as init process": its last phase
     # was a 0 ns "rootfs/init", which the log does not hold.  One that goes on after init's

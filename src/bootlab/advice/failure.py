@@ -1,14 +1,15 @@
-"""A boot that fails: the kernel panics before the application is ready.  It never reaches
-its application, so making it work comes before every saving, each of which is measured on
-a boot that did not finish.
+"""A boot that fails before the application is ready: the kernel panics, or systemd goes to
+its emergency mode.  It never reaches its application, so making it work comes before every
+saving, each of which is measured on a boot that did not finish.
 """
 
 from __future__ import annotations
 
 import re
 
-from ..analysis.phases import FAILURE
+from ..analysis.phases import FAILURE, failure
 from ..sources import kernel_messages as km
+from ..timeline import Kind
 from . import Context, Finding, rule
 from .common import cite
 
@@ -19,23 +20,35 @@ _NO_ROOT = re.compile(r"VFS: Unable to mount root fs on (?:unknown-block|\S+)\((
 
 
 @rule(FAMILY)
-def kernel_panic(ctx: Context) -> Finding | None:
+def failed(ctx: Context) -> Finding | None:
     end = ctx.analysis.phases.end
-    panic = ctx.boot.first_mark(km.PANIC)
-    if end is None or end.mark != FAILURE or panic is None:
+    _at, ev = failure(ctx.boot)
+    if end is None or end.mark != FAILURE or ev is None:
         return None
-    reason = (panic.attrs or {}).get("reason", "")
-    how = "Read the lines before the panic for what failed, fix it, and measure a boot that reaches ready."
-    m = _NO_ROOT.match(reason)
-    if m and m.group("major") == m.group("minor") == "0":
-        how += (" No device of root='s name appeared: its controller's driver is missing or is a module the "
-                "initramfs does not load, or root= names the wrong device; `rootwait` if it appears late.")
-    elif m:
-        how += (" The root device is there but no filesystem the kernel has could mount it: the filesystem's "
-                "driver is a module (build it in, or load it from an initramfs), root= names the wrong "
-                "partition, or rootfstype= names another filesystem.")
+    reason = (ev.attrs or {}).get("reason", "")
+    evidence = [cite(ctx.boot, ev)]
+    if ev.name == km.PANIC:
+        title, rule_id = "Make the boot succeed: the kernel panics before ready", "boot.kernel-panic"
+        how = "Read the lines before the panic for what failed, fix it, and measure a boot that reaches ready."
+        m = _NO_ROOT.match(reason)
+        if m and m.group("major") == m.group("minor") == "0":
+            how += (" No device of root='s name appeared: its controller's driver is missing or is a module the "
+                    "initramfs does not load, or root= names the wrong device; `rootwait` if it appears late.")
+        elif m:
+            how += (" The root device is there but no filesystem the kernel has could mount it: the filesystem's "
+                    "driver is a module (build it in, or load it from an initramfs), root= names the wrong "
+                    "partition, or rootfstype= names another filesystem.")
+    else:
+        title, rule_id = "Make the boot succeed: systemd goes to emergency mode", "boot.emergency-mode"
+        # The units that failed before it: one of them is what the boot needed.
+        broken = [u for u in ctx.boot.of_kind(Kind.UNIT) if u.file == ev.file and u.line < ev.line
+                  and ((u.attrs or {}).get("status") in ("FAILED", "TIME", "DEPEND")
+                       or (u.attrs or {}).get("verb") in ("Timed out waiting for", "Dependency failed for"))]
+        evidence = [cite(ctx.boot, u) for u in broken[:5]] + evidence
+        how = ("A unit the boot needs failed: the failed units before it name it (a mount in /etc/fstab whose device "
+               "never came, an fsck, a dependency); fix it or mark a mount `nofail`, and measure a boot that reaches "
+               "ready (`journalctl -xb` at the emergency shell says why).")
     return Finding(
-        rule="boot.kernel-panic", family=FAMILY, title="Make the boot succeed: the kernel panics before ready",
-        evidence=[cite(ctx.boot, panic)], saving_ns=None, how=how, non_intrusive=True, patch=None,
-        confidence="high", blocking=True,
+        rule=rule_id, family=FAMILY, title=title, evidence=evidence, saving_ns=None, how=how, non_intrusive=True,
+        patch=None, confidence="high", blocking=True,
         notes=["every other saving is measured on a boot that failed: prove each again on one that reaches ready"])

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..sources import kernel_messages as km
-from ..sources import bootlab_capture, systemd_analyze, uboot
+from ..sources import bootlab_capture, systemd_analyze, uboot, userspace
 from ..timeline import NO_TIME, PHASE_STARTS, Boot, Clock, Event, Kind, Mark, Phase
 
 
@@ -233,12 +233,13 @@ def _end(boot: Boot, notes: list[str]) -> Boundary | None:
                      f"{(hung.attrs or {}).get('detail', '').removeprefix('hung ')}")
     at, ev = _default_target(boot)
     stuck = _root_never_mounted(boot)
-    panic_at, panic = _first(boot, km.PANIC)
-    if panic is not None:
-        reason = (panic.attrs or {}).get("reason", "")
-        what, end = "the kernel's panic", Boundary(FAILURE, panic_at, _evidence(panic, f"Kernel panic: {reason}"))
-        notes.append(f"the kernel panicked ({_evidence(panic)}: {reason}): this boot failed there and never "
-                     "reached ready; it ends at the panic")
+    failed_at, failed = failure(boot)
+    if failed is not None:
+        said, label = FAILURES[failed.name]
+        reason = (failed.attrs or {}).get("reason", "")
+        what, end = "its failure", Boundary(FAILURE, failed_at, _evidence(failed, f"{label}: {reason}"))
+        notes.append(f"{said} ({_evidence(failed)}: {reason}): this boot failed there and never reached ready; it "
+                     "ends there")
     elif stuck is not None:
         at, ev = stuck
         device = (ev.attrs or {}).get("device", "")
@@ -274,8 +275,26 @@ def _end(boot: Boot, notes: list[str]) -> Boundary | None:
     return end
 
 
-# The end of a boot that failed before ready (the kernel panicked): "failure reached 3.517 s".
+# The end of a boot that failed before ready: "failure reached 3.517 s".
 FAILURE = "failure"
+# What ends a boot as failed: (what the note says, what the end's evidence calls it).
+FAILURES = {km.PANIC: ("the kernel panicked", "Kernel panic"),
+            userspace.EMERGENCY: ("systemd went to emergency mode", "Emergency mode")}
+
+
+def failure(boot: Boot) -> tuple[int | None, Event | None]:
+    """The boot's first failure (a kernel panic, systemd's emergency mode): its time and event.
+    One whose line has no time of its own (systemd's status on an untimed console) happened
+    no earlier than the timed line before it, and is placed there."""
+    found = []
+    for name in FAILURES:
+        for ev in boot.marks(name)[:1]:
+            at = boot.at(ev)
+            if at is None:
+                at, _how = _after_timed_line(boot, ev)
+            if at is not None:
+                found.append((at, ev))
+    return min(found, key=lambda f: f[0]) if found else (None, None)
 
 
 # journald's unit, by name or (older systemd's messages) by its description.

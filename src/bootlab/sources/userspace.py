@@ -15,9 +15,9 @@ from ..timeline import Boot, Clock, Event, Kind, Mark
 from . import kernel_messages as km
 from . import systemd_analyze
 
-STATUS = re.compile(r"^\[\s*(?P<status>OK|FAILED|TIME|DEPEND|SKIP|\*+\s*)\s*\] (?P<verb>Started|Finished|Reached target|Mounted|Listening on|Created slice|Activated swap|Failed to start|Stopped target|Stopped|Found device|Timed out waiting for|Dependency failed for|Condition check resulted in)? ?(?P<what>.*?)\.?\s*$")
+STATUS = re.compile(r"^\[\s*(?P<status>OK|FAILED|TIME|DEPEND|SKIP|\*+\s*)\s*\] (?P<verb>Started|Finished|Reached target|Mounted|Listening on|Created slice|Activated swap|Failed to start|Failed to mount|Stopped target|Stopped|Found device|Timed out waiting for|Dependency failed for|Condition check resulted in)? ?(?P<what>.*?)\.?\s*$")
 STARTING = re.compile(r"^\s+(?:Starting|Mounting|Activating swap|Listening on) (?P<what>.*?)\.{0,3}\s*$")
-SYSTEMD_MSG = re.compile(r"^systemd\[1\]: (?P<verb>Starting|Started|Finished|Reached target|Mounting|Mounted|Listening on|Failed to start|Startup finished in|Queued start job for default target) ?(?P<what>.*?)\.{0,3}\s*$")
+SYSTEMD_MSG = re.compile(r"^systemd\[1\]: (?P<verb>Starting|Started|Finished|Reached target|Mounting|Mounted|Listening on|Failed to start|Failed to mount|Startup finished in|Queued start job for default target) ?(?P<what>.*?)\.{0,3}\s*$")
 BOOTLAB_MARK = re.compile(r"bootlab-mark: (?P<name>[\w.\-]+)(?P<rest>.*)$")
 # What feed() looks for first: anything else it leaves alone.
 WORDS = ("bootlab-mark: ",)
@@ -34,6 +34,10 @@ ELLIPSIS = "\u2026"
 # right after it).
 SYSTEMD_FIRST = "systemd.first-message"
 SWITCH_ROOT = "systemd.switch-root"
+# systemd reached its emergency or rescue target: a unit the boot needs failed (a mount, an
+# fsck, a device that never came), and the boot stops at a root shell's password prompt.
+EMERGENCY = "systemd.emergency"
+_EMERGENCY_TARGETS = ("emergency.target", "Emergency Mode", "rescue.target", "Rescue Mode")
 
 # Ready candidates, best first: the first match of the best-ranked pattern ends the boot.
 DEFAULT_READY = (
@@ -166,11 +170,13 @@ class UserspaceReader:
             return
         unit = self._unit(what)
         key = what
+        if verb == "Reached target" and unit in _EMERGENCY_TARGETS and not self.boot.marks(EMERGENCY):
+            self._mark(EMERGENCY, clock, t, lineno, reason=f"systemd reached {unit}")
         if verb in ("Starting", "Mounting"):
             self.starting[key] = (clock, t, lineno)
             return
         begun = self.starting.pop(key, None)
-        attrs = {"status": "FAILED" if verb == "Failed to start" else status, "verb": verb, "text": what}
+        attrs = {"status": "FAILED" if verb.startswith("Failed to ") else status, "verb": verb, "text": what}
         if begun and begun[0] == clock and begun[1] is not None and t is not None:
             start, dur = begun[1], t - begun[1]
         else:
