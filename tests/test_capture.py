@@ -498,3 +498,24 @@ def test_a_failure_line_printed_by_the_kernel_is_the_reason_without_its_time_sta
     assert result.failure == "bootlab: stopped: step scheduler failed (exit 2)"
     os.close(master)
     os.close(slave)
+
+
+def test_a_kernel_panic_or_emergency_mode_fails_the_boot_on_any_target(tmp_path):
+    """Every target's capture stops on the same failure lines: the device's init stopping, a
+    kernel panic (a board with panic=-1 reboots and reads on until the deadline: it was a
+    timeout), systemd's emergency mode (a root password prompt until the deadline)."""
+    from bootlab.targets.result import FAILED_LINE, classify
+
+    for said, reason in ((b"[    3.516603] Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(179,4)",
+                          "Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(179,4)"),
+                         (b'You are in emergency mode. After logging in, type "journalctl -xb" to view',
+                          'You are in emergency mode. After logging in, type "journalctl -xb" to view')):
+        master, slave, name = _pty()
+        source = PtySource(name)
+        source.open()
+        os.write(master, b"[    3.401877] mmc0: new HS400 MMC card at address 0001\r\n" + said + b"\r\n")
+        _, result = _run_capture(tmp_path / "p.capture", source, session.Stop(silence=0.3, deadline=10, failure=FAILED_LINE))
+        assert result.failure == reason
+        assert classify(result, 10, "the console closed") == ("failed", reason)
+        os.close(master)
+        os.close(slave)

@@ -33,6 +33,7 @@ from ..capture.power import device_source
 from . import uboot
 from .description import TargetError, section
 from .shell_power import ShellPower, run_command
+from .result import FAILED_LINE
 from .strategy import Parts
 
 AFTER_READY = 1.0  # seconds of console kept after the ready line
@@ -103,7 +104,7 @@ class BoardDescription:
         return Parts(console=console, power=power, bootloader=self.bootloader,
                      prepare=(lambda: run_command(self.prepare, "prepare")) if self.prepare else None,
                      stop=session.Stop(ready=re.compile(self.ready.encode()), after_ready=AFTER_READY,
-                                       silence=self.silence, deadline=self.deadline),
+                                       silence=self.silence, deadline=self.deadline, failure=FAILED_LINE),
                      meta={"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
                            "zero": "power-on", "target": self.TABLE, "prepare": self.prepare, **meta})
 

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 from ..capture import priority, session
 from ..capture.pacing import PacedSource
 from ..capture.process import ProcessSource, dies_with_us
-from . import initramfs, qemu_cpus, rootfs
+from . import qemu_cpus, rootfs
 from .description import TargetError
+from .result import FAILED_LINE
 from .strategy import Parts
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ def parts(built: Built, capture_path: str) -> Parts:
     return Parts(console=PacedSource(proc, baud) if baud else proc, power=proc, bootloader=loader,
                  stop=session.Stop(ready=re.compile(t.boot.ready.encode()), after_ready=built.after_ready,
                                    silence=t.boot.silence, deadline=t.boot.deadline,
-                                   failure=re.compile(re.escape(initramfs.STOPPED).encode())),
+                                   failure=FAILED_LINE),
                  meta={"started": datetime.now(timezone.utc).isoformat(timespec="microseconds"), "zero": "power-on",
                        "baud": baud or None, "target": t.name, "cmdline": built.cmdline, "digest": built.digest},
                  ended=ended, hung=hung)
