@@ -68,3 +68,14 @@ def test_fastboot_output_on_the_command_line(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "(fastboot)" in out.stdout and "1.497s (firmware + bootloader)" in out.stdout
     assert "Console output" not in out.stdout
+
+
+def test_lk2nds_oem_log_is_timed_by_lks_stamps(tmp_path):
+    """lk2nd's `fastboot oem log`: LK's own millisecond stamps, from its banner on."""
+    path = tmp_path / "oem-log.txt"
+    path.write_text("\n".join(["$ fastboot oem log", "(bootloader) [0] welcome to lk", "(bootloader) [10] platform_init()",
+                               "(bootloader) [2110] Loading (boot) image (12345678): start",
+                               "(bootloader) [2500] fastboot_init()", "OKAY [  0.020s]", ""]))
+    a = analyze(read([str(path)]))
+    assert a.boot.sources[0].format == "fastboot"
+    assert a.phases.spans[-1].name == "bootloader" and a.phases.end.at == 2_500 * MS
