@@ -34,6 +34,14 @@ def test_generic_against_cloud_kernel():
     assert d.console_bytes.delta < 0 and not d.notes
 
 
+def test_a_failed_boot_is_said_so_beside_one_that_worked(fixture_path):
+    """A boot that panicked is shorter than one that reached ready: its total is no saving."""
+    failed = analyze(read([fixture_path("console-kernel-panic.txt")]))
+    d = diff(analyze(read([GENERIC])), failed)
+    assert any(n.startswith("the second boot failed (") and "Kernel panic: VFS" in n
+               and "its total is to its failure, not to ready" in n for n in d.notes)
+
+
 def test_cli_text_and_json(tmp_path, capsys):
     assert main(["diff", GENERIC, CLOUD]) == 0
     out = capsys.readouterr().out

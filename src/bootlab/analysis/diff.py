@@ -16,6 +16,7 @@ import numpy as np
 from ..timeline import NO_TIME, PHASE_STARTS, Kind
 from . import Analysis
 from .blame import identities
+from .phases import FAILURE
 
 
 @dataclass
@@ -91,6 +92,10 @@ def diff(before: Analysis, after: Analysis, top: int = 10) -> BootDiff:
     if starts[0] != starts[1]:
         notes.append(f"the boots are timed from different starts ({starts[0]}, {starts[1]}): compare phase by "
                      "phase, not the totals")
+    for which, a in (("first", before), ("second", after)):
+        end = a.phases.end
+        if end is not None and end.mark == FAILURE:
+            notes.append(f"the {which} boot failed ({end.evidence}): its total is to its failure, not to ready")
     return BootDiff(
         before, after,
         Change("total", before.phases.total, after.phases.total),
