@@ -1306,3 +1306,30 @@ def test_a_jetsons_camera_firmware_is_not_a_kernel(tmp_path):
     assert [(s.name, s.start, s.end) for s in a.phases.spans] == [
         ("firmware", 0, 62_000_000), ("bootloader", 62_000_000, 1_968_000_000)]
     assert not a.boot.diagnostics and a.console.loss is None
+
+
+def test_a_banner_that_lost_bytes_on_the_console_is_still_the_banner(tmp_path):
+    """A reference-device boot without printk times on a loaded host (CI): the UART lost the
+    "r" of "version" and the "L" went with the line before, so no banner was read and the
+    kernel's phases were one span from the handover to init.  Up to two bytes lost from
+    "Linux version " before the version and builder, the line is the banner, with a warning."""
+    from bootlab.sources.kernel_messages import restore_banner
+
+    tail = "6.1.0-57-amd64 (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14+deb12u1) 12.2.0) #1 SMP"
+    assert restore_banner("inux vesion " + tail) == "Linux version " + tail
+    assert restore_banner("o\x1bcLinuxversion " + tail) == "Linux version " + tail
+    assert restore_banner("Linux version " + tail) is None  # whole: not damaged
+    assert restore_banner("nux vesion " + tail) is None  # three bytes lost: not said to be it
+    assert restore_banner("built by " + tail) is None
+    assert restore_banner('  "kernel_banner": "Linux version ' + tail) is None  # quoted whole in another line
+    log = tmp_path / "untimed.log"
+    log.write_text("Booting from ROM...\n"
+                   "Probing EDD (edd=off to disable)... ok\n"
+                   "inux vesion " + tail + "\n"
+                   "Command line: console=ttyS0,115200 printk.time=0\n"
+                   "devtmpfs: initialized\n"
+                   "Run /init as init process\n"
+                   "BOOTLAB READY\n")
+    a = analyze(read([str(log)]))
+    assert a.boot.meta["kernel_version"] == "6.1.0-57-amd64" and a.boot.marks(km.BANNER)[0].line == 3
+    assert any(d.line == 3 and "lost bytes of the kernel's banner" in d.message for d in a.boot.diagnostics)

@@ -308,8 +308,14 @@ class Interpreter:
         if damaged and kernel_messages.recognise(self.boot, self.file, clock or Clock.HOST, t, text[damaged.end():],
                                                  lineno):
             return  # the banner, its stamp broken by bytes the console lost: its facts, untimed
-        if self.untimed_kernel is None and not self.in_kernel and kernel_messages.is_banner(text):
-            self.untimed_kernel = InitcallReader(self.boot, self.file, Clock.HOST)
+        if self.untimed_kernel is None and not self.in_kernel and not self.replay:
+            restored = kernel_messages.restore_banner(text)
+            if restored is not None:
+                self.boot.warn(self.file, lineno, f"the console lost bytes of the kernel's banner ({text[:40]!r}...): "
+                                                  "read as its banner")
+                text = restored
+            if kernel_messages.is_banner(text):
+                self.untimed_kernel = InitcallReader(self.boot, self.file, Clock.HOST)
         if self.untimed_kernel is not None and not self.replay:
             self.last_untimed = t if t is not None else self.last_untimed
             if INITCALL_WORDS.search(text) and self.untimed_kernel.feed(t, text, lineno):

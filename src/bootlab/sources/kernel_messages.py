@@ -253,6 +253,34 @@ def is_banner(text: str) -> bool:
     return bool(_VERSION.match(text))
 
 
+# The banner's version and builder, "6.1.0-57-amd64 (debian-kernel@lists.debian.org) (gcc-12":
+# no other line has them so.
+_BANNER_TAIL = re.compile(r"(?P<version>\d+\.\d+[\w.+~-]*) \([^()\s]+@[^()\s]+\) \(")
+_BANNER_HEAD = "Linux version "
+LOST_IN_BANNER = 2  # bytes a console may have lost from "Linux version " for the line to be the banner
+
+
+def restore_banner(text: str) -> str | None:
+    """The banner of a console that lost bytes of it (a UART overrun on a loaded host:
+    "inux vesion 6.1.0-57-amd64 (debian-kernel@lists.debian.org) (gcc-12 ...", its "L" on the
+    line before): the banner as the kernel printed its start, or None for any other line.
+    Its words are what is left of "Linux version " when up to LOST_IN_BANNER bytes are lost."""
+    m = _BANNER_TAIL.search(text)
+    if m is None or _BANNER_HEAD in text:  # whole (a banner, or one quoted in another line)
+        return None
+    head = text[:m.start()]
+    for kept in range(len(_BANNER_HEAD) - LOST_IN_BANNER, len(_BANNER_HEAD)):
+        if len(head) >= kept and _lost_from(head[len(head) - kept:], _BANNER_HEAD):
+            return _BANNER_HEAD + text[m.start():]
+    return None
+
+
+def _lost_from(part: str, whole: str) -> bool:
+    """Whether part is whole with some of its characters lost (a subsequence of it)."""
+    rest = iter(whole)
+    return all(ch in rest for ch in part)
+
+
 def announces_counter(text: str) -> bool:
     """The kernel announcing the architected timer, whose counter may have run before the
     kernel (from the SoC's reset, or from when a loader started it)."""
