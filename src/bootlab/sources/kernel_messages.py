@@ -34,6 +34,7 @@ FREE_INITMEM = "kernel.free-initmem"
 WRITE_PROTECT = "kernel.write-protect"
 BANNER = "kernel.banner"
 PANIC = "kernel.panic"  # "Kernel panic - not syncing: VFS: Unable to mount root fs ...": the boot failed
+PANIC_WORDS = "Kernel panic - not syncing: "  # (also what a capture stops a failed boot's reading on)
 BOOT_CPU = "kernel.boot-cpu"  # "Booting Linux on physical CPU 0x0": ARM's first message, just before the banner
 # "sched_clock: 57 bits at 63MHz, ...": the timer printk's clock counts from registered (ARM,
 # RISC-V): the messages before it are stamped zero, however long the kernel ran before it.
@@ -129,7 +130,7 @@ PREFIXES = (
     "bootconsole [",
     "earlycon: ",
     "Malformed early option",
-    "Kernel panic - not syncing: ",
+    PANIC_WORDS,
 )
 
 
@@ -232,10 +233,10 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
             mark(BOOT_CONSOLE_GONE, **({"printed": False} if msg.startswith("Malformed") else {}))
         else:
             return False
-    elif msg.startswith("Kernel panic - not syncing: "):
+    elif msg.startswith(PANIC_WORDS):
         if boot.marks(PANIC):
             return False  # (a panic while panicking says nothing more of the boot)
-        mark(PANIC, reason=msg.removeprefix("Kernel panic - not syncing: ").strip())
+        mark(PANIC, reason=msg.removeprefix(PANIC_WORDS).strip())
     elif msg.startswith("tsc: "):
         m = _TSC.match(msg)
         if not m:

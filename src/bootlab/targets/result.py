@@ -6,13 +6,15 @@ import re
 from dataclasses import dataclass
 
 from ..capture import session
+from ..sources.kernel_messages import PANIC_WORDS
 from .initramfs import STOPPED
 
 # A line that says the boot failed, on any target: a step of the device's init that stopped
 # it, the kernel's panic, systemd's emergency or rescue mode.  The capture reads on (the
 # kernel's last words, a board rebooting), and the boot is recorded as failed with that
 # line as its reason instead of as a timeout or a console that closed.
-FAILED_LINE = re.compile(re.escape(STOPPED).encode() + rb"|Kernel panic - not syncing: |You are in (?:emergency|rescue) mode")
+FAILED_LINE = re.compile(b"|".join((re.escape(STOPPED).encode(), re.escape(PANIC_WORDS).encode(),
+                                    rb"You are in (?:emergency|rescue) mode")))
 
 
 @dataclass
