@@ -503,13 +503,18 @@ def test_a_failure_line_printed_by_the_kernel_is_the_reason_without_its_time_sta
 def test_a_kernel_panic_or_emergency_mode_fails_the_boot_on_any_target(tmp_path):
     """Every target's capture stops on the same failure lines: the device's init stopping, a
     kernel panic (a board with panic=-1 reboots and reads on until the deadline: it was a
-    timeout), systemd's emergency mode (a root password prompt until the deadline)."""
+    timeout), systemd's emergency mode (a root password prompt until the deadline), an
+    initramfs's shell (initramfs-tools', dracut's) for want of a root."""
     from bootlab.targets.result import FAILED_LINE, classify
 
     for said, reason in ((b"[    3.516603] Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(179,4)",
                           "Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(179,4)"),
                          (b'You are in emergency mode. After logging in, type "journalctl -xb" to view',
-                          'You are in emergency mode. After logging in, type "journalctl -xb" to view')):
+                          'You are in emergency mode. After logging in, type "journalctl -xb" to view'),
+                         (b"ALERT!  /dev/sda does not exist.  Dropping to a shell!",
+                          "ALERT!  /dev/sda does not exist.  Dropping to a shell!"),
+                         (b"Entering emergency mode. Exit the shell to continue.",
+                          "Entering emergency mode. Exit the shell to continue.")):
         master, slave, name = _pty()
         source = PtySource(name)
         source.open()

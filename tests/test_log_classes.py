@@ -307,6 +307,43 @@ def test_systemds_emergency_mode_ends_the_boot_as_failed(fixture_path, tmp_path)
     assert any("Dependency failed for local-fs.target" in e for e in first.evidence)
 
 
+def test_an_initramfs_that_gives_a_shell_ends_the_boot_as_failed(tmp_path):
+    # A public console of an Ubuntu initramfs (initramfs-tools) that never found its root
+    # ended at `Run /init`, "no ready marker found", 0 ns of rootfs/init; dracut's emergency
+    # shell the same: the boot failed where the initramfs gave up, and the advice says why.
+    kernel = ("[    0.000000] Linux version 5.15.0-101-generic (buildd@lcy02-amd64-031) (gcc 11.4.0) #111-Ubuntu SMP\n"
+              "[    0.300000] devtmpfs: initialized\n"
+              "[   27.985661] Run /init as init process\n"
+              "Loading, please wait...\n"
+              "Starting version 249.11-0ubuntu3.7\n"
+              "[   31.052677] e1000 0000:00:03.0 ens3: renamed from eth0\n")
+    tools = tmp_path / "initramfs-tools.log"
+    tools.write_text(kernel + "Begin: Waiting for root file system ... Begin: Running /scripts/local-block ... done.\n"
+                     "done.\n"
+                     "Gave up waiting for root file system device.  Common problems:\n"
+                     " - Boot args (cat /proc/cmdline)\n"
+                     "ALERT!  /dev/sda does not exist.  Dropping to a shell!\n\n"
+                     "BusyBox v1.30.1 (Ubuntu 1:1.30.1-7ubuntu3) built-in shell (ash)\n"
+                     "(initramfs) \n")
+    a = analysis(str(tools))
+    assert a.phases.end.mark == "failure" and a.phases.end.at == 31_052_677_000  # (untimed: the timed line before)
+    assert "Initramfs shell: /dev/sda does not exist" in a.phases.end.evidence
+    (first, *_rest) = advise(a.boot, a)
+    assert first.rule == "boot.initramfs-shell" and "did not appear" in first.how
+    dracut = tmp_path / "dracut.log"
+    dracut.write_text(kernel + "[  189.112233] dracut-initqueue[312]: Warning: dracut-initqueue: timeout, still waiting "
+                      "for following initqueue hooks:\n"
+                      "[  189.220000] dracut-initqueue[312]: Warning: /dev/disk/by-uuid/5e4c-9a1b does not exist\n"
+                      "Generating \"/run/initramfs/rdsosreport.txt\"\n\n"
+                      "Entering emergency mode. Exit the shell to continue.\n"
+                      "Type \"journalctl\" to view system logs.\n"
+                      "dracut:/# \n")
+    b = analysis(str(dracut))
+    assert b.phases.end.mark == "failure" and b.phases.end.at == 189_220_000_000
+    assert "dracut's emergency shell: /dev/disk/by-uuid/5e4c-9a1b does not exist" in b.phases.end.evidence
+    assert advise(b.boot, b)[0].rule == "boot.initramfs-shell"
+
+
 def test_a_log_that_ends_as_init_starts_times_no_userspace(fixture_path, tmp_path):
     # A public Sipeed Maix (K210) console ends at "Run /init as init process": its last phase
     # was a 0 ns "rootfs/init", which the log does not hold.  One that goes on after init's

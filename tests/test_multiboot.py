@@ -301,3 +301,74 @@ def test_a_console_that_begins_with_the_boot_befores_restart_splits_there(tmp_pa
     boot = read([str(log)])
     assert any("the log holds 2 boots (first lines 1, 4)" in d.message for d in boot.diagnostics)
     assert [ev.dur for ev in boot.of_kind(Kind.STAGE)] == [1_245_000_000]
+
+
+_SPL = "U-Boot SPL 2019.01-00357-gc9632fd11e10-dirty (Feb 06 2019 - 12:35:24 +0530)"
+
+
+def _imx6_uboot(cause: str, read_ms: int) -> list[str]:
+    return [_SPL, "Trying to boot from MMC1", "",
+            "U-Boot 2019.01-00357-gc9632fd11e10-dirty (Feb 06 2019 - 12:35:24 +0530)",
+            f"Reset cause: {cause}", "Hit any key to stop autoboot:  0",
+            f"8932424 bytes read in {read_ms} ms (18.5 MiB/s)", "Starting kernel ...", " "]
+
+
+def test_a_watchdog_boot_loop_splits_at_each_reset(tmp_path):
+    """A public i.MX6 console of a watchdog boot loop: three boots reach `Starting kernel ...`
+    and the board resets before the kernel prints anything (`Reset cause: WDOG`), then
+    bootcount's altbootcmd boots.  No kernel banner or restart split them: one boot was read
+    from the first U-Boot SPL, its bootloader holding all four.  The loader's banner again
+    is a reset; U-Boot's `version` command printing it at the prompt is not."""
+    lines = _imx6_uboot("POR", 465) + _imx6_uboot("WDOG", 466) + _imx6_uboot("WDOG", 467)
+    lines += _imx6_uboot("WDOG", 459)[:-2] + ["=> version", "U-Boot 2019.01-00357-gc9632fd11e10-dirty "
+                                                            "(Feb 06 2019 - 12:35:24 +0530)", "=> boot",
+                                                            "Starting kernel ...", ""]
+    lines += ["[    0.000000] Booting Linux on physical CPU 0x0",
+              "[    0.000000] Linux version 5.0.0-rc3 (shyam@debian) (gcc version 6.3.1) #9 SMP",
+              "[    3.506235] Run /sbin/init as init process",
+              "Jan  1 00:00:03 buildroot kern.info kernel: [    0.000000] Booting Linux on physical CPU 0x0",
+              "Jan  1 00:00:03 buildroot kern.notice kernel: [    0.000000] Linux version 5.0.0-rc3 "
+              "(shyam@debian) (gcc version 6.3.1) #9 SMP",
+              "Jan  1 00:00:04 buildroot kern.notice kernel: [    4.200491] random: dd: uninitialized urandom read",
+              "buildroot login:"]
+    log = _write(tmp_path, "loop.log", ("\n".join(lines) + "\n").encode())
+    boot = read([log])
+    (warning,) = [d for d in boot.diagnostics if "the log holds" in d.message]
+    assert "the log holds 4 boots (first lines 1, 10, 19, 28)" in warning.message
+    assert [ev.dur for ev in boot.of_kind(Kind.STAGE)] == [459_000_000]
+    assert analyze(boot).phases.end.mark == Mark.READY
+    assert [ev.dur for ev in read([log], which=2).of_kind(Kind.STAGE)] == [466_000_000]
+
+
+def test_the_kernel_log_klogd_prints_again_is_no_boot(tmp_path):
+    """The same console's busybox klogd and syslogd print the whole kernel log again on the
+    console after init starts, syslog-prefixed from time zero: read as the last boot, the
+    boot was 4.2 s of one span with nothing in it.  A kern.log's boots, all prefixed, still
+    split (test_kern_log_kept_across_reboots)."""
+    bare = ["[    0.000000] Linux version 5.0.0-rc3 (shyam@debian) (gcc version 6.3.1) #9 SMP",
+            "[    0.021100] devtmpfs: initialized", "[    3.506235] Run /sbin/init as init process"]
+    logged = ["Jan  1 00:00:03 buildroot kern.notice kernel: [    0.000000] Linux version 5.0.0-rc3 "
+              "(shyam@debian) (gcc version 6.3.1) #9 SMP",
+              "Jan  1 00:00:04 buildroot kern.notice kernel: [    4.200491] random: dd: uninitialized urandom read",
+              "buildroot login:"]
+    boot = read([_write(tmp_path, "console.log", ("\n".join(bare + logged) + "\n").encode())])
+    assert not [d for d in boot.diagnostics if "the log holds" in d.message]
+    assert [s.name for s in analyze(boot).phases.spans] == ["kernel init", "initcalls", "rootfs/init"]
+
+
+def test_a_jetsons_boot_loop_splits_at_each_mb1(tmp_path):
+    """A public Jetson AGX Orin console loops through MB1, UEFI's ASSERT and `Rebooting system
+    ...`, never reaching a kernel, and begins with the boot before's tail: each MB1 banner after
+    a reboot starts a boot; the last is read."""
+    mb1 = "[0000.062] I> MB1 (version: 1.4.0.4-t234-54845784-e89ea9bc)"
+    loop = [mb1, "[0000.067] I> t234-A01-1-Silicon (0x12347) Prod", "[0001.968] I> MB1: MSS reconfig completed",
+            "ASSERT [XhciDxe] /dvs/git/dirty/edk2/MdeModulePkg/Bus/Pci/XhciDxe/Xhci.c(1805): !EFI_ERROR (Status)",
+            "Rebooting system ..."]
+    lines = ["Jetson UEFI firmware (version 36.4.4-gcid-41062509 built on 2025-06-16T15:25:51+00:00)",
+             "Rebooting system ..."] + loop + loop + loop[:3]
+    boot = read([_write(tmp_path, "orin.log", ("\n".join(lines) + "\n").encode())])
+    (warning,) = [d for d in boot.diagnostics if "the log holds" in d.message]
+    assert "the log holds 4 boots (first lines 1, 3, 8, 13)" in warning.message
+    a = analyze(boot)
+    assert [(s.name, s.start, s.end) for s in a.phases.spans] == [
+        ("firmware", 0, 62_000_000), ("bootloader", 62_000_000, 1_968_000_000)]

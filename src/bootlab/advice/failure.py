@@ -1,5 +1,5 @@
-"""A boot that fails before the application is ready: the kernel panics, or systemd goes to
-its emergency mode.  It never reaches its application, so making it work comes before every
+"""A boot that fails before the application is ready: the kernel panics, the initramfs cannot
+mount the root and gives a shell, or systemd goes to its emergency mode.  It never reaches its application, so making it work comes before every
 saving, each of which is measured on a boot that did not finish.
 """
 
@@ -9,6 +9,7 @@ import re
 
 from ..analysis.phases import FAILURE, failure
 from ..sources import kernel_messages as km
+from ..sources import userspace
 from ..timeline import Kind
 from . import Context, Finding, rule
 from .common import cite
@@ -38,6 +39,18 @@ def failed(ctx: Context) -> Finding | None:
             how += (" The root device is there but no filesystem the kernel has could mount it: the filesystem's "
                     "driver is a module (build it in, or load it from an initramfs), root= names the wrong "
                     "partition, or rootfstype= names another filesystem.")
+    elif ev.name == userspace.INITRAMFS_SHELL:
+        title, rule_id = "Make the boot succeed: the initramfs cannot mount the root", "boot.initramfs-shell"
+        if "does not exist" in reason or "Gave up" in reason:
+            how = ("The root device root= names did not appear before the initramfs gave up: its driver is not in "
+                   "the initramfs (initramfs-tools: list the module in /etc/initramfs-tools/modules, or MODULES=most; "
+                   "dracut: --add-drivers), the device comes late (rootdelay=), or root= names a device or UUID that "
+                   "is not there.")
+        else:
+            how = ("The initramfs could not mount the root: its filesystem's module is not in the initramfs, or "
+                   "root= or rootfstype= name the wrong partition or filesystem.")
+        how += (" At the shell, `cat /proc/cmdline` and `ls /dev/disk/by-uuid` show what root= asked for and what "
+                "there is; measure a boot that reaches ready.")
     else:
         title, rule_id = "Make the boot succeed: systemd goes to emergency mode", "boot.emergency-mode"
         # The units that failed before it: one of them is what the boot needed.

@@ -279,7 +279,8 @@ def _end(boot: Boot, notes: list[str]) -> Boundary | None:
 FAILURE = "failure"
 # What ends a boot as failed: (what the note says, what the end's evidence calls it).
 FAILURES = {km.PANIC: ("the kernel panicked", "Kernel panic"),
-            userspace.EMERGENCY: ("systemd went to emergency mode", "Emergency mode")}
+            userspace.EMERGENCY: ("systemd went to emergency mode", "Emergency mode"),
+            userspace.INITRAMFS_SHELL: ("the initramfs could not mount the root and gave a shell", "Initramfs shell")}
 
 
 def failure(boot: Boot) -> tuple[int | None, Event | None]:

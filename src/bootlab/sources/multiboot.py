@@ -37,12 +37,14 @@ _UNSTAMPED = re.compile(rb"""(?:\[(?:\d{4}-\d\d-\d\d[ T])?[\d:]+\.\d+(?:\ -?\d+\
 _LONGEST_PREFIX = 256
 # The first words of firmware and bootloaders (after terminal resets, on a console).
 _LOADER = re.compile(rb"U-Boot SPL |U-Boot \d{4}\.|SeaBIOS \(version|qboot|NOTICE:\s+BL[12]|BootROM|Booting from ROM"
-                     rb"|Welcome to GRUB|GNU GRUB|barebox \d{4}\.")
+                     rb"|Welcome to GRUB|GNU GRUB|barebox \d{4}\.|I> MB1 \(version")
 _PRINTK_STAMP = re.compile(rb"\[\s*(?P<t>\d+\.\d{6,9})\]")
-# The kernel's last words as it restarts the board or powers it off: a bootloader's banner
-# after them starts the next boot, whose kernel may print no banner (`quiet`).
-_RESTART = b"] reboot: "
-_RESTART_WORDS = (b"Restarting system", b"Power down")
+# The last words of a kernel, a firmware or a bootloader as it restarts the board (or the
+# kernel as it powers it off): a loader's banner after them starts the next boot, whose kernel
+# may print no banner (`quiet`).  The kernel's `reboot: ` is printk-stamped; UEFI's (a Jetson's
+# after an ASSERT) and U-Boot's `reset` command's stand alone on their line.
+_RESTARTS = ((b"] reboot: ", (b"Restarting system", b"Power down")),
+             (b"\nRebooting system", (b" ...",)), (b"\nresetting", (b" ...",)))
 _RESTART_WINDOW = 1 << 16  # bytes after the restart in which the next boot's loader speaks
 _BOOT_CONSOLE_GONE = re.compile(rb"\] " + BOOT_CONSOLE_DISABLED.encode())
 _JOURNAL_BOOT = re.compile(rb"-- (?:Boot [0-9a-f]{32}|Reboot) --")
@@ -105,12 +107,35 @@ def _banners(data: bytes) -> list[int]:
     dumps = [(at, data.find(_DUMP_END, at)) for at in _find_all(data, _DUMP_BEGIN)] if found else []
     if dumps:  # banners of the log printed again are not boots
         found = [b for b in found if not any(lo < b and (hi < 0 or b < hi) for lo, hi in dumps)]
-    return [b for k, b in enumerate(found) if not (k and _printed_again(data, found[k - 1], b))]
+    boots = found[:1]
+    for previous, banner in zip(found, found[1:]):
+        if not (_printed_again(data, previous, banner) or _logged_again(data, previous, banner)):
+            boots.append(banner)
+        _release(data, previous)
+    return boots
 
 
-# A shell command that prints the banner again (`cat /proc/version`, `uname -a`, `dmesg`)
-# typed at a prompt, a few lines up at most (dmesg's first lines come before its banner).
-_COMMAND = re.compile(rb"[#$>] *(?:cat +/proc/version|uname|dmesg)\b")
+_SYSLOG_KERNEL = b" kernel: "  # what a syslog or journal line of the kernel's holds before its text
+
+
+def _logged_again(data: bytes, previous: int, banner: int) -> bool:
+    """Whether the banner line at `banner` is the boot's kernel log written again by a logging
+    daemon: busybox's klogd and syslogd on a Buildroot board's console print every kernel
+    message since time zero, `Jan  1 00:00:03 buildroot kern.notice kernel: [    0.000000] Linux
+    version ...`, after the kernel printed them bare there.  A syslog-prefixed banner of the
+    same kernel release after a bare one; a kern.log's boots are all prefixed."""
+    def line(at: int) -> tuple[bool, bytes]:
+        head = data[at:data.find(_BANNER, at) + len(_BANNER) + 64]
+        release = head[head.find(_BANNER) + len(_BANNER):].split(b" ", 1)[0]
+        return _SYSLOG_KERNEL in head[:head.find(_BANNER)], release
+    (was_logged, was), (logged, release) = line(previous), line(banner)
+    return logged and not was_logged and release == was
+
+
+# A shell command that prints the banner again (`cat /proc/version`, `uname -a`, `dmesg`;
+# U-Boot's `version` its own) typed at a prompt, a few lines up at most (dmesg's first lines
+# come before its banner).
+_COMMAND = re.compile(rb"[#$>] *(?:cat +/proc/version|uname|dmesg|version)\b")
 _COMMAND_LINES = 3
 
 
@@ -142,9 +167,10 @@ def _printed_again(data: bytes, previous: int, banner: int) -> bool:
     if end is None or end - previous > _REPLAY_MAX:
         return False
     end = data.find(b"\n", end, banner)
-    first = data[previous:end + 1] if end >= 0 else b""
-    last = first[first.rfind(b"\n", 0, len(first) - 1) + 1:]
-    return _BOOT_CONSOLE_GONE.search(last) is not None and data[banner:banner + len(first)] == first
+    if end < 0 or _BOOT_CONSOLE_GONE.search(data, data.rfind(b"\n", previous, end) + 1, end) is None:
+        return False  # (looked at before the boot's bytes are: a log of thousands of boots)
+    first = data[previous:end + 1]
+    return data[banner:banner + len(first)] == first
 
 
 def _boot_start(data: bytes, previous: int, banner: int, booted: bool) -> int | None:
@@ -198,7 +224,7 @@ def starts(data: bytes, fmt: str = "dmesg") -> list[int]:
         hard = _journal_boots(data)
     else:
         hard = [m.start() for m in _POWER_ON.finditer(data)] if fmt == "bootlab-capture" else []
-        hard += _restarts(data)
+        hard += _restarts(data) + _resets(data)
     marks = sorted(set(hard) | set(_banners(data)))
     out = [0]
     for k, mark in enumerate(marks):
@@ -211,15 +237,46 @@ def starts(data: bytes, fmt: str = "dmesg") -> list[int]:
 
 
 def _restarts(data: bytes | mmap.mmap) -> list[int]:
-    """Offsets of the loader lines that follow a kernel's restart (a console that begins
-    with the boot before's last lines, a BeagleBone AI-64's `reboot: Restarting system`)."""
+    """Offsets of the loader lines that follow a restart (a console that begins with the boot
+    before's last lines, a BeagleBone AI-64's `reboot: Restarting system`, a Jetson's
+    `Rebooting system ...`)."""
     found = []
-    for at in _find_all(data, _RESTART):  # (by the C scanner, as the banners: a log of a million lines)
-        end = at + len(_RESTART)
-        if data[end:end + 17].startswith(_RESTART_WORDS):
-            loader = _LOADER.search(data, end, end + _RESTART_WINDOW)
-            if loader is not None:
-                found.append(data.rfind(b"\n", 0, loader.start()) + 1)
+    for needle, words in _RESTARTS:
+        for at in _find_all(data, needle):  # (by the C scanner, as the banners: a log of a million lines)
+            end = at + len(needle)
+            if data[end:end + 17].startswith(words):
+                loader = _LOADER.search(data, end, end + _RESTART_WINDOW)
+                if loader is not None:
+                    found.append(data.rfind(b"\n", 0, loader.start()) + 1)
+    return found
+
+
+# What may come before a loader's banner on its line: a capture's time and direction, terminal
+# resets (raw, or escaped as a capture writes them), a host's or the loader's own stamp
+# (grabserial's `[1.270 1.270] `, MB1's `[0000.062] `).
+_LOADER_PREFIX = re.compile(rb"""(?:-?\d+\.\d{9}\ \|\ )?
+    (?:(?:\x1b|\\x1b)(?:\[[0-9;?]*[A-Za-z]|c)|\\r|\[[\d.:\ ]+\]\ ?|[\x00-\x1f\ ])*""", re.X)
+_FIRST_LOADER_WITHIN = 1 << 22  # bytes looked through for the loader that began the first boot
+
+
+def _resets(data: bytes | mmap.mmap) -> list[int]:
+    """Offsets of the lines where the loader that began the log's first boot speaks again
+    with the same banner: the board was reset before ready and boots anew (an i.MX6 board's
+    watchdog looping through U-Boot SPL three times, its kernel dead before its first
+    message; a Jetson's MB1 after a firmware ASSERT), a boot of its own however far the
+    one before got."""
+    first = _LOADER.search(data, 0, min(len(data), _FIRST_LOADER_WITHIN))
+    if first is None:
+        return []
+    end = data.find(b"\n", first.start())
+    banner = data[first.start():end if end >= 0 else len(data)].rstrip(b"\r")
+    found = []
+    for at in _find_all(data, banner):
+        start = data.rfind(b"\n", 0, at) + 1
+        after = data[at + len(banner):at + len(banner) + 2]
+        if at > first.start() and _LOADER_PREFIX.fullmatch(data, start, at) and after[:1] in (b"", b"\r", b"\n") \
+                and not _typed(data, start):
+            found.append(start)
     return found
 
 
@@ -243,7 +300,7 @@ def _find_all(data: bytes | mmap.mmap, needle: bytes) -> list[int]:
         while hit >= 0:
             found.append(hit)
             hit = _find(data, needle, hit + 1, at + _RELEASE_STEP + len(needle) - 1)
-        _release(data, at)
+        _release(data, at + _RELEASE_STEP)
     return found
 
 
@@ -252,7 +309,7 @@ def _count_lines(data: bytes | mmap.mmap, lo: int, hi: int) -> int:
     n = 0
     for at in range(lo, hi, _RELEASE_STEP):
         n += data[at:min(hi, at + _RELEASE_STEP)].count(b"\n")
-        _release(data, at)
+        _release(data, at + _RELEASE_STEP)
     return n
 
 
@@ -264,7 +321,7 @@ def _copy(data: bytes | mmap.mmap) -> bytes:
     pieces = []
     for at in range(0, len(data), _RELEASE_STEP):
         pieces.append(data[at:at + _RELEASE_STEP])
-        _release(data, at)
+        _release(data, at + _RELEASE_STEP)
     return b"".join(pieces)
 
 

@@ -38,6 +38,16 @@ SWITCH_ROOT = "systemd.switch-root"
 # fsck, a device that never came), and the boot stops at a root shell's password prompt.
 EMERGENCY = "systemd.emergency"
 _EMERGENCY_TARGETS = ("emergency.target", "Emergency Mode", "rescue.target", "Rescue Mode")
+# An initramfs that could not mount the root and gave the console a shell instead: initramfs-
+# tools' `ALERT!  /dev/sda does not exist.  Dropping to a shell!` (or its `(initramfs)` prompt,
+# after `Failed to mount ... as root file system.`), dracut's `Entering emergency mode. Exit the
+# shell to continue.` after its `Warning: /dev/disk/by-uuid/... does not exist`.
+INITRAMFS_SHELL = "initramfs.shell"
+DROPPING = "Dropping to a shell!"  # (also what a capture stops a failed boot's reading on, as the next)
+DRACUT_EMERGENCY = "Entering emergency mode. Exit the shell to continue"
+_DROPPING = re.compile(rf"^(?:ALERT!\s+)?(?P<reason>.*?)\s*{re.escape(DROPPING)}")
+_INITRAMFS_PROMPT = "(initramfs) "
+_DRACUT_MISSING = re.compile(r"Warning: (?P<what>\S+ does not exist)")
 
 # Ready candidates, best first: the first match of the best-ranked pattern ends the boot.
 DEFAULT_READY = (
@@ -107,6 +117,7 @@ class UserspaceReader:
         self.starting: dict[str, tuple[str, int | None, int]] = {}  # what -> (clock, t, line)
         self.services_started = False
         self.systemd_seen = False
+        self.missing = ""  # the device dracut last said does not exist
 
     def _mark(self, name: str, clock: str, t: int | None, lineno: int, **attrs) -> None:
         self.boot.add(Event(Kind.MARKER, name, clock, t, None, self.file, lineno, attrs=attrs or None))
@@ -121,6 +132,26 @@ class UserspaceReader:
         for hint, pattern in self.app_start:
             if (hint is None or hint in text) and pattern.search(text):
                 self._mark(Mark.APP_START, clock, t, lineno)
+        if "a shell" in text or "does not exist" in text or DRACUT_EMERGENCY in text or _INITRAMFS_PROMPT in text:
+            self._initramfs_shell(clock, t, text, lineno)
+
+    def _initramfs_shell(self, clock: str, t: int | None, text: str, lineno: int) -> None:
+        """The initramfs gave up on the root (a line of the console's, wherever it stands)."""
+        dropping = _DROPPING.search(text)
+        missing = _DRACUT_MISSING.search(text)
+        if missing:
+            self.missing = missing.group("what")
+        if self.boot.marks(INITRAMFS_SHELL):
+            return
+        if dropping:
+            reason = dropping.group("reason").rstrip(".") or "the initramfs gave a shell"
+        elif DRACUT_EMERGENCY in text:
+            reason = f"dracut's emergency shell{f': {self.missing}' if self.missing else ''}"
+        elif text.lstrip().startswith(_INITRAMFS_PROMPT):
+            reason = "the initramfs's shell prompt"
+        else:
+            return
+        self._mark(INITRAMFS_SHELL, clock, t, lineno, reason=reason)
 
     def feed(self, clock: str, t: int | None, text: str, lineno: int) -> bool:
         """Interpret one cleaned line (or kernel-log message); True if recognised.  Only a

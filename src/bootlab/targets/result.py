@@ -7,14 +7,17 @@ from dataclasses import dataclass
 
 from ..capture import session
 from ..sources.kernel_messages import PANIC_WORDS
+from ..sources.userspace import DRACUT_EMERGENCY, DROPPING
 from .initramfs import STOPPED
 
 # A line that says the boot failed, on any target: a step of the device's init that stopped
-# it, the kernel's panic, systemd's emergency or rescue mode.  The capture reads on (the
-# kernel's last words, a board rebooting), and the boot is recorded as failed with that
-# line as its reason instead of as a timeout or a console that closed.
-FAILED_LINE = re.compile(b"|".join((re.escape(STOPPED).encode(), re.escape(PANIC_WORDS).encode(),
-                                    rb"You are in (?:emergency|rescue) mode")))
+# it, the kernel's panic, an initramfs that gave a shell for want of a root (initramfs-tools,
+# dracut), systemd's emergency or rescue mode.  The capture reads on (the kernel's last words,
+# a board rebooting), and the boot is recorded as failed with that line as its reason instead
+# of as a timeout or a console that closed.
+FAILED_LINE = re.compile(b"|".join([re.escape(words).encode() for words in (STOPPED, PANIC_WORDS, DRACUT_EMERGENCY)]
+                                   + [rb"(?:ALERT![^\r\n]*)?" + re.escape(DROPPING).encode(),  # (with the device)
+                                      rb"You are in (?:emergency|rescue) mode"]))
 
 
 @dataclass
