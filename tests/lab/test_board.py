@@ -53,9 +53,11 @@ def _relay(fifo: str, far: int) -> None:
                 os.write(far, data)
 
 
-@pytest.mark.qemu
-def test_board_campaign_boots_a_device_behind_a_serial_line(line, tmp_path, capsys):
-    far, device = line
+def _emulated_board(line, tmp_path, resets: bool = False):
+    """The reference device as a board behind the serial line: (its Target, a power-on command
+    for kernel arguments added, the power-off command).  With `resets`, a reset of the guest
+    restarts it, as a board's watchdog would, instead of ending QEMU."""
+    far, _ = line
     fifo, pidfile = str(tmp_path / "console"), str(tmp_path / "qemu.pid")
     os.mkfifo(fifo)
     threading.Thread(target=_relay, args=(fifo, far), daemon=True).start()
@@ -64,6 +66,8 @@ def test_board_campaign_boots_a_device_behind_a_serial_line(line, tmp_path, caps
     built = reference.build(t)
     argv = built.qemu_argv()
     argv[argv.index("-nographic")] = "-daemonize"
+    if resets:
+        argv.remove("-no-reboot")
     argv += ["-display", "none", "-monitor", "none", "-serial", f"file:{fifo}", "-pidfile", pidfile]
 
     def power_on(append: str) -> str:
@@ -72,6 +76,34 @@ def test_board_campaign_boots_a_device_behind_a_serial_line(line, tmp_path, caps
         return shlex.join(changed)
 
     power_off = f"if [ -f {pidfile} ]; then kill $(cat {pidfile}) 2>/dev/null; rm -f {pidfile}; sleep 0.2; fi; true"
+    return t, power_on, power_off
+
+
+@pytest.mark.qemu
+def test_a_board_that_resets_before_ready_is_failed(line, tmp_path):
+    """A board whose watchdog resets it before the application is ready boots again on the
+    same power-on: a capture that reads on to a ready line holds two boots' time, and one
+    that loops until the deadline was a timeout.  Here the initramfs's init reboots at once
+    (busybox's `reboot -f`: `reboot: Restarting system`), the kernel QEMU loads speaks again,
+    and the boot is failed, naming the reset."""
+    _, device = line
+    t, power_on, power_off = _emulated_board(line, tmp_path, resets=True)
+    b = board_target.Board(device=device, power_on=power_on(" rdinit=/bin/busybox reboot -f"), power_off=power_off,
+                           ready=t.boot.ready, silence=20.0, deadline=25.0)
+    try:
+        result = strategy.boot(b, str(tmp_path / "reset.capture"))
+    finally:
+        os.system(power_off)
+    assert result.status == "failed", result.reason
+    assert result.reason.startswith("the board was reset before ready: its boot began again at ")
+    assert "([    0.000000] Linux version 6.1.0" in result.reason and "; then killed: deadline" in result.reason
+    assert (tmp_path / "reset.capture").read_bytes().count(b"Linux version ") >= 2
+
+
+@pytest.mark.qemu
+def test_board_campaign_boots_a_device_behind_a_serial_line(line, tmp_path, capsys):
+    _, device = line
+    t, power_on, power_off = _emulated_board(line, tmp_path)
     path = tmp_path / "board.toml"
     path.write_text(f"""
 name = "board"

@@ -36,12 +36,14 @@ _UNSTAMPED = re.compile(rb"""(?:\[(?:\d{4}-\d\d-\d\d[ T])?[\d:]+\.\d+(?:\ -?\d+\
 # A banner's line holds at most terminal resets, boot-stub output and prefixes before it.
 _LONGEST_PREFIX = 256
 # The first words of firmware and bootloaders (after terminal resets, on a console).
-_LOADER = re.compile(rb"U-Boot SPL |U-Boot \d{4}\.|SeaBIOS \(version|qboot|NOTICE:\s+BL[12]|BootROM|Booting from ROM"
-                     rb"|Welcome to GRUB|GNU GRUB|barebox \d{4}\.|I> MB1 \(version")
+LOADER = re.compile(rb"U-Boot SPL |U-Boot \d{4}\.|SeaBIOS \(version|qboot|NOTICE:\s+BL[12]|BootROM|Booting from ROM"
+                    rb"|Welcome to GRUB|GNU GRUB|barebox \d{4}\.|I> MB1 \(version")
 _PRINTK_STAMP = re.compile(rb"\[\s*(?P<t>\d+\.\d{6,9})\]")
+_ZERO_STAMP = re.compile(rb"\[\s*0\.0{6,9}\]")
 # The last words of a kernel, a firmware or a bootloader as it restarts the board (or the
-# kernel as it powers it off): a loader's banner after them starts the next boot, whose kernel
-# may print no banner (`quiet`).  The kernel's `reboot: ` is printk-stamped; UEFI's (a Jetson's
+# kernel as it powers it off): a loader's banner after them, or a kernel's first message where
+# no loader prints (QEMU loading the kernel itself), starts the next boot, whose kernel may
+# print no banner (`quiet`).  The kernel's `reboot: ` is printk-stamped; UEFI's (a Jetson's
 # after an ASSERT) and U-Boot's `reset` command's stand alone on their line.
 _RESTARTS = ((b"] reboot: ", (b"Restarting system", b"Power down")),
              (b"\nRebooting system", (b" ...",)), (b"\nresetting", (b" ...",)))
@@ -182,7 +184,7 @@ def _boot_start(data: bytes, previous: int, banner: int, booted: bool) -> int | 
     after, first_zero = _last_boot_stamps(data, previous, banner)
     if after is None and not booted:
         return None
-    loader = _LOADER.search(data, previous if after is None else after, banner)
+    loader = LOADER.search(data, previous if after is None else after, banner)
     begin = min(x for x in (loader.start() if loader else None, first_zero, banner) if x is not None)
     return data.rfind(b"\n", 0, begin) + 1
 
@@ -224,7 +226,7 @@ def starts(data: bytes, fmt: str = "dmesg") -> list[int]:
         hard = _journal_boots(data)
     else:
         hard = [m.start() for m in _POWER_ON.finditer(data)] if fmt == "bootlab-capture" else []
-        hard += _restarts(data) + _resets(data)
+        hard += resets(data)
     marks = sorted(set(hard) | set(_banners(data)))
     out = [0]
     for k, mark in enumerate(marks):
@@ -236,6 +238,13 @@ def starts(data: bytes, fmt: str = "dmesg") -> list[int]:
     return out
 
 
+def resets(data: bytes | mmap.mmap) -> list[int]:
+    """Offsets of the lines where a boot begins because the board was reset or restarted
+    (not a power-on, not a kernel's banner: a kernel kexec'd by a Linux bootloader, petitboot's
+    or LinuxBoot's, is the same boot)."""
+    return sorted(set(_restarts(data) + _resets(data)))
+
+
 def _restarts(data: bytes | mmap.mmap) -> list[int]:
     """Offsets of the loader lines that follow a restart (a console that begins with the boot
     before's last lines, a BeagleBone AI-64's `reboot: Restarting system`, a Jetson's
@@ -245,9 +254,10 @@ def _restarts(data: bytes | mmap.mmap) -> list[int]:
         for at in _find_all(data, needle):  # (by the C scanner, as the banners: a log of a million lines)
             end = at + len(needle)
             if data[end:end + 17].startswith(words):
-                loader = _LOADER.search(data, end, end + _RESTART_WINDOW)
-                if loader is not None:
-                    found.append(data.rfind(b"\n", 0, loader.start()) + 1)
+                begun = [m.start() for m in (LOADER.search(data, end, end + _RESTART_WINDOW),
+                                             _ZERO_STAMP.search(data, end, end + _RESTART_WINDOW)) if m]
+                if begun:
+                    found.append(data.rfind(b"\n", 0, min(begun)) + 1)
     return found
 
 
@@ -265,7 +275,7 @@ def _resets(data: bytes | mmap.mmap) -> list[int]:
     watchdog looping through U-Boot SPL three times, its kernel dead before its first
     message; a Jetson's MB1 after a firmware ASSERT), a boot of its own however far the
     one before got."""
-    first = _LOADER.search(data, 0, min(len(data), _FIRST_LOADER_WITHIN))
+    first = LOADER.search(data, 0, min(len(data), _FIRST_LOADER_WITHIN))
     if first is None:
         return []
     end = data.find(b"\n", first.start())

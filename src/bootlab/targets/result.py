@@ -6,7 +6,9 @@ import re
 from dataclasses import dataclass
 
 from ..capture import session
+from ..sources import bootlab_capture, multiboot
 from ..sources.kernel_messages import PANIC_WORDS
+from ..sources.lines import seconds_to_ns
 from ..sources.userspace import DRACUT_EMERGENCY, DROPPING
 from .initramfs import STOPPED
 
@@ -18,6 +20,25 @@ from .initramfs import STOPPED
 FAILED_LINE = re.compile(b"|".join([re.escape(words).encode() for words in (STOPPED, PANIC_WORDS, DRACUT_EMERGENCY)]
                                    + [rb"(?:ALERT![^\r\n]*)?" + re.escape(DROPPING).encode(),  # (with the device)
                                       rb"You are in (?:emergency|rescue) mode"]))
+
+
+def reset_before_ready(capture: bytes, ready_line_ns: int | None) -> str:
+    """Why a capture's boot failed if the board was reset before its ready line (or before its
+    end, without one): its loader spoke again with the first boot's banner, or after a
+    restart's last words; '' if it was not.  A boot that reached ready after a watchdog's reset
+    holds two boots' time, which a campaign must not count as one."""
+    for at in multiboot.resets(capture):
+        end = capture.find(b"\n", at)
+        record = bootlab_capture.RECORD.match(capture[at:end if end >= 0 else len(capture)])
+        if record is None:
+            continue
+        t = seconds_to_ns(record.group("t").decode())
+        if ready_line_ns is None or t < ready_line_ns:
+            said = bootlab_capture.unescape(record.group("payload"))
+            loader = multiboot.LOADER.search(said)
+            banner = said[loader.start() if loader else 0:].decode("utf-8", "replace").strip()[:80]
+            return f"the board was reset before ready: its boot began again at {t / 1e9:.3f} s ({banner})"
+    return ""
 
 
 @dataclass

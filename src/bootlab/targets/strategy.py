@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from ..capture import priority, session
@@ -19,7 +20,7 @@ from ..capture.source import SourceLost
 from ..capture.writer import NativeWriter
 from .link import Link
 from .protocols import BootloaderProtocol, ConsoleProtocol, PowerProtocol, StepFailed
-from .result import BootResult, classify, declared_hung
+from .result import BootResult, classify, declared_hung, reset_before_ready
 
 
 @dataclass
@@ -142,6 +143,10 @@ def boot(machine, capture_path: str, echo=None) -> BootResult:
         status, reason = classify(seq.result, parts.stop.deadline, parts.ended(seq.result))
         if seq.hung:
             reason += f"; {seq.hung}"
-        return BootResult(status, reason, capture_path, seq.result.ready_line_ns, time.monotonic_ns() - wall)
     finally:
         writer.close()
+    if status in ("ok", "timeout"):  # (a board that reset itself read on: QEMU's targets exit instead)
+        reset = reset_before_ready(Path(capture_path).read_bytes(), seq.result.ready_line_ns)
+        if reset:
+            status, reason = "failed", reset + ("" if status == "ok" else f"; then {reason}")
+    return BootResult(status, reason, capture_path, seq.result.ready_line_ns, time.monotonic_ns() - wall)
