@@ -47,7 +47,7 @@ _ZERO_STAMP = re.compile(rb"\[\s*0\.0{6,9}\]")
 # after an ASSERT) and U-Boot's `reset` command's stand alone on their line.
 _RESTARTS = ((b"] reboot: ", (b"Restarting system", b"Power down")),
              (b"\nRebooting system", (b" ...",)), (b"\nresetting", (b" ...",)))
-_RESTART_WINDOW = 1 << 16  # bytes after the restart in which the next boot's loader speaks
+_RESTART_WINDOW = 1 << 16  # bytes after the restart in which the next boot speaks
 _BOOT_CONSOLE_GONE = re.compile(rb"\] " + BOOT_CONSOLE_DISABLED.encode())
 _JOURNAL_BOOT = re.compile(rb"-- (?:Boot [0-9a-f]{32}|Reboot) --")
 _POWER_ON = re.compile(rb"(?m)^-?\d+\.\d{9} ! power-on$")  # bootlab capture's power switch
@@ -246,9 +246,9 @@ def resets(data: bytes | mmap.mmap) -> list[int]:
 
 
 def _restarts(data: bytes | mmap.mmap) -> list[int]:
-    """Offsets of the loader lines that follow a restart (a console that begins with the boot
-    before's last lines, a BeagleBone AI-64's `reboot: Restarting system`, a Jetson's
-    `Rebooting system ...`)."""
+    """Offsets of the lines that begin a boot after a restart, its loader's or its kernel's
+    first (a console that begins with the boot before's last lines, a BeagleBone AI-64's
+    `reboot: Restarting system`, a Jetson's `Rebooting system ...`)."""
     found = []
     for needle, words in _RESTARTS:
         for at in _find_all(data, needle):  # (by the C scanner, as the banners: a log of a million lines)
