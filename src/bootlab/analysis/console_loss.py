@@ -105,8 +105,13 @@ def _damaged(a: str, b: str) -> bool:
 def _compare(text: str, records: list[str], k: int) -> tuple[bool, int, int] | None:
     """Whether a console line is record k damaged (or two records run together: the newline
     between them lost), or record k is the console line damaged: (the console lost the bytes,
-    how many, records taken), or None."""
+    how many, records taken), or None.  A kernel message printed while the log was being
+    printed after ready goes out between a record's text and its newline: that line of the
+    log holds both, and the console lost nothing (0 bytes; `... kernel.yama.*[    3.368551]
+    tsc: Refined TSC ...`)."""
     record = records[k]
+    if record.startswith(text) and PRINTK_AT_START.match(record[len(text):]):
+        return True, 0, 1
     if len(text) < len(record):
         return (True, len(record) - len(text), 1) if _damaged(text, record) else None
     if k + 1 < len(records):
@@ -229,22 +234,15 @@ def console_loss(log: ConsoleLog, host_stalls: list[tuple[int, int, str]] = ()) 
             continue
         if text in own_copies:
             continue
-        # A kernel message printed while the log was being printed after ready went out
-        # between a record's text and its newline: that line of the log holds both, and the
-        # console lost nothing (`... kernel.yama.*[    3.368551] tsc: Refined TSC ...`).
-        interleaved = next((k for k in range(last, min(last + WINDOW, len(records)))
-                            if records[k].startswith(text) and PRINTK_AT_START.match(records[k][len(text):])), None)
-        if interleaved is not None:
-            last = interleaved + 1
-            result.checked += 1
-            continue
         for k in range(last, min(last + WINDOW, len(records))):
             found = _compare(text, records, k)
             if found is not None:
                 console_lost, lost, taken = found
                 at = i if console_lost else dump[k]
                 short, long = (text, records[k]) if console_lost else (records[k], text)
-                result.damaged.append(Damage(log.lineno[at], lost, short, long, stall_explaining(host_stalls, log.t[at])))
+                if lost:
+                    result.damaged.append(Damage(log.lineno[at], lost, short, long,
+                                                 stall_explaining(host_stalls, log.t[at])))
                 result.checked += 1
                 last = k + taken
                 break

@@ -123,8 +123,9 @@ class UserspaceReader:
         self.boot.add(Event(Kind.MARKER, name, clock, t, None, self.file, lineno, attrs=attrs or None))
 
     def patterns_seen(self, clock: str, t: int | None, text: str, lineno: int) -> None:
-        """The ready and app-start patterns: checked on every line, whatever else it is.
-        The best-ranked (first-listed) matching ready pattern names the line's rank."""
+        """The ready and app-start patterns, and an initramfs's shell: checked on every line,
+        whatever else it is.  The best-ranked (first-listed) matching ready pattern names the
+        line's rank."""
         for hint, rank, pattern in self.ready:
             if (hint is None or hint in text) and pattern.search(text):
                 self._mark(Mark.READY, clock, t, lineno, rank=rank, text=text.strip()[:120])
