@@ -3,10 +3,12 @@ architecture): every format is one record, found by its sniff score and read by 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from bootlab.analysis import analyze
-from bootlab.sources import FORMATS, NotALog, detect, read
+from bootlab.sources import FORMATS, NotALog, detect, listing, read
 from bootlab.sources.formats import TABLE
 
 DETECTED = [
@@ -63,3 +65,37 @@ def test_a_console_that_starts_in_the_kernel_is_no_dmesg(tmp_path):
     dmesg = tmp_path / "dmesg.txt"
     dmesg.write_text("\n".join(lines[:21]) + "\n")
     assert detect.detect(str(dmesg), dmesg.read_bytes()) == "dmesg"
+
+
+@pytest.mark.parametrize("fixture", ["grabserial-imx-spl.log", "console-kernel-panic.txt", "dmesg-plain.txt"])
+def test_a_numbered_listing_is_read_as_the_log_it_lists(fixture_path, tmp_path, fixture):
+    """A log published as `cat -n` prints it (a MaaXBoard's console in a public guide, its
+    tabs expanded to spaces and one long line wrapped onto a line of its own) was refused as
+    no boot log: it reads as the log it lists, each line at its number."""
+    lines = open(fixture_path(fixture), "rb").read().splitlines()
+    listed = tmp_path / "listed.log"
+    listed.write_bytes(b"".join(b"%6d\t%s\n" % (n, line) for n, line in enumerate(lines, 1)))
+    # The copy in a document: tabs expanded, line 3 wrapped at its last space.
+    copied = tmp_path / "copied.log"
+    out = []
+    for n, line in enumerate(lines, 1):
+        head, _, tail = line.rpartition(b" ") if n == 3 and b" " in line.strip() else (line, b"", b"")
+        out.append(b"%6d  %s" % (n, head) + (b"\n          " + tail if tail else b""))
+    copied.write_bytes(b"\n".join(out) + b"\n")
+    plain = analyze(read([fixture_path(fixture)]))
+    for path in (listed, copied):
+        a = analyze(read([str(path)]))
+        assert [(s.phases, s.start, s.duration, re.sub(rf"\S*{path.name}", "F", s.start_evidence))
+                for s in a.phases.spans] == [(s.phases, s.start, s.duration,
+                                              re.sub(rf"\S*{fixture}", "F", s.start_evidence))
+                                             for s in plain.phases.spans]
+        assert [e.line for e in a.boot.events] == [e.line for e in plain.boot.events]
+        assert any("a numbered listing (`cat -n`)" in d.message for d in a.boot.diagnostics)
+
+
+def test_lines_that_begin_with_numbers_are_no_listing(tmp_path):
+    """U-Boot's bootstage table begins its rows with numbers, not the next line's."""
+    log = tmp_path / "rows.txt"
+    log.write_text("     0  reset\n     1  board_init_f\n     5  board_init_r\n     9  main_loop\n"
+                   "    12  start_kernel\n")
+    assert listing.unnumber(log.read_bytes()) is None

@@ -1135,6 +1135,66 @@ def test_barebox_stopped_at_its_prompt_says_so(tmp_path):
     assert any("the autoboot was stopped" in n and "riotboard.log:6 (bootloader prompt)" in n for n in a.phases.notes)
 
 
+def test_a_bootloader_that_gives_up_at_its_prompt_ends_the_boot_as_failed(tmp_path):
+    """The autoboot ran its boot command, which printed what it tried and came back to the
+    prompt: the boot failed there (a MaaXBoard's public console ended at `u-boot=> ` after
+    BOOTP retries and `Failed to load` lines; it was read as a boot that simply ended, and
+    its prompt as someone who had stopped the countdown)."""
+    uboot = tmp_path / "uboot.log"
+    uboot.write_text(_grabserial([
+        (0.0, "U-Boot 2021.04-00002-gf752480a4c (Jan 20 2022 - 10:32:23 +0000)"),
+        (0.9, "Hit any key to stop autoboot:  2 ... 1 ... 0"),
+        (3.0, "switch to partitions #0, OK"),
+        (3.1, "Failed to load 'Image'"),
+        (3.2, "ARP Retry count exceeded; starting again"),
+        (9.0, "WARN: Cannot load the DT"),
+        (9.1, "u-boot=> ")]))
+    a = analyze(read([str(uboot)]))
+    assert a.phases.end.mark == "failure" and a.phases.end.at == 9_100_000_000
+    assert a.phases.end.evidence.endswith("uboot.log:7 (Bootloader gave up: ARP Retry count exceeded; starting "
+                                          "again (then: WARN: Cannot load the DT))")
+    assert not [n for n in a.phases.notes if "autoboot was stopped" in n]
+    first = advise(a.boot, a)[0]
+    assert first.rule == "boot.bootloader-gave-up" and first.evidence[0].endswith("uboot.log:7: u-boot=>")
+    # barebox the same way; what it prints as its countdown is stopped is no boot command's.
+    barebox = tmp_path / "barebox.log"
+    barebox.write_text(_grabserial(BAREBOX[:4] + [(1.36, "booting 'emmc'"),
+                                                  (1.37, "could not open /mnt/emmc/zImage: No such file or directory"),
+                                                  (1.38, "barebox@Phytec phyCORE-i.MX6 Quad with eMMC:/ ")]))
+    a = analyze(read([str(barebox)]))
+    assert a.phases.end.mark == "failure" and "No such file or directory" in a.phases.end.evidence
+    # Untimed, it is still a failure (nothing can be timed, the failure is said).
+    plain = tmp_path / "plain.log"
+    plain.write_text("".join(line.split("] ", 1)[1] + "\n" for line in uboot.read_text().splitlines()))
+    a = analyze(read([str(plain)]))
+    assert a.phases.end is None and any("started no kernel" in n and "plain.log:7" in n for n in a.phases.notes)
+    assert advise(a.boot, a)[0].rule == "boot.bootloader-gave-up"
+
+
+def test_a_kernel_started_by_hand_after_the_boot_command_gave_up_is_no_failure(tmp_path):
+    """Someone typed commands at the prompt the failed boot command left, and booted: the
+    boot reached ready, and its bootloader's time holds that typing."""
+    log = tmp_path / "by-hand.log"
+    log.write_text(_grabserial([
+        (0.0, "U-Boot 2023.04 (Apr 01 2023 - 00:00:00 +0000)"),
+        (0.5, "Hit any key to stop autoboot:  0"),
+        (0.6, "Wrong Image Format for bootm command"),
+        (0.7, "ERROR: can't get kernel image!"),
+        (0.8, "=> "),
+        (9.0, "=> tftpboot 0x82000000 zImage; bootz 0x82000000"),
+        (9.5, "Starting kernel ..."),
+        (10.0, "[    0.000000] Booting Linux on physical CPU 0x0"),
+        (10.1, "[    0.000000] Linux version 6.1.0 (builder@host) (gcc 12.2.0) #1 SMP"),
+        (11.0, "[    1.000000] Run /sbin/init as init process"),
+        (12.0, "buildroot login: ")]))
+    a = analyze(read([str(log)]))
+    assert a.phases.end.mark != "failure"
+    (note,) = [n for n in a.phases.notes if "bootloader's time holds commands typed" in n]
+    assert note.startswith("the boot command gave up (") and ("by-hand.log:5 (bootloader prompt), its last words: "
+                                                              "\"ERROR: can't get kernel image!\")") in note
+    assert not [f for f in advise(a.boot, a) if f.rule == "boot.bootloader-gave-up"]
+
+
 def test_a_console_of_two_barebox_boots_is_two_boots(tmp_path):
     log = tmp_path / "two.log"
     log.write_text(_grabserial(BAREBOX + [(t + 5, text) for t, text in BAREBOX]))

@@ -285,6 +285,28 @@ def test_a_saved_environment_boots_directly_without_the_countdown(tmp_path):
     assert built.flash.stat().st_size == arm64_board.FLASH_BANK
 
 
+@pytest.mark.qemu
+@needs_qemu
+@needs_grabber
+def test_a_boot_command_of_its_own_that_starts_no_kernel_fails_the_boot_at_the_prompt(tmp_path):
+    """U-Boot running the bootcmd saved on the board (nothing typed) that comes back to its
+    prompt: the run fails then, naming what U-Boot said, not at the deadline as a timeout;
+    and the capture, read as a log, is a boot that failed in the bootloader."""
+    saved = {"bootdelay": "0", "bootcmd": "tftpboot ${kernel_addr_r} vmlinux.missing && booti ${kernel_addr_r}",
+             **arm64_board.STATIC_NETWORK}
+    board = _board({"bootloader": {"stop_autoboot": False, "env": {}, "saved_env": saved}})
+    capture = tmp_path / "gave-up.capture"
+    result = strategy.boot(arm64_board.build(board), str(capture))
+    assert result.status == "failed"
+    assert result.reason.startswith("bootloader: boot: its own boot command did not start a kernel: TFTP error")
+    assert "File not found" in result.reason
+    boot = read([str(capture)])
+    phases = analyze(boot).phases
+    assert phases.end.mark == "failure" and "Bootloader gave up: " in phases.end.evidence
+    first = advise(boot, analyze(boot))[0]
+    assert first.rule == "boot.bootloader-gave-up" and "File not found" in " ".join(first.evidence)
+
+
 def test_a_fit_image_needs_the_ram_to_load_it():
     with pytest.raises(TargetError, match="arm64.fit: a FIT image is loaded at 0x48000000"):
         _board({"arm64": {"fit": True, "memory": 128}})

@@ -1,5 +1,6 @@
-"""A boot that fails before the application is ready: the kernel panics, the initramfs cannot
-mount the root and gives a shell, or systemd goes to its emergency mode.  It never reaches
+"""A boot that fails before the application is ready: the bootloader starts no kernel, the
+kernel panics, the initramfs cannot mount the root and gives a shell, or systemd goes to its
+emergency mode.  It never reaches
 its application, so making it work comes before every saving, each of which is measured on a
 boot that did not finish.
 """
@@ -10,7 +11,7 @@ import re
 
 from ..analysis.phases import FAILURE, failure
 from ..sources import kernel_messages as km
-from ..sources import userspace
+from ..sources import uboot, userspace
 from ..timeline import Kind
 from . import Context, Finding, rule
 from .common import cite
@@ -24,8 +25,8 @@ _NO_ROOT = re.compile(r"VFS: Unable to mount root fs on (?:unknown-block|\S+)\((
 @rule(FAMILY)
 def failed(ctx: Context) -> Finding | None:
     end = ctx.analysis.phases.end
-    _at, ev = failure(ctx.boot)
-    if end is None or end.mark != FAILURE or ev is None:
+    at, ev = failure(ctx.boot)
+    if ev is None or (end.mark != FAILURE if end is not None else at is not None):  # (untimed logs have no end)
         return None
     reason = (ev.attrs or {}).get("reason", "")
     evidence = [cite(ctx.boot, ev)]
@@ -52,6 +53,14 @@ def failed(ctx: Context) -> Finding | None:
                    "root= or rootfstype= name the wrong partition or filesystem.")
         how += (" At the shell, `cat /proc/cmdline` and `ls /dev/disk/by-uuid` show what root= asked for and what "
                 "there is; measure a boot that reaches ready.")
+    elif ev.name == uboot.GAVE_UP:
+        title, rule_id = "Make the boot succeed: the bootloader starts no kernel", "boot.bootloader-gave-up"
+        evidence.append(f"its last words before the prompt: {reason!r}")
+        how = ("The bootloader's boot command ran and came back to its prompt without starting a kernel; the lines "
+               "since its countdown say what it tried and why it gave up: an image or boot script "
+               "not found where it looked (`bootcmd`, `boot_targets`, the file names), a network boot that got no "
+               "answer (DHCP/BOOTP, the TFTP server), or an image it refused (`Wrong Image Format`, a bad magic). "
+               "Run the boot command step by step at the prompt, fix it, and measure a boot that reaches ready.")
     else:
         title, rule_id = "Make the boot succeed: systemd goes to emergency mode", "boot.emergency-mode"
         # The units that failed before it: one of them is what the boot needed.

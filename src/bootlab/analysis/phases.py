@@ -234,7 +234,7 @@ def _end(boot: Boot, notes: list[str]) -> Boundary | None:
     at, ev = _default_target(boot)
     stuck = _root_never_mounted(boot)
     failed_at, failed = failure(boot)
-    if failed is not None:
+    if failed_at is not None:
         said, label = FAILURES[failed.name]
         reason = (failed.attrs or {}).get("reason", "")
         what, end = "its failure", Boundary(FAILURE, failed_at, _evidence(failed, f"{label}: {reason}"))
@@ -280,22 +280,26 @@ FAILURE = "failure"
 # What ends a boot as failed: (what the note says, what the end's evidence calls it).
 FAILURES = {km.PANIC: ("the kernel panicked", "Kernel panic"),
             userspace.EMERGENCY: ("systemd went to emergency mode", "Emergency mode"),
-            userspace.INITRAMFS_SHELL: ("the initramfs could not mount the root and gave a shell", "Initramfs shell")}
+            userspace.INITRAMFS_SHELL: ("the initramfs could not mount the root and gave a shell", "Initramfs shell"),
+            uboot.GAVE_UP: ("the bootloader's boot command started no kernel and it waits at its prompt",
+                            "Bootloader gave up")}
 
 
 def failure(boot: Boot) -> tuple[int | None, Event | None]:
     """The boot's first failure (a kernel panic, systemd's emergency mode): its time and event.
     One whose line has no time of its own (systemd's status on an untimed console) happened
-    no earlier than the timed line before it, and is placed there."""
-    found = []
+    no earlier than the timed line before it, and is placed there; in logs where no line
+    has a time, the first failure is returned without one."""
+    found, untimed = [], []
     for name in FAILURES:
         for ev in boot.marks(name)[:1]:
             at = boot.at(ev)
             if at is None:
                 at, _how = _after_timed_line(boot, ev)
-            if at is not None:
-                found.append((at, ev))
-    return min(found, key=lambda f: f[0]) if found else (None, None)
+            (found if at is not None else untimed).append((at, ev))
+    if found:
+        return min(found, key=lambda f: f[0])
+    return min(untimed, key=lambda f: (f[1].file, f[1].line)) if untimed and not boot.clocks else (None, None)
 
 
 # journald's unit, by name or (older systemd's messages) by its description.
@@ -546,6 +550,11 @@ def find_phases(boot: Boot) -> Phases:
             result.notes.append("no line of these logs carries a time (a console captured without time stamps, a "
                                 "kernel without printk times), so nothing can be timed: capture the console with host "
                                 "times (`bootlab capture`, `grabserial -t`) or boot with printk.time=1")
+            _at, failed = failure(boot)
+            if failed is not None:
+                said, _label = FAILURES[failed.name]
+                result.notes.append(f"{said} ({_evidence(failed)}: {(failed.attrs or {}).get('reason', '')}): this "
+                                    "boot failed there and never reached ready")
         return result
     current: PhaseSpan | None = None
     for phase, boundary in ordered:
@@ -589,8 +598,11 @@ def find_phases(boot: Boot) -> Phases:
                                                                      or not _phase_evident(boot, span.phases[-1])):
             span.phases.pop()
     for ev in boot.marks(uboot.INTERACTIVE)[:1] if not boot.marks(TYPED_BY_CAPTURE) else ():
-        result.notes.append(f"the autoboot was stopped ({_evidence(ev, 'bootloader prompt')}): the bootloader's time "
-                            "holds commands typed at its prompt by hand")
+        failed = (ev.attrs or {}).get("failed")
+        how = (f"the boot command gave up ({_evidence(ev, 'bootloader prompt')}, its last words: {failed!r}) and the "
+               "kernel was started by commands typed after it" if failed else
+               f"the autoboot was stopped ({_evidence(ev, 'bootloader prompt')})")
+        result.notes.append(f"{how}: the bootloader's time holds commands typed at its prompt by hand")
     _typed_before_kernel(boot, found[Mark.KERNEL_START][0], result.notes)
     if not power_on and result.spans:
         zero = boot.meta.get("host_zero")

@@ -7,7 +7,7 @@ one boot, merges them and aligns their clocks.
 from __future__ import annotations
 
 from ..timeline import Boot, Mark, merge, no_cycle_collection
-from . import journal_short, multiboot
+from . import journal_short, listing, multiboot
 from .detect import FORMATS, STDIN, NotALog, display_name, maybe_gunzip, read_input
 from .detect import detect as detect_format
 from .formats import BY_NAME, Input
@@ -22,7 +22,11 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
     """One file as a partial boot (clocks not yet aligned); of a log that holds several
     boots, boot `which` (1-based, negative from the end; None: the last)."""
     patterns = patterns or Patterns()
+    listed = None
     mapped = multiboot.map_file(path) if path != STDIN else None
+    if mapped is not None and listing.unnumber(mapped[:HEAD]) is not None:  # a listing: read (and unlisted) whole
+        mapped.close()
+        mapped = None
     if mapped is not None and fmt is None:  # a big file: its format told from its start
         fmt = detect_format(display_name(path), mapped[:HEAD])
     if mapped is not None and fmt in BY_NAME and BY_NAME[fmt].boots:  # only the boot asked for is copied out
@@ -33,6 +37,8 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
         data, path = read_input(path)
         if data is not None:
             data = maybe_gunzip(path, data)
+            listed = listing.unnumber(data)
+            data = listed if listed is not None else data
     if fmt is None:
         fmt = detect_format(path, data)
     elif fmt not in FORMATS:
@@ -61,6 +67,8 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
             boot.meta["host_zero"] = "an earlier boot's power-on"  # this boot's is not in the capture
     if part is not None:
         multiboot.say_which(boot, path, part.starts, part.index)
+    if listed is not None:
+        boot.warn(path, 1, "a numbered listing (`cat -n`): read without its numbers, each line at its number")
     return boot
 
 

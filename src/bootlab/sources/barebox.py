@@ -27,6 +27,8 @@ BANNER = re.compile(r"^barebox (?P<version>\d{4}\.\d\d\.\d+\S*) #")
 # `Hit %s%s to stop autoboot: ` then the seconds left (older: "any other key").
 AUTOBOOT = re.compile(r"^Hit (?:m for menu or )?(?:any(?: other)? key|any|\S+) to stop autoboot:\s*(?P<delay>\d+)?")
 PROMPT = re.compile(r"^barebox@[^:]*:\S*\s")
+# What it says as its countdown is stopped by a key, before its prompt (common/startup.c).
+STOPPED = re.compile(r"^type exit to get to the menu")
 ENTRY = re.compile(r"^(?:booting|Booting entry) '(?P<entry>[^']+)'")
 LOADING = re.compile(r"^Loading (?P<type>(?!devicetree\b).+?) '(?P<file>[^']+)'")
 HANDOVER = re.compile(r"^(?:commandline: |Starting kernel in \w+ mode)")
@@ -40,7 +42,7 @@ class BareboxLines:
         self.boot = boot
         self.file = file
         self.started = False  # its banner was seen
-        self.countdown = Countdown(boot, AUTOBOOT, PROMPT)
+        self.countdown = Countdown(boot, AUTOBOOT, PROMPT, STOPPED)
         self.loading: tuple[str | None, int | None, str, int] | None = None  # clock, time, file, line
         self.handed_over = False
 
@@ -69,6 +71,7 @@ class BareboxLines:
         if HANDOVER.match(text):
             self._loaded(clock, t)
             mark(Mark.KERNEL_LOAD, via="barebox")
+            self.countdown.handover()
             self.handed_over = True
             return True
         return False

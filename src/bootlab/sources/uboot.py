@@ -52,10 +52,19 @@ BANNER = re.compile(r"^U-Boot (?P<version>(?:\d{4}\.\d\d|1\.\d+\.\d+)\S*)")
 # other common "Press SPACE to abort autoboot in %d seconds".
 AUTOBOOT = re.compile(r"^(?:Hit any key to stop autoboot:\s+|Autoboot in |Press SPACE to abort autoboot in )"
                       r"(?P<delay>\d+)")
-# U-Boot's prompt (`=> `, a board's own: `PANDA # `, `ZynqMP> `), with what was typed after it.
-PROMPT = re.compile(r"^(?:=>|[\w-]+(?: ?#|>))(?: .*)?$")
+# U-Boot's prompt (`=> `, a board's own: `PANDA # `, `ZynqMP> `, `u-boot=> `), with what was
+# typed after it.
+PROMPT = re.compile(r"^(?:[\w-]*=>|[\w-]+(?: ?#|>))(?: .*)?$")
 # The first prompt after the countdown: the autoboot was stopped and commands typed by hand.
 INTERACTIVE = "bootloader.interactive"
+# A prompt after the boot command ran (lines printed between the countdown and the prompt)
+# and no kernel started after it: the bootloader gave up booting (a failure, analysis/phases.py).
+GAVE_UP = "bootloader.gave-up"
+# What U-Boot prints when a command it was given fails (2023.01's wording; several per
+# command): bootlab's own boot sequence reads its typed commands' output with it too.
+COMMAND_FAILED = (r"## Error|Unknown command|Command '[^']*' failed|usage:|Usage:|Wrong Image|Bad Linux ARM64 Image|"
+                  r"Error: |error: |not found|\bERROR\b|Retry count exceeded|TFTP error")
+_COMMAND_FAILED = re.compile(COMMAND_FAILED)
 AUTOBOOT_MARK = "bootloader.autoboot"  # the countdown, with its seconds (advice/bootloader.py)
 BYTES_READ = re.compile(r"^(?P<bytes>\d+) bytes read in (?P<ms>\d+) ms")
 STARTING_KERNEL = re.compile(r"^(?:Starting kernel \.\.\.|## Starting application at|Transferring control to Linux)")
@@ -234,15 +243,24 @@ def parse(boot: Boot, file: str, data: bytes) -> None:
 
 
 class Countdown:
-    """A bootloader's autoboot countdown and a prompt of its after it (stopped by hand,
-    marked once): U-Boot's and barebox's, each with its own two expressions."""
+    """A bootloader's autoboot countdown and a prompt of its after it: U-Boot's and barebox's,
+    each with its own two expressions.  A prompt right after the countdown is someone who
+    stopped it by hand (marked once); one after the boot command printed lines is where the
+    boot command gave up, a failure unless a kernel started after it (typed by hand: then
+    the bootloader's time holds that typing, as when stopped by hand).  Which of the two is
+    known at the end of the log (close)."""
 
-    def __init__(self, boot: Boot, countdown: re.Pattern, prompt: re.Pattern):
+    def __init__(self, boot: Boot, countdown: re.Pattern, prompt: re.Pattern, stopped: re.Pattern | None = None):
         self.boot = boot
         self.countdown = countdown  # its group "delay": the seconds announced
         self.prompt = prompt
+        self.stopped = stopped  # what the bootloader prints when its countdown is stopped (no boot command's)
         self.prompted = False  # after the countdown, before the kernel's start
         self.interactive = False
+        self.said = ""  # the last line printed since the countdown (the boot command's)
+        self.error = ""  # the last of them that says a command failed (COMMAND_FAILED)
+        self.gave_up: tuple | None = None  # (mark, its last words): the first prompt after the boot command ran
+        self.kernel_started = False  # a handover since that prompt
 
     def feed(self, text: str, mark) -> bool:
         m = self.countdown.match(text)
@@ -250,14 +268,36 @@ class Countdown:
             delay = int(m.group("delay") or 0)
             self.boot.meta["bootdelay"] = delay
             mark(AUTOBOOT_MARK, delay=delay)
-            self.prompted = True
+            self.prompted, self.said, self.error = True, "", ""
             return True
-        if self.prompted and self.prompt.match(text):  # the autoboot was stopped: someone at the prompt
-            if not self.interactive:
+        if self.prompted and self.prompt.match(text):
+            if self.said and self.gave_up is None and not self.interactive:
+                self.gave_up = (mark, self.said if self.error in ("", self.said) else f"{self.error} (then: {self.said})")
+            elif not self.interactive and self.gave_up is None:  # the autoboot was stopped: someone at the prompt
                 mark(INTERACTIVE)
                 self.interactive = True
             return True
+        if (self.prompted and text.strip() and not text.strip().isdigit()  # (not the countdown's own digits)
+                and not (self.stopped and self.stopped.match(text))):
+            self.said = text.strip()
+            if _COMMAND_FAILED.search(text):
+                self.error = self.said
         return False
+
+    def handover(self) -> None:
+        """The kernel was started."""
+        self.prompted = False
+        self.kernel_started = self.gave_up is not None
+
+    def close(self, kernel_seen: bool) -> None:
+        """At the end of the log (kernel_seen: the kernel's own lines followed the bootloader's)."""
+        if self.gave_up is None:
+            return
+        mark, said = self.gave_up
+        if self.kernel_started or kernel_seen:
+            mark(INTERACTIVE, failed=said)
+        else:
+            mark(GAVE_UP, reason=said)
 
 
 class UbootLines:
@@ -324,7 +364,7 @@ class UbootLines:
             self.reading = None
             return True
         if STARTING_KERNEL.match(text):
-            self.countdown.prompted = False
+            self.countdown.handover()
             mark(Mark.KERNEL_LOAD)
             return True
         return False

@@ -24,7 +24,9 @@ env, it is a command line bootlab sets, and `append` adds to it, as a reference 
 [target] append adds to its cmdline.  A boot command that sets bootargs itself (a distro
 boot's extlinux.conf or boot script) overrides both.
 Each step is a step of the boot sequence: a prompt that never comes, a variable U-Boot
-rejects or a boot command that fails makes the run fail naming it.
+rejects or a boot command that fails makes the run fail naming it; so does U-Boot's own
+boot command coming back to the prompt without starting a kernel (stop_autoboot = false),
+and a boot that reaches its deadline before the kernel starts names U-Boot's last line.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
+from ..sources import uboot as uboot_console
 from .description import TargetError, section
 from .link import Link
 from .protocols import StepFailed
@@ -40,10 +43,7 @@ from .protocols import StepFailed
 # kernel's first line where nothing is printed.
 HANDOVER = rb"Starting kernel \.\.\.|Linux version "
 AUTOBOOT = re.compile(rb"Hit any key to stop autoboot|Press SPACE to abort autoboot|autoboot in \d+ seconds")
-# What U-Boot prints when a command it was given fails (2023.01's wording; several per command).
-REFUSED = re.compile(rb"## Error|Unknown command|Command '[^']*' failed|usage:|Usage:|Wrong Image|"
-                     rb"Bad Linux ARM64 Image|Error: |error: |not found|\bERROR\b|Retry count exceeded|"
-                     rb"TFTP error")
+REFUSED = re.compile(uboot_console.COMMAND_FAILED.encode())
 KINDS = ("u-boot",)
 DRIVERS = ("bootlab", "labgrid")
 
@@ -93,7 +93,8 @@ class UBoot:
         return " ".join(p for p in (self.env.get("bootargs", ""), self.append) if p).strip()
 
     def run(self, link: Link) -> None:
-        if not self.stop_autoboot:
+        if not self.stop_autoboot:  # its own boot command: it must start a kernel as well
+            self._handover(link, Recorder(link, echoed=False), "its own boot command")
             return
         link.expect(AUTOBOOT, self.timeout, "bootloader: reach autoboot", "U-Boot's autoboot countdown")
         link.send(" ")  # any key; a space is harmless if the countdown has already stopped
@@ -109,10 +110,21 @@ class UBoot:
         silence and deadline bound it."""
         seen = Recorder(link)
         link.send(self.boot_command + "\r")
+        self._handover(link, seen, f"`{self.boot_command}`")
+
+    def _handover(self, link: Link, seen: Recorder, command: str) -> None:
+        """Wait for the kernel's start; U-Boot's prompt coming back first means the boot
+        command failed, and a wait the boot's deadline ends names U-Boot's last line (a
+        network boot retrying for ever: `Retry time exceeded; starting again`)."""
         outcome = re.compile(b"(?P<handover>" + HANDOVER + b")|(?P<prompt>^" + re.escape(self.prompt.encode()) + b")")
-        match = link.expect(outcome, float("inf"), "bootloader: boot", "the handover to the kernel")
+        try:
+            match = link.expect(outcome, float("inf"), "bootloader: boot", "the handover to the kernel")
+        except StepFailed as failed:
+            last = seen.last_line()
+            raise StepFailed(failed.step, f"{failed.detail} (U-Boot's last line: {last!r})" if last
+                             else failed.detail) from None
         if match.group("prompt"):
-            raise StepFailed("bootloader: boot", f"`{self.boot_command}` did not start a kernel: "
+            raise StepFailed("bootloader: boot", f"{command} did not start a kernel: "
                                                  f"{seen.refusal() or 'U-Boot returned to its prompt'}")
         seen.detach()
 
@@ -153,9 +165,10 @@ def quoted(value: str) -> str:
 class Recorder:
     """What the console prints between a command and the next prompt (to spot an error)."""
 
-    def __init__(self, link: Link):
+    def __init__(self, link: Link, echoed: bool = True):
         self.link = link
         self.data = bytearray()
+        self.echoed = echoed  # its first line is the command typed, echoed
         link.writers.append(self)
 
     def chunk(self, t: int, data: bytes) -> None:
@@ -165,8 +178,13 @@ class Recorder:
         pass
 
     def text(self) -> bytes:
-        """What U-Boot printed after echoing the command."""
-        return bytes(self.data[self.data.find(b"\n") + 1:])
+        """What U-Boot printed (after echoing the command)."""
+        return bytes(self.data[self.data.find(b"\n") + 1:] if self.echoed else self.data)
+
+    def last_line(self) -> str:
+        """The last line U-Boot printed with anything in it."""
+        lines = [line.strip() for line in self.text().splitlines() if line.strip()]
+        return lines[-1].decode(errors="replace") if lines else ""
 
     def refusal(self) -> str | None:
         """The line in which U-Boot said it refused or failed a command (REFUSED), if any."""
