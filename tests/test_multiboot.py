@@ -11,9 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bootlab.advice import advise
 from bootlab.analysis import analyze
 from bootlab.cli import main
-from bootlab.sources import NotALog, bootlab_capture, read
+from bootlab.sources import NotALog, bootlab_capture, multiboot, read
 from bootlab.sources.multiboot import starts
 from bootlab.timeline import Kind, Mark
 
@@ -338,6 +339,31 @@ def test_a_watchdog_boot_loop_splits_at_each_reset(tmp_path):
     assert [ev.dur for ev in boot.of_kind(Kind.STAGE)] == [459_000_000]
     assert analyze(boot).phases.end.mark == Mark.READY
     assert [ev.dur for ev in read([log], which=2).of_kind(Kind.STAGE)] == [466_000_000]
+
+
+def test_a_boot_a_reset_ended_before_its_userspace_is_a_failure(tmp_path):
+    """The same loop read one boot at a time: each of the first three ends at `Starting
+    kernel ...` and the board's reset, which read alone was a boot that simply stopped.  It
+    fails there, and says where the next boot began; a boot whose init ran before the board
+    was reset (a lab power-cycling it) did not fail."""
+    def stamped(lines, t0):
+        return [f"[{t0 + k * 0.1:.6f} 0.100000] {line}" for k, line in enumerate(lines)]
+
+    lines = stamped(_imx6_uboot("POR", 465), 0) + stamped(_imx6_uboot("WDOG", 466), 5)
+    lines += stamped(_imx6_uboot("WDOG", 459) + ["[    0.000000] Booting Linux on physical CPU 0x0",
+                                                 "[    3.506235] Run /sbin/init as init process", "buildroot login:"],
+                     10)
+    lines += stamped(_imx6_uboot("POR", 460), 20)
+    log = _write(tmp_path, "loop.log", ("\n".join(lines) + "\n").encode())
+    first = read([log], which=1)
+    a = analyze(first)
+    assert a.phases.end.mark == "failure" and a.phases.end.at == 700_000_000  # no earlier than its last timed line
+    assert a.phases.end.evidence.endswith("loop.log:9 (Reset: its next boot began at line 10: U-Boot SPL "
+                                          "2019.01-00357-gc9632fd11e10-dirty (Feb 06 2019 - 12:35:24 +0530))")
+    assert advise(first, a)[0].rule == "boot.reset"
+    third = analyze(read([log], which=3))
+    assert third.phases.end.mark != "failure" and not third.boot.marks(multiboot.RESET)
+    assert not read([log]).marks(multiboot.RESET)  # the last boot: nothing after it
 
 
 def test_the_kernel_log_klogd_prints_again_is_no_boot(tmp_path):

@@ -1,5 +1,5 @@
 """A boot that fails before the application is ready: the bootloader starts no kernel, the
-kernel panics, the initramfs cannot mount the root and gives a shell, or systemd goes to its
+board resets, the kernel panics, the initramfs cannot mount the root and gives a shell, or systemd goes to its
 emergency mode.  It never reaches
 its application, so making it work comes before every saving, each of which is measured on a
 boot that did not finish.
@@ -11,7 +11,7 @@ import re
 
 from ..analysis.phases import FAILURE, failure
 from ..sources import kernel_messages as km
-from ..sources import uboot, userspace
+from ..sources import multiboot, uboot, userspace
 from ..timeline import Kind
 from . import Context, Finding, rule
 from .common import cite
@@ -61,6 +61,14 @@ def failed(ctx: Context) -> Finding | None:
                "not found where it looked (`bootcmd`, `boot_targets`, the file names), a network boot that got no "
                "answer (DHCP/BOOTP, the TFTP server), or an image it refused (`Wrong Image Format`, a bad magic). "
                "Run the boot command step by step at the prompt, fix it, and measure a boot that reaches ready.")
+    elif ev.name == multiboot.RESET:
+        title, rule_id = "Make the boot succeed: the board resets during the boot", "boot.reset"
+        evidence.append(reason)
+        how = ("The board was reset before userspace started and booted again: a watchdog the boot did not serve in "
+               "time (U-Boot's `Reset cause: WDOG`; a kernel that dies before its console speaks), a crash, or the "
+               "supply browning out. The lines before the reset say how far it got; `earlycon` (or `earlyprintk`) "
+               "shows a kernel that dies silently; read the boots after it with --boot N, and measure a boot that "
+               "reaches ready.")
     else:
         title, rule_id = "Make the boot succeed: systemd goes to emergency mode", "boot.emergency-mode"
         # The units that failed before it: one of them is what the boot needed.

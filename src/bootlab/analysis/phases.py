@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..sources import kernel_messages as km
-from ..sources import bootlab_capture, systemd_analyze, uboot, userspace
+from ..sources import bootlab_capture, multiboot, systemd_analyze, uboot, userspace
 from ..timeline import NO_TIME, PHASE_STARTS, Boot, Clock, Event, Kind, Mark, Phase
 
 
@@ -282,7 +282,8 @@ FAILURES = {km.PANIC: ("the kernel panicked", "Kernel panic"),
             userspace.EMERGENCY: ("systemd went to emergency mode", "Emergency mode"),
             userspace.INITRAMFS_SHELL: ("the initramfs could not mount the root and gave a shell", "Initramfs shell"),
             uboot.GAVE_UP: ("the bootloader's boot command started no kernel and it waits at its prompt",
-                            "Bootloader gave up")}
+                            "Bootloader gave up"),
+            multiboot.RESET: ("the board was reset before this boot's userspace started", "Reset")}
 
 
 def failure(boot: Boot) -> tuple[int | None, Event | None]:

@@ -6,7 +6,7 @@ one boot, merges them and aligns their clocks.
 
 from __future__ import annotations
 
-from ..timeline import Boot, Mark, merge, no_cycle_collection
+from ..timeline import Boot, Clock, Event, Kind, Mark, merge, no_cycle_collection
 from . import journal_short, listing, multiboot
 from .detect import FORMATS, STDIN, NotALog, display_name, maybe_gunzip, read_input
 from .detect import detect as detect_format
@@ -67,6 +67,9 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
             boot.meta["host_zero"] = "an earlier boot's power-on"  # this boot's is not in the capture
     if part is not None:
         multiboot.say_which(boot, path, part.starts, part.index)
+        if part.reset and not boot.marks(Mark.USERSPACE_START):
+            boot.add(Event(Kind.MARKER, multiboot.RESET, Clock.HOST, None, None, path, part.last_said,
+                           attrs={"reason": f"its next boot began at {part.reset}"}))
     if listed is not None:
         boot.warn(path, 1, "a numbered listing (`cat -n`): read without its numbers, each line at its number")
     return boot

@@ -69,6 +69,8 @@ class Part:
     index: int  # which one this is (1-based)
     starts: list[int]  # each boot's first line number
     lines: int  # the boot's own lines
+    reset: str = ""  # the next boot's first line, when a reset began it (_resets): this one ended there
+    last_said: int = 0  # the boot's last line with anything on it
 
 
 def _zero(stamp: bytes | None) -> bool:
@@ -366,6 +368,9 @@ def choose(n: int, which: int | None) -> int:
 
 
 SHOWN = 12  # boots whose first lines a warning lists
+# A boot the board was reset in before its userspace started (read from a log of several:
+# the next boot began with the loader's banner again): a failure (analysis/phases.py).
+RESET = "board.reset"
 
 
 def say_which(boot: Boot, file: str, starts: list[int], k: int, name: str = "") -> None:
@@ -396,4 +401,11 @@ def select(data: bytes | mmap.mmap, which: int | None, fmt: str = "dmesg") -> Pa
     if fmt == "bootlab-capture" and k > 1:  # its header line stays: it says what the records are
         header = data[:data.find(b"\n") + 1]
         before = header + before[1:]
-    return Part(before + own, numbers[k - 1], k, numbers, own.count(b"\n"))
+    reset = ""
+    if k < n and end in _resets(data):
+        line = data[end:data.find(b"\n", end)]
+        banner = LOADER.search(line)
+        said = line[banner.start() if banner else 0:].decode("utf-8", "replace").strip()
+        reset = f"line {numbers[k]}: {said[:80]}"
+    return Part(before + own, numbers[k - 1], k, numbers, own.count(b"\n"), reset,
+                numbers[k - 1] + own.rstrip().count(b"\n"))
