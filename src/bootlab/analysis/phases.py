@@ -287,7 +287,8 @@ FAILURES = {km.PANIC: ("the kernel panicked", "Kernel panic"),
 
 
 def failure(boot: Boot) -> tuple[int | None, Event | None]:
-    """The boot's first failure (a kernel panic, systemd's emergency mode): its time and event.
+    """The boot's first failure (FAILURES: a bootloader back at its prompt, a reset, a kernel
+    panic, an initramfs's shell, systemd's emergency mode): its time and event.
     One whose line has no time of its own (systemd's status on an untimed console) happened
     no earlier than the timed line before it, and is placed there; in logs where no line
     has a time, the first failure is returned without one."""

@@ -27,7 +27,8 @@ BANNER = re.compile(r"^barebox (?P<version>\d{4}\.\d\d\.\d+\S*) #")
 # `Hit %s%s to stop autoboot: ` then the seconds left (older: "any other key").
 AUTOBOOT = re.compile(r"^Hit (?:m for menu or )?(?:any(?: other)? key|any|\S+) to stop autoboot:\s*(?P<delay>\d+)?")
 PROMPT = re.compile(r"^barebox@[^:]*:\S*\s")
-# What it says as its countdown is stopped by a key, before its prompt (common/startup.c).
+# What it says as its countdown is stopped by a key, before its prompt (its default
+# environment's init script).
 STOPPED = re.compile(r"^type exit to get to the menu")
 ENTRY = re.compile(r"^(?:booting|Booting entry) '(?P<entry>[^']+)'")
 LOADING = re.compile(r"^Loading (?P<type>(?!devicetree\b).+?) '(?P<file>[^']+)'")
