@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -265,6 +266,26 @@ def test_a_root_device_that_never_appears_ends_the_boot_at_the_wait(fixture_path
     assert a.phases.end.at == 1_588_806_000 and "Waiting for root device PARTUUID=0badc0de-02" in a.phases.end.evidence
     assert [s.name for s in a.phases.spans] == ["kernel init", "initcalls"]
     assert any("never reached userspace" in n for n in a.phases.notes)
+
+
+def test_a_root_wait_in_a_log_without_times_is_said(fixture_path, tmp_path):
+    """A kernel without printk times whose console ends at `Waiting for root device ...` (a
+    Zybo's PetaLinux console, public): "nothing can be timed" was all it said.  It says the
+    boot never reached userspace unless the log was cut there; a root mounted after the
+    wait says nothing."""
+    lines = [re.sub(r"^\[\s*\d+\.\d+\] ", "", line)
+             for line in open(fixture_path("console-root-never-appears.txt")).read().splitlines()]
+    untimed = tmp_path / "untimed.log"
+    untimed.write_text("\n".join(lines) + "\n")
+    a = analysis(str(untimed))
+    assert a.phases.end is None
+    (note,) = [n for n in a.phases.notes if "waited for its root device" in n]
+    assert "PARTUUID=0badc0de-02" in note and "unless the log was cut there, this boot never reached userspace" in note
+    wait = next(k for k, line in enumerate(lines) if line.startswith("Waiting for root device"))
+    mounted = tmp_path / "mounted.log"
+    mounted.write_text("\n".join(lines[:wait + 1] + ["VFS: Mounted root (ext4 filesystem) on device 179:2.",
+                                                      "Run /sbin/init as init process"]) + "\n")
+    assert not [n for n in analysis(str(mounted)).phases.notes if "waited for its root device" in n]
 
 
 def test_a_kernel_panic_ends_the_boot_as_failed(fixture_path):

@@ -349,6 +349,24 @@ def _root_never_mounted(boot: Boot) -> tuple[int, Event] | None:
     return at, ev
 
 
+def _untimed_root_wait(boot: Boot, notes: list[str]) -> None:
+    """In logs with no time (_root_never_mounted needs times): the kernel's wait for its root
+    device with nothing after it that shows the root mounted.  How long the log went on after
+    it is not known, so it may have been cut there: said so."""
+    wait = next(iter(boot.marks(km.ROOT_WAIT)), None)
+    if wait is None:
+        return
+    after = [ev for name in (km.ROOT_MOUNTED, km.FREE_INITMEM, km.WRITE_PROTECT, Mark.USERSPACE_START,
+                             systemd_analyze.USERSPACE_START, Mark.SERVICES_START)
+             for ev in boot.marks(name) if (ev.file, ev.line) > (wait.file, wait.line)]
+    if not after:
+        device = (wait.attrs or {}).get("device", "")
+        notes.append(f"the kernel waited for its root device {device} ({_evidence(wait)}) and nothing after it shows "
+                     "the root mounted or init run: unless the log was cut there, this boot never reached userspace "
+                     "(the device never appeared: its controller's driver did not probe, or root= names a device "
+                     "that is not there)")
+
+
 def _power_on(boot: Boot) -> tuple[int | None, str]:
     at, ev = _first(boot, Mark.POWER_ON)
     if at is not None:
@@ -557,6 +575,7 @@ def find_phases(boot: Boot) -> Phases:
                 said, _label = FAILURES[failed.name]
                 result.notes.append(f"{said} ({_evidence(failed)}: {(failed.attrs or {}).get('reason', '')}): this "
                                     "boot failed there and never reached ready")
+            _untimed_root_wait(boot, result.notes)
         return result
     current: PhaseSpan | None = None
     for phase, boundary in ordered:
