@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bootlab.analysis import analyze
 from bootlab.sources import FORMATS, NotALog, detect, listing, read
@@ -99,3 +101,15 @@ def test_lines_that_begin_with_numbers_are_no_listing(tmp_path):
     log.write_text("     0  reset\n     1  board_init_f\n     5  board_init_r\n     9  main_loop\n"
                    "    12  start_kernel\n")
     assert listing.unnumber(log.read_bytes()) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"),
+                        max_size=60), min_size=5, max_size=40),
+       st.integers(min_value=1, max_value=2_000_000))
+def test_any_listing_unnumbers_to_the_lines_it_lists(lines, first):
+    """Whatever the lines hold (numbers and tabs of their own, nothing at all), their
+    listing from any first number reads back as them, each at its number."""
+    data = [line.encode() for line in lines]
+    listed = b"".join(b"%6d\t%s\n" % (first + k, line) for k, line in enumerate(data))
+    assert listing.unnumber(listed) == b"\n" * (first - 1) + b"\n".join(data) + b"\n"
