@@ -1171,6 +1171,27 @@ def test_a_bootloader_that_gives_up_at_its_prompt_ends_the_boot_as_failed(tmp_pa
     assert advise(a.boot, a)[0].rule == "boot.bootloader-gave-up"
 
 
+def test_logs_that_end_while_uboot_retries_its_network_boot_say_so(tmp_path):
+    """A MaaXBoard's public console: BOOTP broadcast 1 to 17, `Retry time exceeded; starting
+    again`, and again (its PHY tried each round).  Cut there, the log said nothing of why the
+    boot went no further; an answer that comes in a later round, and the kernel after it,
+    is no note."""
+    rounds = [(1.0, "BOOTP broadcast 1"), (1.5, "BOOTP broadcast 2"), (5.0, "Retry time exceeded; starting again"),
+              (5.1, "ethernet@30be0000 Waiting for PHY auto negotiation to complete.... TIMEOUT !"),
+              (9.0, "Could not initialize PHY ethernet@30be0000"), (9.1, "BOOTP broadcast 1")]
+    head = [(0.0, "U-Boot 2021.04-00002-gf752480a4c (Jan 20 2022 - 10:32:23 +0000)"),
+            (0.5, "Hit any key to stop autoboot:  0"), (0.6, "Booting from net ...")]
+    cut = tmp_path / "cut.log"
+    cut.write_text(_grabserial(head + rounds))
+    (note,) = [n for n in analyze(read([str(cut)])).phases.notes if "retries its network boot" in n]
+    assert "(BOOTP/DHCP broadcasts: 3, rounds started again: 1;" in note and "cut.log:9)" in note
+    answered = tmp_path / "answered.log"
+    answered.write_text(_grabserial(head + rounds + [(9.5, "DHCP client bound to address 10.0.2.15 (400 ms)"),
+                                                     (9.6, "Starting kernel ..."),
+                                                     (10.0, "[    0.000000] Booting Linux on physical CPU 0x0")]))
+    assert not [n for n in analyze(read([str(answered)])).phases.notes if "retries its network boot" in n]
+
+
 def test_a_kernel_started_by_hand_after_the_boot_command_gave_up_is_no_failure(tmp_path):
     """Someone typed commands at the prompt the failed boot command left, and booted: the
     boot reached ready, and its bootloader's time holds that typing."""

@@ -349,6 +349,16 @@ def _root_never_mounted(boot: Boot) -> tuple[int, Event] | None:
     return at, ev
 
 
+def _net_retry(boot: Boot, notes: list[str]) -> None:
+    """Logs that end while the bootloader asks the network for its boot and gets no answer."""
+    for ev in boot.marks(uboot.NET_RETRY)[:1]:
+        attrs = ev.attrs or {}
+        notes.append(f"the logs end while the bootloader retries its network boot (BOOTP/DHCP broadcasts: "
+                     f"{attrs.get('broadcasts', 0)}, rounds started again: {attrs.get('rounds', 0)}; "
+                     f"{_evidence(ev)}): no DHCP/BOOTP server answered it (the server, the cable, the PHY); "
+                     "unless the log was cut there, this boot never left its bootloader")
+
+
 def _untimed_root_wait(boot: Boot, notes: list[str]) -> None:
     """In logs with no time (_root_never_mounted needs times): the kernel's wait for its root
     device with nothing after it that shows the root mounted.  How long the log went on after
@@ -576,6 +586,7 @@ def find_phases(boot: Boot) -> Phases:
                 result.notes.append(f"{said} ({_evidence(failed)}: {(failed.attrs or {}).get('reason', '')}): this "
                                     "boot failed there and never reached ready")
             _untimed_root_wait(boot, result.notes)
+            _net_retry(boot, result.notes)
         return result
     current: PhaseSpan | None = None
     for phase, boundary in ordered:
@@ -625,6 +636,7 @@ def find_phases(boot: Boot) -> Phases:
                f"the autoboot was stopped ({_evidence(ev, 'bootloader prompt')})")
         result.notes.append(f"{how}: the bootloader's time holds commands typed at its prompt by hand")
     _typed_before_kernel(boot, found[Mark.KERNEL_START][0], result.notes)
+    _net_retry(boot, result.notes)
     if not power_on and result.spans:
         zero = boot.meta.get("host_zero")
         why = f"the host clock starts at {zero}" if boot.reference == Clock.HOST and zero else "power-on is not in these logs"

@@ -455,8 +455,9 @@ class Interpreter:
         self.sbl.close()
         self.rpi.close()
         self._bootloader_ran_until()
-        for countdown in (self.uboot.countdown, self.barebox.countdown):
-            countdown.close(kernel_seen=self.in_kernel or self.untimed_kernel is not None)
+        kernel_seen = self.in_kernel or self.untimed_kernel is not None
+        self.uboot.close(kernel_seen)
+        self.barebox.countdown.close(kernel_seen)
         if self.untimed_kernel is not None:  # first: its events are the later ones (see InitcallReader)
             self.untimed_kernel.close(self.last_untimed)
         self.initcalls.close(self.last_printk)

@@ -66,6 +66,13 @@ COMMAND_FAILED = (r"## Error|Unknown command|Command '[^']*' failed|usage:|Usage
                   r"Error: |error: |not found|\bERROR\b|Retry count exceeded|TFTP error")
 _COMMAND_FAILED = re.compile(COMMAND_FAILED)
 AUTOBOOT_MARK = "bootloader.autoboot"  # the countdown, with its seconds (advice/bootloader.py)
+# A network boot that gets no answer: U-Boot broadcasts (`BOOTP broadcast 1` .. 17, for
+# `dhcp` too), then with netretry (the default) starts again for ever, each round trying
+# the PHY again on some boards.  A log whose bootloader's last lines are these ends with
+# the board still asking (NET_RETRY, analysis/phases.py).
+NET_RETRYING = re.compile(r"^(?:(?P<broadcast>BOOTP|DHCP6?) broadcast \d+|(?P<again>(?:ARP )?Retry (?:time|count) "
+                          r"exceeded; starting again)|.*Waiting for PHY auto negotiation|Could not initialize PHY)")
+NET_RETRY = "bootloader.net-retry"
 BYTES_READ = re.compile(r"^(?P<bytes>\d+) bytes read in (?P<ms>\d+) ms")
 STARTING_KERNEL = re.compile(r"^(?:Starting kernel \.\.\.|## Starting application at|Transferring control to Linux)")
 READING = re.compile(r"^(?:reading|Retrieving file:|Loading file) (?P<file>\S+)")
@@ -272,7 +279,8 @@ class Countdown:
             return True
         if self.prompted and self.prompt.match(text):
             if self.said and self.gave_up is None and not self.interactive:
-                self.gave_up = (mark, self.said if self.error in ("", self.said) else f"{self.error} (then: {self.said})")
+                said = self.said if self.error in ("", self.said) else f"{self.error} (then: {self.said})"
+                self.gave_up = (mark, said)
             elif not self.interactive and self.gave_up is None:  # the autoboot was stopped: someone at the prompt
                 mark(INTERACTIVE)
                 self.interactive = True
@@ -309,10 +317,19 @@ class UbootLines:
         self.reading: str | None = None
         self.in_spl = False  # after an SPL's banner, before U-Boot proper's
         self.countdown = Countdown(boot, AUTOBOOT, PROMPT)
+        self.broadcasts = self.rounds = 0  # of a network boot without answer (NET_RETRYING)
+        self.retrying = None  # the mark of the last line, when it was one of those
 
     def feed(self, clock: str, t: int | None, text: str, lineno: int) -> bool:
         def mark(name: str, **attrs) -> None:
             self.boot.add(Event(Kind.MARKER, name, clock, t, None, self.file, lineno, attrs=attrs or None))
+
+        if text.strip():
+            retrying = NET_RETRYING.match(text)
+            self.retrying = mark if retrying else None
+            if retrying:
+                self.broadcasts += bool(retrying.group("broadcast"))
+                self.rounds += bool(retrying.group("again"))
 
         m = SPL_BANNER.match(text)
         if m:
@@ -368,6 +385,12 @@ class UbootLines:
             mark(Mark.KERNEL_LOAD)
             return True
         return False
+
+    def close(self, kernel_seen: bool) -> None:
+        """At the end of the log (kernel_seen: the kernel's own lines followed the bootloader's)."""
+        self.countdown.close(kernel_seen)
+        if self.retrying is not None and not kernel_seen and self.countdown.gave_up is None:
+            self.retrying(NET_RETRY, broadcasts=self.broadcasts, rounds=self.rounds)
 
     def _spl_total(self, clock: str, t: int | None, m: re.Match, lineno: int) -> None:
         """Rockchip SPL's own account of its time (SPL_TOTAL), printed as it ends: it ran
