@@ -247,8 +247,7 @@ def _end(boot: Boot, notes: list[str]) -> Boundary | None:
         notes.append(f"the kernel waited for its root device {device} ({_evidence(ev)}) and nothing in the "
                      f"{(last_line - at) / 1e9:.1f} s of log after it shows the root mounted or init run: this boot "
                      "never reached userspace, and ends at the wait (with rootwait the "
-                     "kernel waits for ever: the device never appeared, because its controller's driver did not probe "
-                     "or root= names a device that is not there)")
+                     f"kernel waits for ever: the device never appeared: {_NO_ROOT_DEVICE})")
     elif at is not None:
         what, end = "the default target", Boundary("end", at, _evidence(ev, ev.name))
     else:
@@ -333,6 +332,13 @@ ROOT_GIVEN_UP_NS = 5_000_000_000
 HUNG = "capture.hung"
 
 
+# What shows the root mounted after the kernel's wait for it.
+_ROOT_MOUNTED_SIGNS = (km.ROOT_MOUNTED, km.FREE_INITMEM, km.WRITE_PROTECT, Mark.USERSPACE_START,
+                      systemd_analyze.USERSPACE_START, Mark.SERVICES_START)
+# Why a root device never appears.
+_NO_ROOT_DEVICE = "its controller's driver did not probe, or root= names a device that is not there"
+
+
 def _root_never_mounted(boot: Boot) -> tuple[int, Event] | None:
     """The kernel's wait for its root device (`Waiting for root device ...`, rootwait) when
     nothing after it shows the root mounted (no `VFS: Mounted root`, no kernel memory freed,
@@ -341,8 +347,7 @@ def _root_never_mounted(boot: Boot) -> tuple[int, Event] | None:
     at, ev = _first(boot, km.ROOT_WAIT)
     if at is None:
         return None
-    mounted, _ = _first(boot, km.ROOT_MOUNTED, km.FREE_INITMEM, km.WRITE_PROTECT, Mark.USERSPACE_START,
-                        systemd_analyze.USERSPACE_START, Mark.SERVICES_START, after=at)
+    mounted, _ = _first(boot, *_ROOT_MOUNTED_SIGNS, after=at)
     last, _ = last_time(boot, lines=True)
     if mounted is not None or last is None or last - at < ROOT_GIVEN_UP_NS:
         return None
@@ -366,15 +371,13 @@ def _untimed_root_wait(boot: Boot, notes: list[str]) -> None:
     wait = next(iter(boot.marks(km.ROOT_WAIT)), None)
     if wait is None:
         return
-    after = [ev for name in (km.ROOT_MOUNTED, km.FREE_INITMEM, km.WRITE_PROTECT, Mark.USERSPACE_START,
-                             systemd_analyze.USERSPACE_START, Mark.SERVICES_START)
-             for ev in boot.marks(name) if (ev.file, ev.line) > (wait.file, wait.line)]
+    after = [ev for name in _ROOT_MOUNTED_SIGNS for ev in boot.marks(name)
+             if (ev.file, ev.line) > (wait.file, wait.line)]
     if not after:
         device = (wait.attrs or {}).get("device", "")
         notes.append(f"the kernel waited for its root device {device} ({_evidence(wait)}) and nothing after it shows "
                      "the root mounted or init run: unless the log was cut there, this boot never reached userspace "
-                     "(the device never appeared: its controller's driver did not probe, or root= names a device "
-                     "that is not there)")
+                     f"(the device never appeared: {_NO_ROOT_DEVICE})")
 
 
 def _power_on(boot: Boot) -> tuple[int | None, str]:

@@ -6,7 +6,7 @@ one boot, merges them and aligns their clocks.
 
 from __future__ import annotations
 
-from ..timeline import Boot, Clock, Event, Kind, Mark, merge, no_cycle_collection
+from ..timeline import Boot, Mark, merge, no_cycle_collection
 from . import journal_short, listing, multiboot
 from .detect import FORMATS, STDIN, NotALog, display_name, maybe_gunzip, read_input
 from .detect import detect as detect_format
@@ -24,11 +24,13 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
     patterns = patterns or Patterns()
     listed = None
     mapped = multiboot.map_file(path) if path != STDIN else None
-    if mapped is not None and listing.unnumber(mapped[:HEAD]) is not None:  # a listing: read (and unlisted) whole
-        mapped.close()
-        mapped = None
-    if mapped is not None and fmt is None:  # a big file: its format told from its start
-        fmt = detect_format(display_name(path), mapped[:HEAD])
+    if mapped is not None:
+        head = mapped[:HEAD]
+        if listing.unnumber(head) is not None:  # a listing: read (and unlisted) whole
+            mapped.close()
+            mapped = None
+        elif fmt is None:  # a big file: its format told from its start
+            fmt = detect_format(display_name(path), head)
     if mapped is not None and fmt in BY_NAME and BY_NAME[fmt].boots:  # only the boot asked for is copied out
         data, path = mapped, display_name(path)
     else:
@@ -67,9 +69,7 @@ def read_one(path: str, patterns: Patterns | None = None, fmt: str | None = None
             boot.meta["host_zero"] = "an earlier boot's power-on"  # this boot's is not in the capture
     if part is not None:
         multiboot.say_which(boot, path, part.starts, part.index)
-        if part.reset and not boot.marks(Mark.USERSPACE_START):
-            boot.add(Event(Kind.MARKER, multiboot.RESET, Clock.HOST, None, None, path, part.last_said,
-                           attrs={"reason": f"its next boot began at {part.reset}"}))
+        multiboot.say_reset(boot, path, part)
     if listed is not None:
         boot.warn(path, 1, "a numbered listing (`cat -n`): read without its numbers, each line at its number")
     return boot

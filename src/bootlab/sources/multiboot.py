@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from .._native import dmesgscan
-from ..timeline import Boot
+from ..timeline import Boot, Clock, Event, Kind, Mark
 from .console import DMESG_DUMP_BEGIN, DMESG_DUMP_END, JIFFIES_STARTS
 from .kernel_messages import BOOT_CONSOLE_DISABLED
 from .lines import seconds_to_ns
@@ -224,11 +224,18 @@ def _journal_boots(data: bytes) -> list[int]:
 
 def starts(data: bytes, fmt: str = "dmesg") -> list[int]:
     """Byte offsets where each boot begins (the first at 0)."""
+    return _starts(data, fmt)[0]
+
+
+def _starts(data: bytes | mmap.mmap, fmt: str) -> tuple[list[int], set[int]]:
+    """starts(), and of them those where the loader's banner came again (_resets)."""
+    looped: set[int] = set()
     if fmt in ("journal", "journal-short"):  # journalctl's output, which marks boots itself
         hard = _journal_boots(data)
     else:
         hard = [m.start() for m in _POWER_ON.finditer(data)] if fmt == "bootlab-capture" else []
-        hard += resets(data)
+        looped = set(_resets(data))
+        hard += _restarts(data) + list(looped)
     marks = sorted(set(hard) | set(_banners(data)))
     out = [0]
     for k, mark in enumerate(marks):
@@ -237,7 +244,7 @@ def starts(data: bytes, fmt: str = "dmesg") -> list[int]:
         if begin is not None and _CONTENT.search(data, out[-1], begin):  # else nothing before is another boot's
             out.append(begin)
         _release(data, out[-1])
-    return out
+    return out, looped
 
 
 def resets(data: bytes | mmap.mmap) -> list[int]:
@@ -382,10 +389,18 @@ def say_which(boot: Boot, file: str, starts: list[int], k: int, name: str = "") 
                                        f"reading boot {k}{last}{f' ({name})' if name else ''}; choose one with --boot N")
 
 
+def say_reset(boot: Boot, file: str, part: Part) -> None:
+    """A boot the loader's banner again ended (part.reset) before its userspace started
+    failed there: marked at its last line, which is all it printed (RESET)."""
+    if part.reset and not boot.marks(Mark.USERSPACE_START):
+        boot.add(Event(Kind.MARKER, RESET, Clock.HOST, None, None, file, part.last_said,
+                       attrs={"reason": f"its next boot began at {part.reset}"}))
+
+
 def select(data: bytes | mmap.mmap, which: int | None, fmt: str = "dmesg") -> Part:
     """The boot `which` (1-based; negative counts from the end; None: the last); of a
     mapped file, only that boot's bytes are copied."""
-    offsets = starts(data, fmt)
+    offsets, looped = _starts(data, fmt)
     lines, position, numbers = 1, 0, []
     for offset in offsets:
         lines += _count_lines(data, position, offset)
@@ -402,7 +417,7 @@ def select(data: bytes | mmap.mmap, which: int | None, fmt: str = "dmesg") -> Pa
         header = data[:data.find(b"\n") + 1]
         before = header + before[1:]
     reset = ""
-    if k < n and end in _resets(data):
+    if k < n and end in looped:
         line = data[end:data.find(b"\n", end)]
         banner = LOADER.search(line)
         said = line[banner.start() if banner else 0:].decode("utf-8", "replace").strip()
