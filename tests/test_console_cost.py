@@ -19,7 +19,7 @@ from bootlab.analysis.console_loss import LINE_SHAPES
 from bootlab.lab.boots import metrics_of
 from bootlab.render import render
 from bootlab.sources import read
-from bootlab.sources.console import DMESG_DUMP_BEGIN
+from bootlab.sources.console import DMESG_DUMP_BEGIN, DMESG_DUMP_END
 
 DATA = Path(__file__).parent / "data"
 RPI4 = str(DATA / "corpus" / "rpi4-kernel__run1_dmesg.txt")
@@ -447,3 +447,81 @@ def test_an_8250_console_given_no_speed_runs_at_9600(tmp_path, filler):
         assert ("default of the 8250 driver: `console=ttyS0` names no speed" in c.baud_source) == (baud == 9600)
         assert ("`console=ttyS0,` names no speed, which the kernel reads as 0 and sets 38400" in c.baud_source) \
             == (baud == 38400)
+
+
+def _transcript(name: str) -> tuple[list[str], int, int]:
+    """A real capture as the plain transcript a user pastes (no host times): its lines, and
+    where its device's kernel log after ready begins and ends (its marker lines)."""
+    lines = list(read([str(DATA / "real" / name)]).logs[0].text)
+    begin = next(i for i, line in enumerate(lines) if line.startswith(DMESG_DUMP_BEGIN))
+    return lines, begin, next(i for i, line in enumerate(lines) if line.startswith(DMESG_DUMP_END))
+
+
+def _per_phase(tmp_path: Path, name: str, lines: list[str]):
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    a = analyze(read([str(path)]))
+    return a, {phase: cost for phase, cost in a.console.per_phase.items() if phase != "untimed or after the end"}
+
+
+@pytest.mark.parametrize("how", ["typed", "bare"])
+def test_the_kernel_log_printed_again_on_a_console_is_not_charged_at_its_stamps(tmp_path, how):
+    """A real boot's console as pasted, with the kernel log printed again after ready: by a
+    `dmesg` typed at a shell prompt, or with nothing to say so (its stamps going back to
+    zero).  Its 364 records were charged to the phases their stamps fall in, the kernel's
+    phases twice over (initcalls' bytes doubled, capped at the phase's length); they were
+    printed after ready.  Every phase costs what it does on the console without them, the
+    same phases, and a warning says where the log began again."""
+    lines, begin, end = _transcript("generic.capture.gz")
+    alone, expected = _per_phase(tmp_path, "alone.log", lines[:begin])
+    again = lines[begin + 1:end]
+    assert len(again) > 300
+    # (Printed bare from its banner on, it is a boot of its own to multiboot, unless a dmesg
+    # typed just before says so: here its first lines were not captured.)
+    pasted = lines[:begin] + (["~ # dmesg", *again, "~ # "] if how == "typed" else again[50:])
+    a, charged = _per_phase(tmp_path, f"{how}.log", pasted)
+    assert charged == expected
+    assert [(s.name, s.duration) for s in a.phases.spans] == [(s.name, s.duration) for s in alone.phases.spans]
+    (warning,) = [d for d in a.boot.diagnostics if "printed again" in d.message]
+    assert warning.line == begin + (2 if how == "typed" else 1)
+    if how == "typed":
+        assert f"the dmesg typed at line {begin + 1}" in warning.message
+    else:
+        assert warning.message.startswith("printk time goes back by ")
+
+
+def test_a_logging_daemons_copies_of_the_kernel_log_are_not_its_console_output(tmp_path):
+    """busybox's syslogd and klogd writing the kernel's records to the console after the
+    kernel printed them (a Buildroot board's, `Jan  1 00:00:03 buildroot kern.info kernel:
+    [    0.000000] Booting Linux ...`; here on a real boot's transcript): they were charged to
+    the kernel's phases at their stamps, with a warning that printk time went back.  Each
+    phase now costs what it does without them, `quiet` is advised for the kernel's own
+    lines only, and one note counts them; a copy of a record newer than any the kernel
+    printed (below its console's loglevel) was printed no earlier than its stamp, which
+    still bounds the login prompt after it."""
+    lines, begin, end = _transcript("generic.capture.gz")
+    started = "Jan  1 00:00:03 buildroot syslog.info syslogd started: BusyBox v1.36.1"
+    alone, expected = _per_phase(tmp_path, "alone.log", lines[:begin] + [started])
+    prefix = "Jan  1 00:00:03 buildroot kern.info kernel: "
+    copies = [prefix + line for line in lines[begin + 1:end] if line.startswith("[")]
+    pasted = lines[:begin] + [started, *copies]
+    a, charged = _per_phase(tmp_path, "logged.log", pasted)
+    assert charged == expected
+    assert [(s.name, s.duration) for s in a.phases.spans] == [(s.name, s.duration) for s in alone.phases.spans]
+    assert _quiet(a).saving_ns == _quiet(alone).saving_ns
+    assert not any("goes back" in d.message for d in a.boot.diagnostics)
+    (note,) = [d for d in a.boot.diagnostics if "logging daemon" in d.message]
+    assert note.line == begin + 2
+    assert note.message.startswith(f"from here {len(copies)} console lines are kernel records a logging daemon "
+                                   f"printed again (busybox's syslogd and klogd, or rsyslog: `{prefix}[...]`), "
+                                   f"all {len(copies)} of them stamped no later than")
+    bounded = tmp_path / "bounded.log"
+    bounded.write_text("[    0.000000] Linux version 5.0.0 (x) #1\n"
+                       "[    0.500000] Freeing unused kernel memory: 1024K\n"
+                       "[    0.510000] Run /sbin/init as init process\n"
+                       "Starting logging: OK\n"
+                       f"{prefix}[    0.000000] Linux version 5.0.0 (x) #1\n"
+                       f"{prefix}[    0.500000] Freeing unused kernel memory: 1024K\n"
+                       "Jan  1 00:00:04 buildroot kern.notice kernel: [    4.200491] random: dd: uninitialized urandom read\n"
+                       "buildroot login:\n")
+    assert analyze(read([str(bounded)])).phases.spans[-1].end == 4_200_491_000

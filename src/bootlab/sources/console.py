@@ -33,7 +33,7 @@ VENDOR_CONTEXT_FORMS = (r"\s*\[\s*\d+:[^\]]*:\s*\d+\]|\s*(?:<\d>)?[-.]?\(\d+\)\[
                         r"| c\d{1,2} {1,6}\d{1,6}(?= )")
 VENDOR_CONTEXT = f"(?:{VENDOR_CONTEXT_FORMS})?"
 # [    1.234567] msg, optionally with a caller id: [  311.349740][    T1] msg
-PRINTK_AT_START = re.compile(r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\](?:\[\s*(?P<caller>[TC]\d+)\])?"
+PRINTK_AT_START = re.compile(r"\[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\](?:\[\s*(?P<caller>[TC]\d+)\])?"
                              + VENDOR_CONTEXT + " ?")
 PAUSE_CUT = 100_000_000  # ns of silence inside a physical line that make what follows a new line
 LEADING_INVISIBLE = re.compile(r"(?:\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_]|[ -/][0-~]|[a-z])|[\x00-\x20\x7f])*")
@@ -54,6 +54,7 @@ PRINTK_INSIDE = re.compile(r"\[\s*\d+\.\d{6,9}\](?:\[\s*[TC]\d+\])?" + VENDOR_CO
 # (targets/initramfs.py and bootlab-init.c print the same text): the log is printed again.
 DMESG_DUMP_BEGIN = "==== bootlab-dmesg begin ===="
 DMESG_DUMP_END = "==== bootlab-dmesg end ===="
+DUMP, AGAIN = "dump", "again"  # Interpreter.replay
 # Clock probes: kernel lines the reference device's init prints after ready, with the
 # console idle, so the host sees them as they happen: they measure the printk clock's rate.
 CLOCK_PROBE = "bootlab-clock"
@@ -61,6 +62,29 @@ IDLE_NS = 1_000_000  # a console silent this long after sending a line had nothi
 BACK_WARN_NS = 1_000_000_000
 BACK_WARNING = ("printk time goes back by more than 1 s: the log printed again (dmesg on the console), two boots, "
                 "or two logs interleaved?")
+AGAIN_WARNING = ("printk time goes back by {back} here: the kernel's log printed again (dmesg on the console), two "
+                 "boots, or two logs interleaved? Its records are read once, and its lines charged to the console "
+                 "when printed, not at their stamps")
+# The kernel's log printed again on the console: its records go on being read (dedupe drops
+# those read before; the kernel may not have printed some, below the console's loglevel), but
+# they were printed then, not when stamped: their console bytes are untimed on a log stamped
+# by printk (a capture's are at their host times), and they anchor no clock.  A record a
+# loglevel kept from the console can be stamped a little before the last one printed, never
+# this far: further back, the log is printed again.
+PRINTED_AGAIN_NS = 100_000_000
+# A shell command printing it (`root@pine64:~# dmesg`, `# dmesg | tail`): what follows is its output.
+DMESG_TYPED = re.compile(r"[#$] *dmesg\b")
+# A logging daemon writing the kernel's records to the console with a prefix of its own:
+# busybox's syslogd and klogd on a Buildroot board (`Jan  1 00:00:03 buildroot kern.info
+# kernel: [    0.000000] Booting Linux ...`, every record since time zero after the kernel
+# printed them bare), rsyslog (`Nov 21 11:23:00 host kernel: [...]`, or its ISO time).
+SYSLOG_KERNEL = re.compile(r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) "
+                           r"(?:\S+ ){0,2}kernel: ")
+TYPED_NOTE = ("the kernel's log printed again from here by the dmesg typed at line {line}: its records are read "
+              "once, and its lines charged to the console when printed, not at their stamps")
+LOGGED_NOTE = ("from here {n} console lines are kernel records a logging daemon printed again (busybox's syslogd and "
+               "klogd, or rsyslog: `{prefix}[...]`), {seen} of them stamped no later than the last record the kernel "
+               "printed: each is read once, and its bytes are charged to the console when printed, not at its stamp")
 INITCALL_WORDS = re.compile("|".join(map(re.escape, initcall.KEYWORDS)))
 # A kernel message that holds none of these, and matches no ready or app-start pattern,
 # means nothing beyond its time (message() would do nothing with it).
@@ -153,7 +177,15 @@ class Interpreter:
         # messages are read at the time their line arrived, on the line's own clock.
         self.untimed_kernel: InitcallReader | None = None
         self.last_untimed: int | None = None
-        self.replay = False  # the log printed again (untimed, its lines arrive long after)
+        # The log printed again: by the reference device's init between its markers (DUMP), or by
+        # a dmesg or anything else after the kernel printed it (AGAIN, to the next line that is
+        # no record); see PRINTED_AGAIN_NS.
+        self.replay: str | None = None
+        self.printk_high: int | None = None  # the latest stamp of a record printed as it was logged
+        self.logged_first: tuple[int, str] | None = None  # the first record a logging daemon printed, its prefix
+        self.typed_at: int | None = None  # the line of a dmesg typed at a prompt, until its output starts
+        self.logged = 0
+        self.logged_seen = 0  # of them, stamped no later than the last record the kernel printed itself
         self.analyze = systemd_analyze.ConsoleOutputs(boot, file)  # what the guest printed after ready
         self.printk_zero: int | None = None  # what printk time 0 is stamped as (see JIFFIES_STARTS)
         # The stamp printk time jumped to from zero, when it switched to a counter that had
@@ -295,12 +327,16 @@ class Interpreter:
             return  # a bootstage report (blank lines end its tables)
         if not text.strip():
             return
+        if self.replay == AGAIN and not text[0].isspace():
+            self.replay = self.typed_at = None  # (a record's continuation lines are indented by dmesg)
         if text.startswith(DMESG_DUMP_BEGIN):  # the log again from its start, not a second boot
             self.last_printk = None
             self.boot.repeats = True
-            self.replay = True
+            self.replay = DUMP
         elif text.startswith(DMESG_DUMP_END):
-            self.replay = False
+            self.replay = None
+        elif DMESG_TYPED.search(text):
+            self.replay, self.typed_at = AGAIN, lineno
         elif self.analyze.feed(text, lineno) or self.bootstage.feed_fdt(text, lineno):
             return
         self.user.patterns_seen(clock or Clock.HOST, t, text, lineno)
@@ -374,7 +410,9 @@ class Interpreter:
         for a, b in zip(cuts, cuts[1:] + [len(raw)]):
             chunk = raw[a:b]
             inside = PRINTK_INSIDE.search(chunk) if "[" in chunk and not PRINTK_AT_START.match(clean(chunk)) else None
-            if inside and inside.start():
+            if inside and SYSLOG_KERNEL.fullmatch(clean(chunk[:inside.start()])):
+                parts.append((a, chunk))  # a logging daemon's line: its prefix is no other output
+            elif inside and inside.start():
                 head = chunk[:inside.start()]
                 if parts:  # the tail of what was printed before the pause ("o" ... "k")
                     parts[-1] = (parts[-1][0], parts[-1][1] + head)
@@ -395,7 +433,9 @@ class Interpreter:
 
     def _logical_line(self, t_host: int | None, text: str, lineno: int, nbytes: int) -> None:
         t_printk = None
-        m = PRINTK_AT_START.match(text)
+        logged = SYSLOG_KERNEL.match(text)
+        at = logged.end() if logged else 0
+        m = PRINTK_AT_START.match(text, at)
         spliced = SPLICED_STATUS.match(text) if m is None and text.startswith("[") else None
         if spliced:
             text = "[" + text[spliced.end():]
@@ -405,15 +445,51 @@ class Interpreter:
         if m and (OTHER_CPU_FIRMWARE.match(text, m.end())
                   or not self.in_kernel and self.firmware_stamped(text[m.end():])):
             m = None
+        again = False
         if m:
             t_printk = self.printk_time(stamp_ns(m), lineno, text[m.end():])
-            if t_host is not None and not self.replay:
+            # A logging daemon's copy of a record newer than any the kernel printed was printed
+            # no earlier than its stamp: a bound the log keeps (the login prompt after it).
+            bound = logged and (self.printk_high is None or t_printk > self.printk_high)
+            again = self.printed_again(t_printk, text[:at], lineno)
+            if t_host is not None and not again:
                 self.boot.anchor(Clock.PRINTK, t_printk, Clock.HOST, t_host, f"{self.file}:{lineno}",
                                  probe=CLOCK_PROBE in text, prompt=self._console_was_idle(t_host))
-            self.kernel(t_printk, text[m.end():], lineno)
+            if again:
+                self.boot.repeats = True
+                self.last_printk = max(t_printk, self.last_printk or 0)
+                self.message(t_printk, text[m.end():], lineno)
+            else:
+                self.kernel(t_printk, text[m.end():], lineno)
         else:
             self.text(Clock.HOST if t_host is not None else None, t_host, text, lineno)
-        self.log.append(t_host if self.log.clock == Clock.HOST else t_printk, text, lineno, nbytes)
+        self.log.append(t_host if self.log.clock == Clock.HOST else None if again and not bound else t_printk, text,
+                        lineno, nbytes)
+
+    def printed_again(self, t: int, prefix: str, lineno: int) -> bool:
+        """Whether a record at printk time `t` on the console is the kernel's log printed again
+        (see PRINTED_AGAIN_NS): by a logging daemon (its `prefix`), in a replay, or stamped
+        that far before the last record printed as it was logged, which starts a replay."""
+        if prefix:
+            if self.logged_first is None:
+                self.logged_first = (lineno, prefix)
+            self.logged += 1
+            self.logged_seen += self.printk_high is not None and t <= self.printk_high
+            return True
+        if self.typed_at is not None:
+            self.boot.warn(self.file, lineno, TYPED_NOTE.format(line=self.typed_at))
+            self.typed_at = None
+        if self.replay:
+            return True
+        if self.printk_high is not None and t < self.printk_high - PRINTED_AGAIN_NS:
+            self.replay = AGAIN
+            self.backwards += 1
+            if self.backwards <= 3:
+                back = f"{(self.printk_high - t) / NS_PER_S:.3f} s"
+                self.boot.warn(self.file, lineno, AGAIN_WARNING.format(back=back))
+            return True
+        self.printk_high = t if self.printk_high is None else max(self.printk_high, t)
+        return False
 
     def firmware_stamped(self, msg: str) -> bool:
         """Whether a line stamped like printk before the kernel's first message is the
@@ -451,6 +527,10 @@ class Interpreter:
                             attrs={"untimed_steps_ns": after} if after else None))
 
     def close(self) -> None:
+        if self.logged_first is not None:
+            line, prefix = self.logged_first
+            seen = f"all {self.logged}" if self.logged_seen == self.logged else self.logged_seen
+            self.boot.warn(self.file, line, LOGGED_NOTE.format(n=self.logged, prefix=prefix, seen=seen))
         self.bootstage.close()
         self.sbl.close()
         self.rpi.close()
