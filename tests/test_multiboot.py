@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from bootlab.advice import advise
 from bootlab.analysis import analyze
 from bootlab.cli import main
-from bootlab.sources import NotALog, bootlab_capture, multiboot, read
+from bootlab.sources import NotALog, bootlab_capture, firmware, multiboot, read
 from bootlab.sources.multiboot import starts
 from bootlab.timeline import Kind, Mark
 
@@ -398,3 +398,27 @@ def test_a_jetsons_boot_loop_splits_at_each_mb1(tmp_path):
     a = analyze(boot)
     assert [(s.name, s.start, s.end) for s in a.phases.spans] == [
         ("firmware", 0, 62_000_000), ("bootloader", 62_000_000, 1_968_000_000)]
+
+
+def test_a_firmware_assertion_before_any_kernel_fails_the_boot(tmp_path):
+    """The Jetson's loop read one boot at a time: UEFI's `ASSERT [XhciDxe] ...` before each
+    reset was no failure (a boot read alone that the next MB1 ended failed as a reset, the
+    assertion unnamed).  A boot whose firmware failed an assertion and started no kernel
+    fails there, at the firmware's last time, with the assertion as the reason and advice to
+    fix it first; an assertion a build goes on past, a kernel booting after it, is none."""
+    mb1 = "[0000.062] I> MB1 (version: 1.4.0.4-t234-54845784-e89ea9bc)"
+    asserted = "ASSERT [XhciDxe] /dvs/git/dirty/edk2/MdeModulePkg/Bus/Pci/XhciDxe/Xhci.c(1805): !EFI_ERROR (Status)"
+    loop = [mb1, "[0001.968] I> MB1: MSS reconfig completed", asserted, "Rebooting system ..."]
+    log = _write(tmp_path, "orin.log", ("\n".join(loop + loop[:2]) + "\n").encode())
+    boot = read([log], which=1)
+    a = analyze(boot)
+    assert a.phases.end.mark == "failure" and a.phases.end.at == 1_968_000_000
+    assert a.phases.end.evidence == f"{log}:3 (Firmware assertion: {asserted})"
+    (finding, *_) = advise(boot, a)
+    assert finding.rule == "boot.firmware-assert" and "in its XhciDxe driver" in finding.how
+    assert analyze(read([log])).phases.end.mark != "failure"  # the last boot: no assertion
+    went_on = [mb1, asserted, "EFI stub: Booting Linux Kernel...",
+               "[    0.000000] Booting Linux on physical CPU 0x0000000000 [0x410fd421]",
+               "[    0.812000] Run /init as init process"]
+    a = analyze(read([_write(tmp_path, "on.log", ("\n".join(went_on) + "\n").encode())]))
+    assert a.phases.end.mark != "failure" and not a.boot.marks(firmware.ASSERTED)

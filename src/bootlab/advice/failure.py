@@ -1,5 +1,5 @@
-"""A boot that fails before the application is ready: the bootloader starts no kernel, the
-board resets, the kernel panics, the initramfs cannot mount the root and gives a shell, or systemd goes to its
+"""A boot that fails before the application is ready: the firmware stops at an assertion, the
+bootloader starts no kernel, the board resets, the kernel panics, the initramfs cannot mount the root and gives a shell, or systemd goes to its
 emergency mode.  It never reaches
 its application, so making it work comes before every saving, each of which is measured on a
 boot that did not finish.
@@ -11,7 +11,7 @@ import re
 
 from ..analysis.phases import FAILURE, failure
 from ..sources import kernel_messages as km
-from ..sources import multiboot, uboot, userspace
+from ..sources import firmware, multiboot, uboot, userspace
 from ..timeline import Kind
 from . import Context, Finding, rule
 from .common import cite
@@ -61,6 +61,15 @@ def failed(ctx: Context) -> Finding | None:
                "not found where it looked (`bootcmd`, `boot_targets`, the file names), a network boot that got no "
                "answer (DHCP/BOOTP, the TFTP server), or an image it refused (`Wrong Image Format`, a bad magic). "
                "Run the boot command step by step at the prompt, fix it, and measure a boot that reaches ready.")
+    elif ev.name == firmware.ASSERTED:
+        title, rule_id = "Make the boot succeed: the firmware stops at a failed assertion", "boot.firmware-assert"
+        module = (ev.attrs or {}).get("module")
+        how = ("A debug build of the firmware (EDK2's UEFI) checked a condition that did not hold"
+               + (f" in its {module} driver" if module else "") + " and stopped there: the line names the source "
+               "file and line, and the lines before it what the driver was doing (a device that did not answer, a "
+               "table it could not read). Fix the cause (the device, its configuration, a firmware update), or "
+               "boot a release build, which does not stop at assertions (the error stays); measure a boot that "
+               "reaches ready.")
     elif ev.name == multiboot.RESET:
         title, rule_id = "Make the boot succeed: the board resets during the boot", "boot.reset"
         evidence.append(reason)

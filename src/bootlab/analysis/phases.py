@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..sources import kernel_messages as km
-from ..sources import bootlab_capture, multiboot, systemd_analyze, uboot, userspace
+from ..sources import bootlab_capture, firmware, multiboot, systemd_analyze, uboot, userspace
 from ..timeline import NO_TIME, PHASE_STARTS, Boot, Clock, Event, Kind, Mark, Phase
 
 
@@ -200,6 +200,15 @@ def _after_timed_line(boot: Boot, ev: Event) -> tuple[int | None, str]:
     return None, ""
 
 
+def _after_timed_event(boot: Boot, ev: Event) -> int | None:
+    """An untimed line's place in a log whose lines carry no time of the log's clock (a
+    console whose bootloader stamps its own lines, printk none yet): the latest time of the
+    events read before it in its file."""
+    times = [at for other in boot.events if other.file == ev.file and other.line < ev.line
+             and (at := boot.at(other)) is not None]
+    return max(times, default=None)
+
+
 def _default_target(boot: Boot) -> tuple[int | None, Event | None]:
     """When the default target was reached: the unit `Queued start job for default target`
     named, the critical chain's root, or systemd-analyze time's `X reached after`."""
@@ -282,12 +291,14 @@ FAILURES = {km.PANIC: ("the kernel panicked", "Kernel panic"),
             userspace.INITRAMFS_SHELL: ("the initramfs could not mount the root and gave a shell", "Initramfs shell"),
             uboot.GAVE_UP: ("the bootloader's boot command started no kernel and it waits at its prompt",
                             "Bootloader gave up"),
-            multiboot.RESET: ("the board was reset before this boot's userspace started", "Reset")}
+            multiboot.RESET: ("the board was reset before this boot's userspace started", "Reset"),
+            firmware.ASSERTED: ("the firmware failed an assertion and started no kernel", "Firmware assertion")}
 
 
 def failure(boot: Boot) -> tuple[int | None, Event | None]:
-    """The boot's first failure (FAILURES: a bootloader back at its prompt, a reset, a kernel
-    panic, an initramfs's shell, systemd's emergency mode): its time and event.
+    """The boot's first failure (FAILURES: a firmware's failed assertion, a bootloader back at
+    its prompt, a reset, a kernel panic, an initramfs's shell, systemd's emergency mode): its
+    time and event.
     One whose line has no time of its own (systemd's status on an untimed console) happened
     no earlier than the timed line before it, and is placed there; in logs where no line
     has a time, the first failure is returned without one."""
@@ -297,9 +308,11 @@ def failure(boot: Boot) -> tuple[int | None, Event | None]:
             at = boot.at(ev)
             if at is None:
                 at, _how = _after_timed_line(boot, ev)
+            if at is None:
+                at = _after_timed_event(boot, ev)
             (found if at is not None else untimed).append((at, ev))
-    if found:
-        return min(found, key=lambda f: f[0])
+    if found:  # (at one time, the first said: an assertion placed where the reset after it is)
+        return min(found, key=lambda f: (f[0], f[1].file, f[1].line))
     return min(untimed, key=lambda f: (f[1].file, f[1].line)) if untimed and not boot.clocks else (None, None)
 
 

@@ -169,6 +169,7 @@ class Interpreter:
         self.barebox = barebox.BareboxLines(boot, file)
         self.rpi = rpi_firmware.RpiFirmwareLines(boot, file)
         self.bootstage = uboot.BootstageReader(boot, file)
+        self.assertion = firmware.Assertion(boot, file)
         self.user = UserspaceReader(boot, file, patterns)
         self.in_kernel = False
         self.last_printk: int | None = None
@@ -369,6 +370,8 @@ class Interpreter:
                 clock, (t, text) = Clock.BOOTLOADER, stamped
                 if self.last_stamped is None or t >= self.last_stamped[0]:
                     self.last_stamped = (t, lineno)
+            if self.assertion.feed(clock or Clock.HOST, t, text, lineno):
+                return
             found = firmware.feed(self.boot, self.file, clock or Clock.HOST, t, text, lineno)
             if found:
                 if found == Mark.FIRMWARE_START:
@@ -538,6 +541,7 @@ class Interpreter:
         kernel_seen = self.in_kernel or self.untimed_kernel is not None
         self.uboot.close(kernel_seen)
         self.barebox.countdown.close(kernel_seen)
+        self.assertion.close(kernel_seen)
         if self.untimed_kernel is not None:  # first: its events are the later ones (see InitcallReader)
             self.untimed_kernel.close(self.last_untimed)
         self.initcalls.close(self.last_printk)

@@ -15,6 +15,7 @@
     Bootloader Start at:1257 ms                     NVIDIA's Tegra bootloader, in ms since the reset
     Jumping to kernel at:2180 ms                    (on the bootloader clock: see stamp())
     [0000.062] I> MB1 (version: 1.4.0.4-t234-...)   NVIDIA's MB1 (Xavier, Orin), in s since the reset
+    ASSERT [XhciDxe] .../Xhci.c(1805): !EFI_ERROR (Status)   a UEFI firmware's failed assertion (Assertion)
 """
 
 from __future__ import annotations
@@ -59,6 +60,11 @@ _TEGRA_STAMP = re.compile(r"^(?:Bootloader Start|Jumping to kernel) at:(?P<ms>\d
 # to the millisecond, before their level: `[0000.062] I> MB1 (version: 1.4.0.4-t234-...)`.
 _MB1_STAMP = re.compile(r"^\[(?P<s>\d{4})\.(?P<ms>\d{3})\] (?P<msg>[IWE]> .*)$")
 _FIRST = tuple({"S", "q", "N", "s", "B", "F", "W", "G", " ", "L", "E", "P", "D", "U", "O", "J", "i", "I", "c", "["})
+# A debug build of EDK2 (a UEFI firmware: OVMF, a Jetson's, a server's) stops at a failed
+# assertion, DebugLib's `ASSERT [XhciDxe] /.../Xhci.c(1805): !EFI_ERROR (Status)` (older ones
+# without the module), in a dead loop or, as a Jetson's UEFI does, a reset.
+ASSERT = re.compile(r"^ASSERT (?:\[(?P<module>[^\]]+)\] )?\S+\(\d+\): \S")
+ASSERTED = "firmware.assert"
 
 
 def stamp(text: str) -> tuple[int, str] | None:
@@ -91,3 +97,27 @@ def feed(boot: Boot, file: str, clock: str, t: int | None, text: str, lineno: in
             boot.add(Event(Kind.MARKER, name, clock, t, None, file, lineno, attrs=found or None))
             return name
     return None
+
+
+class Assertion:
+    """The first failed assertion of a firmware before the kernel: where the boot failed, unless
+    a kernel started after it (a build that goes on past its assertions).  Which of the two is
+    known at the end of the log (close)."""
+
+    def __init__(self, boot: Boot, file: str):
+        self.boot = boot
+        self.file = file
+        self.first: Event | None = None
+
+    def feed(self, clock: str, t: int | None, text: str, lineno: int) -> bool:
+        m = ASSERT.match(text)
+        if m is None:
+            return False
+        if self.first is None:
+            self.first = Event(Kind.MARKER, ASSERTED, clock, t, None, self.file, lineno,
+                               attrs={"reason": text.strip(), "module": m.group("module") or ""})
+        return True
+
+    def close(self, kernel_seen: bool) -> None:
+        if self.first is not None and not kernel_seen:
+            self.boot.add(self.first)
