@@ -286,6 +286,36 @@ def test_a_banner_a_shell_command_printed_is_no_boot(tmp_path):
     assert analyze(boot).phases.end.mark == Mark.READY
 
 
+def test_a_dmesg_typed_through_sudo_is_no_boot(tmp_path):
+    """A public Kria KR260 Ubuntu console: after logging in someone typed `dmesg` (refused),
+    then `sudo dmesg`; its log from its banner on was read as the last boot, 36 min 57 s to a
+    shell prompt typed after it.  It is the boot's log printed again: the boot ends at its
+    login prompt, and its records past the console's last (the half hour after it) are
+    charged when printed."""
+    log = _write(tmp_path, "kr260.txt", (
+        "[    0.000000] Booting Linux on physical CPU 0x0000000000 [0x410fd034]\n"
+        "[    0.000000] Linux version 5.15.0-1020-xilinx-zynqmp (buildd@bos02-arm64-014) #24-Ubuntu SMP\n"
+        "[    5.552000] Run /init as init process\n"
+        "[   36.739358] OF: overlay: WARNING: memory leak will occur if overlay removed\n"
+        "kria login: ubuntu\n"
+        "ubuntu@kria:~$ dmesg\n"
+        "dmesg: read kernel buffer failed: Operation not permitted\n"
+        "ubuntu@kria:~$ sudo dmesg\n"
+        "[    0.000000] Booting Linux on physical CPU 0x0000000000 [0x410fd034]\n"
+        "[    0.000000] Linux version 5.15.0-1020-xilinx-zynqmp (buildd@bos02-arm64-014) #24-Ubuntu SMP\n"
+        "[    5.552000] Run /init as init process\n"
+        "[   36.739358] OF: overlay: WARNING: memory leak will occur if overlay removed\n"
+        "[ 2216.957922] audit: type=1400 audit(1686568650.026:208): apparmor=\"DENIED\" operation=\"capable\"\n"
+        "ubuntu@kria:~$ shutdown\n").encode())
+    boot = read([log])
+    assert not [d for d in boot.diagnostics if "boots" in d.message]
+    a = analyze(boot)
+    assert a.phases.end.mark == Mark.READY and a.phases.end.at == 36_739_358_000
+    (note,) = [d for d in boot.diagnostics if "printed again" in d.message]
+    assert note.line == 9 and "the dmesg typed at line 8" in note.message
+    assert a.console.per_phase["untimed or after the end"][0] > 300  # the 5 records and the prompt after them
+
+
 def test_a_console_that_begins_with_the_boot_befores_restart_splits_there(tmp_path):
     """A public BeagleBone AI-64 console starts with the last lines of the boot before
     (`reboot: Restarting system`); its kernel is quiet, so no banner splits the log, and

@@ -73,7 +73,7 @@ AGAIN_WARNING = ("printk time goes back by {back} here: the kernel's log printed
 # this far: further back, the log is printed again.
 PRINTED_AGAIN_NS = 100_000_000
 # A shell command printing it (`root@pine64:~# dmesg`, `# dmesg | tail`): what follows is its output.
-DMESG_TYPED = re.compile(r"[#$] *dmesg\b")
+DMESG_TYPED = re.compile(r"[#$] *(?:sudo +)?dmesg\b")
 # A logging daemon writing the kernel's records to the console with a prefix of its own:
 # busybox's syslogd and klogd on a Buildroot board (`Jan  1 00:00:03 buildroot kern.info
 # kernel: [    0.000000] Booting Linux ...`, every record since time zero after the kernel

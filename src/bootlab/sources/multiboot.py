@@ -139,7 +139,7 @@ def _logged_again(data: bytes, previous: int, banner: int) -> bool:
 # A shell command that prints the banner again (`cat /proc/version`, `uname -a`, `dmesg`;
 # U-Boot's `version` its own) typed at a prompt, a few lines up at most (dmesg's first lines
 # come before its banner).
-_COMMAND = re.compile(rb"[#$>] *(?:cat +/proc/version|uname|dmesg|version)\b")
+_COMMAND = re.compile(rb"[#$>] *(?:sudo +)?(?:cat +/proc/version|uname|dmesg|version)\b")
 _COMMAND_LINES = 3
 
 
