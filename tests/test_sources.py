@@ -1417,3 +1417,47 @@ def test_a_banner_that_lost_bytes_on_the_console_is_still_the_banner(tmp_path):
     a = analyze(read([str(log)]))
     assert a.boot.meta["kernel_version"] == "6.1.0-57-amd64" and a.boot.marks(km.BANNER)[0].line == 3
     assert any(d.line == 3 and "lost bytes of the kernel's banner" in d.message for d in a.boot.diagnostics)
+
+
+_PRELOADER = ["#T#Preloader Start=0", "Pll init start...", "Pll init Done!", "#T#PLL=2", "#T#GPIO=3", "#T#WDT_PRE=0",
+              "[PWRAP] init pass, ret=0.", "#T#PWRAP=9", "#T#mem_init=435", "#T#Init Dram buf=0",
+              "[PMIC]IsUsbCableIn 1", "[USBD] USB Full Speed", "[TOOL] USB enum timeout!", "#T#USB handshake=684",
+              "#T#bldr_handshake=0", "[SBC] img auth ok", "#T#load images=562", "BOOT_TIME: 1695"]
+
+
+def test_mediateks_preloader_profile_is_its_steps(tmp_path):
+    """A public MT6765 console (a phone's preloader and LK): the preloader prints each step's
+    milliseconds as it ends, `#T#mem_init=435`, and nothing else bootlab knew, so the console
+    was refused as no boot log.  Its start begins the bootloader, each step is a stage of
+    the milliseconds it names (durations on a transcript: the lines have no time), and the
+    684 ms it waited for a download tool on USB is advised away first."""
+    log = tmp_path / "mt6765.log"
+    log.write_text("\n".join(_PRELOADER) + "\n")
+    boot = read([str(log)])
+    assert boot.first_mark(Mark.BOOTLOADER_START).line == 1 and boot.meta["bootloader"] == "MediaTek preloader"
+    steps = {ev.name: ev.dur for ev in boot.of_kind(Kind.STAGE)}
+    assert steps == {"preloader: PLL": 2_000_000, "preloader: GPIO": 3_000_000, "preloader: PWRAP": 9_000_000,
+                     "preloader: mem_init": 435_000_000, "preloader: USB handshake": 684_000_000,
+                     "preloader: load images": 562_000_000}
+    assert sum(steps.values()) == 1_695_000_000  # its BOOT_TIME
+    (finding, *_) = advise(boot, analyze(boot))
+    assert finding.rule == "bootloader.mtk-usb-handshake" and finding.saving_ns == 684_000_000
+    assert finding.evidence == [f"{log}:14: #T#USB handshake=684: the preloader waited 684ms for a download tool on USB"]
+
+
+def test_mediateks_preloader_steps_end_at_their_lines_on_a_capture(tmp_path):
+    """The same profile captured with host times (grabserial's `[abs delta]`): each step ends
+    at its line, back to back before it, and the bootloader starts at the preloader's start."""
+    log = tmp_path / "mt6765.grab"
+    t = 0.25
+    lines = []
+    for text in _PRELOADER:
+        ms = int(text.rsplit("=", 1)[1]) if text.startswith("#T#") else 0
+        t += ms / 1000 + 0.0005
+        lines.append(f"[{t:.6f} 0.000500] {text}")
+    log.write_text("\n".join(lines) + "\n")
+    a = analyze(read([str(log)]))
+    steps = {ev.name: (a.boot.at(ev), ev.dur) for ev in a.boot.of_kind(Kind.STAGE)}
+    assert steps["preloader: USB handshake"] == (706_000_000, 684_000_000)  # to its line, at 1.390 s
+    assert steps["preloader: load images"] == (1_391_500_000, 562_000_000)
+    assert [(s.name, s.start) for s in a.phases.spans] == [("bootloader", 250_500_000)]  # its first line

@@ -1,5 +1,5 @@
-"""Bootloader (U-Boot, barebox's countdown too): the autoboot countdown, console output, and work the boot does not
-need (seed 004: 14.6 s to 0.86 s by bypassing redundant bootloader work and a silent
+"""Bootloader (U-Boot, barebox's countdown too; MediaTek's preloader): the autoboot countdown, console output, and
+work the boot does not need (seed 004: 14.6 s to 0.86 s by bypassing redundant bootloader work and a silent
 console; seed 000: bootloader changes cut 19 % of the boot).
 
 These changes are U-Boot environment variables or its configuration, never its source.
@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 
+from ..sources import mtk_preloader
 from ..sources.uboot import AUTOBOOT_MARK
-from ..timeline import Mark, Phase
+from ..timeline import Kind, Mark, Phase
 from . import Context, Finding, rule
 from .common import (Line, at, cite, find_lines, line_of, nearest, systemd_part, time_to_next, took, total,
                      worth_it)
@@ -145,3 +146,24 @@ def menu_timeout(ctx: Context) -> Finding | None:
             "systemd-boot: `timeout 0` in loader/loader.conf.",
         non_intrusive=True, patch=None, confidence="low",
         notes=[f"the boot loader took {took(loader)}, loading the kernel and initramfs included"])
+
+
+@rule(FAMILY)
+def mtk_usb_handshake(ctx: Context) -> Finding | None:
+    """MediaTek's preloader waiting for a download tool on USB: its profile times the wait
+    (sources/mtk_preloader.py), which a board in the field spends on every boot."""
+    waited = [ev for ev in ctx.boot.of_kind(Kind.STAGE) if ev.name == mtk_preloader.USB_HANDSHAKE and ev.dur]
+    saving = total(ev.dur for ev in waited)
+    if not worth_it(saving):
+        return None
+    return Finding(
+        rule="bootloader.mtk-usb-handshake", family=FAMILY,
+        title="Build MediaTek's preloader without its USB tool handshake",
+        evidence=[f"{cite(ctx.boot, ev)}: the preloader waited {took(ev.dur)} for a download tool on USB"
+                  for ev in waited],
+        saving_ns=saving,
+        how="CFG_USB_TOOL_HANDSHAKE := 0 in the preloader's project configuration (MediaTek's own user builds set "
+            "it so): the preloader no longer looks for SP Flash Tool or META mode on USB at each boot.",
+        non_intrusive=True, patch=None, confidence="high",
+        notes=["the BootROM's own download mode (a key held at power-on, or an empty boot device) still reaches "
+               "the board for flashing"])

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 
 from ..timeline import NO_TIME, NS_PER_S, Boot, Clock, ConsoleLog, Event, Kind, Mark, SourceInfo, in_range
-from . import (barebox, firmware, initcall, kernel_messages, lk, qcom_xbl, rpi_firmware, systemd_analyze, ti_sbl,
-               uboot, userspace)
+from . import (barebox, firmware, initcall, kernel_messages, lk, mtk_preloader, qcom_xbl, rpi_firmware,
+               systemd_analyze, ti_sbl, uboot, userspace)
 from .initcall import InitcallReader
 from .lines import NOISE, clean, seconds_to_ns, split
 from .userspace import Patterns, UserspaceReader
@@ -165,6 +165,7 @@ class Interpreter:
         self.uboot = uboot.UbootLines(boot, file)
         self.lk = lk.LkLines(boot, file)
         self.sbl = ti_sbl.SblLines(boot, file)
+        self.preloader = mtk_preloader.PreloaderLines(boot, file)
         self.xbl = qcom_xbl.XblLines(boot, file)
         self.barebox = barebox.BareboxLines(boot, file)
         self.rpi = rpi_firmware.RpiFirmwareLines(boot, file)
@@ -379,6 +380,7 @@ class Interpreter:
                 return
             if (self.uboot.feed(clock or Clock.HOST, t, text, lineno) or self.lk.feed(clock or Clock.HOST, t, text, lineno)
                     or self.sbl.feed(clock or Clock.HOST, t, text, lineno)
+                    or self.preloader.feed(clock or Clock.HOST, t, text, lineno)
                     or self.xbl.feed(clock or Clock.HOST, t, text, lineno)
                     or self.barebox.feed(clock or Clock.HOST, t, text, lineno)
                     or self.rpi.feed(clock or Clock.HOST, t, text, lineno)):
