@@ -1,8 +1,8 @@
 """A boot that fails before the application is ready: the firmware stops at an assertion, the
-bootloader starts no kernel, the board resets, the kernel panics, the initramfs cannot mount the root and gives a shell, or systemd goes to its
-emergency mode.  It never reaches
-its application, so making it work comes before every saving, each of which is measured on a
-boot that did not finish.
+bootloader starts no kernel, the board resets, the kernel panics, the initramfs cannot mount
+the root and gives a shell, or systemd goes to its emergency mode.  It never reaches its
+application, so making it work comes before every saving, each of which is measured on a boot
+that did not finish.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""MediaTek's preloader, the loader its BootROM starts on MT67xx/MT8xxx SoCs (phones, Chromebook-
-less tablets, the Genio IoT boards), profiles its own boot: as each step ends it prints the
-milliseconds the step took (BOOTING_TIME_PROFILING_LOG), then hands LK their sum:
+"""MediaTek's preloader, the loader its BootROM starts on MT67xx/MT8xxx SoCs (phones, tablets,
+the Genio IoT boards), profiles its own boot: as each step ends it prints the milliseconds the
+step took (BOOTING_TIME_PROFILING_LOG), then hands LK their sum:
 
     #T#Preloader Start=0                 it starts (after the BootROM)
     #T#mem_init=435                      DRAM calibration
     #T#USB handshake=684                 waiting for a download tool on USB (a board in the
-                                         field need not: the tool can force its own mode)
+                                         field need not: its BootROM has a download mode too)
     #T#load images=562                   reading and verifying LK, TF-A and the TEE
     BOOT_TIME: 2187                      the steps' sum, handed to LK
 
@@ -42,7 +42,7 @@ class PreloaderLines:
             self.boot.meta.setdefault("bootloader", NAME)
             self.boot.add(Event(Kind.MARKER, Mark.BOOTLOADER_START, clock, t, None, self.file, lineno,
                                 attrs={"stage": "mtk-preloader"}))
-        elif dur:  # (most of its forty steps take no whole millisecond)
+        elif dur:  # (a step of 0 ms says nothing)
             self.boot.add(Event(Kind.STAGE, STAGE.format(name), clock, None if t is None else t - dur, dur,
                                 self.file, lineno, "bootloader"))
         return True
