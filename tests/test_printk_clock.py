@@ -190,3 +190,53 @@ def test_a_jump_from_zero_without_the_timer_is_kept(fixture_path):
     assert not _counter_notes(boot)
     assert _log_times(boot)[3] == 259_856 * US
     assert analyze(boot).phases.spans[0].duration == 310 * MS  # kernel init: zero to devtmpfs
+
+
+_KVM_UNSTABLE_TSC = [
+    "[    0.000000] Linux version 6.3.0-rc2-next-20230314 (tuxmake@tuxmake) (x86_64-linux-gnu-gcc (Debian 11.3.0-11) "
+    "11.3.0) #1 SMP PREEMPT_DYNAMIC @1678766263",
+    "[    0.000000] Command line: console=ttyS0,115200 rootwait root=/dev/sda",
+    "[    0.000000] tsc: Detected 2099.962 MHz processor",
+    "[    0.001000] ACPI: Core revision 20221020",
+    "[    0.001000] APIC: Switch to symmetric I/O mode setup",
+    "[    0.001000] ..TIMER: vector=0x30 apic1=0 pin1=2 apic2=-1 pin2=-1",
+    "[    0.001000] tsc: Marking TSC unstable due to TSCs unsynchronized",
+    "[   51.249939] Calibrating delay loop (skipped) preset value.. 4199.92 BogoMIPS (lpj=2099962)",
+    "[   51.250921] pid_max: default: 32768 minimum: 301",
+    "[   51.448000] devtmpfs: initialized",
+    "[   54.993000] Run /sbin/init as init process",
+]
+
+
+@pytest.mark.parametrize("how", ["console", "dmesg", "bulk"])
+def test_a_kvm_guests_jump_from_its_first_ticks_is_its_vms_time(tmp_path, monkeypatch, how):
+    """A public LKFT console of an x86 QEMU/KVM guest: stamped by jiffies (`0.001000`) until its
+    TSC was found unstable, then by kvm-clock's monotonic time since the VM's creation, 51.25 s
+    at `Calibrating delay loop`: kernel init was 51.448 s, 77% of the boot.  A jump of a second
+    or more from the first ticks, at one of the messages the kernel prints as its clock starts,
+    is read as the unannounced jump from zero is (on a console, a dmesg, and a dmesg read in
+    bulk): kernel init 0.199 s, with a note."""
+    from bootlab.sources import printk
+
+    path = tmp_path / ("console.log" if how == "console" else "dmesg.txt")
+    lines = (["SeaBIOS (version 1.12.0-1)", "Booting from ROM..."] if how == "console" else []) + _KVM_UNSTABLE_TSC
+    path.write_text("\n".join(lines) + "\n")
+    if how == "bulk":
+        monkeypatch.setattr(printk, "BULK_MIN_BYTES", 0)
+    boot = read([str(path)])
+    (note,) = [d for d in boot.diagnostics if "printk time jumps" in d.message]
+    assert note.message.startswith("printk time jumps from 0.001000 to 51.249939 s here, with no timer announced")
+    assert note.line == len(lines) - 3
+    spans = {s.name: s.duration for s in analyze(boot).phases.spans}
+    assert spans["kernel init"] == 199_061_000 and spans["initcalls"] == 3_545 * MS
+
+
+def test_first_ticks_that_go_on_are_the_kernels_own_time(tmp_path):
+    """The same guest with a TSC that stays stable: its first ticks go on to the delay loop's
+    line a few milliseconds later, kept as stamped."""
+    path = tmp_path / "dmesg.txt"
+    path.write_text("\n".join(_KVM_UNSTABLE_TSC[:6] + ["[    0.061000] Calibrating delay loop (skipped) preset value..",
+                                                       "[    1.448000] devtmpfs: initialized"]) + "\n")
+    boot = read([str(path)])
+    assert not [d for d in boot.diagnostics if "printk time jumps" in d.message]
+    assert analyze(boot).phases.spans[0].duration == 1_448 * MS

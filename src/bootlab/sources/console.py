@@ -129,6 +129,20 @@ COUNTER_UNANNOUNCED_NOTE = ("printk time jumps from 0 to {stamp:.6f} s here, wit
                             "the firmware's time")
 
 
+# An x86 KVM guest whose TSCs are unsynchronized stamps its first messages by jiffies
+# (`[    0.001000] tsc: Marking TSC unstable due to TSCs unsynchronized`), then by the
+# monotonic clock of its kvm-clock, which counts from the VM's creation: a public LKFT QEMU
+# console jumped to `[   51.249939] Calibrating delay loop (skipped) ...`, its firmware's and
+# loader's time read as 51 s of kernel init.  Stamps within this of zero before such a jump
+# are the kernel's first ticks.
+EARLY_TICKS_NS = 50_000_000
+EARLY_JUMP_NOTE = ("printk time jumps from {early:.6f} to {stamp:.6f} s here, with no timer announced: no kernel takes "
+                   "that long before its clock's first ticks are done (a KVM guest's clock, counting from the VM's "
+                   "creation, taking over from jiffies when the TSC is found unstable), so the stamps from here are "
+                   "read less {jump:.6f} s: kernel init is short by the time the jump hides, not long by the "
+                   "firmware's")
+
+
 # Where the bootloader's clock is known to have run to (Interpreter._bootloader_ran_until).
 BOOTLOADER_RAN_UNTIL = "bootloader.ran-until"
 
@@ -195,6 +209,7 @@ class Interpreter:
         # the first stamp other than zero.
         self.counter_from: int | None = None
         self.counter_line: tuple[int, str] | None = None  # the message stamped zero that announced the counter
+        self.early: int | None = 0  # the latest stamp while every one is within EARLY_TICKS_NS; None after
         # What the boot console (if any) had to print from that message on, before the first
         # stamp other than zero (see counter_switch).
         self.early_console = False
@@ -216,7 +231,23 @@ class Interpreter:
         t = stamp - self.printk_zero if stamp >= self.printk_zero else stamp
         if self.counter_from is None and t:
             self.counter_from = self.counter_switch(t, lineno, msg)
+        if self.early is not None and self.counter_from == 0:  # (decided: no jump from zero)
+            self.counter_from = self.early_jump(t, lineno, msg)
         return t - self.counter_from if t and self.counter_from else t
+
+    def early_jump(self, t: int, lineno: int, msg: str = "") -> int:
+        """A stamp `t` after the first ticks (EARLY_TICKS_NS), when it is a jump of a second or
+        more from them at one of the messages the kernel prints just after its clock starts:
+        how much the stamps from here are read less (else 0)."""
+        if t <= EARLY_TICKS_NS:
+            self.early = max(self.early, t)
+            return 0
+        early, self.early = self.early, None
+        if not early or t - early < UNANNOUNCED_COUNTER_NS or not msg.startswith(FIRST_TICKED):
+            return 0
+        self.boot.warn(self.file, lineno, EARLY_JUMP_NOTE.format(early=early / 1e9, stamp=t / 1e9,
+                                                                 jump=(t - early) / 1e9))
+        return t - early
 
     def zero_stamped(self, msg: str, lineno: int) -> None:
         """A message stamped zero, before any other stamp: one announcing the architected

@@ -26,7 +26,8 @@ import numpy as np
 
 from .._native import dmesgscan
 from ..timeline import NO_TIME, Boot, Clock, ConsoleLog, SlicedText, SourceInfo, in_range
-from .console import DMESG_DUMP_BEGIN, VENDOR_CONTEXT_FORMS, MEANINGFUL, MEANINGFUL_STARTS, MEANINGFUL_WORDS, Interpreter, stamp_ns
+from .console import (DMESG_DUMP_BEGIN, EARLY_TICKS_NS, MEANINGFUL, MEANINGFUL_STARTS, MEANINGFUL_WORDS,
+                      VENDOR_CONTEXT_FORMS, Interpreter, stamp_ns)
 from .initcall import NO_RET_CODE, InitcallReader
 from .kernel_messages import CLOCK_BEFORE_KERNEL_NS
 from .userspace import Patterns
@@ -182,9 +183,9 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns, printk_line: r
 
 def _counter_switch(interp: Interpreter, text: str, t: np.ndarray, offsets: np.ndarray, ends: np.ndarray,
                     first: int) -> None:
-    """Interpreter.printk_time's reading of a clock that jumped from zero to a counter that ran
-    before the kernel (Interpreter.counter_switch), on the whole column of times (`first`:
-    the first line's number)."""
+    """Interpreter.printk_time's reading of a clock that jumped from zero, or from its first
+    ticks, to a counter that ran before the kernel (Interpreter.counter_switch, early_jump), on
+    the whole column of times (`first`: the first line's number)."""
     late = np.flatnonzero(t > 0)  # (NO_TIME is negative)
     if not len(late):
         return
@@ -193,6 +194,14 @@ def _counter_switch(interp: Interpreter, text: str, t: np.ndarray, offsets: np.n
         for i in np.flatnonzero(t[:k] == 0).tolist():
             interp.zero_stamped(text[offsets[i]:ends[i]], i + first)
     interp.counter_from = interp.counter_switch(int(t[k]), k + first, text[offsets[k]:ends[k]])
+    if not interp.counter_from:  # a jump after the first ticks (Interpreter.early_jump)
+        after = np.flatnonzero(t > EARLY_TICKS_NS)
+        if not len(after):
+            return
+        j = int(after[0])
+        interp.early = max(0, int(t[:j].max())) if j else 0
+        interp.counter_from = interp.early_jump(int(t[j]), j + first, text[offsets[j]:ends[j]])
+        late = late[late >= j]
     if interp.counter_from:
         t[late] -= interp.counter_from
 
