@@ -452,3 +452,27 @@ def test_a_firmware_assertion_before_any_kernel_fails_the_boot(tmp_path):
                "[    0.812000] Run /init as init process"]
     a = analyze(read([_write(tmp_path, "on.log", ("\n".join(went_on) + "\n").encode())]))
     assert a.phases.end.mark != "failure" and not a.boot.marks(firmware.ASSERTED)
+
+
+def test_coreboots_romstage_again_is_a_reset_and_seabios_twice_is_not(tmp_path):
+    """A public MSI MS-7721 (AMD) console: coreboot 4.4's romstage starts three times (the
+    board reset twice on its way), then its ramstage loads SeaBIOS, which says its version
+    twice, two lines apart.  coreboot's console was refused as no boot log, and read as one
+    it was split at SeaBIOS's second banner, the firmware's 460 lines before it a boot of their
+    own.  The romstage's banner is the loader that began the first boot: the boots begin at
+    each of its three; SeaBIOS saying its banner again is no reset."""
+    romstage = ("coreboot-4.4-588ccaa9a7d94da4f5a5b3579eb9e3d06c9f4a51 Wed Jun 22 23:12:30 UTC 2016 romstage "
+                "starting...")
+    reset = [romstage, "BSP Family_Model: 00610f31", "cpu_init_detectedx = 00000000", "Fch OEM config in INIT RESET Done",
+             ""]
+    seabios = "SeaBIOS (version rel-1.9.1-0-gb3ef39f)"
+    build = "BUILD: gcc: (coreboot toolchain v1.38 April 3rd, 2016) 5.2.0 binutils: (GNU Binutils) 2.25"
+    lines = reset + reset + [romstage, "CBFS: Locating 'fallback/ramstage'",
+                             "coreboot-4.4-588ccaa9a7d94da4f5a5b3579eb9e3d06c9f4a51 Wed Jun 22 23:12:30 UTC 2016 "
+                             "ramstage starting...", "Jumping to boot code at 000ff06e(bffd5000)", seabios, build,
+                             seabios, build, "Found coreboot cbmem console @ bffde000", "Booting from Hard Disk..."]
+    boot = read([_write(tmp_path, "ms7721.log", ("\n".join(lines) + "\n").encode())])
+    (warning,) = [d for d in boot.diagnostics if "the log holds" in d.message]
+    assert "the log holds 3 boots (first lines 1, 6, 11)" in warning.message
+    assert [ev.line for ev in boot.marks(Mark.FIRMWARE_START)] == [11, 15, 17]  # coreboot, SeaBIOS's two
+    assert boot.first_mark(Mark.FIRMWARE_START).attrs["firmware"] == "coreboot"

@@ -33,9 +33,11 @@ _RULES: tuple[tuple[re.Pattern, str, dict], ...] = (
     (re.compile(r"^NOTICE:\s+BL2: v(?P<version>\S+)"), Mark.FIRMWARE_START, {"firmware": "TF-A"}),
     (re.compile(r"^(?:sys: 0x|BootROM|F0: [0-9A-F]{4} )"), Mark.FIRMWARE_START, {"firmware": "BootROM"}),
     (re.compile(r"^OpenSBI v(?P<version>\S+)"), Mark.FIRMWARE_START, {"firmware": "OpenSBI"}),
-    # coreboot's first stage; from 4.19 its lines may carry their log level, `[NOTE ]  `.
-    (re.compile(r"^(?:\[[A-Z]+ ?\]\s+)?coreboot-(?P<version>\S+) .*\bbootblock starting"), Mark.FIRMWARE_START,
-     {"firmware": "coreboot"}),
+    # coreboot's first stage: its bootblock, or the romstage of one that prints from there
+    # (4.x on AMD boards), or before 4.1 a bare `starting...`; from 4.19 its lines may carry
+    # their log level, `[NOTE ]  `.  Its later stages' banners (ramstage) are no start.
+    (re.compile(r"^(?:\[[A-Z]+ ?\]\s+)?coreboot-(?P<version>\S+) .*(?:\b(?:bootblock|verstage|romstage) | \d{4} )"
+                r"starting"), Mark.FIRMWARE_START, {"firmware": "coreboot"}),
     (re.compile(r"^Bootloader Start at:"), Mark.BOOTLOADER_START, {"bootloader": "NVIDIA Tegra bootloader"}),
     (re.compile(r"^Jumping to kernel at:"), Mark.KERNEL_LOAD, {"via": "NVIDIA Tegra bootloader"}),
     (re.compile(r"^I> MB1 \(version: (?P<version>[^)]+)\)"), Mark.BOOTLOADER_START, {"bootloader": "NVIDIA MB1"}),

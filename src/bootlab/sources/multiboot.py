@@ -37,7 +37,8 @@ _UNSTAMPED = re.compile(rb"""(?:\[(?:\d{4}-\d\d-\d\d[ T])?[\d:]+\.\d+(?:\ -?\d+\
 _LONGEST_PREFIX = 256
 # The first words of firmware and bootloaders (after terminal resets, on a console).
 LOADER = re.compile(rb"U-Boot SPL |U-Boot \d{4}\.|SeaBIOS \(version|qboot|NOTICE:\s+BL[12]|BootROM|Booting from ROM"
-                    rb"|Welcome to GRUB|GNU GRUB|barebox \d{4}\.|I> MB1 \(version")
+                    rb"|Welcome to GRUB|GNU GRUB|barebox \d{4}\.|I> MB1 \(version"
+                    rb"|coreboot-\S+ [^\n]*(?:\b(?:bootblock|verstage|romstage) | \d{4} )starting")
 _PRINTK_STAMP = re.compile(rb"\[\s*(?P<t>\d+\.\d{6,9})\]")
 _ZERO_STAMP = re.compile(rb"\[\s*0\.0{6,9}\]")
 # The last words of a kernel, a firmware or a bootloader as it restarts the board (or the
@@ -276,6 +277,9 @@ def _restarts(data: bytes | mmap.mmap) -> list[int]:
 _LOADER_PREFIX = re.compile(rb"""(?:-?\d+\.\d{9}\ \|\ )?
     (?:(?:\x1b|\\x1b)(?:\[[0-9;?]*[A-Za-z]|c)|\\r|\[[\d.:\ ]+\]\ ?|[\x00-\x1f\ ])*""", re.X)
 _FIRST_LOADER_WITHIN = 1 << 22  # bytes looked through for the loader that began the first boot
+# A loader that says its banner again within this many lines was not reset: SeaBIOS run by
+# coreboot prints its version twice, two lines apart.
+_SAID_AGAIN_LINES = 3
 
 
 def _resets(data: bytes | mmap.mmap) -> list[int]:
@@ -290,12 +294,14 @@ def _resets(data: bytes | mmap.mmap) -> list[int]:
     end = data.find(b"\n", first.start())
     banner = data[first.start():end if end >= 0 else len(data)].rstrip(b"\r")
     found = []
+    last = first.start()
     for at in _find_all(data, banner):
         start = data.rfind(b"\n", 0, at) + 1
         after = data[at + len(banner):at + len(banner) + 2]
         if at > first.start() and _LOADER_PREFIX.fullmatch(data, start, at) and after[:1] in (b"", b"\r", b"\n") \
-                and not _typed(data, start):
+                and not _typed(data, start) and data.count(b"\n", last, start) > _SAID_AGAIN_LINES:
             found.append(start)
+        last = at
     return found
 
 
