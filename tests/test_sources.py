@@ -1461,3 +1461,22 @@ def test_mediateks_preloader_steps_end_at_their_lines_on_a_capture(tmp_path):
     assert steps["preloader: USB handshake"] == (706_000_000, 684_000_000)  # to its line, at 1.390 s
     assert steps["preloader: load images"] == (1_391_500_000, 562_000_000)
     assert [(s.name, s.start) for s in a.phases.spans] == [("bootloader", 250_500_000)]  # its first line
+
+
+def test_ovmfs_debug_log_before_a_kernel_is_a_console(tmp_path):
+    """A public QEMU/KVM guest's console with OVMF's debug log on it (SEC, PEI, DXE: 2,550 lines
+    of `Loading driver ...`) before its kernel: refused as no boot log, its kernel unread.
+    OVMF's first line starts the firmware, and the kernel is read."""
+    log = tmp_path / "ovmf.log"
+    log.write_text("SecCoreStartupWithStack(0xFFFCC000, 0x820000)\n"
+                   "SEC: Normal boot\n"
+                   "DiscoverPeimsAndOrderWithApriori(): Found 0xB PEI FFS files in the 0th FV\n"
+                   + "Loading driver at 0x0007ED3E000 EntryPoint=0x0007ED463DF DevicePathDxe.efi\n" * 150
+                   + "QemuKernelStubFileRead: file read: \"kernel\", 14995968 bytes\n"
+                   "[    0.000000] Linux version 6.14.0-next-20250326 (root@localhost) (gcc 13.3.0) #4 SMP\n"
+                   "[    0.153579] Booting paravirtualized kernel on KVM\n"
+                   "[    1.027052] devtmpfs: initialized\n")
+    boot = read([str(log)])
+    assert boot.first_mark(Mark.FIRMWARE_START).attrs["firmware"] == "OVMF"
+    assert boot.meta["kernel_version"].startswith("6.14.0")
+    assert [s.name for s in analyze(boot).phases.spans] == ["kernel init", "initcalls"]

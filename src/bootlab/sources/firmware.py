@@ -6,6 +6,7 @@
     NOTICE:  BL2: v2.10.0(release):                 Trusted Firmware-A (ARM)
     OpenSBI v0.9                                    RISC-V's machine-mode firmware (first, or after an SPL)
     coreboot-4.9.0.2 Mon Feb 18 ... bootblock starting   coreboot (PCs, Chromebooks)
+    SecCoreStartupWithStack(0xFFFCC000, 0x820000)    OVMF's debug log (QEMU's UEFI)
     Welcome to GRUB! / Loading Linux 6.1.0 ...      GRUB
     iPXE initialising devices...ok                  iPXE, a network bootloader (a PC's, a lab's)
     EFI stub: Booting Linux Kernel...               the kernel's EFI stub
@@ -38,6 +39,8 @@ _RULES: tuple[tuple[re.Pattern, str, dict], ...] = (
     # their log level, `[NOTE ]  `.  Its later stages' banners (ramstage) are no start.
     (re.compile(r"^(?:\[[A-Z]+ ?\]\s+)?coreboot-(?P<version>\S+) .*(?:\b(?:bootblock|verstage|romstage) | \d{4} )"
                 r"starting"), Mark.FIRMWARE_START, {"firmware": "coreboot"}),
+    # OVMF (EDK2's UEFI for QEMU) built with its debug log on the console: its SEC phase's first line.
+    (re.compile(r"^SecCoreStartupWithStack\("), Mark.FIRMWARE_START, {"firmware": "OVMF"}),
     (re.compile(r"^Bootloader Start at:"), Mark.BOOTLOADER_START, {"bootloader": "NVIDIA Tegra bootloader"}),
     (re.compile(r"^Jumping to kernel at:"), Mark.KERNEL_LOAD, {"via": "NVIDIA Tegra bootloader"}),
     (re.compile(r"^I> MB1 \(version: (?P<version>[^)]+)\)"), Mark.BOOTLOADER_START, {"bootloader": "NVIDIA MB1"}),
