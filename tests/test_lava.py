@@ -198,6 +198,8 @@ def test_lavas_rendered_log_is_timed_to_the_second(tmp_path):
     assert a.boot.first_mark(Mark.BOOTLOADER_START).attrs["bootloader"] == "iPXE"
     kernel = starts["kernel init"]
     assert 73 * NS_PER_S < kernel <= 74 * NS_PER_S  # the banner was had by 04:30:53
+    # the kernel's own steps by printk, to the microsecond, not on LAVA's whole seconds
+    assert starts["rootfs/init"] - kernel == 1_913_570_000
     assert any("the capture typed 3 times at the bootloader" in n and "23.000 s" in n for n in a.phases.notes)
     assert any("stamped to the second" in d.message for d in a.boot.diagnostics)
     # the console is the board's lines only: not LAVA's, not telnet's, not what LAVA typed

@@ -13,6 +13,7 @@ import pytest
 
 from bootlab.advice import advise
 from bootlab.analysis import Options, analyze
+from bootlab.render import render
 from bootlab.sources import NotALog, detect, read, read_one  # detect: the module
 from bootlab.sources import bootlab_capture
 from bootlab.sources import kernel_messages as km
@@ -1302,6 +1303,24 @@ def test_host_stamps_to_the_second_are_read_at_the_end_of_their_second(tmp_path)
     a = analyze(read([str(log)]))
     assert {s.name: s.duration for s in a.stages}["EEPROM BOOTLOADER"] == 13_000_000_000
     assert any(d.line == 1 and "host stamps to the second" in d.message for d in a.boot.diagnostics)
+
+
+def test_a_kernel_seen_by_host_stamps_to_the_second_keeps_its_own_time(tmp_path):
+    """The kernel's lines on a console stamped to the second: its printk clock was mapped along
+    the envelope of their sightings, each at the end of its second, so the kernel's steps fell
+    on whole seconds (devtmpfs at 0.85 s was a kernel init of 2 s).  printk, to the
+    microsecond, keeps its own speed, under every sighting."""
+    log = tmp_path / "ts.log"
+    log.write_text("[2022-08-15 10:36:02] U-Boot 2021.01 (Aug 11 2022 - 03:09:52 +0000)\n"
+                   "[2022-08-15 10:36:03] Starting kernel ...\n"
+                   "[2022-08-15 10:36:03] [    0.000000] Booting Linux on physical CPU 0x0000000000 [0x410fd083]\n"
+                   "[2022-08-15 10:36:04] [    0.850000] devtmpfs: initialized\n"
+                   "[2022-08-15 10:36:05] [    1.210000] Run /sbin/init as init process\n")
+    a = analyze(read([str(log)]))
+    spans = {s.name: (s.start, s.duration) for s in a.phases.spans}
+    assert spans["kernel init"] == (1_000_000_000, 850_000_000)  # its banner seen by 1 s (was 1 s to 2 s)
+    assert spans["initcalls"][1] == 360_000_000
+    assert a.boot.clocks["printk"].own_speed and "at its own speed under every sighting" in render(a, "text")
 
 
 def test_cbmem_timestamps_are_the_firmwares_steps(tmp_path):

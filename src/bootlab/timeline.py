@@ -131,6 +131,9 @@ class Diagnostic:
 
 
 NO_TIME = -(2**63)  # how a line without a time is stored in Times
+# meta: the host's stamps' resolution in ns, when a reader knows it coarse (whole seconds:
+# LAVA's rendered log, a terminal program's `[2022-08-15 10:36:02]`).
+HOST_RESOLUTION = "host_resolution_ns"
 # Times and durations beyond this (146 years) are garbage, not a boot: they would not fit
 # the 64-bit columns (a log's `[123456789012345678901234567890.000000]`).
 MAX_NS = 2**62
@@ -451,17 +454,22 @@ class Anchors:
     def measured_rate(self) -> Rate | None:
         return rate_of(self.probes) if self.observed else None
 
-    def relation(self, keeps_no_rate: bool = False) -> ClockMap:
+    def relation(self, keeps_no_rate: bool = False, coarse: bool = False) -> ClockMap:
         """t_b as a function of t_a: the envelope of what b saw promptly (a line behind a
         backlog, such as a loud boot's last one, says only that it came later), a steady
         line when the probes say a ran at the wrong speed throughout, or the mean offset.
         A clock known to keep no rate (`keeps_no_rate`: a guest's clock counting
-        instructions) is placed at its sightings, the only bound it admits."""
+        instructions) is placed at its sightings, the only bound it admits.  One seen by a
+        clock `coarse` beside it (b's stamps whole seconds: LAVA's rendered log, `ts` to the
+        second) keeps its own speed, under every sighting: between two of them it is the
+        better measure (the envelope put a kernel's steps on whole seconds)."""
         assert self.best is not None
         if not self.observed:
             return ClockMap.offset(self.total // self.count)
         if keeps_no_rate:
             return arrival(self.samples)
+        if coarse:
+            return steady(self.samples, 1.0)
         rate = self.rate()
         if rate is not None and rate.rate < 1 - RATE_TOLERANCE:
             # a clock that ran fast throughout: the envelope (which lets a clock run slow
@@ -482,6 +490,7 @@ class ClockInfo:
     anchors: int = 0
     rate: Rate | None = None  # measured against the clock it was anchored to (observed anchors)
     at_sightings: bool = False  # it keeps no rate: placed where it was seen (clock_map.arrival)
+    own_speed: bool = False  # seen by a clock coarser than it: at its own speed, under every sighting
 
     @property
     def offset(self) -> int:
@@ -625,18 +634,23 @@ class Boot:
         # The guest's clocks against the host's, when the guest's count its instructions
         # (QEMU's -icount): what its lines' arrival bounds, no rate (see clock_map.arrival).
         virtual = self.meta.get("virtual_clock")
+        # The host's stamps, when they are coarser than the clocks it sees (HOST_RESOLUTION).
+        coarse_host = self.meta.get(HOST_RESOLUTION, 0) >= NS_PER_S
         while frontier:
             known = frontier.pop(0)
             for (a, b), anchors in self.anchors.items():
                 keeps_no_rate = bool(virtual) and anchors.observed
-                rate = None if keeps_no_rate else anchors.rate()
+                coarse = coarse_host and b == Clock.HOST
+                rate = None if keeps_no_rate or coarse else anchors.rate()
                 if a == known and b not in self.clocks:
                     # t_b = h(t_a), ref = M_a(t_a)  =>  M_b = M_a after h's inverse
-                    mapped = anchors.relation(keeps_no_rate).inverse().then(self.clocks[a].map)
-                    self.clocks[b] = ClockInfo(mapped, "anchors", anchors.evidence, anchors.count, rate, keeps_no_rate)
+                    mapped = anchors.relation(keeps_no_rate, coarse).inverse().then(self.clocks[a].map)
+                    self.clocks[b] = ClockInfo(mapped, "anchors", anchors.evidence, anchors.count, rate, keeps_no_rate,
+                                               coarse)
                 elif b == known and a not in self.clocks:
-                    mapped = anchors.relation(keeps_no_rate).then(self.clocks[b].map)
-                    self.clocks[a] = ClockInfo(mapped, "anchors", anchors.evidence, anchors.count, rate, keeps_no_rate)
+                    mapped = anchors.relation(keeps_no_rate, coarse).then(self.clocks[b].map)
+                    self.clocks[a] = ClockInfo(mapped, "anchors", anchors.evidence, anchors.count, rate, keeps_no_rate,
+                                               coarse)
                 else:
                     continue
                 frontier.append(b if a == known else a)

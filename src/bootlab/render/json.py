@@ -67,6 +67,7 @@ def document(a: Analysis, events: bool = False) -> dict:
         "reference_clock": boot.reference,
         "clocks": [{"name": str(name), "offset_ns": info.offset, "method": info.method, "anchors": info.anchors,
                     "evidence": info.evidence, "knots": len(info.map.xs), "at_sightings": info.at_sightings,
+                    "own_speed": info.own_speed,
                     "rate": None if info.rate is None else {"rate": info.rate.rate, "start_ns": info.rate.start,
                                                             "end_ns": info.rate.end, "probes": info.rate.probes}}
                    for name, info in boot.clocks.items()],

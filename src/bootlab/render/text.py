@@ -138,6 +138,8 @@ def render(a: Analysis) -> str:
             extra = f", {info.anchors} anchors, best {info.evidence}" if info.method == "anchors" else ""
             if info.at_sightings:
                 extra += f", keeps no rate: placed where its lines were seen ({len(info.map.xs)} sightings)"
+            elif info.own_speed:
+                extra += ", at its own speed under every sighting (the host's stamps are whole seconds)"
             elif len(info.map.xs) > 1:
                 extra += f", along the envelope of its earliest sightings, under every line's ({len(info.map.xs)} knots)"
             if info.rate is not None:

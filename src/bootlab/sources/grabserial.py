@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from ..timeline import NS_PER_S, Boot, Clock, ConsoleLog, Event, Kind, SourceInfo
+from ..timeline import HOST_RESOLUTION, NS_PER_S, Boot, Clock, ConsoleLog, Event, Kind, SourceInfo
 from .console import Interpreter, Segment
 from .lines import clean, seconds_to_ns, split
 from .userspace import Patterns
@@ -86,6 +86,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
                     wall_zero = wall
                     boot.meta.setdefault("host_zero", "first line (host wall clock stamps)")
                     if not m.group("frac"):
+                        boot.meta[HOST_RESOLUTION] = NS_PER_S
                         boot.warn(file, line.lineno, TO_THE_SECOND)
                 t = wall - wall_zero
                 if t < 0:  # the capture ran over midnight

@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 
 import yaml
 
-from ..timeline import NS_PER_S, Boot, Clock, ConsoleLog, Event, Kind, Mark, SourceInfo
+from ..timeline import HOST_RESOLUTION, NS_PER_S, Boot, Clock, ConsoleLog, Event, Kind, Mark, SourceInfo
 from .bootlab_capture import SENT
 from .console import Interpreter, Segment
 from .errors import NotALog
@@ -224,6 +224,7 @@ def parse(boot: Boot, file: str, data: bytes, patterns: Patterns) -> None:
         interp.console_line([Segment(t, msg)], msg, e.lineno, e.nbytes + escapes)
     interp.close()
     if rendered:
+        boot.meta[HOST_RESOLUTION] = NS_PER_S
         boot.warn(file, 0, "LAVA's log as rendered, stamped to the second: a console line is placed at the end of "
                            "the second LAVA had it by (printk stamps time the kernel within it); the job's "
                            "YAML log (`lavacli jobs logs --raw`) is stamped to the microsecond")
