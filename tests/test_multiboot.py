@@ -4,6 +4,7 @@ their numbers in the file, and a warning says which."""
 from __future__ import annotations
 
 import gzip
+import mmap
 import re
 from pathlib import Path
 
@@ -471,8 +472,11 @@ def test_coreboots_romstage_again_is_a_reset_and_seabios_twice_is_not(tmp_path):
                              "coreboot-4.4-588ccaa9a7d94da4f5a5b3579eb9e3d06c9f4a51 Wed Jun 22 23:12:30 UTC 2016 "
                              "ramstage starting...", "Jumping to boot code at 000ff06e(bffd5000)", seabios, build,
                              seabios, build, "Found coreboot cbmem console @ bffde000", "Booting from Hard Disk..."]
-    boot = read([_write(tmp_path, "ms7721.log", ("\n".join(lines) + "\n").encode())])
+    log = _write(tmp_path, "ms7721.log", ("\n".join(lines) + "\n").encode())
+    boot = read([log])
     (warning,) = [d for d in boot.diagnostics if "the log holds" in d.message]
     assert "the log holds 3 boots (first lines 1, 6, 11)" in warning.message
+    with open(log, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:  # (a big file's way)
+        assert multiboot.starts(mapped, "console") == multiboot.starts(Path(log).read_bytes(), "console")
     assert [ev.line for ev in boot.marks(Mark.FIRMWARE_START)] == [11, 15, 17]  # coreboot, SeaBIOS's two
     assert boot.first_mark(Mark.FIRMWARE_START).attrs["firmware"] == "coreboot"

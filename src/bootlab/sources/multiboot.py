@@ -299,10 +299,20 @@ def _resets(data: bytes | mmap.mmap) -> list[int]:
         start = data.rfind(b"\n", 0, at) + 1
         after = data[at + len(banner):at + len(banner) + 2]
         if at > first.start() and _LOADER_PREFIX.fullmatch(data, start, at) and after[:1] in (b"", b"\r", b"\n") \
-                and not _typed(data, start) and data.count(b"\n", last, start) > _SAID_AGAIN_LINES:
+                and not _typed(data, start) and _more_lines(data, last, start, _SAID_AGAIN_LINES):
             found.append(start)
         last = at
     return found
+
+
+def _more_lines(data: bytes | mmap.mmap, lo: int, hi: int, most: int) -> bool:
+    """Whether data[lo:hi] holds more than `most` line ends (a mapped file has no count())."""
+    for _ in range(most + 1):
+        lo = data.find(b"\n", lo, hi)
+        if lo < 0:
+            return False
+        lo += 1
+    return True
 
 
 _RELEASE_STEP = 1 << 24
