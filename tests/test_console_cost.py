@@ -525,3 +525,19 @@ def test_a_logging_daemons_copies_of_the_kernel_log_are_not_its_console_output(t
                        "Jan  1 00:00:04 buildroot kern.notice kernel: [    4.200491] random: dd: uninitialized urandom read\n"
                        "buildroot login:\n")
     assert analyze(read([str(bounded)])).phases.spans[-1].end == 4_200_491_000
+
+
+@pytest.mark.parametrize("name", ["pine64__bootlog.txt", "bpi-r4__bootlog.txt"])
+@pytest.mark.parametrize("how", ["typed", "logged"])
+def test_the_corpus_consoles_printed_again_cost_what_they_did(tmp_path, name, how):
+    """Every console of the corpus with its kernel log printed again after it, by a dmesg typed
+    at a prompt or as busybox's syslogd copies it: the same phases, each costing what it did."""
+    lines = (DATA / "corpus" / name).read_text(errors="replace").splitlines()
+    records = [line for line in lines if re.match(r"\[\s*\d+\.\d{6}\] ", line)]
+    assert len(records) > 20
+    again = (["root@board:~# dmesg", *records, "root@board:~# "] if how == "typed"
+             else ["Jan  1 00:00:09 board kern.info kernel: " + line for line in records])
+    alone, expected = _per_phase(tmp_path, "alone.log", lines)
+    a, charged = _per_phase(tmp_path, "again.log", lines + again)
+    assert charged == expected
+    assert [(s.name, s.duration) for s in a.phases.spans] == [(s.name, s.duration) for s in alone.phases.spans]

@@ -783,19 +783,22 @@ class Boot:
         """Drop structured events reported twice (by a capture and a dmesg, or by one log
         printed again).
 
-        Events are the same when kind, name, clock and times agree; the first source's
-        event is kept and gains what the other knew (its attributes).
+        Events are the same when kind, name, clock and times agree, and, in one file, their
+        attributes too (one log's distinct events can share a time: a board's three boot
+        consoles all at printk time zero); the first is kept and gains what another source's
+        knew (its attributes).
         """
-        seen: dict[tuple, Event] = {}
+        seen: dict[tuple, list[Event]] = {}
         kept = []
         for ev in self.events:
             key = (ev.kind, ev.name, ev.clock, ev.t, ev.dur, ev.track)
-            first = seen.get(key) if ev.t is not None else None
+            same = seen.setdefault(key, []) if ev.t is not None else []
+            first = next((f for f in same if f.file != ev.file or f.attrs == ev.attrs), None)
             if first is not None:
                 if ev.attrs:
                     first.attrs = {**ev.attrs, **(first.attrs or {})}
                 continue
-            seen[key] = ev
+            same.append(ev)
             kept.append(ev)
         self.events = kept
 

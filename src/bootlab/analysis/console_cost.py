@@ -59,11 +59,13 @@ UNKNOWN_LEVEL = 6
 # Consoles that are no serial port, as the command line or "console [NAME] enabled" names
 # them: the virtual terminals (tty0..N, a screen), ttynull (no console: `console=` empty or
 # `console=null`; `console=none` names none that exists), netconsole, and the consoles kept
-# in RAM for after a crash (pstore, Android's ram_console: `console [ram-1] enabled`).
+# in RAM for after a crash (pstore, named by its backend since 5.x: `console [ramoops-1]
+# enabled`, efi_pstore; Android's ram_console: `console [ram-1] enabled`).
 # Every other console is a UART, a USB serial gadget or adapter, or a hypervisor's console:
 # SoC vendors name their UARTs freely (ttyS, ttyAMA, ttymxc, and ttyUSI, ttyAML, ttyFIQ,
 # ttySAC, ...), so they are not listed.
-SCREEN_CONSOLE = re.compile(r"^(?:/dev/)?(?:tty\d*|ttynull\d*|none|netcon-?\d*|pstore-?\d*|ram-?\d*)$")
+SCREEN_CONSOLE = re.compile(r"^(?:/dev/)?(?:tty\d*|ttynull\d*|none|netcon-?\d*|pstore-?\d*|ram-?\d*|ramoops-?\d*"
+                            r"|efi_pstore-?\d*)$")
 # The first kernel whose register_console() logs "enabled" before the new console prints
 # the messages logged before it (the console_list_lock rework, 6.2).
 REPLAY_AFTER_ENABLED = (6, 2)
