@@ -541,3 +541,23 @@ def test_the_corpus_consoles_printed_again_cost_what_they_did(tmp_path, name, ho
     a, charged = _per_phase(tmp_path, "again.log", lines + again)
     assert charged == expected
     assert [(s.name, s.duration) for s in a.phases.spans] == [(s.name, s.duration) for s in alone.phases.spans]
+
+
+def test_a_record_stamped_out_of_order_is_one_line_of_a_replay(tmp_path):
+    """A record stamped far before the one printed before it (a vCPU held between taking its
+    stamp and its place in the log) reads as the log printed again: it alone is charged when
+    printed, and the kernel's lines after it, stamped past the last one, are its own again."""
+    log = tmp_path / "console.log"
+    log.write_text("Starting kernel ...\n"
+                   "[    0.000000] Linux version 6.1.0 (x) #1 SMP\n"
+                   "[    0.500000] smp: Bringing up secondary CPUs ...\n"
+                   "[    0.600000] devtmpfs: initialized\n"
+                   "[    0.350000] smpboot: CPU 1 is now offline\n"
+                   "[    0.700000] clocksource: Switched to clocksource tsc\n"
+                   "[    0.800000] Run /init as init process\n")
+    boot = read([str(log)])
+    assert boot.sources[0].format == "console"
+    times = list(boot.logs[0].t)
+    assert times[4] is None and times[5:] == [700_000_000, 800_000_000]
+    (warning,) = [d for d in boot.diagnostics if "printed again" in d.message]
+    assert warning.line == 5 and warning.message.startswith("printk time goes back by 0.250 s here")

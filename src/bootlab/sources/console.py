@@ -54,7 +54,7 @@ PRINTK_INSIDE = re.compile(r"\[\s*\d+\.\d{6,9}\](?:\[\s*[TC]\d+\])?" + VENDOR_CO
 # (targets/initramfs.py and bootlab-init.c print the same text): the log is printed again.
 DMESG_DUMP_BEGIN = "==== bootlab-dmesg begin ===="
 DMESG_DUMP_END = "==== bootlab-dmesg end ===="
-DUMP, AGAIN = "dump", "again"  # Interpreter.replay
+DUMP, TYPED, AGAIN = "dump", "typed", "again"  # Interpreter.replay
 # Clock probes: kernel lines the reference device's init prints after ready, with the
 # console idle, so the host sees them as they happen: they measure the printk clock's rate.
 CLOCK_PROBE = "bootlab-clock"
@@ -68,9 +68,9 @@ AGAIN_WARNING = ("printk time goes back by {back} here: the kernel's log printed
 # The kernel's log printed again on the console: its records go on being read (dedupe drops
 # those read before; the kernel may not have printed some, below the console's loglevel), but
 # they were printed then, not when stamped: their console bytes are untimed on a log stamped
-# by printk (a capture's are at their host times), and they anchor no clock.  A record a
-# loglevel kept from the console can be stamped a little before the last one printed, never
-# this far: further back, the log is printed again.
+# by printk (a capture's are at their host times), and they anchor no clock.  A record can be
+# stamped a little before the one printed before it (on SMP its stamp is taken before its place
+# in the log), hardly this far: further back, the log is printed again.
 PRINTED_AGAIN_NS = 100_000_000
 # A shell command printing it (`root@pine64:~# dmesg`, `# dmesg | tail`): what follows is its output.
 DMESG_TYPED = re.compile(r"[#$] *(?:sudo +)?dmesg\b")
@@ -193,9 +193,9 @@ class Interpreter:
         # messages are read at the time their line arrived, on the line's own clock.
         self.untimed_kernel: InitcallReader | None = None
         self.last_untimed: int | None = None
-        # The log printed again: by the reference device's init between its markers (DUMP), or by
-        # a dmesg or anything else after the kernel printed it (AGAIN, to the next line that is
-        # no record); see PRINTED_AGAIN_NS.
+        # The log printed again: by the reference device's init between its markers (DUMP), by a
+        # dmesg typed at a prompt (TYPED, to the next line that is no record), or as its stamps
+        # going back say (AGAIN, until one is past the kernel's last again: see PRINTED_AGAIN_NS).
         self.replay: str | None = None
         self.printk_high: int | None = None  # the latest stamp of a record printed as it was logged
         self.logged_first: tuple[int, str] | None = None  # the first record a logging daemon printed, its prefix
@@ -360,7 +360,7 @@ class Interpreter:
             return  # a bootstage report (blank lines end its tables)
         if not text.strip():
             return
-        if self.replay == AGAIN and not text[0].isspace():
+        if self.replay in (TYPED, AGAIN) and not text[0].isspace():
             self.replay = self.typed_at = None  # (a record's continuation lines are indented by dmesg)
         if text.startswith(DMESG_DUMP_BEGIN):  # the log again from its start, not a second boot
             self.last_printk = None
@@ -369,7 +369,7 @@ class Interpreter:
         elif text.startswith(DMESG_DUMP_END):
             self.replay = None
         elif DMESG_TYPED.search(text):
-            self.replay, self.typed_at = AGAIN, lineno
+            self.replay, self.typed_at = TYPED, lineno
         elif self.analyze.feed(text, lineno) or self.bootstage.feed_fdt(text, lineno):
             return
         self.user.patterns_seen(clock or Clock.HOST, t, text, lineno)
@@ -505,7 +505,9 @@ class Interpreter:
     def printed_again(self, t: int, prefix: str, lineno: int) -> bool:
         """Whether a record at printk time `t` on the console is the kernel's log printed again
         (see PRINTED_AGAIN_NS): by a logging daemon (its `prefix`), in a replay, or stamped
-        that far before the last record printed as it was logged, which starts a replay."""
+        that far before the last record printed as it was logged, which starts a replay that
+        lasts until a record is stamped past that one (a record stamped out of order, a vCPU
+        held between its stamp and its place in the log, is one line of it)."""
         if prefix:
             if self.logged_first is None:
                 self.logged_first = (lineno, prefix)
@@ -515,6 +517,8 @@ class Interpreter:
         if self.typed_at is not None:
             self.boot.warn(self.file, lineno, TYPED_NOTE.format(line=self.typed_at))
             self.typed_at = None
+        if self.replay == AGAIN and t > self.printk_high:
+            self.replay = None  # the kernel's own lines again (or a record stamped out of order was all)
         if self.replay:
             return True
         if self.printk_high is not None and t < self.printk_high - PRINTED_AGAIN_NS:
