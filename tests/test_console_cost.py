@@ -561,3 +561,36 @@ def test_a_record_stamped_out_of_order_is_one_line_of_a_replay(tmp_path):
     assert times[4] is None and times[5:] == [700_000_000, 800_000_000]
     (warning,) = [d for d in boot.diagnostics if "printed again" in d.message]
     assert warning.line == 5 and warning.message.startswith("printk time goes back by 0.250 s here")
+
+
+def test_a_dmesg_that_prints_nothing_or_quoted_is_no_replay(tmp_path):
+    """`dmesg -n 1` typed at a prompt prints nothing, and a `# dmesg` inside a quoted command is
+    no prompt's: the kernel's records after them are its own, charged at their stamps."""
+    for typed in ("root@board:~# dmesg -n 1; modprobe g_ether; /etc/init.d/S99app start",
+                  "+ /bin/sh -c '# dmesg | tail'"):
+        log = tmp_path / "console.log"
+        log.write_text("U-Boot 2023.01 (Jan 01 2023 - 00:00:00 +0000)\nStarting kernel ...\n"
+                       "[    0.000000] Linux version 6.1.0 (a@b) (gcc) #1 SMP\n"
+                       "[    1.000000] Run /init as init process\n"
+                       f"{typed}\n"
+                       "[    5.000000] using random self ethernet address\n"
+                       "[    5.100000] usb0: HOST MAC 12:34:56:78:9a:bc\n")
+        boot = read([str(log)])
+        assert not [d for d in boot.diagnostics if "printed again" in d.message], typed
+        assert list(boot.logs[0].t)[-2:] == [5_000_000_000, 5_100_000_000]
+
+
+def test_a_quiet_kernels_records_a_logging_daemon_prints_are_charged_when_printed(tmp_path):
+    """A quiet kernel's records reach the console only as busybox's syslogd copies them, in
+    userspace: none is charged to the kernel's phases at its stamp."""
+    log = tmp_path / "console.log"
+    prefix = "Jan  1 00:00:03 buildroot kern.info kernel: "
+    log.write_text("U-Boot 2023.01 (Jan 01 2023 - 00:00:00 +0000)\nStarting kernel ...\nStarting klogd: OK\n"
+                   + "".join(f"{prefix}{line}\n" for line in (
+                       "[    0.000000] Linux version 6.1.0 (a@b) (gcc) #1 SMP",
+                       "[    0.500000] calling  foo_init+0x0/0x10 @ 1",
+                       "[    0.600000] initcall foo_init+0x0/0x10 returned 0 after 100000 usecs",
+                       "[    1.000000] Run /sbin/init as init process")))
+    a = analyze(read([str(log)], fmt="console"))  # (detected, mostly syslog lines: a syslog)
+    assert [a.console.per_phase.get(phase, (0, 0))[0] for phase in ("kernel init", "initcalls")] == [0, 0]
+    assert a.console.per_phase["untimed or after the end"][0] > 200

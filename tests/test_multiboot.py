@@ -480,3 +480,13 @@ def test_coreboots_romstage_again_is_a_reset_and_seabios_twice_is_not(tmp_path):
         assert multiboot.starts(mapped, "console") == multiboot.starts(Path(log).read_bytes(), "console")
     assert [ev.line for ev in boot.marks(Mark.FIRMWARE_START)] == [11, 15, 17]  # coreboot, SeaBIOS's two
     assert boot.first_mark(Mark.FIRMWARE_START).attrs["firmware"] == "coreboot"
+
+
+def test_a_loader_reset_after_three_lines_is_a_reset(tmp_path):
+    """A U-Boot SPL that resets right after `Trying to boot from MMC1`, three lines a round: each
+    round is a boot (only SeaBIOS saying its version twice, two lines apart, is no reset)."""
+    spl = ["U-Boot SPL 2023.01 (Jan 01 2023 - 00:00:00 +0000)", "DRAM: 1 GiB", "Trying to boot from MMC1"]
+    lines = spl * 3 + ["U-Boot 2023.01 (Jan 01 2023 - 00:00:00 +0000)", "Starting kernel ...",
+                       "[    0.000000] Linux version 6.1.0 (a@b) (gcc) #1 SMP", "[    1.000000] Run /init as init process"]
+    boot = read([_write(tmp_path, "spl.log", ("\n".join(lines) + "\n").encode())])
+    assert any("the log holds 3 boots (first lines 1, 4, 7)" in d.message for d in boot.diagnostics)

@@ -240,3 +240,16 @@ def test_first_ticks_that_go_on_are_the_kernels_own_time(tmp_path):
     boot = read([str(path)])
     assert not [d for d in boot.diagnostics if "printk time jumps" in d.message]
     assert analyze(boot).phases.spans[0].duration == 1_448 * MS
+
+
+def test_the_first_ticks_printed_again_keep_their_stamps(tmp_path):
+    """The KVM guest's log printed again by a typed dmesg, its first ticks (0.001000) among it:
+    they keep their stamps, not read less the jump (-51.2 s, a step before the kernel began)."""
+    path = tmp_path / "console.log"
+    early = ["[    0.002000] calling  early_foo+0x0/0x10 @ 1",
+             "[    0.003000] initcall early_foo+0x0/0x10 returned 0 after 1000 usecs"]
+    path.write_text("\n".join(["SeaBIOS (version 1.12.0-1)", "Booting from ROM...", *_KVM_UNSTABLE_TSC, "login:",
+                               "root@guest:~# dmesg", *_KVM_UNSTABLE_TSC[:4], *early, *_KVM_UNSTABLE_TSC[4:8]]) + "\n")
+    boot = read([str(path)])
+    assert all(ev.t is None or ev.t >= 0 for ev in boot.events)
+    assert {s.name: s.duration for s in analyze(boot).phases.spans}["kernel init"] == 199_061_000

@@ -72,8 +72,10 @@ AGAIN_WARNING = ("printk time goes back by {back} here: the kernel's log printed
 # stamped a little before the one printed before it (on SMP its stamp is taken before its place
 # in the log), hardly this far: further back, the log is printed again.
 PRINTED_AGAIN_NS = 100_000_000
-# A shell command printing it (`root@pine64:~# dmesg`, `# dmesg | tail`): what follows is its output.
-DMESG_TYPED = re.compile(r"[#$] *(?:sudo +)?dmesg\b")
+# A shell command printing it at a prompt (`root@pine64:~# dmesg`, `~ # dmesg | tail`, `$ sudo
+# dmesg`): what follows is its output; not `dmesg -n 1` and the like, which print nothing.
+DMESG_TYPED = re.compile(r"^(?:\S+ )?\S*[#$] *(?:sudo +)?dmesg(?=\s|$)"
+                         r"(?![^\n]*(?:\s-[A-Za-z]*[nCDE]\b|\s--(?:console|clear)|>))")
 # A logging daemon writing the kernel's records to the console with a prefix of its own:
 # busybox's syslogd and klogd on a Buildroot board (`Jan  1 00:00:03 buildroot kern.info
 # kernel: [    0.000000] Booting Linux ...`, every record since time zero after the kernel
@@ -233,7 +235,8 @@ class Interpreter:
             self.counter_from = self.counter_switch(t, lineno, msg)
         if self.early is not None and self.counter_from == 0:  # (decided: no jump from zero)
             self.counter_from = self.early_jump(t, lineno, msg)
-        return t - self.counter_from if t and self.counter_from else t
+        # (a record printed again from before the jump keeps its stamp)
+        return t - self.counter_from if t and self.counter_from and t >= self.counter_from else t
 
     def early_jump(self, t: int, lineno: int, msg: str = "") -> int:
         """A stamp `t` after the first ticks (EARLY_TICKS_NS), when it is a jump of a second or
@@ -368,7 +371,7 @@ class Interpreter:
             self.replay = DUMP
         elif text.startswith(DMESG_DUMP_END):
             self.replay = None
-        elif DMESG_TYPED.search(text):
+        elif DMESG_TYPED.match(text):
             self.replay, self.typed_at = TYPED, lineno
         elif self.analyze.feed(text, lineno) or self.bootstage.feed_fdt(text, lineno):
             return
@@ -484,9 +487,11 @@ class Interpreter:
         again = False
         if m:
             t_printk = self.printk_time(stamp_ns(m), lineno, text[m.end():])
-            # A logging daemon's copy of a record newer than any the kernel printed was printed
-            # no earlier than its stamp: a bound the log keeps (the login prompt after it).
-            bound = logged and (self.printk_high is None or t_printk > self.printk_high)
+            # A logging daemon's copy of a record newer than any the kernel printed, and logged
+            # once init ran (the daemon runs in userspace), was printed no earlier than its
+            # stamp: a bound the log keeps (the login prompt after it).
+            bound = (logged and (self.printk_high is None or t_printk > self.printk_high)
+                     and self._in_userspace(t_printk))
             again = self.printed_again(t_printk, text[:at], lineno)
             if t_host is not None and not again:
                 self.boot.anchor(Clock.PRINTK, t_printk, Clock.HOST, t_host, f"{self.file}:{lineno}",
@@ -501,6 +506,11 @@ class Interpreter:
             self.text(Clock.HOST if t_host is not None else None, t_host, text, lineno)
         self.log.append(t_host if self.log.clock == Clock.HOST else None if again and not bound else t_printk, text,
                         lineno, nbytes)
+
+    def _in_userspace(self, t: int) -> bool:
+        """Whether printk time `t` is after init started, as this log shows it."""
+        started = self.boot.first_mark(Mark.USERSPACE_START)
+        return started is not None and started.clock == Clock.PRINTK and started.t is not None and t >= started.t
 
     def printed_again(self, t: int, prefix: str, lineno: int) -> bool:
         """Whether a record at printk time `t` on the console is the kernel's log printed again

@@ -202,7 +202,8 @@ def _counter_switch(interp: Interpreter, text: str, t: np.ndarray, offsets: np.n
         interp.early = max(0, int(t[:j].max())) if j else 0
         interp.counter_from = interp.early_jump(int(t[j]), j + first, text[offsets[j]:ends[j]])
         late = late[late >= j]
-    if interp.counter_from:
+    if interp.counter_from:  # (a record printed again from before the jump keeps its stamp)
+        late = late[t[late] >= interp.counter_from]
         t[late] -= interp.counter_from
 
 

@@ -277,8 +277,9 @@ def _restarts(data: bytes | mmap.mmap) -> list[int]:
 _LOADER_PREFIX = re.compile(rb"""(?:-?\d+\.\d{9}\ \|\ )?
     (?:(?:\x1b|\\x1b)(?:\[[0-9;?]*[A-Za-z]|c)|\\r|\[[\d.:\ ]+\]\ ?|[\x00-\x1f\ ])*""", re.X)
 _FIRST_LOADER_WITHIN = 1 << 22  # bytes looked through for the loader that began the first boot
-# A loader that says its banner again within this many lines was not reset: SeaBIOS run by
-# coreboot prints its version twice, two lines apart.
+# SeaBIOS run by coreboot prints its version twice, two lines apart: not reset (other loaders
+# can be, as fast: a U-Boot SPL that resets after its three lines).
+_SAID_AGAIN = b"SeaBIOS (version"
 _SAID_AGAIN_LINES = 3
 
 
@@ -299,7 +300,8 @@ def _resets(data: bytes | mmap.mmap) -> list[int]:
         start = data.rfind(b"\n", 0, at) + 1
         after = data[at + len(banner):at + len(banner) + 2]
         if at > first.start() and _LOADER_PREFIX.fullmatch(data, start, at) and after[:1] in (b"", b"\r", b"\n") \
-                and not _typed(data, start) and _more_lines(data, last, start, _SAID_AGAIN_LINES):
+                and not _typed(data, start) \
+                and not (banner.startswith(_SAID_AGAIN) and not _more_lines(data, last, start, _SAID_AGAIN_LINES)):
             found.append(start)
         last = at
     return found
