@@ -80,8 +80,8 @@ DMESG_TYPED = re.compile(r"^(?:\S+ )?\S*[#$] *(?:sudo +)?dmesg(?=\s|$)"
 # busybox's syslogd and klogd on a Buildroot board (`Jan  1 00:00:03 buildroot kern.info
 # kernel: [    0.000000] Booting Linux ...`, every record since time zero after the kernel
 # printed them bare), rsyslog (`Nov 21 11:23:00 host kernel: [...]`, or its ISO time).
-SYSLOG_KERNEL = re.compile(r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) "
-                           r"(?:\S+ ){0,2}kernel: ")
+SYSLOG_DATE = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"  # a syslog line's time, to the second (BSD's)
+SYSLOG_KERNEL = re.compile(rf"(?:{SYSLOG_DATE}|\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) (?:\S+ ){{0,2}}kernel: ")
 TYPED_NOTE = ("the kernel's log printed again from here by the dmesg typed at line {line}: its records are read "
               "once, and its lines charged to the console when printed, not at their stamps")
 LOGGED_NOTE = ("from here {n} console lines are kernel records a logging daemon printed again (busybox's syslogd and "
@@ -204,6 +204,8 @@ class Interpreter:
         self.typed_at: int | None = None  # the line of a dmesg typed at a prompt, until its output starts
         self.logged = 0
         self.logged_seen = 0  # of them, stamped no later than the last record the kernel printed itself
+        self.userspace_at: int | None = None  # the printk time init started, once this log shows it
+        self.looked = 0  # the boot's events looked through for it (_in_userspace)
         self.analyze = systemd_analyze.ConsoleOutputs(boot, file)  # what the guest printed after ready
         self.printk_zero: int | None = None  # what printk time 0 is stamped as (see JIFFIES_STARTS)
         # The stamp printk time jumped to from zero, when it switched to a counter that had
@@ -508,9 +510,20 @@ class Interpreter:
                         lineno, nbytes)
 
     def _in_userspace(self, t: int) -> bool:
-        """Whether printk time `t` is after init started, as this log shows it."""
-        started = self.boot.first_mark(Mark.USERSPACE_START)
-        return started is not None and started.clock == Clock.PRINTK and started.t is not None and t >= started.t
+        """Whether printk time `t` is after init started, as this log shows it so far: the
+        events read since the last look are looked through, each once (the boot's index of
+        marks is rebuilt whenever an event is added: asked of it line by line, a console of
+        20,000 syslog copies took 28 s)."""
+        if self.userspace_at is None:
+            objects = self.boot.objects
+            for k in range(self.looked, len(objects)):
+                ev = objects[k]
+                if (ev.kind == Kind.MARKER and ev.name == Mark.USERSPACE_START and ev.clock == Clock.PRINTK
+                        and ev.t is not None):
+                    self.userspace_at = ev.t
+                    break
+            self.looked = len(objects)
+        return self.userspace_at is not None and t >= self.userspace_at
 
     def printed_again(self, t: int, prefix: str, lineno: int) -> bool:
         """Whether a record at printk time `t` on the console is the kernel's log printed again

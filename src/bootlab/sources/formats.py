@@ -80,7 +80,8 @@ def _boot_words(sample: Sample) -> float:
     words = ("U-Boot", "Starting kernel", "SeaBIOS", "Linux version", "Booting Linux", "NOTICE:  BL",
              "[  OK  ]", "Welcome to", "login:", "bootlab-mark:", "BOOTLAB READY", "Kernel command line:",
              "NET: Registered", "Freeing init memory:", "Freeing unused kernel", " - PBL, End", " - SBL1, Start",
-             "barebox 20", "RPi: BOOT", "bootblock starting", "romstage starting", "coreboot-", "SecCoreStartupWithStack(", "I> MB1 (version", "#T#Preloader Start=")
+             "barebox 20", "RPi: BOOT", "bootblock starting", "romstage starting", "coreboot-",
+             "SecCoreStartupWithStack(", "I> MB1 (version", "#T#Preloader Start=")
     if sample.printk["dmesg"] > 0 or any(w in line for line in sample.lines for w in words):
         return 1.0
     return 0.0

@@ -23,7 +23,7 @@ import re
 from datetime import datetime
 
 from ..timeline import Boot, Clock, ConsoleLog, SourceInfo, in_range
-from .console import VENDOR_CONTEXT, Interpreter
+from .console import SYSLOG_DATE, VENDOR_CONTEXT, Interpreter
 from .kernel_messages import is_banner
 from .lines import CONTROL_BYTES, clean, decode
 from .userspace import Patterns
@@ -46,7 +46,7 @@ DMESG_RELATIVE = re.compile(r"^(?:<\d+>)?\[(?:<\s*(?P<delta>-?\d+\.\d{6})>|\s*(?
 SYSLOG = re.compile(r"^(?:\S.*?\s)?kernel: \[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\] ?")
 # Another program's syslog line (a host name or, BusyBox's syslogd, none): read as untimed
 # text, in order; its wall-clock time, to the second, places nothing.
-SYSLOG_OTHER = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d (?:\S+ )??[^\s\[:]+(?:\[\d+\])?: ")
+SYSLOG_OTHER = re.compile(rf"^{SYSLOG_DATE} (?:\S+ )??[^\s\[:]+(?:\[\d+\])?: ")
 # The identifier is a program name: "EXT4-fs (mmcblk0p2): ..." in a dmesg is not a journal line.
 JOURNAL = re.compile(
     r"^\[\s*(?P<sec>\d+)\.(?P<frac>\d{6})\] (?P<host>[\w.-]+) (?P<ident>[\w.@/+-]+)(?:\[(?P<pid>\d+)\])?: "
