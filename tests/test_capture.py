@@ -504,7 +504,8 @@ def test_a_kernel_panic_or_emergency_mode_fails_the_boot_on_any_target(tmp_path)
     """Every target's capture stops on the same failure lines: the device's init stopping, a
     kernel panic (a board with panic=-1 reboots and reads on until the deadline: it was a
     timeout), systemd's emergency mode (a root password prompt until the deadline), an
-    initramfs's shell (initramfs-tools', dracut's) for want of a root."""
+    initramfs's shell (initramfs-tools', dracut's) for want of a root, a debug firmware's failed
+    assertion (an EDK2 build that loops there ran to the deadline)."""
     from bootlab.targets.result import FAILED_LINE, classify
 
     for said, reason in ((b"[    3.516603] Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(179,4)",
@@ -514,7 +515,9 @@ def test_a_kernel_panic_or_emergency_mode_fails_the_boot_on_any_target(tmp_path)
                          (b"ALERT!  /dev/sda does not exist.  Dropping to a shell!",
                           "ALERT!  /dev/sda does not exist.  Dropping to a shell!"),
                          (b"Entering emergency mode. Exit the shell to continue.",
-                          "Entering emergency mode. Exit the shell to continue.")):
+                          "Entering emergency mode. Exit the shell to continue."),
+                         (b"\x1b[0mASSERT [XhciDxe] /edk2/MdeModulePkg/Bus/Pci/XhciDxe/Xhci.c(1805): !EFI_ERROR (Status)",
+                          "ASSERT [XhciDxe] /edk2/MdeModulePkg/Bus/Pci/XhciDxe/Xhci.c(1805): !EFI_ERROR (Status)")):
         master, slave, name = _pty()
         source = PtySource(name)
         source.open()

@@ -16,6 +16,7 @@ from bootlab.advice import advise
 from bootlab.analysis import analyze
 from bootlab.cli import main
 from bootlab.sources import NotALog, bootlab_capture, firmware, multiboot, read
+from bootlab.sources import kernel_messages as km
 from bootlab.sources.multiboot import starts
 from bootlab.timeline import Kind, Mark
 
@@ -395,6 +396,38 @@ def test_a_boot_a_reset_ended_before_its_userspace_is_a_failure(tmp_path):
     third = analyze(read([log], which=3))
     assert third.phases.end.mark != "failure" and not third.boot.marks(multiboot.RESET)
     assert not read([log]).marks(multiboot.RESET)  # the last boot: nothing after it
+
+
+def test_a_kernel_that_restarts_the_board_before_userspace_failed_the_boot(tmp_path):
+    """A real console (the reference device's Debian kernel under QEMU, `bootlab capture --exec`,
+    Ctrl-Alt-Del sent from QEMU's monitor as the keyboard's driver announced itself): the
+    kernel restarted the board in its initcalls (`reboot: Restarting system`), then the next
+    boot reached ready.  The first boot was split off and ended at the restart as a boot that
+    simply stopped; it fails there.  A boot whose userspace ran before a restart did not fail,
+    nor one whose console shows none of the kernel's info-level messages (`quiet`: whether
+    init ran is not known there)."""
+    capture = str(REAL / "kernel-restart-before-userspace.capture.gz")
+    first = read([capture], which=1)
+    a = analyze(first)
+    assert a.phases.end.mark == "failure"
+    assert a.phases.end.evidence.endswith("kernel-restart-before-userspace.capture.gz:320 (Restart: reboot: "
+                                          "Restarting system)")
+    assert advise(first, a)[0].rule == "boot.kernel-restart"
+    last = analyze(read([capture]))
+    assert last.phases.end.mark == Mark.READY and last.boot.marks(km.RESTART)  # its power-off after ready
+
+    kernel = ["[    0.000000] Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14)",
+              "[    0.311000] smp: Brought up 1 node, 1 CPU", "[    0.320000] devtmpfs: initialized"]
+    restart = ["[    1.273594] reboot: Restarting system"]
+    ran = kernel + ["[    1.100000] Run /init as init process"] + restart
+    a = analyze(read([_write(tmp_path, "ran.log", ("\n".join(ran) + "\n").encode())]))
+    assert a.phases.end.mark != "failure"
+    quiet = [kernel[0], "[    0.900000] random: crng init done"] + restart
+    a = analyze(read([_write(tmp_path, "quiet.log", ("\n".join(quiet) + "\n").encode())]))
+    assert a.phases.end.mark != "failure"
+    old = kernel + ["[    1.273594] Restarting system."]  # before 3.15, without `reboot: `
+    a = analyze(read([_write(tmp_path, "old.log", ("\n".join(old) + "\n").encode())]))
+    assert a.phases.end.mark == "failure" and a.phases.end.at - a.phases.spans[0].start == 1_273_594_000
 
 
 def test_the_kernel_log_klogd_prints_again_is_no_boot(tmp_path):

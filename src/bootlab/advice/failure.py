@@ -1,5 +1,6 @@
 """A boot that fails before the application is ready: the firmware stops at an assertion, the
-bootloader starts no kernel, the board resets, the kernel panics, the initramfs cannot mount
+bootloader starts no kernel, the board resets, the kernel panics or restarts the board before
+userspace, the initramfs cannot mount
 the root and gives a shell, or systemd goes to its emergency mode.  It never reaches its
 application, so making it work comes before every saving, each of which is measured on a boot
 that did not finish.
@@ -78,6 +79,13 @@ def failed(ctx: Context) -> Finding | None:
                "supply browning out. The lines before the reset say how far it got; `earlycon` (or `earlyprintk`) "
                "shows a kernel that dies silently; read the boots after it with --boot N, and measure a boot that "
                "reaches ready.")
+    elif ev.name == km.RESTART:
+        title, rule_id = "Make the boot succeed: the kernel restarts the board before userspace", "boot.kernel-restart"
+        how = ("The kernel restarted (or powered off, or halted) the board before it started init, so nothing in "
+               "userspace asked for it: the kernel itself did, for a driver or the platform (a thermal or power "
+               "fault's protective shutdown: `Critical temperature reached`, `hw_protection`; a watchdog's "
+               "pretimeout; Ctrl-Alt-Del on a keyboard, which restarts at once while kernel.ctrl-alt-del is 1). The "
+               "lines just before it name the cause; fix it, and measure a boot that reaches ready.")
     else:
         title, rule_id = "Make the boot succeed: systemd goes to emergency mode", "boot.emergency-mode"
         # The units that failed before it: one of them is what the boot needed.

@@ -292,7 +292,9 @@ FAILURES = {km.PANIC: ("the kernel panicked", "Kernel panic"),
             uboot.GAVE_UP: ("the bootloader's boot command started no kernel and it waits at its prompt",
                             "Bootloader gave up"),
             multiboot.RESET: ("the board was reset before this boot's userspace started", "Reset"),
-            firmware.ASSERTED: ("the firmware failed an assertion and started no kernel", "Firmware assertion")}
+            firmware.ASSERTED: ("the firmware failed an assertion and started no kernel", "Firmware assertion"),
+            km.RESTART: ("the kernel restarted the board (or powered it off) before this boot's userspace started",
+                         "Restart")}
 
 
 def failure(boot: Boot) -> tuple[int | None, Event | None]:
@@ -305,6 +307,8 @@ def failure(boot: Boot) -> tuple[int | None, Event | None]:
     found, untimed = [], []
     for name in FAILURES:
         for ev in boot.marks(name)[:1]:
+            if name == km.RESTART and not _restarted_before_userspace(boot):
+                continue
             at = boot.at(ev)
             if at is None:
                 at, _how = _after_timed_line(boot, ev)
@@ -314,6 +318,27 @@ def failure(boot: Boot) -> tuple[int | None, Event | None]:
     if found:  # (at one time, the first said: an assertion placed where the reset after it is)
         return min(found, key=lambda f: (f[0], f[1].file, f[1].line))
     return min(untimed, key=lambda f: (f[1].file, f[1].line)) if untimed and not boot.clocks else (None, None)
+
+
+# What shows userspace ran: the kernel freeing its init memory or starting init, init heard
+# from, systemd's figures, services.
+_USERSPACE_SIGNS = (km.FREE_INITMEM, km.WRITE_PROTECT, Mark.USERSPACE_START, km.INIT_SPEAKS,
+                    systemd_analyze.USERSPACE_START, Mark.SERVICES_START, Mark.APP_START, Mark.READY)
+# Messages the kernel prints at KERN_INFO before it starts init (`smp: Brought up`,
+# `devtmpfs: initialized`, netlink's protocol family, the delay loop's calibration): a log
+# that holds them holds the kernel's info-level messages, and with them its init memory freed
+# (also KERN_INFO) had userspace started.  A `quiet` console shows none of them, and a restart
+# there says nothing of how far the boot got.
+_INFO_BEFORE_INIT = (km.SMP_UP, km.DEVTMPFS, km.NETLINK, km.CALIBRATE)
+
+
+def _restarted_before_userspace(boot: Boot) -> bool:
+    """Whether the kernel's restart (km.RESTART) came in a boot whose logs show its kernel's
+    info-level messages but no sign of userspace: no one but the kernel can have asked for it,
+    and the boot failed there."""
+    if any(boot.marks(name) for name in _USERSPACE_SIGNS) or boot.columns(Kind.UNIT) is not None:
+        return False
+    return any(boot.marks(name) for name in _INFO_BEFORE_INIT) or boot.columns(Kind.INITCALL) is not None
 
 
 # journald's unit, by name or (older systemd's messages) by its description.

@@ -35,6 +35,13 @@ WRITE_PROTECT = "kernel.write-protect"
 BANNER = "kernel.banner"
 PANIC = "kernel.panic"  # "Kernel panic - not syncing: VFS: Unable to mount root fs ...": the boot failed
 PANIC_WORDS = "Kernel panic - not syncing: "  # (also what a capture stops a failed boot's reading on)
+# The kernel restarting the board, powering it off or halting it (kernel_restart() and its
+# siblings: `reboot: Restarting system`, before 3.15 `Restarting system.`): asked for by
+# userspace's reboot(2), or, before userspace, by a driver or the platform (a fault's orderly
+# reboot, a watchdog's pretimeout), a failed boot (analysis/phases.py).  A panic's own reboot
+# (`panic=N`) prints no such line.
+RESTART = "kernel.restart"
+_RESTART = re.compile(r"^(?:reboot: (?:Restarting system|Power down|System halted)|Restarting system\.$)")
 BOOT_CPU = "kernel.boot-cpu"  # "Booting Linux on physical CPU 0x0": ARM's first message, just before the banner
 # "sched_clock: 57 bits at 63MHz, ...": the timer printk's clock counts from registered (ARM,
 # RISC-V): the messages before it are stamped zero, however long the kernel ran before it.
@@ -131,6 +138,8 @@ PREFIXES = (
     "earlycon: ",
     "Malformed early option",
     PANIC_WORDS,
+    "reboot: ",
+    "Restarting system",
 )
 
 
@@ -237,6 +246,10 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
         if boot.marks(PANIC):
             return False  # (a panic while panicking says nothing more of the boot)
         mark(PANIC, reason=msg.removeprefix(PANIC_WORDS).strip())
+    elif msg.startswith(("reboot: ", "Restarting system")):
+        if not _RESTART.match(msg) or boot.marks(RESTART):
+            return False
+        mark(RESTART, reason=msg.strip())
     elif msg.startswith("tsc: "):
         m = _TSC.match(msg)
         if not m:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from ..capture import session
-from ..sources import bootlab_capture, multiboot
+from ..sources import bootlab_capture, firmware, multiboot
 from ..sources.kernel_messages import PANIC_WORDS
 from ..sources.lines import seconds_to_ns
 from ..sources.userspace import DRACUT_EMERGENCY, DROPPING
@@ -14,12 +14,16 @@ from .initramfs import STOPPED
 
 # A line that says the boot failed, on any target: a step of the device's init that stopped
 # it, the kernel's panic, an initramfs that gave a shell for want of a root (initramfs-tools,
-# dracut), systemd's emergency or rescue mode.  The capture reads on (the kernel's last words,
-# a board rebooting), and the boot is recorded as failed with that line as its reason instead
-# of as a timeout or a console that closed.
+# dracut), systemd's emergency or rescue mode, a debug firmware's failed assertion (EDK2's
+# `ASSERT [XhciDxe] ...Xhci.c(1805): ...`, after which it loops or resets).  The capture reads
+# on (the kernel's last words, a board rebooting), and the boot is recorded as failed with
+# that line as its reason instead of as a timeout or a console that closed.
 FAILED_LINE = re.compile(b"|".join([re.escape(words).encode() for words in (STOPPED, PANIC_WORDS, DRACUT_EMERGENCY)]
                                    + [rb"(?:ALERT![^\r\n]*)?" + re.escape(DROPPING).encode(),  # (with the device)
-                                      rb"You are in (?:emergency|rescue) mode"]))
+                                      rb"You are in (?:emergency|rescue) mode",
+                                      # (at a line's start, or after a terminal's colour reset)
+                                      rb"(?:(?<!\w)|(?<=\x1b\[m)|(?<=\x1b\[0m))"
+                                      + firmware.ASSERT.pattern.removeprefix("^").encode()]))
 
 
 def reset_before_ready(capture: bytes, ready_line_ns: int | None) -> str:
