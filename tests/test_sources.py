@@ -15,7 +15,7 @@ from bootlab.advice import advise
 from bootlab.analysis import Options, analyze
 from bootlab.render import render
 from bootlab.sources import NotALog, detect, read, read_one  # detect: the module
-from bootlab.sources import bootlab_capture
+from bootlab.sources import bootlab_capture, multiboot
 from bootlab.sources import kernel_messages as km
 from bootlab.capture.writer import NativeWriter
 from bootlab.sources.systemd_analyze import span_ns
@@ -1499,3 +1499,23 @@ def test_ovmfs_debug_log_before_a_kernel_is_a_console(tmp_path):
     assert boot.first_mark(Mark.FIRMWARE_START).attrs["firmware"] == "OVMF"
     assert boot.meta["kernel_version"].startswith("6.14.0")
     assert [s.name for s in analyze(boot).phases.spans] == ["kernel init", "initcalls"]
+
+
+def test_slof_starts_the_firmware_and_hands_the_kernel_over(tmp_path):
+    """A real console of QEMU's pseries (ppc64le under TCG: SLOF, Debian's 6.1.0-54-powerpc64le
+    kernel given by -kernel, no root: its panic), `bootlab capture --exec`: SLOF's banner
+    (`SLOF` and terminal escapes, then stars) was no firmware bootlab knew, so the 3.6 s of
+    firmware and the kernel's prom_init were one phase up to the kernel's first message.  SLOF
+    starts the firmware, its `Booting from memory...` hands over to the kernel, and prom_init
+    (`Preparing to boot Linux version ...`, the kernel's Open Firmware client) is a step of the
+    kernel's load; SLOF's banner again would be a reset (multiboot.LOADER)."""
+    capture = Path(__file__).parent / "data" / "real" / "slof-ppc64-panic.capture.gz"
+    a = analyze(read([str(capture)]))
+    assert a.boot.first_mark(Mark.FIRMWARE_START).attrs["firmware"] == "SLOF"
+    assert a.boot.first_mark(Mark.KERNEL_LOAD).line == 35 and a.boot.marks("kernel.setup")[0].line == 37
+    assert [(s.name, round(s.end - s.start, -6)) for s in a.phases.spans][:2] == [
+        ("firmware + bootloader", 3_630_000_000), ("kernel load/decompress", 726_000_000)]
+    assert a.phases.end.mark == "failure"
+    looped = (b"SLOF\x1b[0m\x1b[?25l ****************************************\r\n"
+              b"Booting from memory...\r\n[    0.000000] Linux version 6.1.0-54-powerpc64le\r\n")
+    assert multiboot.resets(looped * 2) == [len(looped)]

@@ -7,6 +7,9 @@
     OpenSBI v0.9                                    RISC-V's machine-mode firmware (first, or after an SPL)
     coreboot-4.9.0.2 Mon Feb 18 ... bootblock starting   coreboot (PCs, Chromebooks)
     SecCoreStartupWithStack(0xFFFCC000, 0x820000)    OVMF's debug log (QEMU's UEFI)
+    SLOF **********************************         SLOF, the Open Firmware of QEMU's pseries (ppc64)
+    Booting from memory...                          SLOF starts the kernel QEMU loaded (-kernel)
+    Preparing to boot Linux version 6.1.0-54-...    the kernel's prom_init, its Open Firmware client (ppc64)
     Welcome to GRUB! / Loading Linux 6.1.0 ...      GRUB
     iPXE initialising devices...ok                  iPXE, a network bootloader (a PC's, a lab's)
     EFI stub: Booting Linux Kernel...               the kernel's EFI stub
@@ -41,6 +44,9 @@ _RULES: tuple[tuple[re.Pattern, str, dict], ...] = (
                 r"starting"), Mark.FIRMWARE_START, {"firmware": "coreboot"}),
     # OVMF (EDK2's UEFI for QEMU) built with its debug log on the console: its SEC phase's first line.
     (re.compile(r"^SecCoreStartupWithStack\("), Mark.FIRMWARE_START, {"firmware": "OVMF"}),
+    (re.compile(r"^SLOF\s+\*{10}"), Mark.FIRMWARE_START, {"firmware": "SLOF"}),
+    (re.compile(r"^Booting from memory\.\.\."), Mark.KERNEL_LOAD, {"via": "SLOF"}),
+    (re.compile(r"^Preparing to boot Linux version "), SETUP, {}),
     (re.compile(r"^Bootloader Start at:"), Mark.BOOTLOADER_START, {"bootloader": "NVIDIA Tegra bootloader"}),
     (re.compile(r"^Jumping to kernel at:"), Mark.KERNEL_LOAD, {"via": "NVIDIA Tegra bootloader"}),
     (re.compile(r"^I> MB1 \(version: (?P<version>[^)]+)\)"), Mark.BOOTLOADER_START, {"bootloader": "NVIDIA MB1"}),

@@ -38,7 +38,8 @@ _LONGEST_PREFIX = 256
 # The first words of firmware and bootloaders (after terminal resets, on a console).
 LOADER = re.compile(rb"U-Boot SPL |U-Boot \d{4}\.|SeaBIOS \(version|qboot|NOTICE:\s+BL[12]|BootROM|Booting from ROM"
                     rb"|Welcome to GRUB|GNU GRUB|barebox \d{4}\.|I> MB1 \(version"
-                    rb"|coreboot-\S+ [^\n]*(?:\b(?:bootblock|verstage|romstage) | \d{4} )starting")
+                    rb"|coreboot-\S+ [^\n]*(?:\b(?:bootblock|verstage|romstage) | \d{4} )starting"
+                    rb"|SLOF(?:(?:\x1b|\\x1b)\[[0-9;?]*[A-Za-z])*\s+\*{10}")
 _PRINTK_STAMP = re.compile(rb"\[\s*(?P<t>\d+\.\d{6,9})\]")
 _ZERO_STAMP = re.compile(rb"\[\s*0\.0{6,9}\]")
 # The last words of a kernel, a firmware or a bootloader as it restarts the board (or the
