@@ -181,7 +181,7 @@ def test_bulk_leaves_other_layouts_to_the_per_line_path(tmp_path, scanner):
     assert len(boot.logs[0]) == 30_000
 
 
-@pytest.mark.parametrize("context", [b"  [0:      swapper/0:    1] ", b" -(0)[1:swapper/0]"])
+@pytest.mark.parametrize("context", [b"  [0:      swapper/0:    1] ", b" -(0)[1:swapper/0]", b"[0] "])
 def test_bulk_leaves_a_vendor_context_after_the_stamp_to_the_per_line_path(tmp_path, scanner, context):
     """The CPU/task/PID a vendor kernel puts after the stamp is not in the fixed layout: the
     message would start with it, and no milestone would be read."""

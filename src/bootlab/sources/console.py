@@ -29,8 +29,9 @@ FORMAT = "console"
 #   Rockchip's and Samsung's Android 3.x kernels   [    1.419225]  [0:      swapper/0:    1] devtmpfs: initialized
 #   MediaTek's (CPU in parentheses, then PID:task)  [    0.151464] -(0)[1:swapper/0]msg, also .(0), <0>-(0), " (0)"
 #   Samsung's older Exynos kernels (CPU, PID)       [    0.140215] c0      1 devtmpfs: initialized
+#   AVM's FRITZ!Box kernels (the CPU, no space)     [    0.000000][0] Linux version 4.4.271 (...)
 VENDOR_CONTEXT_FORMS = (r"\s*\[\s*\d+:[^\]]*:\s*\d+\]|\s*(?:<\d>)?[-.]?\(\d+\)\[\d+:[^\]]*\]"
-                        r"| c\d{1,2} {1,6}\d{1,6}(?= )")
+                        r"| c\d{1,2} {1,6}\d{1,6}(?= )|\[\d{1,3}\](?= )")
 VENDOR_CONTEXT = f"(?:{VENDOR_CONTEXT_FORMS})?"
 # [    1.234567] msg, optionally with a caller id: [  311.349740][    T1] msg
 PRINTK_AT_START = re.compile(r"\[\s*(?P<sec>\d+)\.(?P<frac>\d{6,9})\](?:\[\s*(?P<caller>[TC]\d+)\])?"

@@ -27,7 +27,7 @@ _BANNER = b"Linux version "
 # log repeated is not a new boot), after anything (boot-stub output and terminal resets
 # share the line on a console); or, without one, each part optional: grabserial's host
 # time, dmesg -r's level, dmesg -x's facility, a syslog or journal prefix, dmesg's ISO time.
-_STAMPED = re.compile(rb"\[\s*(?P<printk>\d+\.\d+)\](?:\[\s*[TC]\d+\])? ?$")
+_STAMPED = re.compile(rb"\[\s*(?P<printk>\d+\.\d+)\](?:\[\s*[TC]\d+\]|\[\d{1,3}\])? ?$")  # (AVM's CPU: console)
 _UNSTAMPED = re.compile(rb"""(?:\[(?:\d{4}-\d\d-\d\d[ T])?[\d:]+\.\d+(?:\ -?\d+\.\d+)?\]\ ?)?
     (?:<\d+>)?
     (?:[a-z]+\s*:[a-z]+\s*:\ )?
