@@ -594,3 +594,57 @@ def test_a_quiet_kernels_records_a_logging_daemon_prints_are_charged_when_printe
     a = analyze(read([str(log)], fmt="console"))  # (detected, mostly syslog lines: a syslog)
     assert [a.console.per_phase.get(phase, (0, 0))[0] for phase in ("kernel init", "initcalls")] == [0, 0]
     assert a.console.per_phase["untimed or after the end"][0] > 200
+
+
+def test_a_firmware_console_at_9600_baud_is_read_from_the_silences_it_left(tmp_path):
+    """Written from a public Sun Netra 240's dmesg (sparc64, 6.16): OpenBoot's console printed
+    each message as it was logged (`bootconsole [earlyprom0]`, at 9600 baud), a burst of
+    records logged microseconds apart was printed in the 1.6 s silence after it, the boot
+    console went when the screen's console started, and ttyS0, started later, printed the
+    whole log again in the 21 s after its line.  At the assumed 115200 baud the console cost
+    was 3.2 s and none of it in kernel init (8.3 s, nearly all printing); the memory set-up
+    (2.8 s of `mem=` advice) and the initramfs's unpacking (27.4 s) held the printing.  The
+    silence after the replay shows 9600 baud, the boot console's lines count where logged
+    too, and what the rules time between two messages is less the printing in between."""
+    baud, lines, t = 9600, [], 0.0
+
+    def log(text: str, then: float | None = None) -> None:
+        nonlocal t
+        lines.append(f"[{t:12.6f}] {text}")
+        t += (len(lines[-1]) + 1) * 10 / baud if then is None else then
+
+    log("Linux version 6.16.0 (builder@host) (gcc 11.3.0) #1 SMP", 0.0002)
+    log("printk: legacy bootconsole [earlyprom0] enabled")
+    log("Kernel command line: root=/dev/sda2 ro")
+    burst = [f"  node   0: [mem 0x{k << 28:016x}-0x{(k + 1 << 28) - 1:016x}]" for k in range(30)]
+    for text in burst:
+        log(text, 0.000005)
+    t += sum((len(f"[{0:12.6f}] {text}") + 1) * 10 / baud for text in burst)  # printed now, as one
+    log("Memory: 2022448K/2095720K available (8391K kernel code, 8021K rwdata)")
+    log("smp: Brought up 1 node, 1 CPU")
+    log("devtmpfs: initialized")
+    log("Trying to unpack rootfs image as initramfs...")
+    log("printk: legacy console [tty0] enabled", 0.0)
+    log("printk: legacy bootconsole [earlyprom0] disabled")
+    log("printk: legacy console [ttyS0] enabled", 0.0)
+    replayed = sum(len(line) + 1 for line in lines)
+    t += replayed * 10 / baud * 1.02  # the replay, and a little more
+    log("Freeing initrd memory: 10872K")
+    log("Run /sbin/init as init process")
+    path = tmp_path / "netra.dmesg"
+    path.write_text("\n".join(lines) + "\n")
+    a = analyze(read([str(path)]))
+    c = a.console
+    assert c.baud == 9600 and c.baud_source.startswith("as its replay at ")
+    assert "the console runs at 9600 baud" in c.note and "printed twice on the serial line" in c.note
+    kernel_init = a.phases.spans[0]
+    assert kernel_init.name == "kernel init" and c.per_phase["kernel init"][0] > 0
+    # The burst: 30 lines logged 5 us apart, printed in the silence after the last.
+    start = a.boot.clocks["printk"].ref(int(float(lines[3][1:13]) * 1e9))
+    end = a.boot.clocks["printk"].ref(int(float(lines[33][1:13]) * 1e9))
+    burst_cost = sum(len(line) + 1 for line in lines[3:33]) * 10 * 10**9 // baud
+    assert abs(c.printing_between(start, end) - burst_cost) < 2_000_000
+    # The memory set-up and the unpacking were printing only (before: `mem=` saved 1.2 s of
+    # the burst's printing, and the initramfs's 2.6 s were the replay's).
+    findings = {f.rule for f in advise(a.boot, a)}
+    assert "cmdline.mem" not in findings and "image.initramfs" not in findings and "cmdline.quiet" in findings

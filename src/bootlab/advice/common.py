@@ -21,6 +21,7 @@ from ..analysis import Analysis
 from ..analysis.console_cost import console_log
 from ..analysis.phases import PhaseSpan
 from ..render.fmt import span
+from ..sources import kernel_messages as km
 from ..sources.console import PRINTK_AT_START, stamp_ns
 from ..timeline import NO_TIME, NS_PER_MS, Boot, Clock, ConsoleLog, Event, Kind, Phase, SlicedText, SpanTable
 from . import Context
@@ -279,6 +280,24 @@ def line_of(boot: Boot, ev: Event) -> Line | None:
 def at(boot: Boot, line: Line) -> int | None:
     """A line's time on the reference clock."""
     return boot.to_ref(line.log.clock, line.log.t[line.i])
+
+
+def printing_in(ctx: Context, start: int | None, end: int | None) -> int:
+    """The serial console's printing between two reference times (0 when either is unknown):
+    the kernel waited for it there, so a stretch of its log that holds it is that much longer
+    than the work it timed (a firmware's console at 9600 baud made a Sun's memory set-up take
+    seconds)."""
+    console = ctx.analysis.console
+    if console is None or start is None or end is None:
+        return 0
+    return min(console.printing_between(start, end), max(0, end - start))
+
+
+def one_cpu(boot: Boot) -> bool:
+    """Whether the kernel ran on one CPU (`smp: Brought up 1 node, 1 CPU`): its console's
+    printing then held up any work it did in the meantime, a worker's too."""
+    up = boot.first_mark(km.SMP_UP)
+    return up is not None and (up.attrs or {}).get("cpus") == 1
 
 
 def nearest(line: Line, step: int, when=Line.logged) -> Line | None:

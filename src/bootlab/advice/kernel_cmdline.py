@@ -13,10 +13,10 @@ import re
 
 from ..analysis.console_cost import QUIET_CONSOLE_LOGLEVEL, byte_cost, console_rules, line_level, reached_console
 from ..sources import kernel_messages as km
-from ..timeline import Mark
+from ..timeline import Clock, Mark
 from . import Context, Finding, rule
-from .common import (Line, append_patch, arg_value, between, cite, find_lines, first_lines, for_reference, line_of,
-                     mib, nearest, printk_lines, ready_at, scaled, target_value, took, worth_it)
+from .common import (Line, append_patch, arg_value, between, cite, find_lines, first_lines, for_reference,
+                     line_of, mib, nearest, printing_in, printk_lines, ready_at, scaled, target_value, took, worth_it)
 
 FAMILY = "kernel command line"
 
@@ -128,8 +128,9 @@ MIN_MEMORY_MIB = 64  # leave room for a small application; the user knows the re
 
 def _memory_init(ctx: Context) -> tuple[int, list[str]] | None:
     """Time the kernel spends on memory that scales with its size: from the command line
-    (parsed before memory is set up) to "Memory:" (all pages handed to the allocator), plus
-    the struct pages initialised later in parallel ("deferred pages initialised in")."""
+    (parsed before memory is set up) to "Memory:" (all pages handed to the allocator), less
+    the serial console's printing in between, plus the struct pages initialised later in
+    parallel ("deferred pages initialised in")."""
     memory = find_lines(ctx.boot, _MEMORY)
     cmdline = find_lines(ctx.boot, _CMDLINE)
     if not memory or not cmdline:
@@ -139,6 +140,12 @@ def _memory_init(ctx: Context) -> tuple[int, list[str]] | None:
         return None
     ns = max(0, mem_line.printk() - first.printk())
     evidence = [first.cite(), mem_line.cite()]
+    # (when the kernel logged them: a capture's lines arrive when printed, maybe much later)
+    printing = printing_in(ctx, ctx.boot.to_ref(Clock.PRINTK, first.printk()),
+                           ctx.boot.to_ref(Clock.PRINTK, mem_line.printk()))
+    if printing:  # (before SMP: one CPU, waiting for its console)
+        ns -= printing
+        evidence.append(f"less {took(printing)} of the console printing the lines between them")
     for line, m in find_lines(ctx.boot, _DEFERRED)[:1]:
         ns += int(m.group("ms")) * 1_000_000
         evidence.append(line.cite())

@@ -69,6 +69,18 @@ SCREEN_CONSOLE = re.compile(r"^(?:/dev/)?(?:tty\d*|ttynull\d*|none|netcon-?\d*|p
 # The first kernel whose register_console() logs "enabled" before the new console prints
 # the messages logged before it (the console_list_lock rework, 6.2).
 REPLAY_AFTER_ENABLED = (6, 2)
+# A UART's standard speeds below the default: a replay that took far longer than the default
+# allows shows one of them (a firmware's console left at 9600 baud: Sun's OpenBoot's ttya).
+SLOWER_BAUDS = (1200, 2400, 4800, 9600, 19200, 38400, 57600)
+# How far above the least speed a replay's silence shows a standard speed may be and still be
+# the one it ran at (the silence may hold a little more than the printing).
+SLOWER_MARGIN = 1.15
+# A silence after a burst of lines logged faster than they print is their printing when it
+# lasts this share of their serial time (the rest of the time the kernel did other work, or
+# its console was faster than assumed and printed as it logged).
+BURST_SILENCE = (0.8, 1.25)
+# Boot consoles that print on a screen, not a serial line (earlyprintk=vga or efi, earlycon=efifb).
+SCREEN_BOOT_CONSOLE = re.compile(r"^(?:early)?(?:vga|efi|efifb|fb|simplefb)\d*$")
 # A level the log kept: dmesg -r's <6> (facility * 8 + level), kmsg's "6,seq,...", dmesg -x's name.
 _LEVEL_NUMBER = re.compile(r"^(?:<(?P<raw>\d+)>|(?P<kmsg>\d+),\d+,\d+,)")
 _LEVEL_NAME = re.compile(r"^[a-z]+\s*:(?P<name>emerg|alert|crit|err|warn|notice|info|debug)\s*:")
@@ -122,6 +134,21 @@ class ConsoleCost:
     replay_at: int | None = None
     replay_after: bool = False
     replay_what: str = ""
+    # What the boot waited for its console, for printing_between: (the reference times at which
+    # lines were printed, distinct and sorted; the time waited up to each, summed).
+    waited: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+
+    def printing_between(self, start: int, end: int) -> int:
+        """How long the boot waited for its serial console from `start` to `end` (reference
+        ns): for the lines printed in that stretch (logged in it, or printed again as a console
+        started), their serial time, each no longer than the silence after it (a kernel on an
+        emulated UART, or one that did not wait, logged on at once).  The kernel prints in the
+        caller's context, so a stretch between two of its messages holds that much printing."""
+        if self.waited is None or end <= start:
+            return 0
+        times, summed = self.waited
+        lo, hi = np.searchsorted(times, [start, end], side="left")
+        return int((summed[hi - 1] if hi else 0) - (summed[lo - 1] if lo else 0))
 
 
 def baud_of(boot: Boot, override: int | None) -> tuple[int, str]:
@@ -291,13 +318,19 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
             if gone:
                 before &= np.asarray(log.lineno, dtype=np.int64)[timed] > max(gone)
         replayed = int(nbytes[timed][before].sum())
+        # In a ring-buffer log, a serial boot console that was unregistered before this console
+        # started had printed its messages as they were logged: the replay prints them again.
+        early = _printed_by_boot_console(boot, log, started)[timed] if started is not None and not log.printed \
+            else np.zeros(len(ref), dtype=bool)
+        ref_early = ref[early]
         if replayed:  # printed when the console started, not when logged
             ref[before] = info.ref(started.t)
             result.replay_at = info.ref(started.t)
             result.replay_after = _replays_after_enabled(boot.meta.get("kernel_version"))
             name = started.attrs["console"]
-            faster = _faster(t, started.t, result.replay_after, replayed, rate) if rate_source.startswith("default") \
-                else None
+            assumed = rate_source.startswith("default")
+            faster = _faster(t, started.t, result.replay_after, replayed, rate) if assumed else None
+            slower = _slower(t, started.t, result.replay_after, replayed, rate) if assumed and faster is None else None
             if faster is not None:  # the default cannot be: the replay shows how fast the console is at least
                 result.note = "; ".join(filter(None, [result.note, faster[0]]))
                 rate = result.baud = faster[1]
@@ -305,17 +338,28 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
                                       if rate <= FASTEST_UART_BAUD else
                                       f"the kernel did not wait for its replay at {started.file}:{started.line} "
                                       "(set the speed with --baud)")
+            elif slower is not None:  # the kernel waited far longer for the replay than the default allows
+                result.note = "; ".join(filter(None, [result.note, slower[0]]))
+                rate = result.baud = slower[1]
+                result.baud_source = f"as its replay at {started.file}:{started.line} shows (set it with --baud)"
             result.replay_what = (f"the serial console {name} printing the {replayed} bytes logged "
                                   f"before it, {span(byte_cost(replayed, rate))} at {rate} baud")
             result.note = "; ".join(filter(None, [result.note, (
-                f"the serial console {name} started with no boot console (earlycon) printing: the "
+                f"the serial console {name} started with no boot console (earlycon) still printing: the "
                 f"{replayed} bytes logged before 'console [{name}] enabled' ({started.file}:"
                 f"{started.line}, {result.replay_at / 1e9:.3f} s) were printed as it started, "
                 f"{span(byte_cost(replayed, rate))} at {rate} baud, and count there: the silent gap "
                 f"{'after' if result.replay_after else 'before'} that line is this printing")]))
-        which = np.searchsorted(starts, ref, side="right") - 1
-        inside = (which >= 0) & (ref <= phases.spans[-1].end)
-        per = np.bincount(which[inside], weights=nbytes[timed][inside], minlength=len(starts))
+        per = _per_phase(starts, phases.spans[-1].end, ref, nbytes[timed])
+        placed = int(per.sum())
+        result.waited = _waited(np.concatenate([ref, ref_early]),
+                                np.concatenate([nbytes[timed], nbytes[timed][early]]), rate)
+        if early.any():
+            twice = int(nbytes[timed][early].sum())
+            per += _per_phase(starts, phases.spans[-1].end, ref_early, nbytes[timed][early])
+            result.note = "; ".join(filter(None, [result.note, (
+                f"the boot console had printed {twice} of those bytes as they were logged, up to its "
+                f"'bootconsole [...] disabled': they count there too, printed twice on the serial line")]))
         for s, n in zip(phases.spans, per):
             if not n:
                 continue
@@ -324,7 +368,7 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
                 cost = s.duration
                 result.capped.append(s.name)
             result.per_phase[s.name] = (int(n), cost)
-        untimed = total - int(per.sum())
+        untimed = total - placed
         if untimed:
             result.per_phase["untimed or after the end"] = (untimed, byte_cost(untimed, rate))
         result.cost = sum(cost for _, cost in result.per_phase.values())
@@ -380,6 +424,86 @@ def _faster(t: np.ndarray, enabled: int, after: bool, replayed: int, rate: int) 
     return (f"at the assumed {rate} baud that printing would take {span(byte_cost(replayed, rate))}, but {waited}: "
             f"the console runs at {least} baud or faster, and its cost is estimated at that speed (set it with --baud)"
             ), least
+
+
+def _slower(t: np.ndarray, enabled: int, after: bool, replayed: int, rate: int) -> tuple[str, int] | None:
+    """When the assumed speed is far too fast: the kernel logged nothing for much longer
+    than the replay would take at it (it waited for its console: a firmware's console left at
+    9600 baud prints a few kilobytes for seconds): (a note, the standard speed the silence
+    shows), which the cost is then estimated at; None if no standard speed fits it."""
+    timed = t[t != NO_TIME]
+    other = timed[timed > enabled] if after else timed[timed < enabled]
+    if not len(other) or not replayed:
+        return None
+    window = int(other.min()) - enabled if after else enabled - int(other.max())
+    if window <= 2 * byte_cost(replayed, rate):
+        return None
+    least = replayed * BITS_PER_BYTE * NS_PER_S / window  # had the whole silence been the printing
+    fits = [baud for baud in SLOWER_BAUDS if least <= baud <= least * SLOWER_MARGIN]
+    if not fits:
+        return None
+    return (f"at the assumed {rate} baud that printing would take {span(byte_cost(replayed, rate))}, but the kernel "
+            f"logged nothing for {span(window)} {'after' if after else 'before'} that line, as long as it takes at "
+            f"{fits[0]} baud ({span(byte_cost(replayed, fits[0]))}): the console runs at {fits[0]} baud, and its "
+            "cost is estimated at that speed (set it with --baud)"), fits[0]
+
+
+def _waited(when: np.ndarray, nbytes: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(each distinct time lines were printed at, sorted; the time the boot waited for its
+    console up to it, summed).  A line's printing takes its serial time, and the kernel logs
+    nothing meanwhile: what it waited after a line is its serial time, no longer than the
+    silence after it (a kernel on an emulated UART, or one that did not wait, logged on at
+    once).  A burst of lines logged faster than they print, then a silence as long as all of
+    them take (BURST_SILENCE: a Sun's firmware console printed 33 lines logged 5 us apart in
+    the 1.6 s after them), was printed in that silence."""
+    if not rate or not len(when):
+        return None
+    order = np.argsort(when, kind="stable")
+    times, first = np.unique(when[order], return_index=True)
+    cost = np.add.reduceat(nbytes[order], first) * (BITS_PER_BYTE * NS_PER_S) // rate
+    silence = np.diff(times, append=times[-1] + cost[-1])
+    waited = np.minimum(cost, silence)
+    quick = 2 * silence < cost  # logged on before the console could have printed it
+    # Each run of quick lines, with the line that ends it (the first that is not quick).
+    run = np.concatenate([[0], np.cumsum(~quick[:-1])])
+    total = np.bincount(run, weights=cost)
+    members = np.bincount(run)
+    ends = np.flatnonzero(~quick)
+    lo, hi = BURST_SILENCE
+    burst = ends[(members[run[ends]] > 1) & (silence[ends] >= lo * total[run[ends]])
+                 & (silence[ends] <= hi * total[run[ends]])]
+    if len(burst):
+        inside = np.isin(run, run[burst])
+        waited[inside] = 0
+        waited[burst] = np.minimum(silence[burst], total[run[burst]]).astype(np.int64)
+    return times, np.cumsum(waited)
+
+
+def _per_phase(starts: np.ndarray, end: int, ref: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
+    """Bytes printed in each phase (by start), of lines printed at `ref`; none after `end`."""
+    which = np.searchsorted(starts, ref, side="right") - 1
+    inside = (which >= 0) & (ref <= end)
+    return np.bincount(which[inside], weights=nbytes[inside], minlength=len(starts))
+
+
+def _printed_by_boot_console(boot: Boot, log: ConsoleLog, started: Event) -> np.ndarray:
+    """Per line of a ring-buffer log: whether a serial boot console, announced before the
+    serial console `started` and unregistered before it started, printed it as it was
+    logged (from its announcement to its "bootconsole [...] disabled")."""
+    lineno = np.asarray(log.lineno, dtype=np.int64)
+    printed = np.zeros(len(lineno), dtype=bool)
+    marks = sorted((ev.line, ev.name, ev) for name in (km.BOOT_CONSOLE, km.BOOT_CONSOLE_GONE)
+                   for ev in boot.marks(name) if ev.file == started.file and ev.line < started.line)
+    since = None
+    for line, name, ev in marks:
+        attrs = ev.attrs or {}
+        if name == km.BOOT_CONSOLE and attrs.get("from") != "cmdline" and since is None:
+            since = None if SCREEN_BOOT_CONSOLE.match(attrs.get("console", "")) else line
+        elif name == km.BOOT_CONSOLE_GONE and since is not None:
+            if attrs.get("printed", True):
+                printed |= (lineno >= since) & (lineno <= line)
+            since = None
+    return printed
 
 
 def _boot_console_printing(boot: Boot, started: Event) -> bool:

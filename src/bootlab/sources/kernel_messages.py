@@ -69,6 +69,7 @@ CLOCK_BEFORE_KERNEL_NS = 10_000_000
 
 _CALIBRATE = re.compile(r"Calibrating delay (?:loop|using timer specific routine)(?P<skipped> \(skipped\))?.*?(?P<bogo>[\d.]+) BogoMIPS \(lpj=(?P<lpj>\d+)\)")
 _RUN_INIT = re.compile(r"^Run (?P<init>\S+) as init process")
+_SMP_UP = re.compile(r"^smp: Brought up \d+ nodes?, (?P<cpus>\d+) CPUs?")
 _MOUNTED = re.compile(r"VFS: Mounted root \((?P<fs>[^)]+) filesystem\)")
 _ROOT_WAIT = re.compile(r"^Waiting for root device (?P<device>\S+?)\.{3}$")
 _MEMORY = re.compile(r"^Memory: (?P<avail>\d+)K/(?P<total>\d+)K available")
@@ -106,6 +107,9 @@ _CONSOLE_ENABLED = re.compile(r"^(?:printk: )?(?:legacy )?console \[(?P<name>[^\
 # (or an earlycon= the kernel could not use: "Malformed early option 'earlycon'" after its
 # "earlycon: uart8250 at I/O port 0x0" line: nothing printed)
 BOOT_CONSOLE_DISABLED = r"(?:printk: )?(?:legacy )?bootconsole \[[^\]]*\] disabled"
+# Which boot console announced itself ("bootconsole [earlyprom0] enabled", "earlycon: uart8250
+# at ..."): a screen's prints nothing on a serial line (console_cost).
+_BOOT_CONSOLE_NAME = re.compile(r"bootconsole \[(?P<bracketed>[^\]]+)\]|^earlycon: (?P<earlycon>\S+) ")
 _BOOT_CONSOLE_GONE = re.compile(rf"^(?:{BOOT_CONSOLE_DISABLED}|Malformed early option 'earlycon')")
 
 # A message reaches the expressions only if it starts with one of these (fast path).
@@ -188,7 +192,8 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
         else:
             mark(CALIBRATE)
     elif msg.startswith("smp: Brought up"):
-        mark(SMP_UP)
+        m = _SMP_UP.match(msg)
+        mark(SMP_UP, **({"cpus": int(m.group("cpus"))} if m else {}))
     elif msg.startswith("devtmpfs: initialized"):
         mark(DEVTMPFS)
     elif msg.startswith("NET: Registered"):
@@ -237,7 +242,8 @@ def recognise(boot: Boot, file: str, clock: str, t: int | None, msg: str, lineno
         if m:
             mark(CONSOLE_ENABLED, console=m.group("name"))
         elif announces_early_console(msg):
-            mark(BOOT_CONSOLE)
+            named = _BOOT_CONSOLE_NAME.search(msg)
+            mark(BOOT_CONSOLE, **({"console": named.group("bracketed") or named.group("earlycon")} if named else {}))
         elif _BOOT_CONSOLE_GONE.match(msg):
             mark(BOOT_CONSOLE_GONE, **({"printed": False} if msg.startswith("Malformed") else {}))
         else:
