@@ -648,3 +648,22 @@ def test_a_firmware_console_at_9600_baud_is_read_from_the_silences_it_left(tmp_p
     # the burst's printing, and the initramfs's 2.6 s were the replay's).
     findings = {f.rule for f in advise(a.boot, a)}
     assert "cmdline.mem" not in findings and "image.initramfs" not in findings and "cmdline.quiet" in findings
+
+
+def test_a_transcripts_padding_to_the_screens_width_is_not_console_output(tmp_path):
+    """Published consoles copied from a terminal's screen (or reflowed by a mail client) pad
+    each line with spaces to the width: a public QEMU console's 320 lines padded to 200
+    columns counted 57.8 kB of console output, 30.0 kB without.  The console sent none of
+    them; the line's CR and what it printed still count."""
+    lines = ["U-Boot 2023.01 (Jan 10 2023 - 10:00:00 +0000)", "Starting kernel ...", "",
+             "[    0.000000] Linux version 6.1.0 (builder@host) (gcc 12.2.0) #1 SMP",
+             "[    0.000000] Kernel command line: console=ttyS0,115200",
+             "[    0.410000] devtmpfs: initialized",
+             "[    1.200000] Run /init as init process"]
+    plain = tmp_path / "plain.log"
+    plain.write_bytes(("\r\n".join(lines) + "\r\n").encode())
+    padded = tmp_path / "padded.log"
+    padded.write_bytes(("\r\n".join(line.ljust(200) for line in lines) + "\r\n").encode())
+    a = analyze(read([str(padded)]))
+    assert a.console.printed and a.console.bytes == analyze(read([str(plain)])).console.bytes \
+        == sum(len(line) + 2 for line in lines)
