@@ -667,3 +667,31 @@ def test_a_transcripts_padding_to_the_screens_width_is_not_console_output(tmp_pa
     a = analyze(read([str(padded)]))
     assert a.console.printed and a.console.bytes == analyze(read([str(plain)])).console.bytes \
         == sum(len(line) + 2 for line in lines)
+
+
+def test_a_console_replay_inside_an_initcall_is_not_the_initcalls_own_time(tmp_path):
+    """Written from a public STM32F429 console (Cortex-M4, 5.13, initcall_debug): the UART
+    driver's initcall registered the serial console, which printed the 21 kB logged so far
+    at 115200 baud before it logged `console [ttySTM0] enabled` (up to 6.1): 2.48 s, and the
+    advice was to remove the driver.  The printing is the console's (`quiet`); the initcall
+    is advised for what is left, and says why."""
+    lines = ["U-Boot 2021.04 (Apr 01 2021 - 10:00:00 +0000)", "Starting kernel ...", "",
+             "[    0.000000] Linux version 5.13.0 (builder@host) (gcc 10.2.1) #1 PREEMPT",
+             "[    0.000000] Kernel command line: console=ttySTM0,115200 initcall_debug",
+             "[    0.062500] printk: console [tty0] enabled",
+             "[    0.100000] devtmpfs: initialized"]
+    lines += [f"[    0.{200000 + k * 100:06d}] example: filler message number {k:04d} from a driver that probed"
+              for k in range(300)]
+    replayed = sum(len(line) + 1 for line in lines[3:])
+    printing = replayed * 10 / 115200
+    lines += ["[    2.251031] calling  stm32_usart_init+0x1/0x3c @ 1",
+              f"[{2.251031 + 0.4 + printing:12.6f}] printk: console [ttySTM0] enabled",
+              f"[{2.251031 + 0.41 + printing:12.6f}] initcall stm32_usart_init+0x1/0x3c returned 0 after "
+              f"{int((0.41 + printing) * 1e6)} usecs",
+              "[    9.000000] Run /init as init process"]
+    path = tmp_path / "stm32.log"
+    path.write_text("\n".join(lines) + "\n")
+    a = analyze(read([str(path)]))
+    (slow,) = [f for f in advise(a.boot, a) if f.rule == "drivers.slow-initcall"]
+    assert "stm32_usart_init" in slow.title and abs(slow.saving_ns - 410_000_000) < 20_000_000
+    assert any("was the serial console printing" in e for e in slow.evidence)

@@ -143,7 +143,9 @@ class ConsoleCost:
         ns): for the lines printed in that stretch (logged in it, or printed again as a console
         started), their serial time, each no longer than the silence after it (a kernel on an
         emulated UART, or one that did not wait, logged on at once).  The kernel prints in the
-        caller's context, so a stretch between two of its messages holds that much printing."""
+        caller's context, so a stretch between two of its messages holds that much printing.
+        Known on a log stamped by printk (a transcript, a kernel log read back); 0 on a
+        capture."""
         if self.waited is None or end <= start:
             return 0
         times, summed = self.waited
@@ -352,8 +354,13 @@ def console_cost(boot: Boot, phases: Phases, baud: int | None = None,
                 f"{'after' if result.replay_after else 'before'} that line is this printing")]))
         per = _per_phase(starts, phases.spans[-1].end, ref, nbytes[timed])
         placed = int(per.sum())
-        result.waited = _waited(np.concatenate([ref, ref_early]),
-                                np.concatenate([nbytes[timed], nbytes[timed][early]]), rate)
+        if log.clock == Clock.PRINTK:  # (a capture's lines are placed when they arrived, which a
+            # console that lags behind the kernel's logging puts after the stretch they held up)
+            printed_at = ref.copy()  # (up to 6.1 a replay was printed in the silence before its line)
+            if replayed and not result.replay_after and (t[timed] < started.t).any():
+                printed_at[before] = info.ref(int(t[timed][t[timed] < started.t].max()))
+            result.waited = _waited(np.concatenate([printed_at, ref_early]),
+                                    np.concatenate([nbytes[timed], nbytes[timed][early]]), rate)
         if early.any():
             twice = int(nbytes[timed][early].sum())
             per += _per_phase(starts, phases.spans[-1].end, ref_early, nbytes[timed][early])
