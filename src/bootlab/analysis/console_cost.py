@@ -499,8 +499,9 @@ def _printed_by_boot_console(boot: Boot, log: ConsoleLog, started: Event) -> np.
     logged (from its announcement to its "bootconsole [...] disabled")."""
     lineno = np.asarray(log.lineno, dtype=np.int64)
     printed = np.zeros(len(lineno), dtype=bool)
-    marks = sorted((ev.line, ev.name, ev) for name in (km.BOOT_CONSOLE, km.BOOT_CONSOLE_GONE)
-                   for ev in boot.marks(name) if ev.file == started.file and ev.line < started.line)
+    marks = sorted(((ev.line, name, ev) for name in (km.BOOT_CONSOLE, km.BOOT_CONSOLE_GONE)
+                    for ev in boot.marks(name) if ev.file == started.file and ev.line < started.line),
+                   key=lambda mark: mark[:2])
     since = None
     for line, name, ev in marks:
         attrs = ev.attrs or {}
