@@ -414,12 +414,8 @@ def _faster(t: np.ndarray, enabled: int, after: bool, replayed: int, rate: int) 
     the stretch of the log next to the "enabled" line; a replay that would not fit shows
     the console to be faster (Rockchip's run at 1500000 baud, QEMU's emulated UART at any):
     (a note, the least speed it shows), which the cost is then estimated at."""
-    timed = t[t != NO_TIME]
-    other = timed[timed > enabled] if after else timed[timed < enabled]
-    if not len(other) or not replayed:
-        return None
-    window = int(other.min()) - enabled if after else enabled - int(other.max())
-    if byte_cost(replayed, rate) <= 2 * window:
+    window = _silence_next_to(t, enabled, after)
+    if window is None or not replayed or byte_cost(replayed, rate) <= 2 * window:
         return None
     least = -(-replayed * BITS_PER_BYTE * NS_PER_S // max(window, 1))
     waited = f"the kernel logged again {span(window)} {'after' if after else 'before'} that line"
@@ -433,17 +429,23 @@ def _faster(t: np.ndarray, enabled: int, after: bool, replayed: int, rate: int) 
             ), least
 
 
+def _silence_next_to(t: np.ndarray, enabled: int, after: bool) -> int | None:
+    """How long the log was silent after (or before) a console's "enabled" line: where its
+    replay was printed (None when no timed line is on that side)."""
+    timed = t[t != NO_TIME]
+    other = timed[timed > enabled] if after else timed[timed < enabled]
+    if not len(other):
+        return None
+    return int(other.min()) - enabled if after else enabled - int(other.max())
+
+
 def _slower(t: np.ndarray, enabled: int, after: bool, replayed: int, rate: int) -> tuple[str, int] | None:
     """When the assumed speed is far too fast: the kernel logged nothing for much longer
     than the replay would take at it (it waited for its console: a firmware's console left at
     9600 baud prints a few kilobytes for seconds): (a note, the standard speed the silence
     shows), which the cost is then estimated at; None if no standard speed fits it."""
-    timed = t[t != NO_TIME]
-    other = timed[timed > enabled] if after else timed[timed < enabled]
-    if not len(other) or not replayed:
-        return None
-    window = int(other.min()) - enabled if after else enabled - int(other.max())
-    if window <= 2 * byte_cost(replayed, rate):
+    window = _silence_next_to(t, enabled, after)
+    if window is None or not replayed or window <= 2 * byte_cost(replayed, rate):
         return None
     least = replayed * BITS_PER_BYTE * NS_PER_S / window  # had the whole silence been the printing
     fits = [baud for baud in SLOWER_BAUDS if least <= baud <= least * SLOWER_MARGIN]
@@ -499,13 +501,9 @@ def _printed_by_boot_console(boot: Boot, log: ConsoleLog, started: Event) -> np.
     logged (from its announcement to its "bootconsole [...] disabled")."""
     lineno = np.asarray(log.lineno, dtype=np.int64)
     printed = np.zeros(len(lineno), dtype=bool)
-    marks = sorted(((ev.line, name, ev) for name in (km.BOOT_CONSOLE, km.BOOT_CONSOLE_GONE)
-                    for ev in boot.marks(name) if ev.file == started.file and ev.line < started.line),
-                   key=lambda mark: mark[:2])
     since = None
-    for line, name, ev in marks:
-        attrs = ev.attrs or {}
-        if name == km.BOOT_CONSOLE and attrs.get("from") != "cmdline" and since is None:
+    for line, name, attrs in _boot_console_marks(boot, started):
+        if name == km.BOOT_CONSOLE and since is None:
             since = None if SCREEN_BOOT_CONSOLE.match(attrs.get("console", "")) else line
         elif name == km.BOOT_CONSOLE_GONE and since is not None:
             if attrs.get("printed", True):
@@ -518,14 +516,20 @@ def _boot_console_printing(boot: Boot, started: Event) -> bool:
     """Whether a boot console still printed when this console started: one announced before
     it and not unregistered since (a screen that started first ends the boot consoles:
     "bootconsole [uart8250] disabled"), or one announced in another of the boot's logs."""
-    # earlycon= on a command line the log shows whole (from its banner) registered nothing
-    # unless the log says so (its "earlycon: ..." or "bootconsole [...] enabled" came first).
-    whole = any(ev.file == started.file for ev in boot.marks(km.BANNER))
-    marks = sorted((ev.line, ev.name) for name in (km.BOOT_CONSOLE, km.BOOT_CONSOLE_GONE)
-                   for ev in boot.marks(name) if ev.file == started.file and ev.line < started.line
-                   and not (whole and (ev.attrs or {}).get("from") == "cmdline"))
+    marks = _boot_console_marks(boot, started)
     return ((bool(marks) and marks[-1][1] == km.BOOT_CONSOLE)
             or any(ev.file != started.file for ev in boot.marks(km.BOOT_CONSOLE)))
+
+
+def _boot_console_marks(boot: Boot, started: Event) -> list[tuple[int, str, dict]]:
+    """The boot consoles announced and unregistered before the console `started`, in its log:
+    (line, km.BOOT_CONSOLE or km.BOOT_CONSOLE_GONE, attributes), in order.  earlycon= on a
+    command line the log shows whole (from its banner) registered nothing unless the log says
+    so (its "earlycon: ..." or "bootconsole [...] enabled" came first)."""
+    whole = any(ev.file == started.file for ev in boot.marks(km.BANNER))
+    return sorted(((ev.line, name, ev.attrs or {}) for name in (km.BOOT_CONSOLE, km.BOOT_CONSOLE_GONE)
+                   for ev in boot.marks(name) if ev.file == started.file and ev.line < started.line
+                   and not (whole and (ev.attrs or {}).get("from") == "cmdline")), key=lambda mark: mark[:2])
 
 
 def _replays_after_enabled(version: str | None) -> bool:

@@ -371,8 +371,7 @@ HUNG = "capture.hung"
 
 
 # What shows the root mounted after the kernel's wait for it.
-_ROOT_MOUNTED_SIGNS = (km.ROOT_MOUNTED, km.FREE_INITMEM, km.WRITE_PROTECT, Mark.USERSPACE_START,
-                      systemd_analyze.USERSPACE_START, Mark.SERVICES_START)
+_ROOT_MOUNTED_SIGNS = (km.ROOT_MOUNTED, *_USERSPACE_SIGNS)
 # Why a root device never appears.
 _NO_ROOT_DEVICE = "its controller's driver did not probe, or root= names a device that is not there"
 
